@@ -13,7 +13,9 @@ namespace iron::kernels::moe {
 /// its expert, its first row and the end of its expert's rows. The tiles past every expert's
 /// (a launch has ⌈rows / tile_rows⌉ + experts, enough for any counts) number on over the rows
 /// that no assignment took, offsets[experts] … rows: there expert is `experts` and row_end
-/// `rows`.
+/// `rows`. Offsets are read clamped to [previous offset, rows], so a buffer that breaks the
+/// contract (offsets[0] = 0, non-decreasing, offsets[experts] ≤ rows) cannot send a tile past
+/// the rows; the rows before offsets[0] are then left unwritten.
 struct ExpertTile {
   dsl::Expr<dsl::u32> expert;
   dsl::Expr<dsl::u32> row0;
@@ -28,9 +30,11 @@ inline ExpertTile expert_tile(const dsl::Tensor<dsl::u32>& offsets,
   Var<u32> row0 = 0u;
   Var<u32> row_end = rows;
   Var<u32> first = 0u;  // the first tile of expert e
-  Var<u32> lo = load(offsets[0u]);
+  // Offsets past `rows` or decreasing are clamped: whatever the buffer holds, no tile reaches
+  // past the rows.
+  Var<u32> lo = min(load(offsets[0u]), rows);
   for (auto e : range(0u, experts, 1u)) {
-    auto hi = load(offsets[e + 1u]);
+    auto hi = min(max(load(offsets[e + 1u]), Expr<u32>(lo)), rows);
     auto tiles = (hi - lo + (tile_rows - 1u)) / tile_rows;
     IRON_IF(tile >= first && tile < first + tiles) {
       expert = e;

@@ -252,11 +252,13 @@ GroupedExpected grouped_oracle(const std::vector<float>& x,
   return want;
 }
 
-/// A routing's rows: each expert's count from the ids, as iron_moe_sort gives them.
+/// A routing's rows: each expert's count from the ids, as iron_moe_sort gives them. `read`, when
+/// given, is the offsets buffer the kernel reads instead, one that means `offsets`.
 struct Routing {
   std::vector<std::uint32_t> offsets;
   std::size_t rows = 0;
   std::size_t experts = 0;
+  std::vector<std::uint32_t> read;
 };
 Routing routing_of(const std::vector<std::uint32_t>& ids, std::size_t experts) {
   return {sort_oracle(ids, experts).offsets, ids.size(), experts};
@@ -269,7 +271,7 @@ testing::TestSetup grouped_setup(const std::string& kernel, const Routing& g,
                                  DType dt) {
   testing::TestSetup setup(kernel, dt);
   setup.input("x_sorted", x)
-      .input_u32("offsets", g.offsets)
+      .input_u32("offsets", g.read.empty() ? g.offsets : g.read)
       .output("out", g.rows * n)
       .constant("rows", static_cast<double>(g.rows))
       .constant("experts", static_cast<double>(g.experts))
@@ -410,6 +412,11 @@ IRON_TEST(iron_moe_gemm, top8_of_64, F32, F16, BF16) {
 // Dropped assignments: the rows past the kept ones are zeros.
 IRON_TEST(iron_moe_gemm, dropped_rows_are_zeros, F32, F16, BF16) {
   return dense_setup(dropping_routing(40, 6, 2, rng), 40, 32, dt, rng);
+}
+// Offsets that break the contract (decreasing, past the rows) are read clamped: expert 1 gets
+// rows 20 … 20 (none), expert 2 rows 20 … 40, and nothing is written past the rows.
+IRON_TEST(iron_moe_gemm, offsets_past_the_rows_are_clamped, F32, BF16) {
+  return dense_setup(Routing{{0, 20, 20, 40}, 40, 3, {0, 20, 10, 60}}, 24, 16, dt, rng);
 }
 // k not a multiple of 8: every copy takes the element-by-element path; one expert.
 IRON_TEST(iron_moe_gemm, one_expert_k20, F32, F16, BF16) {

@@ -275,3881 +275,3884 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g128_f
   const unsigned int v21 = v13 + v20;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  unsigned int v35 = v34;
+  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const unsigned int v35 = min(v34, v0);
+  unsigned int v36 = v35;
 
-  for (unsigned int v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const unsigned int v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const unsigned int v41 = offsets[v40];
-    const unsigned int v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const unsigned int v45 = v41 - v44;
-    const unsigned int v46 = v45 + 127u;
-    const unsigned int v47 = v46 >> 7u;
-    const unsigned int v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const unsigned int v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const unsigned int v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const unsigned int v57 = v56 << 7u;
-    const unsigned int v59 = v44 + v57;
-    const unsigned int v5659 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v5660 = v53 ? v38 : v5659;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v5660;
-    const unsigned int v5661 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v5662 = v53 ? v59 : v5661;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v5662;
-    const unsigned int v5663 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v5664 = v53 ? v41 : v5663;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v5664;
-    const unsigned int v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const unsigned int v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (unsigned int v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const unsigned int v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const unsigned int v42 = v39 + 1u;
+    const unsigned int v43 = offsets[v42];
+    const unsigned int v44 = max(v43, v40);
+    const unsigned int v45 = min(v44, v0);
+    const unsigned int v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const unsigned int v50 = v49 + 127u;
+    const unsigned int v51 = v50 >> 7u;
+    const unsigned int v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const unsigned int v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const unsigned int v61 = v60 << 7u;
+    const unsigned int v63 = v40 + v61;
+    const unsigned int v5663 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5664 = v57 ? v39 : v5663;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5664;
+    const unsigned int v5665 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5666 = v57 ? v63 : v5665;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5666;
+    const unsigned int v5667 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v5668 = v57 ? v45 : v5667;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5668;
+    const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const unsigned int v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const unsigned int v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const unsigned int v65 = v32;
-  const unsigned int v66 = v21 - v65;
-  const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v35;
-  const unsigned int v69 = v68 + v67;
-  const unsigned int v5665 = v29;
-  const unsigned int v5666 = v63 ? v69 : v5665;
-  v29 = v5666;
-  const unsigned int v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const unsigned int v71 = v29;
-  const unsigned int v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const unsigned int v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:153
-    const unsigned int v75 = v1 * v2;
-    const unsigned int v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const unsigned int v78 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-    const unsigned int v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const unsigned int v82 = v81 << 6u;
-    const unsigned int v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const unsigned int v69 = v32;
+  const unsigned int v70 = v21 - v69;
+  const unsigned int v71 = v70 << 7u;
+  const unsigned int v72 = v36;
+  const unsigned int v73 = v72 + v71;
+  const unsigned int v5669 = v29;
+  const unsigned int v5670 = v67 ? v73 : v5669;
+  v29 = v5670;
+  const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const unsigned int v75 = v29;
+  const unsigned int v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:153
+    const unsigned int v79 = v1 * v2;
+    const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const unsigned int v86 = v85 << 6u;
-    iron_frag<float, 2, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, 0.0f);
-    iron_frag<iron_f16, 0, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, iron_f32_to_f16(0.0f));
-    iron_frag<iron_f16, 1, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
-    iron_frag_fill(v92, iron_f32_to_f16(0.0f));
-    const unsigned int v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      for (unsigned int v3954 = 0u; v3954 < 2u; v3954 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v3955 = v3954 << 5u;
-        const bool v3957 = v3955 < v3;
-        if (v3957) {
-          const unsigned int v3959 = v3954 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v3961 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3964 = v3961 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3967 = v3961 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3968 = v3967 << 3u;
-          const unsigned int v3969 = v71 + v3964;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3970 = v3969 < v72;
-          const unsigned int v3971 = v3955 + v3968;
-          const bool v3972 = v3971 < v3;
-          const bool v3973 = v3970 && v3972;
-          const unsigned int v3975 = v3969 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3977 = v3975 + v3955;
-          const unsigned int v3978 = v3977 + v3968;
-          const unsigned int v3979 = v3973 ? v3978 : 0u;
-          const unsigned int v3981 = v3964 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3982 = v3959 + v3981;
-          const unsigned int v3983 = v3982 + v3968;
-          iron_copy_async<16>(shm0 + v3983, x_sorted + v3979, v3973);
-          const unsigned int v3986 = v3961 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3988 = v3986 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3991 = v3986 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3992 = v3991 << 3u;
-          const unsigned int v3993 = v71 + v3988;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3994 = v3993 < v72;
-          const unsigned int v3995 = v3955 + v3992;
-          const bool v3996 = v3995 < v3;
-          const bool v3997 = v3994 && v3996;
-          const unsigned int v3999 = v3993 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4001 = v3999 + v3955;
-          const unsigned int v4002 = v4001 + v3992;
-          const unsigned int v4003 = v3997 ? v4002 : 0u;
-          const unsigned int v4005 = v3988 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4006 = v3959 + v4005;
-          const unsigned int v4007 = v4006 + v3992;
-          iron_copy_async<16>(shm0 + v4007, x_sorted + v4003, v3997);
-          const unsigned int v4010 = v3961 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4012 = v4010 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4015 = v4010 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4016 = v4015 << 3u;
-          const unsigned int v4017 = v71 + v4012;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4018 = v4017 < v72;
-          const unsigned int v4019 = v3955 + v4016;
-          const bool v4020 = v4019 < v3;
-          const bool v4021 = v4018 && v4020;
-          const unsigned int v4023 = v4017 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4025 = v4023 + v3955;
-          const unsigned int v4026 = v4025 + v4016;
-          const unsigned int v4027 = v4021 ? v4026 : 0u;
-          const unsigned int v4029 = v4012 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4030 = v3959 + v4029;
-          const unsigned int v4031 = v4030 + v4016;
-          iron_copy_async<16>(shm0 + v4031, x_sorted + v4027, v4021);
-          const unsigned int v4034 = v3961 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4036 = v4034 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4039 = v4034 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4040 = v4039 << 3u;
-          const unsigned int v4041 = v71 + v4036;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4042 = v4041 < v72;
-          const unsigned int v4043 = v3955 + v4040;
-          const bool v4044 = v4043 < v3;
-          const bool v4045 = v4042 && v4044;
-          const unsigned int v4047 = v4041 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4049 = v4047 + v3955;
-          const unsigned int v4050 = v4049 + v4040;
-          const unsigned int v4051 = v4045 ? v4050 : 0u;
-          const unsigned int v4053 = v4036 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4054 = v3959 + v4053;
-          const unsigned int v4055 = v4054 + v4040;
-          iron_copy_async<16>(shm0 + v4055, x_sorted + v4051, v4045);
-          const unsigned int v4067 = v76 + v3964;  // kernels/gemm/quant_b.hpp:137
-          const bool v4068 = v4067 < v75;
-          const bool v4071 = v4068 && v3972;
-          const unsigned int v4073 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4075 = min(v3971, v4073);
-          const unsigned int v4077 = v75 - 1u;
-          const unsigned int v4079 = min(v4067, v4077);
-          const unsigned int v4081 = v4075 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4083 = v3 >> 3u;
-          const unsigned int v4084 = v4079 * v4083;
-          const unsigned int v4085 = v4084 + v4081;
-          const unsigned int v4088 = packed[v4085];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4090 = v4075 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4092 = v3 >> 7u;
-          const unsigned int v4093 = v4079 * v4092;
-          const unsigned int v4094 = v4093 + v4090;
-          const iron_f16 v4095 = scales[v4094];  // kernels/gemm/quant_b.hpp:39
-          const float v4096 = iron_to_f32(v4095);
-          const iron_f16 v4097 = biases[v4094];  // kernels/gemm/quant_b.hpp:40
-          const float v4098 = iron_to_f32(v4097);
-          const unsigned int v4103 = v4088 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4104 = v4103 & 15u;
-          const unsigned int v4107 = v4104 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4108 = __uint_as_float(v4107);
-          const float v4109 = v4108 - 8388608.0f;
-          const float v4110 = fmaf(v4109, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4115 = v4088 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4116 = v4115 & 15u;
-          const unsigned int v4119 = v4116 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4120 = __uint_as_float(v4119);
-          const float v4121 = v4120 - 8388608.0f;
-          const float v4122 = fmaf(v4121, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4127 = v4088 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4128 = v4127 & 15u;
-          const unsigned int v4131 = v4128 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4132 = __uint_as_float(v4131);
-          const float v4133 = v4132 - 8388608.0f;
-          const float v4134 = fmaf(v4133, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4139 = v4088 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4140 = v4139 & 15u;
-          const unsigned int v4143 = v4140 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4144 = __uint_as_float(v4143);
-          const float v4145 = v4144 - 8388608.0f;
-          const float v4146 = fmaf(v4145, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4151 = v4088 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4152 = v4151 & 15u;
-          const unsigned int v4155 = v4152 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4156 = __uint_as_float(v4155);
-          const float v4157 = v4156 - 8388608.0f;
-          const float v4158 = fmaf(v4157, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4163 = v4088 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4164 = v4163 & 15u;
-          const unsigned int v4167 = v4164 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4168 = __uint_as_float(v4167);
-          const float v4169 = v4168 - 8388608.0f;
-          const float v4170 = fmaf(v4169, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4175 = v4088 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4176 = v4175 & 15u;
-          const unsigned int v4179 = v4176 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4180 = __uint_as_float(v4179);
-          const float v4181 = v4180 - 8388608.0f;
-          const float v4182 = fmaf(v4181, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4187 = v4088 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4188 = v4187 & 15u;
-          const unsigned int v4191 = v4188 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4192 = __uint_as_float(v4191);
-          const float v4193 = v4192 - 8388608.0f;
-          const float v4194 = fmaf(v4193, v4096, v4098);  // kernels/gemm/quant_b.hpp:51
-          const float v4196 = v4071 ? v4110 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v4197 = iron_f32_to_f16(v4196);
-          const float v4199 = v4071 ? v4122 : 0.0f;
-          const iron_f16 v4200 = iron_f32_to_f16(v4199);
-          const float v4202 = v4071 ? v4134 : 0.0f;
-          const iron_f16 v4203 = iron_f32_to_f16(v4202);
-          const float v4205 = v4071 ? v4146 : 0.0f;
-          const iron_f16 v4206 = iron_f32_to_f16(v4205);
-          const float v4208 = v4071 ? v4158 : 0.0f;
-          const iron_f16 v4209 = iron_f32_to_f16(v4208);
-          const float v4211 = v4071 ? v4170 : 0.0f;
-          const iron_f16 v4212 = iron_f32_to_f16(v4211);
-          const float v4214 = v4071 ? v4182 : 0.0f;
-          const iron_f16 v4215 = iron_f32_to_f16(v4214);
-          const float v4217 = v4071 ? v4194 : 0.0f;
-          const iron_f16 v4218 = iron_f32_to_f16(v4217);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v3983) = iron_f16x8{{v4197, v4200, v4203, v4206, v4209, v4212, v4215, v4218}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4234 = v76 + v3988;  // kernels/gemm/quant_b.hpp:137
-          const bool v4235 = v4234 < v75;
-          const bool v4238 = v4235 && v3996;
-          const unsigned int v4242 = min(v3995, v4073);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4246 = min(v4234, v4077);
-          const unsigned int v4248 = v4242 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4251 = v4246 * v4083;
-          const unsigned int v4252 = v4251 + v4248;
-          const unsigned int v4255 = packed[v4252];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4257 = v4242 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4260 = v4246 * v4092;
-          const unsigned int v4261 = v4260 + v4257;
-          const iron_f16 v4262 = scales[v4261];  // kernels/gemm/quant_b.hpp:39
-          const float v4263 = iron_to_f32(v4262);
-          const iron_f16 v4264 = biases[v4261];  // kernels/gemm/quant_b.hpp:40
-          const float v4265 = iron_to_f32(v4264);
-          const unsigned int v4270 = v4255 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4271 = v4270 & 15u;
-          const unsigned int v4274 = v4271 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4275 = __uint_as_float(v4274);
-          const float v4276 = v4275 - 8388608.0f;
-          const float v4277 = fmaf(v4276, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4282 = v4255 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4283 = v4282 & 15u;
-          const unsigned int v4286 = v4283 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4287 = __uint_as_float(v4286);
-          const float v4288 = v4287 - 8388608.0f;
-          const float v4289 = fmaf(v4288, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4294 = v4255 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4295 = v4294 & 15u;
-          const unsigned int v4298 = v4295 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4299 = __uint_as_float(v4298);
-          const float v4300 = v4299 - 8388608.0f;
-          const float v4301 = fmaf(v4300, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4306 = v4255 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4307 = v4306 & 15u;
-          const unsigned int v4310 = v4307 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4311 = __uint_as_float(v4310);
-          const float v4312 = v4311 - 8388608.0f;
-          const float v4313 = fmaf(v4312, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4318 = v4255 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4319 = v4318 & 15u;
-          const unsigned int v4322 = v4319 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4323 = __uint_as_float(v4322);
-          const float v4324 = v4323 - 8388608.0f;
-          const float v4325 = fmaf(v4324, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4330 = v4255 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4331 = v4330 & 15u;
-          const unsigned int v4334 = v4331 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4335 = __uint_as_float(v4334);
-          const float v4336 = v4335 - 8388608.0f;
-          const float v4337 = fmaf(v4336, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4342 = v4255 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4343 = v4342 & 15u;
-          const unsigned int v4346 = v4343 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4347 = __uint_as_float(v4346);
-          const float v4348 = v4347 - 8388608.0f;
-          const float v4349 = fmaf(v4348, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4354 = v4255 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4355 = v4354 & 15u;
-          const unsigned int v4358 = v4355 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4359 = __uint_as_float(v4358);
-          const float v4360 = v4359 - 8388608.0f;
-          const float v4361 = fmaf(v4360, v4263, v4265);  // kernels/gemm/quant_b.hpp:51
-          const float v4363 = v4238 ? v4277 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v4364 = iron_f32_to_f16(v4363);
-          const float v4366 = v4238 ? v4289 : 0.0f;
-          const iron_f16 v4367 = iron_f32_to_f16(v4366);
-          const float v4369 = v4238 ? v4301 : 0.0f;
-          const iron_f16 v4370 = iron_f32_to_f16(v4369);
-          const float v4372 = v4238 ? v4313 : 0.0f;
-          const iron_f16 v4373 = iron_f32_to_f16(v4372);
-          const float v4375 = v4238 ? v4325 : 0.0f;
-          const iron_f16 v4376 = iron_f32_to_f16(v4375);
-          const float v4378 = v4238 ? v4337 : 0.0f;
-          const iron_f16 v4379 = iron_f32_to_f16(v4378);
-          const float v4381 = v4238 ? v4349 : 0.0f;
-          const iron_f16 v4382 = iron_f32_to_f16(v4381);
-          const float v4384 = v4238 ? v4361 : 0.0f;
-          const iron_f16 v4385 = iron_f32_to_f16(v4384);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v4007) = iron_f16x8{{v4364, v4367, v4370, v4373, v4376, v4379, v4382, v4385}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4401 = v76 + v4012;  // kernels/gemm/quant_b.hpp:137
-          const bool v4402 = v4401 < v75;
-          const bool v4405 = v4402 && v4020;
-          const unsigned int v4409 = min(v4019, v4073);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4413 = min(v4401, v4077);
-          const unsigned int v4415 = v4409 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4418 = v4413 * v4083;
-          const unsigned int v4419 = v4418 + v4415;
-          const unsigned int v4422 = packed[v4419];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4424 = v4409 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4427 = v4413 * v4092;
-          const unsigned int v4428 = v4427 + v4424;
-          const iron_f16 v4429 = scales[v4428];  // kernels/gemm/quant_b.hpp:39
-          const float v4430 = iron_to_f32(v4429);
-          const iron_f16 v4431 = biases[v4428];  // kernels/gemm/quant_b.hpp:40
-          const float v4432 = iron_to_f32(v4431);
-          const unsigned int v4437 = v4422 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4438 = v4437 & 15u;
-          const unsigned int v4441 = v4438 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4442 = __uint_as_float(v4441);
-          const float v4443 = v4442 - 8388608.0f;
-          const float v4444 = fmaf(v4443, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4449 = v4422 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4450 = v4449 & 15u;
-          const unsigned int v4453 = v4450 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4454 = __uint_as_float(v4453);
-          const float v4455 = v4454 - 8388608.0f;
-          const float v4456 = fmaf(v4455, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4461 = v4422 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4462 = v4461 & 15u;
-          const unsigned int v4465 = v4462 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4466 = __uint_as_float(v4465);
-          const float v4467 = v4466 - 8388608.0f;
-          const float v4468 = fmaf(v4467, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4473 = v4422 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4474 = v4473 & 15u;
-          const unsigned int v4477 = v4474 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4478 = __uint_as_float(v4477);
-          const float v4479 = v4478 - 8388608.0f;
-          const float v4480 = fmaf(v4479, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4485 = v4422 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4486 = v4485 & 15u;
-          const unsigned int v4489 = v4486 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4490 = __uint_as_float(v4489);
-          const float v4491 = v4490 - 8388608.0f;
-          const float v4492 = fmaf(v4491, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4497 = v4422 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4498 = v4497 & 15u;
-          const unsigned int v4501 = v4498 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4502 = __uint_as_float(v4501);
-          const float v4503 = v4502 - 8388608.0f;
-          const float v4504 = fmaf(v4503, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4509 = v4422 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4510 = v4509 & 15u;
-          const unsigned int v4513 = v4510 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4514 = __uint_as_float(v4513);
-          const float v4515 = v4514 - 8388608.0f;
-          const float v4516 = fmaf(v4515, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4521 = v4422 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4522 = v4521 & 15u;
-          const unsigned int v4525 = v4522 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4526 = __uint_as_float(v4525);
-          const float v4527 = v4526 - 8388608.0f;
-          const float v4528 = fmaf(v4527, v4430, v4432);  // kernels/gemm/quant_b.hpp:51
-          const float v4530 = v4405 ? v4444 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v4531 = iron_f32_to_f16(v4530);
-          const float v4533 = v4405 ? v4456 : 0.0f;
-          const iron_f16 v4534 = iron_f32_to_f16(v4533);
-          const float v4536 = v4405 ? v4468 : 0.0f;
-          const iron_f16 v4537 = iron_f32_to_f16(v4536);
-          const float v4539 = v4405 ? v4480 : 0.0f;
-          const iron_f16 v4540 = iron_f32_to_f16(v4539);
-          const float v4542 = v4405 ? v4492 : 0.0f;
-          const iron_f16 v4543 = iron_f32_to_f16(v4542);
-          const float v4545 = v4405 ? v4504 : 0.0f;
-          const iron_f16 v4546 = iron_f32_to_f16(v4545);
-          const float v4548 = v4405 ? v4516 : 0.0f;
-          const iron_f16 v4549 = iron_f32_to_f16(v4548);
-          const float v4551 = v4405 ? v4528 : 0.0f;
-          const iron_f16 v4552 = iron_f32_to_f16(v4551);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v4031) = iron_f16x8{{v4531, v4534, v4537, v4540, v4543, v4546, v4549, v4552}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4568 = v76 + v4036;  // kernels/gemm/quant_b.hpp:137
-          const bool v4569 = v4568 < v75;
-          const bool v4572 = v4569 && v4044;
-          const unsigned int v4576 = min(v4043, v4073);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4580 = min(v4568, v4077);
-          const unsigned int v4582 = v4576 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4585 = v4580 * v4083;
-          const unsigned int v4586 = v4585 + v4582;
-          const unsigned int v4589 = packed[v4586];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4591 = v4576 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4594 = v4580 * v4092;
-          const unsigned int v4595 = v4594 + v4591;
-          const iron_f16 v4596 = scales[v4595];  // kernels/gemm/quant_b.hpp:39
-          const float v4597 = iron_to_f32(v4596);
-          const iron_f16 v4598 = biases[v4595];  // kernels/gemm/quant_b.hpp:40
-          const float v4599 = iron_to_f32(v4598);
-          const unsigned int v4604 = v4589 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4605 = v4604 & 15u;
-          const unsigned int v4608 = v4605 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4609 = __uint_as_float(v4608);
-          const float v4610 = v4609 - 8388608.0f;
-          const float v4611 = fmaf(v4610, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4616 = v4589 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4617 = v4616 & 15u;
-          const unsigned int v4620 = v4617 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4621 = __uint_as_float(v4620);
-          const float v4622 = v4621 - 8388608.0f;
-          const float v4623 = fmaf(v4622, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4628 = v4589 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4629 = v4628 & 15u;
-          const unsigned int v4632 = v4629 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4633 = __uint_as_float(v4632);
-          const float v4634 = v4633 - 8388608.0f;
-          const float v4635 = fmaf(v4634, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4640 = v4589 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4641 = v4640 & 15u;
-          const unsigned int v4644 = v4641 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4645 = __uint_as_float(v4644);
-          const float v4646 = v4645 - 8388608.0f;
-          const float v4647 = fmaf(v4646, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4652 = v4589 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4653 = v4652 & 15u;
-          const unsigned int v4656 = v4653 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4657 = __uint_as_float(v4656);
-          const float v4658 = v4657 - 8388608.0f;
-          const float v4659 = fmaf(v4658, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4664 = v4589 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4665 = v4664 & 15u;
-          const unsigned int v4668 = v4665 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4669 = __uint_as_float(v4668);
-          const float v4670 = v4669 - 8388608.0f;
-          const float v4671 = fmaf(v4670, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4676 = v4589 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4677 = v4676 & 15u;
-          const unsigned int v4680 = v4677 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4681 = __uint_as_float(v4680);
-          const float v4682 = v4681 - 8388608.0f;
-          const float v4683 = fmaf(v4682, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4688 = v4589 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4689 = v4688 & 15u;
-          const unsigned int v4692 = v4689 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4693 = __uint_as_float(v4692);
-          const float v4694 = v4693 - 8388608.0f;
-          const float v4695 = fmaf(v4694, v4597, v4599);  // kernels/gemm/quant_b.hpp:51
-          const float v4697 = v4572 ? v4611 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v4698 = iron_f32_to_f16(v4697);
-          const float v4700 = v4572 ? v4623 : 0.0f;
-          const iron_f16 v4701 = iron_f32_to_f16(v4700);
-          const float v4703 = v4572 ? v4635 : 0.0f;
-          const iron_f16 v4704 = iron_f32_to_f16(v4703);
-          const float v4706 = v4572 ? v4647 : 0.0f;
-          const iron_f16 v4707 = iron_f32_to_f16(v4706);
-          const float v4709 = v4572 ? v4659 : 0.0f;
-          const iron_f16 v4710 = iron_f32_to_f16(v4709);
-          const float v4712 = v4572 ? v4671 : 0.0f;
-          const iron_f16 v4713 = iron_f32_to_f16(v4712);
-          const float v4715 = v4572 ? v4683 : 0.0f;
-          const iron_f16 v4716 = iron_f32_to_f16(v4715);
-          const float v4718 = v4572 ? v4695 : 0.0f;
-          const iron_f16 v4719 = iron_f32_to_f16(v4718);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v4055) = iron_f16x8{{v4698, v4701, v4704, v4707, v4710, v4713, v4716, v4719}};  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v90 = v89 << 6u;
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag_fill(v92, 0.0f);
+    iron_frag<iron_f16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, iron_f32_to_f16(0.0f));
+    iron_frag<iron_f16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, iron_f32_to_f16(0.0f));
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      for (unsigned int v3958 = 0u; v3958 < 2u; v3958 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v3959 = v3958 << 5u;
+        const bool v3961 = v3959 < v3;
+        if (v3961) {
+          const unsigned int v3963 = v3958 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v3965 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3968 = v3965 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3971 = v3965 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3972 = v3971 << 3u;
+          const unsigned int v3973 = v75 + v3968;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3974 = v3973 < v76;
+          const unsigned int v3975 = v3959 + v3972;
+          const bool v3976 = v3975 < v3;
+          const bool v3977 = v3974 && v3976;
+          const unsigned int v3979 = v3973 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3981 = v3979 + v3959;
+          const unsigned int v3982 = v3981 + v3972;
+          const unsigned int v3983 = v3977 ? v3982 : 0u;
+          const unsigned int v3985 = v3968 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3986 = v3963 + v3985;
+          const unsigned int v3987 = v3986 + v3972;
+          iron_copy_async<16>(shm0 + v3987, x_sorted + v3983, v3977);
+          const unsigned int v3990 = v3965 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3992 = v3990 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3995 = v3990 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3996 = v3995 << 3u;
+          const unsigned int v3997 = v75 + v3992;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3998 = v3997 < v76;
+          const unsigned int v3999 = v3959 + v3996;
+          const bool v4000 = v3999 < v3;
+          const bool v4001 = v3998 && v4000;
+          const unsigned int v4003 = v3997 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4005 = v4003 + v3959;
+          const unsigned int v4006 = v4005 + v3996;
+          const unsigned int v4007 = v4001 ? v4006 : 0u;
+          const unsigned int v4009 = v3992 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4010 = v3963 + v4009;
+          const unsigned int v4011 = v4010 + v3996;
+          iron_copy_async<16>(shm0 + v4011, x_sorted + v4007, v4001);
+          const unsigned int v4014 = v3965 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4016 = v4014 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4019 = v4014 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4020 = v4019 << 3u;
+          const unsigned int v4021 = v75 + v4016;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4022 = v4021 < v76;
+          const unsigned int v4023 = v3959 + v4020;
+          const bool v4024 = v4023 < v3;
+          const bool v4025 = v4022 && v4024;
+          const unsigned int v4027 = v4021 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4029 = v4027 + v3959;
+          const unsigned int v4030 = v4029 + v4020;
+          const unsigned int v4031 = v4025 ? v4030 : 0u;
+          const unsigned int v4033 = v4016 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4034 = v3963 + v4033;
+          const unsigned int v4035 = v4034 + v4020;
+          iron_copy_async<16>(shm0 + v4035, x_sorted + v4031, v4025);
+          const unsigned int v4038 = v3965 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4040 = v4038 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4043 = v4038 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4044 = v4043 << 3u;
+          const unsigned int v4045 = v75 + v4040;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4046 = v4045 < v76;
+          const unsigned int v4047 = v3959 + v4044;
+          const bool v4048 = v4047 < v3;
+          const bool v4049 = v4046 && v4048;
+          const unsigned int v4051 = v4045 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4053 = v4051 + v3959;
+          const unsigned int v4054 = v4053 + v4044;
+          const unsigned int v4055 = v4049 ? v4054 : 0u;
+          const unsigned int v4057 = v4040 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4058 = v3963 + v4057;
+          const unsigned int v4059 = v4058 + v4044;
+          iron_copy_async<16>(shm0 + v4059, x_sorted + v4055, v4049);
+          const unsigned int v4071 = v80 + v3968;  // kernels/gemm/quant_b.hpp:137
+          const bool v4072 = v4071 < v79;
+          const bool v4075 = v4072 && v3976;
+          const unsigned int v4077 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4079 = min(v3975, v4077);
+          const unsigned int v4081 = v79 - 1u;
+          const unsigned int v4083 = min(v4071, v4081);
+          const unsigned int v4085 = v4079 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4087 = v3 >> 3u;
+          const unsigned int v4088 = v4083 * v4087;
+          const unsigned int v4089 = v4088 + v4085;
+          const unsigned int v4092 = packed[v4089];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4094 = v4079 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4096 = v3 >> 7u;
+          const unsigned int v4097 = v4083 * v4096;
+          const unsigned int v4098 = v4097 + v4094;
+          const iron_f16 v4099 = scales[v4098];  // kernels/gemm/quant_b.hpp:39
+          const float v4100 = iron_to_f32(v4099);
+          const iron_f16 v4101 = biases[v4098];  // kernels/gemm/quant_b.hpp:40
+          const float v4102 = iron_to_f32(v4101);
+          const unsigned int v4107 = v4092 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4108 = v4107 & 15u;
+          const unsigned int v4111 = v4108 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4112 = __uint_as_float(v4111);
+          const float v4113 = v4112 - 8388608.0f;
+          const float v4114 = fmaf(v4113, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4119 = v4092 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4120 = v4119 & 15u;
+          const unsigned int v4123 = v4120 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4124 = __uint_as_float(v4123);
+          const float v4125 = v4124 - 8388608.0f;
+          const float v4126 = fmaf(v4125, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4131 = v4092 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4132 = v4131 & 15u;
+          const unsigned int v4135 = v4132 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4136 = __uint_as_float(v4135);
+          const float v4137 = v4136 - 8388608.0f;
+          const float v4138 = fmaf(v4137, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4143 = v4092 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4144 = v4143 & 15u;
+          const unsigned int v4147 = v4144 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4148 = __uint_as_float(v4147);
+          const float v4149 = v4148 - 8388608.0f;
+          const float v4150 = fmaf(v4149, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4155 = v4092 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4156 = v4155 & 15u;
+          const unsigned int v4159 = v4156 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4160 = __uint_as_float(v4159);
+          const float v4161 = v4160 - 8388608.0f;
+          const float v4162 = fmaf(v4161, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4167 = v4092 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4168 = v4167 & 15u;
+          const unsigned int v4171 = v4168 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4172 = __uint_as_float(v4171);
+          const float v4173 = v4172 - 8388608.0f;
+          const float v4174 = fmaf(v4173, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4179 = v4092 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4180 = v4179 & 15u;
+          const unsigned int v4183 = v4180 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4184 = __uint_as_float(v4183);
+          const float v4185 = v4184 - 8388608.0f;
+          const float v4186 = fmaf(v4185, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4191 = v4092 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4192 = v4191 & 15u;
+          const unsigned int v4195 = v4192 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4196 = __uint_as_float(v4195);
+          const float v4197 = v4196 - 8388608.0f;
+          const float v4198 = fmaf(v4197, v4100, v4102);  // kernels/gemm/quant_b.hpp:51
+          const float v4200 = v4075 ? v4114 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v4201 = iron_f32_to_f16(v4200);
+          const float v4203 = v4075 ? v4126 : 0.0f;
+          const iron_f16 v4204 = iron_f32_to_f16(v4203);
+          const float v4206 = v4075 ? v4138 : 0.0f;
+          const iron_f16 v4207 = iron_f32_to_f16(v4206);
+          const float v4209 = v4075 ? v4150 : 0.0f;
+          const iron_f16 v4210 = iron_f32_to_f16(v4209);
+          const float v4212 = v4075 ? v4162 : 0.0f;
+          const iron_f16 v4213 = iron_f32_to_f16(v4212);
+          const float v4215 = v4075 ? v4174 : 0.0f;
+          const iron_f16 v4216 = iron_f32_to_f16(v4215);
+          const float v4218 = v4075 ? v4186 : 0.0f;
+          const iron_f16 v4219 = iron_f32_to_f16(v4218);
+          const float v4221 = v4075 ? v4198 : 0.0f;
+          const iron_f16 v4222 = iron_f32_to_f16(v4221);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v3987) = iron_f16x8{{v4201, v4204, v4207, v4210, v4213, v4216, v4219, v4222}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4238 = v80 + v3992;  // kernels/gemm/quant_b.hpp:137
+          const bool v4239 = v4238 < v79;
+          const bool v4242 = v4239 && v4000;
+          const unsigned int v4246 = min(v3999, v4077);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4250 = min(v4238, v4081);
+          const unsigned int v4252 = v4246 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4255 = v4250 * v4087;
+          const unsigned int v4256 = v4255 + v4252;
+          const unsigned int v4259 = packed[v4256];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4261 = v4246 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4264 = v4250 * v4096;
+          const unsigned int v4265 = v4264 + v4261;
+          const iron_f16 v4266 = scales[v4265];  // kernels/gemm/quant_b.hpp:39
+          const float v4267 = iron_to_f32(v4266);
+          const iron_f16 v4268 = biases[v4265];  // kernels/gemm/quant_b.hpp:40
+          const float v4269 = iron_to_f32(v4268);
+          const unsigned int v4274 = v4259 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4275 = v4274 & 15u;
+          const unsigned int v4278 = v4275 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4279 = __uint_as_float(v4278);
+          const float v4280 = v4279 - 8388608.0f;
+          const float v4281 = fmaf(v4280, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4286 = v4259 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4287 = v4286 & 15u;
+          const unsigned int v4290 = v4287 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4291 = __uint_as_float(v4290);
+          const float v4292 = v4291 - 8388608.0f;
+          const float v4293 = fmaf(v4292, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4298 = v4259 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4299 = v4298 & 15u;
+          const unsigned int v4302 = v4299 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4303 = __uint_as_float(v4302);
+          const float v4304 = v4303 - 8388608.0f;
+          const float v4305 = fmaf(v4304, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4310 = v4259 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4311 = v4310 & 15u;
+          const unsigned int v4314 = v4311 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4315 = __uint_as_float(v4314);
+          const float v4316 = v4315 - 8388608.0f;
+          const float v4317 = fmaf(v4316, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4322 = v4259 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4323 = v4322 & 15u;
+          const unsigned int v4326 = v4323 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4327 = __uint_as_float(v4326);
+          const float v4328 = v4327 - 8388608.0f;
+          const float v4329 = fmaf(v4328, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4334 = v4259 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4335 = v4334 & 15u;
+          const unsigned int v4338 = v4335 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4339 = __uint_as_float(v4338);
+          const float v4340 = v4339 - 8388608.0f;
+          const float v4341 = fmaf(v4340, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4346 = v4259 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4347 = v4346 & 15u;
+          const unsigned int v4350 = v4347 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4351 = __uint_as_float(v4350);
+          const float v4352 = v4351 - 8388608.0f;
+          const float v4353 = fmaf(v4352, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4358 = v4259 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4359 = v4358 & 15u;
+          const unsigned int v4362 = v4359 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4363 = __uint_as_float(v4362);
+          const float v4364 = v4363 - 8388608.0f;
+          const float v4365 = fmaf(v4364, v4267, v4269);  // kernels/gemm/quant_b.hpp:51
+          const float v4367 = v4242 ? v4281 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v4368 = iron_f32_to_f16(v4367);
+          const float v4370 = v4242 ? v4293 : 0.0f;
+          const iron_f16 v4371 = iron_f32_to_f16(v4370);
+          const float v4373 = v4242 ? v4305 : 0.0f;
+          const iron_f16 v4374 = iron_f32_to_f16(v4373);
+          const float v4376 = v4242 ? v4317 : 0.0f;
+          const iron_f16 v4377 = iron_f32_to_f16(v4376);
+          const float v4379 = v4242 ? v4329 : 0.0f;
+          const iron_f16 v4380 = iron_f32_to_f16(v4379);
+          const float v4382 = v4242 ? v4341 : 0.0f;
+          const iron_f16 v4383 = iron_f32_to_f16(v4382);
+          const float v4385 = v4242 ? v4353 : 0.0f;
+          const iron_f16 v4386 = iron_f32_to_f16(v4385);
+          const float v4388 = v4242 ? v4365 : 0.0f;
+          const iron_f16 v4389 = iron_f32_to_f16(v4388);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v4011) = iron_f16x8{{v4368, v4371, v4374, v4377, v4380, v4383, v4386, v4389}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4405 = v80 + v4016;  // kernels/gemm/quant_b.hpp:137
+          const bool v4406 = v4405 < v79;
+          const bool v4409 = v4406 && v4024;
+          const unsigned int v4413 = min(v4023, v4077);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4417 = min(v4405, v4081);
+          const unsigned int v4419 = v4413 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4422 = v4417 * v4087;
+          const unsigned int v4423 = v4422 + v4419;
+          const unsigned int v4426 = packed[v4423];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4428 = v4413 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4431 = v4417 * v4096;
+          const unsigned int v4432 = v4431 + v4428;
+          const iron_f16 v4433 = scales[v4432];  // kernels/gemm/quant_b.hpp:39
+          const float v4434 = iron_to_f32(v4433);
+          const iron_f16 v4435 = biases[v4432];  // kernels/gemm/quant_b.hpp:40
+          const float v4436 = iron_to_f32(v4435);
+          const unsigned int v4441 = v4426 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4442 = v4441 & 15u;
+          const unsigned int v4445 = v4442 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4446 = __uint_as_float(v4445);
+          const float v4447 = v4446 - 8388608.0f;
+          const float v4448 = fmaf(v4447, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4453 = v4426 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4454 = v4453 & 15u;
+          const unsigned int v4457 = v4454 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4458 = __uint_as_float(v4457);
+          const float v4459 = v4458 - 8388608.0f;
+          const float v4460 = fmaf(v4459, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4465 = v4426 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4466 = v4465 & 15u;
+          const unsigned int v4469 = v4466 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4470 = __uint_as_float(v4469);
+          const float v4471 = v4470 - 8388608.0f;
+          const float v4472 = fmaf(v4471, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4477 = v4426 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4478 = v4477 & 15u;
+          const unsigned int v4481 = v4478 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4482 = __uint_as_float(v4481);
+          const float v4483 = v4482 - 8388608.0f;
+          const float v4484 = fmaf(v4483, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4489 = v4426 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4490 = v4489 & 15u;
+          const unsigned int v4493 = v4490 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4494 = __uint_as_float(v4493);
+          const float v4495 = v4494 - 8388608.0f;
+          const float v4496 = fmaf(v4495, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4501 = v4426 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4502 = v4501 & 15u;
+          const unsigned int v4505 = v4502 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4506 = __uint_as_float(v4505);
+          const float v4507 = v4506 - 8388608.0f;
+          const float v4508 = fmaf(v4507, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4513 = v4426 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4514 = v4513 & 15u;
+          const unsigned int v4517 = v4514 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4518 = __uint_as_float(v4517);
+          const float v4519 = v4518 - 8388608.0f;
+          const float v4520 = fmaf(v4519, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4525 = v4426 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4526 = v4525 & 15u;
+          const unsigned int v4529 = v4526 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4530 = __uint_as_float(v4529);
+          const float v4531 = v4530 - 8388608.0f;
+          const float v4532 = fmaf(v4531, v4434, v4436);  // kernels/gemm/quant_b.hpp:51
+          const float v4534 = v4409 ? v4448 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v4535 = iron_f32_to_f16(v4534);
+          const float v4537 = v4409 ? v4460 : 0.0f;
+          const iron_f16 v4538 = iron_f32_to_f16(v4537);
+          const float v4540 = v4409 ? v4472 : 0.0f;
+          const iron_f16 v4541 = iron_f32_to_f16(v4540);
+          const float v4543 = v4409 ? v4484 : 0.0f;
+          const iron_f16 v4544 = iron_f32_to_f16(v4543);
+          const float v4546 = v4409 ? v4496 : 0.0f;
+          const iron_f16 v4547 = iron_f32_to_f16(v4546);
+          const float v4549 = v4409 ? v4508 : 0.0f;
+          const iron_f16 v4550 = iron_f32_to_f16(v4549);
+          const float v4552 = v4409 ? v4520 : 0.0f;
+          const iron_f16 v4553 = iron_f32_to_f16(v4552);
+          const float v4555 = v4409 ? v4532 : 0.0f;
+          const iron_f16 v4556 = iron_f32_to_f16(v4555);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v4035) = iron_f16x8{{v4535, v4538, v4541, v4544, v4547, v4550, v4553, v4556}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4572 = v80 + v4040;  // kernels/gemm/quant_b.hpp:137
+          const bool v4573 = v4572 < v79;
+          const bool v4576 = v4573 && v4048;
+          const unsigned int v4580 = min(v4047, v4077);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4584 = min(v4572, v4081);
+          const unsigned int v4586 = v4580 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4589 = v4584 * v4087;
+          const unsigned int v4590 = v4589 + v4586;
+          const unsigned int v4593 = packed[v4590];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4595 = v4580 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4598 = v4584 * v4096;
+          const unsigned int v4599 = v4598 + v4595;
+          const iron_f16 v4600 = scales[v4599];  // kernels/gemm/quant_b.hpp:39
+          const float v4601 = iron_to_f32(v4600);
+          const iron_f16 v4602 = biases[v4599];  // kernels/gemm/quant_b.hpp:40
+          const float v4603 = iron_to_f32(v4602);
+          const unsigned int v4608 = v4593 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4609 = v4608 & 15u;
+          const unsigned int v4612 = v4609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4613 = __uint_as_float(v4612);
+          const float v4614 = v4613 - 8388608.0f;
+          const float v4615 = fmaf(v4614, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4620 = v4593 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4621 = v4620 & 15u;
+          const unsigned int v4624 = v4621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4625 = __uint_as_float(v4624);
+          const float v4626 = v4625 - 8388608.0f;
+          const float v4627 = fmaf(v4626, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4632 = v4593 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4633 = v4632 & 15u;
+          const unsigned int v4636 = v4633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4637 = __uint_as_float(v4636);
+          const float v4638 = v4637 - 8388608.0f;
+          const float v4639 = fmaf(v4638, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4644 = v4593 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4645 = v4644 & 15u;
+          const unsigned int v4648 = v4645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4649 = __uint_as_float(v4648);
+          const float v4650 = v4649 - 8388608.0f;
+          const float v4651 = fmaf(v4650, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4656 = v4593 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4657 = v4656 & 15u;
+          const unsigned int v4660 = v4657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4661 = __uint_as_float(v4660);
+          const float v4662 = v4661 - 8388608.0f;
+          const float v4663 = fmaf(v4662, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4668 = v4593 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4669 = v4668 & 15u;
+          const unsigned int v4672 = v4669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4673 = __uint_as_float(v4672);
+          const float v4674 = v4673 - 8388608.0f;
+          const float v4675 = fmaf(v4674, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4680 = v4593 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4681 = v4680 & 15u;
+          const unsigned int v4684 = v4681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4685 = __uint_as_float(v4684);
+          const float v4686 = v4685 - 8388608.0f;
+          const float v4687 = fmaf(v4686, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4692 = v4593 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4693 = v4692 & 15u;
+          const unsigned int v4696 = v4693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4697 = __uint_as_float(v4696);
+          const float v4698 = v4697 - 8388608.0f;
+          const float v4699 = fmaf(v4698, v4601, v4603);  // kernels/gemm/quant_b.hpp:51
+          const float v4701 = v4576 ? v4615 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v4702 = iron_f32_to_f16(v4701);
+          const float v4704 = v4576 ? v4627 : 0.0f;
+          const iron_f16 v4705 = iron_f32_to_f16(v4704);
+          const float v4707 = v4576 ? v4639 : 0.0f;
+          const iron_f16 v4708 = iron_f32_to_f16(v4707);
+          const float v4710 = v4576 ? v4651 : 0.0f;
+          const iron_f16 v4711 = iron_f32_to_f16(v4710);
+          const float v4713 = v4576 ? v4663 : 0.0f;
+          const iron_f16 v4714 = iron_f32_to_f16(v4713);
+          const float v4716 = v4576 ? v4675 : 0.0f;
+          const iron_f16 v4717 = iron_f32_to_f16(v4716);
+          const float v4719 = v4576 ? v4687 : 0.0f;
+          const iron_f16 v4720 = iron_f32_to_f16(v4719);
+          const float v4722 = v4576 ? v4699 : 0.0f;
+          const iron_f16 v4723 = iron_f32_to_f16(v4722);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v4059) = iron_f16x8{{v4702, v4705, v4708, v4711, v4714, v4717, v4720, v4723}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
-      const unsigned int v4738 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v4744 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4742 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v4748 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v4726 = 0u; v4726 < v3; v4726 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v4728 = v4726 >> 5u;
-        const unsigned int v4730 = v4728 % 3u;
+      for (unsigned int v4730 = 0u; v4730 < v3; v4730 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v4732 = v4730 >> 5u;
+        const unsigned int v4734 = v4732 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4732 = v4730 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
-        const unsigned int v4739 = v4732 + v4738;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<false>(v90, shm0, v4739, 40u);
-        const unsigned int v4745 = v4732 + v4744;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load_shared<true>(v92, shm1, v4745, 40u);
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v4752 = v4739 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<false>(v90, shm0, v4752, 40u);
-        const unsigned int v4758 = v4745 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load_shared<true>(v92, shm1, v4758, 40u);
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v4761 = v4726 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v4763 = v4728 + 2u;
-        const unsigned int v4764 = v4763 % 3u;
-        const bool v4765 = v4761 < v3;
-        if (v4765) {
-          const unsigned int v4767 = v4764 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v4769 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4772 = v4769 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4775 = v4769 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4776 = v4775 << 3u;
-          const unsigned int v4777 = v71 + v4772;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4778 = v4777 < v72;
-          const unsigned int v4779 = v4761 + v4776;
-          const bool v4780 = v4779 < v3;
-          const bool v4781 = v4778 && v4780;
-          const unsigned int v4783 = v4777 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4785 = v4783 + v4761;
-          const unsigned int v4786 = v4785 + v4776;
-          const unsigned int v4787 = v4781 ? v4786 : 0u;
-          const unsigned int v4789 = v4772 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4790 = v4767 + v4789;
-          const unsigned int v4791 = v4790 + v4776;
-          iron_copy_async<16>(shm0 + v4791, x_sorted + v4787, v4781);
-          const unsigned int v4794 = v4769 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4796 = v4794 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4799 = v4794 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4800 = v4799 << 3u;
-          const unsigned int v4801 = v71 + v4796;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4802 = v4801 < v72;
-          const unsigned int v4803 = v4761 + v4800;
-          const bool v4804 = v4803 < v3;
-          const bool v4805 = v4802 && v4804;
-          const unsigned int v4807 = v4801 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4809 = v4807 + v4761;
-          const unsigned int v4810 = v4809 + v4800;
-          const unsigned int v4811 = v4805 ? v4810 : 0u;
-          const unsigned int v4813 = v4796 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4814 = v4767 + v4813;
-          const unsigned int v4815 = v4814 + v4800;
-          iron_copy_async<16>(shm0 + v4815, x_sorted + v4811, v4805);
-          const unsigned int v4818 = v4769 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4820 = v4818 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4823 = v4818 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4824 = v4823 << 3u;
-          const unsigned int v4825 = v71 + v4820;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4826 = v4825 < v72;
-          const unsigned int v4827 = v4761 + v4824;
-          const bool v4828 = v4827 < v3;
-          const bool v4829 = v4826 && v4828;
-          const unsigned int v4831 = v4825 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4833 = v4831 + v4761;
-          const unsigned int v4834 = v4833 + v4824;
-          const unsigned int v4835 = v4829 ? v4834 : 0u;
-          const unsigned int v4837 = v4820 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4838 = v4767 + v4837;
-          const unsigned int v4839 = v4838 + v4824;
-          iron_copy_async<16>(shm0 + v4839, x_sorted + v4835, v4829);
-          const unsigned int v4842 = v4769 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4844 = v4842 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4847 = v4842 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4848 = v4847 << 3u;
-          const unsigned int v4849 = v71 + v4844;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4850 = v4849 < v72;
-          const unsigned int v4851 = v4761 + v4848;
-          const bool v4852 = v4851 < v3;
-          const bool v4853 = v4850 && v4852;
-          const unsigned int v4855 = v4849 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4857 = v4855 + v4761;
-          const unsigned int v4858 = v4857 + v4848;
-          const unsigned int v4859 = v4853 ? v4858 : 0u;
-          const unsigned int v4861 = v4844 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4862 = v4767 + v4861;
-          const unsigned int v4863 = v4862 + v4848;
-          iron_copy_async<16>(shm0 + v4863, x_sorted + v4859, v4853);
-          const unsigned int v4875 = v76 + v4772;  // kernels/gemm/quant_b.hpp:137
-          const bool v4876 = v4875 < v75;
-          const bool v4879 = v4876 && v4780;
-          const unsigned int v4881 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4883 = min(v4779, v4881);
-          const unsigned int v4885 = v75 - 1u;
-          const unsigned int v4887 = min(v4875, v4885);
-          const unsigned int v4889 = v4883 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4891 = v3 >> 3u;
-          const unsigned int v4892 = v4887 * v4891;
-          const unsigned int v4893 = v4892 + v4889;
-          const unsigned int v4896 = packed[v4893];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4898 = v4883 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4900 = v3 >> 7u;
-          const unsigned int v4901 = v4887 * v4900;
-          const unsigned int v4902 = v4901 + v4898;
-          const iron_f16 v4903 = scales[v4902];  // kernels/gemm/quant_b.hpp:39
-          const float v4904 = iron_to_f32(v4903);
-          const iron_f16 v4905 = biases[v4902];  // kernels/gemm/quant_b.hpp:40
-          const float v4906 = iron_to_f32(v4905);
-          const unsigned int v4911 = v4896 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4912 = v4911 & 15u;
-          const unsigned int v4915 = v4912 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4916 = __uint_as_float(v4915);
-          const float v4917 = v4916 - 8388608.0f;
-          const float v4918 = fmaf(v4917, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4923 = v4896 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4924 = v4923 & 15u;
-          const unsigned int v4927 = v4924 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4928 = __uint_as_float(v4927);
-          const float v4929 = v4928 - 8388608.0f;
-          const float v4930 = fmaf(v4929, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4935 = v4896 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4936 = v4935 & 15u;
-          const unsigned int v4939 = v4936 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4940 = __uint_as_float(v4939);
-          const float v4941 = v4940 - 8388608.0f;
-          const float v4942 = fmaf(v4941, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4947 = v4896 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4948 = v4947 & 15u;
-          const unsigned int v4951 = v4948 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4952 = __uint_as_float(v4951);
-          const float v4953 = v4952 - 8388608.0f;
-          const float v4954 = fmaf(v4953, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4959 = v4896 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4960 = v4959 & 15u;
-          const unsigned int v4963 = v4960 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4964 = __uint_as_float(v4963);
-          const float v4965 = v4964 - 8388608.0f;
-          const float v4966 = fmaf(v4965, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4971 = v4896 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4972 = v4971 & 15u;
-          const unsigned int v4975 = v4972 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4976 = __uint_as_float(v4975);
-          const float v4977 = v4976 - 8388608.0f;
-          const float v4978 = fmaf(v4977, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4983 = v4896 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4984 = v4983 & 15u;
-          const unsigned int v4987 = v4984 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4988 = __uint_as_float(v4987);
-          const float v4989 = v4988 - 8388608.0f;
-          const float v4990 = fmaf(v4989, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4995 = v4896 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4996 = v4995 & 15u;
-          const unsigned int v4999 = v4996 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5000 = __uint_as_float(v4999);
-          const float v5001 = v5000 - 8388608.0f;
-          const float v5002 = fmaf(v5001, v4904, v4906);  // kernels/gemm/quant_b.hpp:51
-          const float v5004 = v4879 ? v4918 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v5005 = iron_f32_to_f16(v5004);
-          const float v5007 = v4879 ? v4930 : 0.0f;
-          const iron_f16 v5008 = iron_f32_to_f16(v5007);
-          const float v5010 = v4879 ? v4942 : 0.0f;
-          const iron_f16 v5011 = iron_f32_to_f16(v5010);
-          const float v5013 = v4879 ? v4954 : 0.0f;
-          const iron_f16 v5014 = iron_f32_to_f16(v5013);
-          const float v5016 = v4879 ? v4966 : 0.0f;
-          const iron_f16 v5017 = iron_f32_to_f16(v5016);
-          const float v5019 = v4879 ? v4978 : 0.0f;
-          const iron_f16 v5020 = iron_f32_to_f16(v5019);
-          const float v5022 = v4879 ? v4990 : 0.0f;
-          const iron_f16 v5023 = iron_f32_to_f16(v5022);
-          const float v5025 = v4879 ? v5002 : 0.0f;
-          const iron_f16 v5026 = iron_f32_to_f16(v5025);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v4791) = iron_f16x8{{v5005, v5008, v5011, v5014, v5017, v5020, v5023, v5026}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5042 = v76 + v4796;  // kernels/gemm/quant_b.hpp:137
-          const bool v5043 = v5042 < v75;
-          const bool v5046 = v5043 && v4804;
-          const unsigned int v5050 = min(v4803, v4881);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5054 = min(v5042, v4885);
-          const unsigned int v5056 = v5050 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5059 = v5054 * v4891;
-          const unsigned int v5060 = v5059 + v5056;
-          const unsigned int v5063 = packed[v5060];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5065 = v5050 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5068 = v5054 * v4900;
-          const unsigned int v5069 = v5068 + v5065;
-          const iron_f16 v5070 = scales[v5069];  // kernels/gemm/quant_b.hpp:39
-          const float v5071 = iron_to_f32(v5070);
-          const iron_f16 v5072 = biases[v5069];  // kernels/gemm/quant_b.hpp:40
-          const float v5073 = iron_to_f32(v5072);
-          const unsigned int v5078 = v5063 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5079 = v5078 & 15u;
-          const unsigned int v5082 = v5079 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5083 = __uint_as_float(v5082);
-          const float v5084 = v5083 - 8388608.0f;
-          const float v5085 = fmaf(v5084, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5090 = v5063 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5091 = v5090 & 15u;
-          const unsigned int v5094 = v5091 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5095 = __uint_as_float(v5094);
-          const float v5096 = v5095 - 8388608.0f;
-          const float v5097 = fmaf(v5096, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5102 = v5063 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5103 = v5102 & 15u;
-          const unsigned int v5106 = v5103 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5107 = __uint_as_float(v5106);
-          const float v5108 = v5107 - 8388608.0f;
-          const float v5109 = fmaf(v5108, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5114 = v5063 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5115 = v5114 & 15u;
-          const unsigned int v5118 = v5115 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5119 = __uint_as_float(v5118);
-          const float v5120 = v5119 - 8388608.0f;
-          const float v5121 = fmaf(v5120, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5126 = v5063 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5127 = v5126 & 15u;
-          const unsigned int v5130 = v5127 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5131 = __uint_as_float(v5130);
-          const float v5132 = v5131 - 8388608.0f;
-          const float v5133 = fmaf(v5132, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5138 = v5063 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5139 = v5138 & 15u;
-          const unsigned int v5142 = v5139 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5143 = __uint_as_float(v5142);
-          const float v5144 = v5143 - 8388608.0f;
-          const float v5145 = fmaf(v5144, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5150 = v5063 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5151 = v5150 & 15u;
-          const unsigned int v5154 = v5151 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5155 = __uint_as_float(v5154);
-          const float v5156 = v5155 - 8388608.0f;
-          const float v5157 = fmaf(v5156, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5162 = v5063 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5163 = v5162 & 15u;
-          const unsigned int v5166 = v5163 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5167 = __uint_as_float(v5166);
-          const float v5168 = v5167 - 8388608.0f;
-          const float v5169 = fmaf(v5168, v5071, v5073);  // kernels/gemm/quant_b.hpp:51
-          const float v5171 = v5046 ? v5085 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v5172 = iron_f32_to_f16(v5171);
-          const float v5174 = v5046 ? v5097 : 0.0f;
-          const iron_f16 v5175 = iron_f32_to_f16(v5174);
-          const float v5177 = v5046 ? v5109 : 0.0f;
-          const iron_f16 v5178 = iron_f32_to_f16(v5177);
-          const float v5180 = v5046 ? v5121 : 0.0f;
-          const iron_f16 v5181 = iron_f32_to_f16(v5180);
-          const float v5183 = v5046 ? v5133 : 0.0f;
-          const iron_f16 v5184 = iron_f32_to_f16(v5183);
-          const float v5186 = v5046 ? v5145 : 0.0f;
-          const iron_f16 v5187 = iron_f32_to_f16(v5186);
-          const float v5189 = v5046 ? v5157 : 0.0f;
-          const iron_f16 v5190 = iron_f32_to_f16(v5189);
-          const float v5192 = v5046 ? v5169 : 0.0f;
-          const iron_f16 v5193 = iron_f32_to_f16(v5192);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v4815) = iron_f16x8{{v5172, v5175, v5178, v5181, v5184, v5187, v5190, v5193}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5209 = v76 + v4820;  // kernels/gemm/quant_b.hpp:137
-          const bool v5210 = v5209 < v75;
-          const bool v5213 = v5210 && v4828;
-          const unsigned int v5217 = min(v4827, v4881);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5221 = min(v5209, v4885);
-          const unsigned int v5223 = v5217 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5226 = v5221 * v4891;
-          const unsigned int v5227 = v5226 + v5223;
-          const unsigned int v5230 = packed[v5227];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5232 = v5217 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5235 = v5221 * v4900;
-          const unsigned int v5236 = v5235 + v5232;
-          const iron_f16 v5237 = scales[v5236];  // kernels/gemm/quant_b.hpp:39
-          const float v5238 = iron_to_f32(v5237);
-          const iron_f16 v5239 = biases[v5236];  // kernels/gemm/quant_b.hpp:40
-          const float v5240 = iron_to_f32(v5239);
-          const unsigned int v5245 = v5230 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5246 = v5245 & 15u;
-          const unsigned int v5249 = v5246 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5250 = __uint_as_float(v5249);
-          const float v5251 = v5250 - 8388608.0f;
-          const float v5252 = fmaf(v5251, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5257 = v5230 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5258 = v5257 & 15u;
-          const unsigned int v5261 = v5258 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5262 = __uint_as_float(v5261);
-          const float v5263 = v5262 - 8388608.0f;
-          const float v5264 = fmaf(v5263, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5269 = v5230 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5270 = v5269 & 15u;
-          const unsigned int v5273 = v5270 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5274 = __uint_as_float(v5273);
-          const float v5275 = v5274 - 8388608.0f;
-          const float v5276 = fmaf(v5275, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5281 = v5230 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5282 = v5281 & 15u;
-          const unsigned int v5285 = v5282 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5286 = __uint_as_float(v5285);
-          const float v5287 = v5286 - 8388608.0f;
-          const float v5288 = fmaf(v5287, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5293 = v5230 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5294 = v5293 & 15u;
-          const unsigned int v5297 = v5294 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5298 = __uint_as_float(v5297);
-          const float v5299 = v5298 - 8388608.0f;
-          const float v5300 = fmaf(v5299, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5305 = v5230 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5306 = v5305 & 15u;
-          const unsigned int v5309 = v5306 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5310 = __uint_as_float(v5309);
-          const float v5311 = v5310 - 8388608.0f;
-          const float v5312 = fmaf(v5311, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5317 = v5230 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5318 = v5317 & 15u;
-          const unsigned int v5321 = v5318 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5322 = __uint_as_float(v5321);
-          const float v5323 = v5322 - 8388608.0f;
-          const float v5324 = fmaf(v5323, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5329 = v5230 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5330 = v5329 & 15u;
-          const unsigned int v5333 = v5330 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5334 = __uint_as_float(v5333);
-          const float v5335 = v5334 - 8388608.0f;
-          const float v5336 = fmaf(v5335, v5238, v5240);  // kernels/gemm/quant_b.hpp:51
-          const float v5338 = v5213 ? v5252 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v5339 = iron_f32_to_f16(v5338);
-          const float v5341 = v5213 ? v5264 : 0.0f;
-          const iron_f16 v5342 = iron_f32_to_f16(v5341);
-          const float v5344 = v5213 ? v5276 : 0.0f;
-          const iron_f16 v5345 = iron_f32_to_f16(v5344);
-          const float v5347 = v5213 ? v5288 : 0.0f;
-          const iron_f16 v5348 = iron_f32_to_f16(v5347);
-          const float v5350 = v5213 ? v5300 : 0.0f;
-          const iron_f16 v5351 = iron_f32_to_f16(v5350);
-          const float v5353 = v5213 ? v5312 : 0.0f;
-          const iron_f16 v5354 = iron_f32_to_f16(v5353);
-          const float v5356 = v5213 ? v5324 : 0.0f;
-          const iron_f16 v5357 = iron_f32_to_f16(v5356);
-          const float v5359 = v5213 ? v5336 : 0.0f;
-          const iron_f16 v5360 = iron_f32_to_f16(v5359);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v4839) = iron_f16x8{{v5339, v5342, v5345, v5348, v5351, v5354, v5357, v5360}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5376 = v76 + v4844;  // kernels/gemm/quant_b.hpp:137
-          const bool v5377 = v5376 < v75;
-          const bool v5380 = v5377 && v4852;
-          const unsigned int v5384 = min(v4851, v4881);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5388 = min(v5376, v4885);
-          const unsigned int v5390 = v5384 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v5393 = v5388 * v4891;
-          const unsigned int v5394 = v5393 + v5390;
-          const unsigned int v5397 = packed[v5394];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v5399 = v5384 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v5402 = v5388 * v4900;
-          const unsigned int v5403 = v5402 + v5399;
-          const iron_f16 v5404 = scales[v5403];  // kernels/gemm/quant_b.hpp:39
-          const float v5405 = iron_to_f32(v5404);
-          const iron_f16 v5406 = biases[v5403];  // kernels/gemm/quant_b.hpp:40
-          const float v5407 = iron_to_f32(v5406);
-          const unsigned int v5412 = v5397 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5413 = v5412 & 15u;
-          const unsigned int v5416 = v5413 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5417 = __uint_as_float(v5416);
-          const float v5418 = v5417 - 8388608.0f;
-          const float v5419 = fmaf(v5418, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5424 = v5397 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5425 = v5424 & 15u;
-          const unsigned int v5428 = v5425 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5429 = __uint_as_float(v5428);
-          const float v5430 = v5429 - 8388608.0f;
-          const float v5431 = fmaf(v5430, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5436 = v5397 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5437 = v5436 & 15u;
-          const unsigned int v5440 = v5437 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5441 = __uint_as_float(v5440);
-          const float v5442 = v5441 - 8388608.0f;
-          const float v5443 = fmaf(v5442, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5448 = v5397 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5449 = v5448 & 15u;
-          const unsigned int v5452 = v5449 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5453 = __uint_as_float(v5452);
-          const float v5454 = v5453 - 8388608.0f;
-          const float v5455 = fmaf(v5454, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5460 = v5397 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5461 = v5460 & 15u;
-          const unsigned int v5464 = v5461 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5465 = __uint_as_float(v5464);
-          const float v5466 = v5465 - 8388608.0f;
-          const float v5467 = fmaf(v5466, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5472 = v5397 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5473 = v5472 & 15u;
-          const unsigned int v5476 = v5473 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5477 = __uint_as_float(v5476);
-          const float v5478 = v5477 - 8388608.0f;
-          const float v5479 = fmaf(v5478, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5484 = v5397 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5485 = v5484 & 15u;
-          const unsigned int v5488 = v5485 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5489 = __uint_as_float(v5488);
-          const float v5490 = v5489 - 8388608.0f;
-          const float v5491 = fmaf(v5490, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v5496 = v5397 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v5497 = v5496 & 15u;
-          const unsigned int v5500 = v5497 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v5501 = __uint_as_float(v5500);
-          const float v5502 = v5501 - 8388608.0f;
-          const float v5503 = fmaf(v5502, v5405, v5407);  // kernels/gemm/quant_b.hpp:51
-          const float v5505 = v5380 ? v5419 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_f16 v5506 = iron_f32_to_f16(v5505);
-          const float v5508 = v5380 ? v5431 : 0.0f;
-          const iron_f16 v5509 = iron_f32_to_f16(v5508);
-          const float v5511 = v5380 ? v5443 : 0.0f;
-          const iron_f16 v5512 = iron_f32_to_f16(v5511);
-          const float v5514 = v5380 ? v5455 : 0.0f;
-          const iron_f16 v5515 = iron_f32_to_f16(v5514);
-          const float v5517 = v5380 ? v5467 : 0.0f;
-          const iron_f16 v5518 = iron_f32_to_f16(v5517);
-          const float v5520 = v5380 ? v5479 : 0.0f;
-          const iron_f16 v5521 = iron_f32_to_f16(v5520);
-          const float v5523 = v5380 ? v5491 : 0.0f;
-          const iron_f16 v5524 = iron_f32_to_f16(v5523);
-          const float v5526 = v5380 ? v5503 : 0.0f;
-          const iron_f16 v5527 = iron_f32_to_f16(v5526);
-          *reinterpret_cast<iron_f16x8*>(shm1 + v4863) = iron_f16x8{{v5506, v5509, v5512, v5515, v5518, v5521, v5524, v5527}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v4736 = v4734 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
+        const unsigned int v4743 = v4736 + v4742;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<false>(v94, shm0, v4743, 40u);
+        const unsigned int v4749 = v4736 + v4748;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load_shared<true>(v96, shm1, v4749, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v4756 = v4743 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<false>(v94, shm0, v4756, 40u);
+        const unsigned int v4762 = v4749 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load_shared<true>(v96, shm1, v4762, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v4765 = v4730 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v4767 = v4732 + 2u;
+        const unsigned int v4768 = v4767 % 3u;
+        const bool v4769 = v4765 < v3;
+        if (v4769) {
+          const unsigned int v4771 = v4768 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v4773 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4776 = v4773 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4779 = v4773 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4780 = v4779 << 3u;
+          const unsigned int v4781 = v75 + v4776;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4782 = v4781 < v76;
+          const unsigned int v4783 = v4765 + v4780;
+          const bool v4784 = v4783 < v3;
+          const bool v4785 = v4782 && v4784;
+          const unsigned int v4787 = v4781 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4789 = v4787 + v4765;
+          const unsigned int v4790 = v4789 + v4780;
+          const unsigned int v4791 = v4785 ? v4790 : 0u;
+          const unsigned int v4793 = v4776 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4794 = v4771 + v4793;
+          const unsigned int v4795 = v4794 + v4780;
+          iron_copy_async<16>(shm0 + v4795, x_sorted + v4791, v4785);
+          const unsigned int v4798 = v4773 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4800 = v4798 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4803 = v4798 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4804 = v4803 << 3u;
+          const unsigned int v4805 = v75 + v4800;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4806 = v4805 < v76;
+          const unsigned int v4807 = v4765 + v4804;
+          const bool v4808 = v4807 < v3;
+          const bool v4809 = v4806 && v4808;
+          const unsigned int v4811 = v4805 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4813 = v4811 + v4765;
+          const unsigned int v4814 = v4813 + v4804;
+          const unsigned int v4815 = v4809 ? v4814 : 0u;
+          const unsigned int v4817 = v4800 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4818 = v4771 + v4817;
+          const unsigned int v4819 = v4818 + v4804;
+          iron_copy_async<16>(shm0 + v4819, x_sorted + v4815, v4809);
+          const unsigned int v4822 = v4773 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4824 = v4822 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4827 = v4822 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4828 = v4827 << 3u;
+          const unsigned int v4829 = v75 + v4824;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4830 = v4829 < v76;
+          const unsigned int v4831 = v4765 + v4828;
+          const bool v4832 = v4831 < v3;
+          const bool v4833 = v4830 && v4832;
+          const unsigned int v4835 = v4829 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4837 = v4835 + v4765;
+          const unsigned int v4838 = v4837 + v4828;
+          const unsigned int v4839 = v4833 ? v4838 : 0u;
+          const unsigned int v4841 = v4824 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4842 = v4771 + v4841;
+          const unsigned int v4843 = v4842 + v4828;
+          iron_copy_async<16>(shm0 + v4843, x_sorted + v4839, v4833);
+          const unsigned int v4846 = v4773 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4848 = v4846 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4851 = v4846 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4852 = v4851 << 3u;
+          const unsigned int v4853 = v75 + v4848;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4854 = v4853 < v76;
+          const unsigned int v4855 = v4765 + v4852;
+          const bool v4856 = v4855 < v3;
+          const bool v4857 = v4854 && v4856;
+          const unsigned int v4859 = v4853 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4861 = v4859 + v4765;
+          const unsigned int v4862 = v4861 + v4852;
+          const unsigned int v4863 = v4857 ? v4862 : 0u;
+          const unsigned int v4865 = v4848 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4866 = v4771 + v4865;
+          const unsigned int v4867 = v4866 + v4852;
+          iron_copy_async<16>(shm0 + v4867, x_sorted + v4863, v4857);
+          const unsigned int v4879 = v80 + v4776;  // kernels/gemm/quant_b.hpp:137
+          const bool v4880 = v4879 < v79;
+          const bool v4883 = v4880 && v4784;
+          const unsigned int v4885 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4887 = min(v4783, v4885);
+          const unsigned int v4889 = v79 - 1u;
+          const unsigned int v4891 = min(v4879, v4889);
+          const unsigned int v4893 = v4887 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4895 = v3 >> 3u;
+          const unsigned int v4896 = v4891 * v4895;
+          const unsigned int v4897 = v4896 + v4893;
+          const unsigned int v4900 = packed[v4897];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4902 = v4887 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4904 = v3 >> 7u;
+          const unsigned int v4905 = v4891 * v4904;
+          const unsigned int v4906 = v4905 + v4902;
+          const iron_f16 v4907 = scales[v4906];  // kernels/gemm/quant_b.hpp:39
+          const float v4908 = iron_to_f32(v4907);
+          const iron_f16 v4909 = biases[v4906];  // kernels/gemm/quant_b.hpp:40
+          const float v4910 = iron_to_f32(v4909);
+          const unsigned int v4915 = v4900 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4916 = v4915 & 15u;
+          const unsigned int v4919 = v4916 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4920 = __uint_as_float(v4919);
+          const float v4921 = v4920 - 8388608.0f;
+          const float v4922 = fmaf(v4921, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4927 = v4900 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4928 = v4927 & 15u;
+          const unsigned int v4931 = v4928 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4932 = __uint_as_float(v4931);
+          const float v4933 = v4932 - 8388608.0f;
+          const float v4934 = fmaf(v4933, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4939 = v4900 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4940 = v4939 & 15u;
+          const unsigned int v4943 = v4940 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4944 = __uint_as_float(v4943);
+          const float v4945 = v4944 - 8388608.0f;
+          const float v4946 = fmaf(v4945, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4951 = v4900 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4952 = v4951 & 15u;
+          const unsigned int v4955 = v4952 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4956 = __uint_as_float(v4955);
+          const float v4957 = v4956 - 8388608.0f;
+          const float v4958 = fmaf(v4957, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4963 = v4900 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4964 = v4963 & 15u;
+          const unsigned int v4967 = v4964 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4968 = __uint_as_float(v4967);
+          const float v4969 = v4968 - 8388608.0f;
+          const float v4970 = fmaf(v4969, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4975 = v4900 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4976 = v4975 & 15u;
+          const unsigned int v4979 = v4976 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4980 = __uint_as_float(v4979);
+          const float v4981 = v4980 - 8388608.0f;
+          const float v4982 = fmaf(v4981, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4987 = v4900 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4988 = v4987 & 15u;
+          const unsigned int v4991 = v4988 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4992 = __uint_as_float(v4991);
+          const float v4993 = v4992 - 8388608.0f;
+          const float v4994 = fmaf(v4993, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4999 = v4900 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5000 = v4999 & 15u;
+          const unsigned int v5003 = v5000 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5004 = __uint_as_float(v5003);
+          const float v5005 = v5004 - 8388608.0f;
+          const float v5006 = fmaf(v5005, v4908, v4910);  // kernels/gemm/quant_b.hpp:51
+          const float v5008 = v4883 ? v4922 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v5009 = iron_f32_to_f16(v5008);
+          const float v5011 = v4883 ? v4934 : 0.0f;
+          const iron_f16 v5012 = iron_f32_to_f16(v5011);
+          const float v5014 = v4883 ? v4946 : 0.0f;
+          const iron_f16 v5015 = iron_f32_to_f16(v5014);
+          const float v5017 = v4883 ? v4958 : 0.0f;
+          const iron_f16 v5018 = iron_f32_to_f16(v5017);
+          const float v5020 = v4883 ? v4970 : 0.0f;
+          const iron_f16 v5021 = iron_f32_to_f16(v5020);
+          const float v5023 = v4883 ? v4982 : 0.0f;
+          const iron_f16 v5024 = iron_f32_to_f16(v5023);
+          const float v5026 = v4883 ? v4994 : 0.0f;
+          const iron_f16 v5027 = iron_f32_to_f16(v5026);
+          const float v5029 = v4883 ? v5006 : 0.0f;
+          const iron_f16 v5030 = iron_f32_to_f16(v5029);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v4795) = iron_f16x8{{v5009, v5012, v5015, v5018, v5021, v5024, v5027, v5030}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5046 = v80 + v4800;  // kernels/gemm/quant_b.hpp:137
+          const bool v5047 = v5046 < v79;
+          const bool v5050 = v5047 && v4808;
+          const unsigned int v5054 = min(v4807, v4885);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5058 = min(v5046, v4889);
+          const unsigned int v5060 = v5054 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v5063 = v5058 * v4895;
+          const unsigned int v5064 = v5063 + v5060;
+          const unsigned int v5067 = packed[v5064];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v5069 = v5054 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v5072 = v5058 * v4904;
+          const unsigned int v5073 = v5072 + v5069;
+          const iron_f16 v5074 = scales[v5073];  // kernels/gemm/quant_b.hpp:39
+          const float v5075 = iron_to_f32(v5074);
+          const iron_f16 v5076 = biases[v5073];  // kernels/gemm/quant_b.hpp:40
+          const float v5077 = iron_to_f32(v5076);
+          const unsigned int v5082 = v5067 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5083 = v5082 & 15u;
+          const unsigned int v5086 = v5083 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5087 = __uint_as_float(v5086);
+          const float v5088 = v5087 - 8388608.0f;
+          const float v5089 = fmaf(v5088, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5094 = v5067 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5095 = v5094 & 15u;
+          const unsigned int v5098 = v5095 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5099 = __uint_as_float(v5098);
+          const float v5100 = v5099 - 8388608.0f;
+          const float v5101 = fmaf(v5100, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5106 = v5067 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5107 = v5106 & 15u;
+          const unsigned int v5110 = v5107 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5111 = __uint_as_float(v5110);
+          const float v5112 = v5111 - 8388608.0f;
+          const float v5113 = fmaf(v5112, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5118 = v5067 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5119 = v5118 & 15u;
+          const unsigned int v5122 = v5119 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5123 = __uint_as_float(v5122);
+          const float v5124 = v5123 - 8388608.0f;
+          const float v5125 = fmaf(v5124, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5130 = v5067 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5131 = v5130 & 15u;
+          const unsigned int v5134 = v5131 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5135 = __uint_as_float(v5134);
+          const float v5136 = v5135 - 8388608.0f;
+          const float v5137 = fmaf(v5136, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5142 = v5067 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5143 = v5142 & 15u;
+          const unsigned int v5146 = v5143 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5147 = __uint_as_float(v5146);
+          const float v5148 = v5147 - 8388608.0f;
+          const float v5149 = fmaf(v5148, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5154 = v5067 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5155 = v5154 & 15u;
+          const unsigned int v5158 = v5155 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5159 = __uint_as_float(v5158);
+          const float v5160 = v5159 - 8388608.0f;
+          const float v5161 = fmaf(v5160, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5166 = v5067 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5167 = v5166 & 15u;
+          const unsigned int v5170 = v5167 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5171 = __uint_as_float(v5170);
+          const float v5172 = v5171 - 8388608.0f;
+          const float v5173 = fmaf(v5172, v5075, v5077);  // kernels/gemm/quant_b.hpp:51
+          const float v5175 = v5050 ? v5089 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v5176 = iron_f32_to_f16(v5175);
+          const float v5178 = v5050 ? v5101 : 0.0f;
+          const iron_f16 v5179 = iron_f32_to_f16(v5178);
+          const float v5181 = v5050 ? v5113 : 0.0f;
+          const iron_f16 v5182 = iron_f32_to_f16(v5181);
+          const float v5184 = v5050 ? v5125 : 0.0f;
+          const iron_f16 v5185 = iron_f32_to_f16(v5184);
+          const float v5187 = v5050 ? v5137 : 0.0f;
+          const iron_f16 v5188 = iron_f32_to_f16(v5187);
+          const float v5190 = v5050 ? v5149 : 0.0f;
+          const iron_f16 v5191 = iron_f32_to_f16(v5190);
+          const float v5193 = v5050 ? v5161 : 0.0f;
+          const iron_f16 v5194 = iron_f32_to_f16(v5193);
+          const float v5196 = v5050 ? v5173 : 0.0f;
+          const iron_f16 v5197 = iron_f32_to_f16(v5196);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v4819) = iron_f16x8{{v5176, v5179, v5182, v5185, v5188, v5191, v5194, v5197}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5213 = v80 + v4824;  // kernels/gemm/quant_b.hpp:137
+          const bool v5214 = v5213 < v79;
+          const bool v5217 = v5214 && v4832;
+          const unsigned int v5221 = min(v4831, v4885);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5225 = min(v5213, v4889);
+          const unsigned int v5227 = v5221 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v5230 = v5225 * v4895;
+          const unsigned int v5231 = v5230 + v5227;
+          const unsigned int v5234 = packed[v5231];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v5236 = v5221 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v5239 = v5225 * v4904;
+          const unsigned int v5240 = v5239 + v5236;
+          const iron_f16 v5241 = scales[v5240];  // kernels/gemm/quant_b.hpp:39
+          const float v5242 = iron_to_f32(v5241);
+          const iron_f16 v5243 = biases[v5240];  // kernels/gemm/quant_b.hpp:40
+          const float v5244 = iron_to_f32(v5243);
+          const unsigned int v5249 = v5234 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5250 = v5249 & 15u;
+          const unsigned int v5253 = v5250 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5254 = __uint_as_float(v5253);
+          const float v5255 = v5254 - 8388608.0f;
+          const float v5256 = fmaf(v5255, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5261 = v5234 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5262 = v5261 & 15u;
+          const unsigned int v5265 = v5262 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5266 = __uint_as_float(v5265);
+          const float v5267 = v5266 - 8388608.0f;
+          const float v5268 = fmaf(v5267, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5273 = v5234 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5274 = v5273 & 15u;
+          const unsigned int v5277 = v5274 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5278 = __uint_as_float(v5277);
+          const float v5279 = v5278 - 8388608.0f;
+          const float v5280 = fmaf(v5279, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5285 = v5234 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5286 = v5285 & 15u;
+          const unsigned int v5289 = v5286 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5290 = __uint_as_float(v5289);
+          const float v5291 = v5290 - 8388608.0f;
+          const float v5292 = fmaf(v5291, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5297 = v5234 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5298 = v5297 & 15u;
+          const unsigned int v5301 = v5298 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5302 = __uint_as_float(v5301);
+          const float v5303 = v5302 - 8388608.0f;
+          const float v5304 = fmaf(v5303, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5309 = v5234 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5310 = v5309 & 15u;
+          const unsigned int v5313 = v5310 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5314 = __uint_as_float(v5313);
+          const float v5315 = v5314 - 8388608.0f;
+          const float v5316 = fmaf(v5315, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5321 = v5234 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5322 = v5321 & 15u;
+          const unsigned int v5325 = v5322 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5326 = __uint_as_float(v5325);
+          const float v5327 = v5326 - 8388608.0f;
+          const float v5328 = fmaf(v5327, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5333 = v5234 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5334 = v5333 & 15u;
+          const unsigned int v5337 = v5334 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5338 = __uint_as_float(v5337);
+          const float v5339 = v5338 - 8388608.0f;
+          const float v5340 = fmaf(v5339, v5242, v5244);  // kernels/gemm/quant_b.hpp:51
+          const float v5342 = v5217 ? v5256 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v5343 = iron_f32_to_f16(v5342);
+          const float v5345 = v5217 ? v5268 : 0.0f;
+          const iron_f16 v5346 = iron_f32_to_f16(v5345);
+          const float v5348 = v5217 ? v5280 : 0.0f;
+          const iron_f16 v5349 = iron_f32_to_f16(v5348);
+          const float v5351 = v5217 ? v5292 : 0.0f;
+          const iron_f16 v5352 = iron_f32_to_f16(v5351);
+          const float v5354 = v5217 ? v5304 : 0.0f;
+          const iron_f16 v5355 = iron_f32_to_f16(v5354);
+          const float v5357 = v5217 ? v5316 : 0.0f;
+          const iron_f16 v5358 = iron_f32_to_f16(v5357);
+          const float v5360 = v5217 ? v5328 : 0.0f;
+          const iron_f16 v5361 = iron_f32_to_f16(v5360);
+          const float v5363 = v5217 ? v5340 : 0.0f;
+          const iron_f16 v5364 = iron_f32_to_f16(v5363);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v4843) = iron_f16x8{{v5343, v5346, v5349, v5352, v5355, v5358, v5361, v5364}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5380 = v80 + v4848;  // kernels/gemm/quant_b.hpp:137
+          const bool v5381 = v5380 < v79;
+          const bool v5384 = v5381 && v4856;
+          const unsigned int v5388 = min(v4855, v4885);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5392 = min(v5380, v4889);
+          const unsigned int v5394 = v5388 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v5397 = v5392 * v4895;
+          const unsigned int v5398 = v5397 + v5394;
+          const unsigned int v5401 = packed[v5398];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v5403 = v5388 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v5406 = v5392 * v4904;
+          const unsigned int v5407 = v5406 + v5403;
+          const iron_f16 v5408 = scales[v5407];  // kernels/gemm/quant_b.hpp:39
+          const float v5409 = iron_to_f32(v5408);
+          const iron_f16 v5410 = biases[v5407];  // kernels/gemm/quant_b.hpp:40
+          const float v5411 = iron_to_f32(v5410);
+          const unsigned int v5416 = v5401 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5417 = v5416 & 15u;
+          const unsigned int v5420 = v5417 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5421 = __uint_as_float(v5420);
+          const float v5422 = v5421 - 8388608.0f;
+          const float v5423 = fmaf(v5422, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5428 = v5401 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5429 = v5428 & 15u;
+          const unsigned int v5432 = v5429 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5433 = __uint_as_float(v5432);
+          const float v5434 = v5433 - 8388608.0f;
+          const float v5435 = fmaf(v5434, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5440 = v5401 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5441 = v5440 & 15u;
+          const unsigned int v5444 = v5441 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5445 = __uint_as_float(v5444);
+          const float v5446 = v5445 - 8388608.0f;
+          const float v5447 = fmaf(v5446, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5452 = v5401 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5453 = v5452 & 15u;
+          const unsigned int v5456 = v5453 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5457 = __uint_as_float(v5456);
+          const float v5458 = v5457 - 8388608.0f;
+          const float v5459 = fmaf(v5458, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5464 = v5401 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5465 = v5464 & 15u;
+          const unsigned int v5468 = v5465 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5469 = __uint_as_float(v5468);
+          const float v5470 = v5469 - 8388608.0f;
+          const float v5471 = fmaf(v5470, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5476 = v5401 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5477 = v5476 & 15u;
+          const unsigned int v5480 = v5477 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5481 = __uint_as_float(v5480);
+          const float v5482 = v5481 - 8388608.0f;
+          const float v5483 = fmaf(v5482, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5488 = v5401 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5489 = v5488 & 15u;
+          const unsigned int v5492 = v5489 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5493 = __uint_as_float(v5492);
+          const float v5494 = v5493 - 8388608.0f;
+          const float v5495 = fmaf(v5494, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v5500 = v5401 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v5501 = v5500 & 15u;
+          const unsigned int v5504 = v5501 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v5505 = __uint_as_float(v5504);
+          const float v5506 = v5505 - 8388608.0f;
+          const float v5507 = fmaf(v5506, v5409, v5411);  // kernels/gemm/quant_b.hpp:51
+          const float v5509 = v5384 ? v5423 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_f16 v5510 = iron_f32_to_f16(v5509);
+          const float v5512 = v5384 ? v5435 : 0.0f;
+          const iron_f16 v5513 = iron_f32_to_f16(v5512);
+          const float v5515 = v5384 ? v5447 : 0.0f;
+          const iron_f16 v5516 = iron_f32_to_f16(v5515);
+          const float v5518 = v5384 ? v5459 : 0.0f;
+          const iron_f16 v5519 = iron_f32_to_f16(v5518);
+          const float v5521 = v5384 ? v5471 : 0.0f;
+          const iron_f16 v5522 = iron_f32_to_f16(v5521);
+          const float v5524 = v5384 ? v5483 : 0.0f;
+          const iron_f16 v5525 = iron_f32_to_f16(v5524);
+          const float v5527 = v5384 ? v5495 : 0.0f;
+          const iron_f16 v5528 = iron_f32_to_f16(v5527);
+          const float v5530 = v5384 ? v5507 : 0.0f;
+          const iron_f16 v5531 = iron_f32_to_f16(v5530);
+          *reinterpret_cast<iron_f16x8*>(shm1 + v4867) = iron_f16x8{{v5510, v5513, v5516, v5519, v5522, v5525, v5528, v5531}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
       __syncthreads();
     } else {
-      const unsigned int v909 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v910 = threadIdx.x;
-      const unsigned int v940 = v910 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v943 = v910 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v944 = v943 << 3u;
-      const unsigned int v945 = v76 + v940;  // kernels/gemm/quant_b.hpp:137
-      const bool v946 = v945 < v75;
-      const unsigned int v951 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v955 = v75 - 1u;
-      const unsigned int v957 = min(v945, v955);
-      const unsigned int v961 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v962 = v957 * v961;
-      const unsigned int v970 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v971 = v957 * v970;
-      const unsigned int v1099 = v940 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1101 = v1099 + v944;
-      const unsigned int v1105 = v910 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1107 = v1105 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1110 = v1105 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1111 = v1110 << 3u;
-      const unsigned int v1112 = v76 + v1107;  // kernels/gemm/quant_b.hpp:137
-      const bool v1113 = v1112 < v75;
-      const unsigned int v1124 = min(v1112, v955);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1129 = v1124 * v961;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1138 = v1124 * v970;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1266 = v1107 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1268 = v1266 + v1111;
-      const unsigned int v1272 = v910 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1274 = v1272 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1277 = v1272 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1278 = v1277 << 3u;
-      const unsigned int v1279 = v76 + v1274;  // kernels/gemm/quant_b.hpp:137
-      const bool v1280 = v1279 < v75;
-      const unsigned int v1291 = min(v1279, v955);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1296 = v1291 * v961;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1305 = v1291 * v970;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1433 = v1274 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1435 = v1433 + v1278;
-      const unsigned int v1439 = v910 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1441 = v1439 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1444 = v1439 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1445 = v1444 << 3u;
-      const unsigned int v1446 = v76 + v1441;  // kernels/gemm/quant_b.hpp:137
-      const bool v1447 = v1446 < v75;
-      const unsigned int v1458 = min(v1446, v955);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1463 = v1458 * v961;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v1472 = v1458 * v970;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v1600 = v1441 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1602 = v1600 + v1445;
-      const unsigned int v1609 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v1615 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const unsigned int v1623 = v1609 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v1629 = v1615 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v913 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v914 = threadIdx.x;
+      const unsigned int v944 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v947 = v914 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v948 = v947 << 3u;
+      const unsigned int v949 = v80 + v944;  // kernels/gemm/quant_b.hpp:137
+      const bool v950 = v949 < v79;
+      const unsigned int v955 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v959 = v79 - 1u;
+      const unsigned int v961 = min(v949, v959);
+      const unsigned int v965 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v966 = v961 * v965;
+      const unsigned int v974 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v975 = v961 * v974;
+      const unsigned int v1103 = v944 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1105 = v1103 + v948;
+      const unsigned int v1109 = v914 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1111 = v1109 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1114 = v1109 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1115 = v1114 << 3u;
+      const unsigned int v1116 = v80 + v1111;  // kernels/gemm/quant_b.hpp:137
+      const bool v1117 = v1116 < v79;
+      const unsigned int v1128 = min(v1116, v959);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1133 = v1128 * v965;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1142 = v1128 * v974;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1270 = v1111 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1272 = v1270 + v1115;
+      const unsigned int v1276 = v914 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1278 = v1276 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1281 = v1276 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1282 = v1281 << 3u;
+      const unsigned int v1283 = v80 + v1278;  // kernels/gemm/quant_b.hpp:137
+      const bool v1284 = v1283 < v79;
+      const unsigned int v1295 = min(v1283, v959);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1300 = v1295 * v965;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1309 = v1295 * v974;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1437 = v1278 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1439 = v1437 + v1282;
+      const unsigned int v1443 = v914 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1445 = v1443 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1448 = v1443 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1449 = v1448 << 3u;
+      const unsigned int v1450 = v80 + v1445;  // kernels/gemm/quant_b.hpp:137
+      const bool v1451 = v1450 < v79;
+      const unsigned int v1462 = min(v1450, v959);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1467 = v1462 * v965;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1606 = v1604 + v1449;
+      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v908 = 0u; v908 < v3; v908 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (unsigned int v912 = v910; v912 < 4096u; v912 += v909) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v914 = v912 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v916 = v912 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v917 = v71 + v914;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v918 = v917 < v72;
-          const unsigned int v919 = v908 + v916;
-          const bool v920 = v919 < v3;
-          const bool v921 = v918 && v920;
-          if (v921) {
-            const unsigned int v923 = v917 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v925 = v923 + v908;
-            const unsigned int v926 = v925 + v916;
-            const iron_f16 v927 = x_sorted[v926];
-            const unsigned int v929 = v914 * 40u;
-            const unsigned int v930 = v929 + v916;
-            shm0[v930] = v927;
+      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (unsigned int v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v922 = v921 < v76;
+          const unsigned int v923 = v912 + v920;
+          const bool v924 = v923 < v3;
+          const bool v925 = v922 && v924;
+          if (v925) {
+            const unsigned int v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v929 = v927 + v912;
+            const unsigned int v930 = v929 + v920;
+            const iron_f16 v931 = x_sorted[v930];
+            const unsigned int v933 = v918 * 40u;
+            const unsigned int v934 = v933 + v920;
+            shm0[v934] = v931;
           } else {
-            const unsigned int v932 = v914 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v933 = v932 + v916;
-            shm0[v933] = iron_f32_to_f16(0.0f);
+            const unsigned int v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v937 = v936 + v920;
+            shm0[v937] = iron_f32_to_f16(0.0f);
           }
         }
-        const unsigned int v947 = v908 + v944;  // kernels/gemm/quant_b.hpp:137
-        const bool v948 = v947 < v3;
-        const bool v949 = v946 && v948;
-        const unsigned int v953 = min(v947, v951);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v959 = v953 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v963 = v962 + v959;
-        const unsigned int v966 = packed[v963];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v968 = v953 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v972 = v971 + v968;
-        const iron_f16 v973 = scales[v972];  // kernels/gemm/quant_b.hpp:39
-        const float v974 = iron_to_f32(v973);
-        const iron_f16 v975 = biases[v972];  // kernels/gemm/quant_b.hpp:40
-        const float v976 = iron_to_f32(v975);
-        const unsigned int v981 = v966 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v982 = v981 & 15u;
-        const unsigned int v985 = v982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v986 = __uint_as_float(v985);
-        const float v987 = v986 - 8388608.0f;
-        const float v988 = fmaf(v987, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v993 = v966 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v994 = v993 & 15u;
-        const unsigned int v997 = v994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v998 = __uint_as_float(v997);
-        const float v999 = v998 - 8388608.0f;
-        const float v1000 = fmaf(v999, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1005 = v966 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1006 = v1005 & 15u;
-        const unsigned int v1009 = v1006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1010 = __uint_as_float(v1009);
-        const float v1011 = v1010 - 8388608.0f;
-        const float v1012 = fmaf(v1011, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1017 = v966 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1018 = v1017 & 15u;
-        const unsigned int v1021 = v1018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1022 = __uint_as_float(v1021);
-        const float v1023 = v1022 - 8388608.0f;
-        const float v1024 = fmaf(v1023, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1029 = v966 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1030 = v1029 & 15u;
-        const unsigned int v1033 = v1030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1034 = __uint_as_float(v1033);
-        const float v1035 = v1034 - 8388608.0f;
-        const float v1036 = fmaf(v1035, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1041 = v966 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1042 = v1041 & 15u;
-        const unsigned int v1045 = v1042 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1046 = __uint_as_float(v1045);
-        const float v1047 = v1046 - 8388608.0f;
-        const float v1048 = fmaf(v1047, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1053 = v966 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1054 = v1053 & 15u;
-        const unsigned int v1057 = v1054 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1058 = __uint_as_float(v1057);
-        const float v1059 = v1058 - 8388608.0f;
-        const float v1060 = fmaf(v1059, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1065 = v966 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1066 = v1065 & 15u;
-        const unsigned int v1069 = v1066 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1070 = __uint_as_float(v1069);
-        const float v1071 = v1070 - 8388608.0f;
-        const float v1072 = fmaf(v1071, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const float v1074 = v949 ? v988 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_f16 v1075 = iron_f32_to_f16(v1074);
-        const float v1077 = v949 ? v1000 : 0.0f;
-        const iron_f16 v1078 = iron_f32_to_f16(v1077);
-        const float v1080 = v949 ? v1012 : 0.0f;
-        const iron_f16 v1081 = iron_f32_to_f16(v1080);
-        const float v1083 = v949 ? v1024 : 0.0f;
-        const iron_f16 v1084 = iron_f32_to_f16(v1083);
-        const float v1086 = v949 ? v1036 : 0.0f;
-        const iron_f16 v1087 = iron_f32_to_f16(v1086);
-        const float v1089 = v949 ? v1048 : 0.0f;
-        const iron_f16 v1090 = iron_f32_to_f16(v1089);
-        const float v1092 = v949 ? v1060 : 0.0f;
-        const iron_f16 v1093 = iron_f32_to_f16(v1092);
-        const float v1095 = v949 ? v1072 : 0.0f;
-        const iron_f16 v1096 = iron_f32_to_f16(v1095);
-        *reinterpret_cast<iron_f16x8*>(shm1 + v1101) = iron_f16x8{{v1075, v1078, v1081, v1084, v1087, v1090, v1093, v1096}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1114 = v908 + v1111;  // kernels/gemm/quant_b.hpp:137
-        const bool v1115 = v1114 < v3;
-        const bool v1116 = v1113 && v1115;
-        const unsigned int v1120 = min(v1114, v951);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1126 = v1120 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v1130 = v1129 + v1126;
-        const unsigned int v1133 = packed[v1130];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v1135 = v1120 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v1139 = v1138 + v1135;
-        const iron_f16 v1140 = scales[v1139];  // kernels/gemm/quant_b.hpp:39
-        const float v1141 = iron_to_f32(v1140);
-        const iron_f16 v1142 = biases[v1139];  // kernels/gemm/quant_b.hpp:40
-        const float v1143 = iron_to_f32(v1142);
-        const unsigned int v1148 = v1133 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1149 = v1148 & 15u;
-        const unsigned int v1152 = v1149 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1153 = __uint_as_float(v1152);
-        const float v1154 = v1153 - 8388608.0f;
-        const float v1155 = fmaf(v1154, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1160 = v1133 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1161 = v1160 & 15u;
-        const unsigned int v1164 = v1161 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1165 = __uint_as_float(v1164);
-        const float v1166 = v1165 - 8388608.0f;
-        const float v1167 = fmaf(v1166, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1172 = v1133 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1173 = v1172 & 15u;
-        const unsigned int v1176 = v1173 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1177 = __uint_as_float(v1176);
-        const float v1178 = v1177 - 8388608.0f;
-        const float v1179 = fmaf(v1178, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1184 = v1133 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1185 = v1184 & 15u;
-        const unsigned int v1188 = v1185 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1189 = __uint_as_float(v1188);
-        const float v1190 = v1189 - 8388608.0f;
-        const float v1191 = fmaf(v1190, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1196 = v1133 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1197 = v1196 & 15u;
-        const unsigned int v1200 = v1197 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1201 = __uint_as_float(v1200);
-        const float v1202 = v1201 - 8388608.0f;
-        const float v1203 = fmaf(v1202, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1208 = v1133 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1209 = v1208 & 15u;
-        const unsigned int v1212 = v1209 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1213 = __uint_as_float(v1212);
-        const float v1214 = v1213 - 8388608.0f;
-        const float v1215 = fmaf(v1214, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1220 = v1133 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1221 = v1220 & 15u;
-        const unsigned int v1224 = v1221 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1225 = __uint_as_float(v1224);
-        const float v1226 = v1225 - 8388608.0f;
-        const float v1227 = fmaf(v1226, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1232 = v1133 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1233 = v1232 & 15u;
-        const unsigned int v1236 = v1233 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1237 = __uint_as_float(v1236);
-        const float v1238 = v1237 - 8388608.0f;
-        const float v1239 = fmaf(v1238, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const float v1241 = v1116 ? v1155 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_f16 v1242 = iron_f32_to_f16(v1241);
-        const float v1244 = v1116 ? v1167 : 0.0f;
-        const iron_f16 v1245 = iron_f32_to_f16(v1244);
-        const float v1247 = v1116 ? v1179 : 0.0f;
-        const iron_f16 v1248 = iron_f32_to_f16(v1247);
-        const float v1250 = v1116 ? v1191 : 0.0f;
-        const iron_f16 v1251 = iron_f32_to_f16(v1250);
-        const float v1253 = v1116 ? v1203 : 0.0f;
-        const iron_f16 v1254 = iron_f32_to_f16(v1253);
-        const float v1256 = v1116 ? v1215 : 0.0f;
-        const iron_f16 v1257 = iron_f32_to_f16(v1256);
-        const float v1259 = v1116 ? v1227 : 0.0f;
-        const iron_f16 v1260 = iron_f32_to_f16(v1259);
-        const float v1262 = v1116 ? v1239 : 0.0f;
-        const iron_f16 v1263 = iron_f32_to_f16(v1262);
-        *reinterpret_cast<iron_f16x8*>(shm1 + v1268) = iron_f16x8{{v1242, v1245, v1248, v1251, v1254, v1257, v1260, v1263}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1281 = v908 + v1278;  // kernels/gemm/quant_b.hpp:137
-        const bool v1282 = v1281 < v3;
-        const bool v1283 = v1280 && v1282;
-        const unsigned int v1287 = min(v1281, v951);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1293 = v1287 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v1297 = v1296 + v1293;
-        const unsigned int v1300 = packed[v1297];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v1302 = v1287 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v1306 = v1305 + v1302;
-        const iron_f16 v1307 = scales[v1306];  // kernels/gemm/quant_b.hpp:39
-        const float v1308 = iron_to_f32(v1307);
-        const iron_f16 v1309 = biases[v1306];  // kernels/gemm/quant_b.hpp:40
-        const float v1310 = iron_to_f32(v1309);
-        const unsigned int v1315 = v1300 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1316 = v1315 & 15u;
-        const unsigned int v1319 = v1316 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1320 = __uint_as_float(v1319);
-        const float v1321 = v1320 - 8388608.0f;
-        const float v1322 = fmaf(v1321, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1327 = v1300 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1328 = v1327 & 15u;
-        const unsigned int v1331 = v1328 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1332 = __uint_as_float(v1331);
-        const float v1333 = v1332 - 8388608.0f;
-        const float v1334 = fmaf(v1333, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1339 = v1300 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1340 = v1339 & 15u;
-        const unsigned int v1343 = v1340 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1344 = __uint_as_float(v1343);
-        const float v1345 = v1344 - 8388608.0f;
-        const float v1346 = fmaf(v1345, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1351 = v1300 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1352 = v1351 & 15u;
-        const unsigned int v1355 = v1352 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1356 = __uint_as_float(v1355);
-        const float v1357 = v1356 - 8388608.0f;
-        const float v1358 = fmaf(v1357, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1363 = v1300 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1364 = v1363 & 15u;
-        const unsigned int v1367 = v1364 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1368 = __uint_as_float(v1367);
-        const float v1369 = v1368 - 8388608.0f;
-        const float v1370 = fmaf(v1369, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1375 = v1300 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1376 = v1375 & 15u;
-        const unsigned int v1379 = v1376 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1380 = __uint_as_float(v1379);
-        const float v1381 = v1380 - 8388608.0f;
-        const float v1382 = fmaf(v1381, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1387 = v1300 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1388 = v1387 & 15u;
-        const unsigned int v1391 = v1388 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1392 = __uint_as_float(v1391);
-        const float v1393 = v1392 - 8388608.0f;
-        const float v1394 = fmaf(v1393, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1399 = v1300 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1400 = v1399 & 15u;
-        const unsigned int v1403 = v1400 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1404 = __uint_as_float(v1403);
-        const float v1405 = v1404 - 8388608.0f;
-        const float v1406 = fmaf(v1405, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const float v1408 = v1283 ? v1322 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_f16 v1409 = iron_f32_to_f16(v1408);
-        const float v1411 = v1283 ? v1334 : 0.0f;
-        const iron_f16 v1412 = iron_f32_to_f16(v1411);
-        const float v1414 = v1283 ? v1346 : 0.0f;
-        const iron_f16 v1415 = iron_f32_to_f16(v1414);
-        const float v1417 = v1283 ? v1358 : 0.0f;
-        const iron_f16 v1418 = iron_f32_to_f16(v1417);
-        const float v1420 = v1283 ? v1370 : 0.0f;
-        const iron_f16 v1421 = iron_f32_to_f16(v1420);
-        const float v1423 = v1283 ? v1382 : 0.0f;
-        const iron_f16 v1424 = iron_f32_to_f16(v1423);
-        const float v1426 = v1283 ? v1394 : 0.0f;
-        const iron_f16 v1427 = iron_f32_to_f16(v1426);
-        const float v1429 = v1283 ? v1406 : 0.0f;
-        const iron_f16 v1430 = iron_f32_to_f16(v1429);
-        *reinterpret_cast<iron_f16x8*>(shm1 + v1435) = iron_f16x8{{v1409, v1412, v1415, v1418, v1421, v1424, v1427, v1430}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1448 = v908 + v1445;  // kernels/gemm/quant_b.hpp:137
-        const bool v1449 = v1448 < v3;
-        const bool v1450 = v1447 && v1449;
-        const unsigned int v1454 = min(v1448, v951);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1460 = v1454 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v1464 = v1463 + v1460;
-        const unsigned int v1467 = packed[v1464];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v1469 = v1454 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v1473 = v1472 + v1469;
-        const iron_f16 v1474 = scales[v1473];  // kernels/gemm/quant_b.hpp:39
-        const float v1475 = iron_to_f32(v1474);
-        const iron_f16 v1476 = biases[v1473];  // kernels/gemm/quant_b.hpp:40
-        const float v1477 = iron_to_f32(v1476);
-        const unsigned int v1482 = v1467 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1483 = v1482 & 15u;
-        const unsigned int v1486 = v1483 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1487 = __uint_as_float(v1486);
-        const float v1488 = v1487 - 8388608.0f;
-        const float v1489 = fmaf(v1488, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1494 = v1467 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1495 = v1494 & 15u;
-        const unsigned int v1498 = v1495 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1499 = __uint_as_float(v1498);
-        const float v1500 = v1499 - 8388608.0f;
-        const float v1501 = fmaf(v1500, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1506 = v1467 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1507 = v1506 & 15u;
-        const unsigned int v1510 = v1507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1511 = __uint_as_float(v1510);
-        const float v1512 = v1511 - 8388608.0f;
-        const float v1513 = fmaf(v1512, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1518 = v1467 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1519 = v1518 & 15u;
-        const unsigned int v1522 = v1519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1523 = __uint_as_float(v1522);
-        const float v1524 = v1523 - 8388608.0f;
-        const float v1525 = fmaf(v1524, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1530 = v1467 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1531 = v1530 & 15u;
-        const unsigned int v1534 = v1531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1535 = __uint_as_float(v1534);
-        const float v1536 = v1535 - 8388608.0f;
-        const float v1537 = fmaf(v1536, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1542 = v1467 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1543 = v1542 & 15u;
-        const unsigned int v1546 = v1543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1547 = __uint_as_float(v1546);
-        const float v1548 = v1547 - 8388608.0f;
-        const float v1549 = fmaf(v1548, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1554 = v1467 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1555 = v1554 & 15u;
-        const unsigned int v1558 = v1555 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1559 = __uint_as_float(v1558);
-        const float v1560 = v1559 - 8388608.0f;
-        const float v1561 = fmaf(v1560, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v1566 = v1467 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v1567 = v1566 & 15u;
-        const unsigned int v1570 = v1567 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1571 = __uint_as_float(v1570);
-        const float v1572 = v1571 - 8388608.0f;
-        const float v1573 = fmaf(v1572, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const float v1575 = v1450 ? v1489 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_f16 v1576 = iron_f32_to_f16(v1575);
-        const float v1578 = v1450 ? v1501 : 0.0f;
-        const iron_f16 v1579 = iron_f32_to_f16(v1578);
-        const float v1581 = v1450 ? v1513 : 0.0f;
-        const iron_f16 v1582 = iron_f32_to_f16(v1581);
-        const float v1584 = v1450 ? v1525 : 0.0f;
-        const iron_f16 v1585 = iron_f32_to_f16(v1584);
-        const float v1587 = v1450 ? v1537 : 0.0f;
-        const iron_f16 v1588 = iron_f32_to_f16(v1587);
-        const float v1590 = v1450 ? v1549 : 0.0f;
-        const iron_f16 v1591 = iron_f32_to_f16(v1590);
-        const float v1593 = v1450 ? v1561 : 0.0f;
-        const iron_f16 v1594 = iron_f32_to_f16(v1593);
-        const float v1596 = v1450 ? v1573 : 0.0f;
-        const iron_f16 v1597 = iron_f32_to_f16(v1596);
-        *reinterpret_cast<iron_f16x8*>(shm1 + v1602) = iron_f16x8{{v1576, v1579, v1582, v1585, v1588, v1591, v1594, v1597}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v951 = v912 + v948;  // kernels/gemm/quant_b.hpp:137
+        const bool v952 = v951 < v3;
+        const bool v953 = v950 && v952;
+        const unsigned int v957 = min(v951, v955);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v963 = v957 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v967 = v966 + v963;
+        const unsigned int v970 = packed[v967];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v972 = v957 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v976 = v975 + v972;
+        const iron_f16 v977 = scales[v976];  // kernels/gemm/quant_b.hpp:39
+        const float v978 = iron_to_f32(v977);
+        const iron_f16 v979 = biases[v976];  // kernels/gemm/quant_b.hpp:40
+        const float v980 = iron_to_f32(v979);
+        const unsigned int v985 = v970 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v986 = v985 & 15u;
+        const unsigned int v989 = v986 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v990 = __uint_as_float(v989);
+        const float v991 = v990 - 8388608.0f;
+        const float v992 = fmaf(v991, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v997 = v970 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v998 = v997 & 15u;
+        const unsigned int v1001 = v998 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1002 = __uint_as_float(v1001);
+        const float v1003 = v1002 - 8388608.0f;
+        const float v1004 = fmaf(v1003, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1009 = v970 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1010 = v1009 & 15u;
+        const unsigned int v1013 = v1010 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1014 = __uint_as_float(v1013);
+        const float v1015 = v1014 - 8388608.0f;
+        const float v1016 = fmaf(v1015, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1021 = v970 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1022 = v1021 & 15u;
+        const unsigned int v1025 = v1022 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1026 = __uint_as_float(v1025);
+        const float v1027 = v1026 - 8388608.0f;
+        const float v1028 = fmaf(v1027, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1033 = v970 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1034 = v1033 & 15u;
+        const unsigned int v1037 = v1034 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1038 = __uint_as_float(v1037);
+        const float v1039 = v1038 - 8388608.0f;
+        const float v1040 = fmaf(v1039, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1045 = v970 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1046 = v1045 & 15u;
+        const unsigned int v1049 = v1046 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1050 = __uint_as_float(v1049);
+        const float v1051 = v1050 - 8388608.0f;
+        const float v1052 = fmaf(v1051, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1057 = v970 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1058 = v1057 & 15u;
+        const unsigned int v1061 = v1058 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1062 = __uint_as_float(v1061);
+        const float v1063 = v1062 - 8388608.0f;
+        const float v1064 = fmaf(v1063, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1069 = v970 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1070 = v1069 & 15u;
+        const unsigned int v1073 = v1070 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1074 = __uint_as_float(v1073);
+        const float v1075 = v1074 - 8388608.0f;
+        const float v1076 = fmaf(v1075, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const float v1078 = v953 ? v992 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_f16 v1079 = iron_f32_to_f16(v1078);
+        const float v1081 = v953 ? v1004 : 0.0f;
+        const iron_f16 v1082 = iron_f32_to_f16(v1081);
+        const float v1084 = v953 ? v1016 : 0.0f;
+        const iron_f16 v1085 = iron_f32_to_f16(v1084);
+        const float v1087 = v953 ? v1028 : 0.0f;
+        const iron_f16 v1088 = iron_f32_to_f16(v1087);
+        const float v1090 = v953 ? v1040 : 0.0f;
+        const iron_f16 v1091 = iron_f32_to_f16(v1090);
+        const float v1093 = v953 ? v1052 : 0.0f;
+        const iron_f16 v1094 = iron_f32_to_f16(v1093);
+        const float v1096 = v953 ? v1064 : 0.0f;
+        const iron_f16 v1097 = iron_f32_to_f16(v1096);
+        const float v1099 = v953 ? v1076 : 0.0f;
+        const iron_f16 v1100 = iron_f32_to_f16(v1099);
+        *reinterpret_cast<iron_f16x8*>(shm1 + v1105) = iron_f16x8{{v1079, v1082, v1085, v1088, v1091, v1094, v1097, v1100}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1118 = v912 + v1115;  // kernels/gemm/quant_b.hpp:137
+        const bool v1119 = v1118 < v3;
+        const bool v1120 = v1117 && v1119;
+        const unsigned int v1124 = min(v1118, v955);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1130 = v1124 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v1134 = v1133 + v1130;
+        const unsigned int v1137 = packed[v1134];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v1139 = v1124 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v1143 = v1142 + v1139;
+        const iron_f16 v1144 = scales[v1143];  // kernels/gemm/quant_b.hpp:39
+        const float v1145 = iron_to_f32(v1144);
+        const iron_f16 v1146 = biases[v1143];  // kernels/gemm/quant_b.hpp:40
+        const float v1147 = iron_to_f32(v1146);
+        const unsigned int v1152 = v1137 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1153 = v1152 & 15u;
+        const unsigned int v1156 = v1153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1157 = __uint_as_float(v1156);
+        const float v1158 = v1157 - 8388608.0f;
+        const float v1159 = fmaf(v1158, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1164 = v1137 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1165 = v1164 & 15u;
+        const unsigned int v1168 = v1165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1169 = __uint_as_float(v1168);
+        const float v1170 = v1169 - 8388608.0f;
+        const float v1171 = fmaf(v1170, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1176 = v1137 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1177 = v1176 & 15u;
+        const unsigned int v1180 = v1177 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1181 = __uint_as_float(v1180);
+        const float v1182 = v1181 - 8388608.0f;
+        const float v1183 = fmaf(v1182, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1188 = v1137 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1189 = v1188 & 15u;
+        const unsigned int v1192 = v1189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1193 = __uint_as_float(v1192);
+        const float v1194 = v1193 - 8388608.0f;
+        const float v1195 = fmaf(v1194, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1200 = v1137 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1201 = v1200 & 15u;
+        const unsigned int v1204 = v1201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1205 = __uint_as_float(v1204);
+        const float v1206 = v1205 - 8388608.0f;
+        const float v1207 = fmaf(v1206, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1212 = v1137 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1213 = v1212 & 15u;
+        const unsigned int v1216 = v1213 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1217 = __uint_as_float(v1216);
+        const float v1218 = v1217 - 8388608.0f;
+        const float v1219 = fmaf(v1218, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1224 = v1137 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1225 = v1224 & 15u;
+        const unsigned int v1228 = v1225 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1229 = __uint_as_float(v1228);
+        const float v1230 = v1229 - 8388608.0f;
+        const float v1231 = fmaf(v1230, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1236 = v1137 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1237 = v1236 & 15u;
+        const unsigned int v1240 = v1237 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1241 = __uint_as_float(v1240);
+        const float v1242 = v1241 - 8388608.0f;
+        const float v1243 = fmaf(v1242, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const float v1245 = v1120 ? v1159 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_f16 v1246 = iron_f32_to_f16(v1245);
+        const float v1248 = v1120 ? v1171 : 0.0f;
+        const iron_f16 v1249 = iron_f32_to_f16(v1248);
+        const float v1251 = v1120 ? v1183 : 0.0f;
+        const iron_f16 v1252 = iron_f32_to_f16(v1251);
+        const float v1254 = v1120 ? v1195 : 0.0f;
+        const iron_f16 v1255 = iron_f32_to_f16(v1254);
+        const float v1257 = v1120 ? v1207 : 0.0f;
+        const iron_f16 v1258 = iron_f32_to_f16(v1257);
+        const float v1260 = v1120 ? v1219 : 0.0f;
+        const iron_f16 v1261 = iron_f32_to_f16(v1260);
+        const float v1263 = v1120 ? v1231 : 0.0f;
+        const iron_f16 v1264 = iron_f32_to_f16(v1263);
+        const float v1266 = v1120 ? v1243 : 0.0f;
+        const iron_f16 v1267 = iron_f32_to_f16(v1266);
+        *reinterpret_cast<iron_f16x8*>(shm1 + v1272) = iron_f16x8{{v1246, v1249, v1252, v1255, v1258, v1261, v1264, v1267}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1285 = v912 + v1282;  // kernels/gemm/quant_b.hpp:137
+        const bool v1286 = v1285 < v3;
+        const bool v1287 = v1284 && v1286;
+        const unsigned int v1291 = min(v1285, v955);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1297 = v1291 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v1301 = v1300 + v1297;
+        const unsigned int v1304 = packed[v1301];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v1306 = v1291 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v1310 = v1309 + v1306;
+        const iron_f16 v1311 = scales[v1310];  // kernels/gemm/quant_b.hpp:39
+        const float v1312 = iron_to_f32(v1311);
+        const iron_f16 v1313 = biases[v1310];  // kernels/gemm/quant_b.hpp:40
+        const float v1314 = iron_to_f32(v1313);
+        const unsigned int v1319 = v1304 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1320 = v1319 & 15u;
+        const unsigned int v1323 = v1320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1324 = __uint_as_float(v1323);
+        const float v1325 = v1324 - 8388608.0f;
+        const float v1326 = fmaf(v1325, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1331 = v1304 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1332 = v1331 & 15u;
+        const unsigned int v1335 = v1332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1336 = __uint_as_float(v1335);
+        const float v1337 = v1336 - 8388608.0f;
+        const float v1338 = fmaf(v1337, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1343 = v1304 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1344 = v1343 & 15u;
+        const unsigned int v1347 = v1344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1348 = __uint_as_float(v1347);
+        const float v1349 = v1348 - 8388608.0f;
+        const float v1350 = fmaf(v1349, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1355 = v1304 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1356 = v1355 & 15u;
+        const unsigned int v1359 = v1356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1360 = __uint_as_float(v1359);
+        const float v1361 = v1360 - 8388608.0f;
+        const float v1362 = fmaf(v1361, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1367 = v1304 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1368 = v1367 & 15u;
+        const unsigned int v1371 = v1368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1372 = __uint_as_float(v1371);
+        const float v1373 = v1372 - 8388608.0f;
+        const float v1374 = fmaf(v1373, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1379 = v1304 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1380 = v1379 & 15u;
+        const unsigned int v1383 = v1380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1384 = __uint_as_float(v1383);
+        const float v1385 = v1384 - 8388608.0f;
+        const float v1386 = fmaf(v1385, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1391 = v1304 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1392 = v1391 & 15u;
+        const unsigned int v1395 = v1392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1396 = __uint_as_float(v1395);
+        const float v1397 = v1396 - 8388608.0f;
+        const float v1398 = fmaf(v1397, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1403 = v1304 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1404 = v1403 & 15u;
+        const unsigned int v1407 = v1404 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1408 = __uint_as_float(v1407);
+        const float v1409 = v1408 - 8388608.0f;
+        const float v1410 = fmaf(v1409, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const float v1412 = v1287 ? v1326 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_f16 v1413 = iron_f32_to_f16(v1412);
+        const float v1415 = v1287 ? v1338 : 0.0f;
+        const iron_f16 v1416 = iron_f32_to_f16(v1415);
+        const float v1418 = v1287 ? v1350 : 0.0f;
+        const iron_f16 v1419 = iron_f32_to_f16(v1418);
+        const float v1421 = v1287 ? v1362 : 0.0f;
+        const iron_f16 v1422 = iron_f32_to_f16(v1421);
+        const float v1424 = v1287 ? v1374 : 0.0f;
+        const iron_f16 v1425 = iron_f32_to_f16(v1424);
+        const float v1427 = v1287 ? v1386 : 0.0f;
+        const iron_f16 v1428 = iron_f32_to_f16(v1427);
+        const float v1430 = v1287 ? v1398 : 0.0f;
+        const iron_f16 v1431 = iron_f32_to_f16(v1430);
+        const float v1433 = v1287 ? v1410 : 0.0f;
+        const iron_f16 v1434 = iron_f32_to_f16(v1433);
+        *reinterpret_cast<iron_f16x8*>(shm1 + v1439) = iron_f16x8{{v1413, v1416, v1419, v1422, v1425, v1428, v1431, v1434}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1452 = v912 + v1449;  // kernels/gemm/quant_b.hpp:137
+        const bool v1453 = v1452 < v3;
+        const bool v1454 = v1451 && v1453;
+        const unsigned int v1458 = min(v1452, v955);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1464 = v1458 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v1468 = v1467 + v1464;
+        const unsigned int v1471 = packed[v1468];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v1473 = v1458 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v1477 = v1476 + v1473;
+        const iron_f16 v1478 = scales[v1477];  // kernels/gemm/quant_b.hpp:39
+        const float v1479 = iron_to_f32(v1478);
+        const iron_f16 v1480 = biases[v1477];  // kernels/gemm/quant_b.hpp:40
+        const float v1481 = iron_to_f32(v1480);
+        const unsigned int v1486 = v1471 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1487 = v1486 & 15u;
+        const unsigned int v1490 = v1487 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1491 = __uint_as_float(v1490);
+        const float v1492 = v1491 - 8388608.0f;
+        const float v1493 = fmaf(v1492, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1498 = v1471 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1499 = v1498 & 15u;
+        const unsigned int v1502 = v1499 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1503 = __uint_as_float(v1502);
+        const float v1504 = v1503 - 8388608.0f;
+        const float v1505 = fmaf(v1504, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1510 = v1471 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1511 = v1510 & 15u;
+        const unsigned int v1514 = v1511 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1515 = __uint_as_float(v1514);
+        const float v1516 = v1515 - 8388608.0f;
+        const float v1517 = fmaf(v1516, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1522 = v1471 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1523 = v1522 & 15u;
+        const unsigned int v1526 = v1523 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1527 = __uint_as_float(v1526);
+        const float v1528 = v1527 - 8388608.0f;
+        const float v1529 = fmaf(v1528, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1534 = v1471 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1535 = v1534 & 15u;
+        const unsigned int v1538 = v1535 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1539 = __uint_as_float(v1538);
+        const float v1540 = v1539 - 8388608.0f;
+        const float v1541 = fmaf(v1540, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1546 = v1471 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1547 = v1546 & 15u;
+        const unsigned int v1550 = v1547 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1551 = __uint_as_float(v1550);
+        const float v1552 = v1551 - 8388608.0f;
+        const float v1553 = fmaf(v1552, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1558 = v1471 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1559 = v1558 & 15u;
+        const unsigned int v1562 = v1559 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1563 = __uint_as_float(v1562);
+        const float v1564 = v1563 - 8388608.0f;
+        const float v1565 = fmaf(v1564, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v1570 = v1471 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v1571 = v1570 & 15u;
+        const unsigned int v1574 = v1571 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1575 = __uint_as_float(v1574);
+        const float v1576 = v1575 - 8388608.0f;
+        const float v1577 = fmaf(v1576, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const float v1579 = v1454 ? v1493 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_f16 v1580 = iron_f32_to_f16(v1579);
+        const float v1582 = v1454 ? v1505 : 0.0f;
+        const iron_f16 v1583 = iron_f32_to_f16(v1582);
+        const float v1585 = v1454 ? v1517 : 0.0f;
+        const iron_f16 v1586 = iron_f32_to_f16(v1585);
+        const float v1588 = v1454 ? v1529 : 0.0f;
+        const iron_f16 v1589 = iron_f32_to_f16(v1588);
+        const float v1591 = v1454 ? v1541 : 0.0f;
+        const iron_f16 v1592 = iron_f32_to_f16(v1591);
+        const float v1594 = v1454 ? v1553 : 0.0f;
+        const iron_f16 v1595 = iron_f32_to_f16(v1594);
+        const float v1597 = v1454 ? v1565 : 0.0f;
+        const iron_f16 v1598 = iron_f32_to_f16(v1597);
+        const float v1600 = v1454 ? v1577 : 0.0f;
+        const iron_f16 v1601 = iron_f32_to_f16(v1600);
+        *reinterpret_cast<iron_f16x8*>(shm1 + v1606) = iron_f16x8{{v1580, v1583, v1586, v1589, v1592, v1595, v1598, v1601}};  // kernels/gemm/quant_b.hpp:146
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load_shared<false>(v90, shm0, v1609, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v92, shm1, v1615, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load_shared<false>(v90, shm0, v1623, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v92, shm1, v1629, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const unsigned int v1630 = static_cast<unsigned int>(v88.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1631 = v71 + v82;
-    const unsigned int v1632 = v1631 + v1630;
-    const unsigned int v1633 = static_cast<unsigned int>(v88.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1634 = v76 + v86;
-    const unsigned int v1635 = v1634 + v1633;
-    const bool v1636 = v1632 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1637 = v1635 < v75;
-    const bool v1638 = v1636 && v1637;
-    if (v1638) {
-      const float v1639 = v88.x[0];
-      const unsigned int v1641 = v1635 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1642 = v1641 < v2;
-      const bool v1643 = v1636 && v1642;
-      if (v1643) {
-        const iron_f16 v1644 = iron_f32_to_f16(v1639);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1645 = v1632 * v2;
-        const unsigned int v1646 = v1645 + v1635;
-        const unsigned int v1647 = v1646 - v74;
-        out[v1647] = v1644;
-      }
-    }
-    const unsigned int v1648 = static_cast<unsigned int>(v88.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1650 = v1631 + v1648;
-    const unsigned int v1651 = static_cast<unsigned int>(v88.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1653 = v1634 + v1651;
-    const bool v1654 = v1650 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1655 = v1653 < v75;
-    const bool v1656 = v1654 && v1655;
-    if (v1656) {
-      const float v1657 = v88.x[1];
-      const unsigned int v1659 = v1653 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1660 = v1659 < v2;
-      const bool v1661 = v1654 && v1660;
-      if (v1661) {
-        const iron_f16 v1662 = iron_f32_to_f16(v1657);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1663 = v1650 * v2;
-        const unsigned int v1664 = v1663 + v1653;
-        const unsigned int v1665 = v1664 - v74;
-        out[v1665] = v1662;
-      }
-    }
-    const unsigned int v1666 = static_cast<unsigned int>(v88.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1668 = v1631 + v1666;
-    const unsigned int v1669 = static_cast<unsigned int>(v88.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1671 = v1634 + v1669;
-    const bool v1672 = v1668 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1673 = v1671 < v75;
-    const bool v1674 = v1672 && v1673;
-    if (v1674) {
-      const float v1675 = v88.x[2];
-      const unsigned int v1677 = v1671 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1678 = v1677 < v2;
-      const bool v1679 = v1672 && v1678;
-      if (v1679) {
-        const iron_f16 v1680 = iron_f32_to_f16(v1675);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1681 = v1668 * v2;
-        const unsigned int v1682 = v1681 + v1671;
-        const unsigned int v1683 = v1682 - v74;
-        out[v1683] = v1680;
-      }
-    }
-    const unsigned int v1684 = static_cast<unsigned int>(v88.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1686 = v1631 + v1684;
-    const unsigned int v1687 = static_cast<unsigned int>(v88.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1689 = v1634 + v1687;
-    const bool v1690 = v1686 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1691 = v1689 < v75;
-    const bool v1692 = v1690 && v1691;
-    if (v1692) {
-      const float v1693 = v88.x[3];
-      const unsigned int v1695 = v1689 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1696 = v1695 < v2;
-      const bool v1697 = v1690 && v1696;
-      if (v1697) {
-        const iron_f16 v1698 = iron_f32_to_f16(v1693);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1699 = v1686 * v2;
-        const unsigned int v1700 = v1699 + v1689;
-        const unsigned int v1701 = v1700 - v74;
-        out[v1701] = v1698;
-      }
-    }
-    const unsigned int v1702 = static_cast<unsigned int>(v88.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1704 = v1631 + v1702;
-    const unsigned int v1705 = static_cast<unsigned int>(v88.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1707 = v1634 + v1705;
-    const bool v1708 = v1704 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1709 = v1707 < v75;
-    const bool v1710 = v1708 && v1709;
-    if (v1710) {
-      const float v1711 = v88.x[4];
-      const unsigned int v1713 = v1707 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1714 = v1713 < v2;
-      const bool v1715 = v1708 && v1714;
-      if (v1715) {
-        const iron_f16 v1716 = iron_f32_to_f16(v1711);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1717 = v1704 * v2;
-        const unsigned int v1718 = v1717 + v1707;
-        const unsigned int v1719 = v1718 - v74;
-        out[v1719] = v1716;
-      }
+    const unsigned int v1634 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1635 = v75 + v86;
+    const unsigned int v1636 = v1635 + v1634;
+    const unsigned int v1637 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1638 = v80 + v90;
+    const unsigned int v1639 = v1638 + v1637;
+    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1641 = v1639 < v79;
+    const bool v1642 = v1640 && v1641;
+    if (v1642) {
+      const float v1643 = v92.x[0];
+      const unsigned int v1645 = v1639 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1646 = v1645 < v2;
+      const bool v1647 = v1640 && v1646;
+      if (v1647) {
+        const iron_f16 v1648 = iron_f32_to_f16(v1643);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1649 = v1636 * v2;
+        const unsigned int v1650 = v1649 + v1639;
+        const unsigned int v1651 = v1650 - v78;
+        out[v1651] = v1648;
+      }
+    }
+    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1654 = v1635 + v1652;
+    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1657 = v1638 + v1655;
+    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1659 = v1657 < v79;
+    const bool v1660 = v1658 && v1659;
+    if (v1660) {
+      const float v1661 = v92.x[1];
+      const unsigned int v1663 = v1657 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1664 = v1663 < v2;
+      const bool v1665 = v1658 && v1664;
+      if (v1665) {
+        const iron_f16 v1666 = iron_f32_to_f16(v1661);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1667 = v1654 * v2;
+        const unsigned int v1668 = v1667 + v1657;
+        const unsigned int v1669 = v1668 - v78;
+        out[v1669] = v1666;
+      }
+    }
+    const unsigned int v1670 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1672 = v1635 + v1670;
+    const unsigned int v1673 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1675 = v1638 + v1673;
+    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1677 = v1675 < v79;
+    const bool v1678 = v1676 && v1677;
+    if (v1678) {
+      const float v1679 = v92.x[2];
+      const unsigned int v1681 = v1675 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1682 = v1681 < v2;
+      const bool v1683 = v1676 && v1682;
+      if (v1683) {
+        const iron_f16 v1684 = iron_f32_to_f16(v1679);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1685 = v1672 * v2;
+        const unsigned int v1686 = v1685 + v1675;
+        const unsigned int v1687 = v1686 - v78;
+        out[v1687] = v1684;
+      }
+    }
+    const unsigned int v1688 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1690 = v1635 + v1688;
+    const unsigned int v1691 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1693 = v1638 + v1691;
+    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1695 = v1693 < v79;
+    const bool v1696 = v1694 && v1695;
+    if (v1696) {
+      const float v1697 = v92.x[3];
+      const unsigned int v1699 = v1693 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1700 = v1699 < v2;
+      const bool v1701 = v1694 && v1700;
+      if (v1701) {
+        const iron_f16 v1702 = iron_f32_to_f16(v1697);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1703 = v1690 * v2;
+        const unsigned int v1704 = v1703 + v1693;
+        const unsigned int v1705 = v1704 - v78;
+        out[v1705] = v1702;
+      }
+    }
+    const unsigned int v1706 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1708 = v1635 + v1706;
+    const unsigned int v1709 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1711 = v1638 + v1709;
+    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1713 = v1711 < v79;
+    const bool v1714 = v1712 && v1713;
+    if (v1714) {
+      const float v1715 = v92.x[4];
+      const unsigned int v1717 = v1711 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1718 = v1717 < v2;
+      const bool v1719 = v1712 && v1718;
+      if (v1719) {
+        const iron_f16 v1720 = iron_f32_to_f16(v1715);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1721 = v1708 * v2;
+        const unsigned int v1722 = v1721 + v1711;
+        const unsigned int v1723 = v1722 - v78;
+        out[v1723] = v1720;
+      }
     }
-    const unsigned int v1720 = static_cast<unsigned int>(v88.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1722 = v1631 + v1720;
-    const unsigned int v1723 = static_cast<unsigned int>(v88.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1725 = v1634 + v1723;
-    const bool v1726 = v1722 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1727 = v1725 < v75;
-    const bool v1728 = v1726 && v1727;
-    if (v1728) {
-      const float v1729 = v88.x[5];
-      const unsigned int v1731 = v1725 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1732 = v1731 < v2;
-      const bool v1733 = v1726 && v1732;
-      if (v1733) {
-        const iron_f16 v1734 = iron_f32_to_f16(v1729);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1735 = v1722 * v2;
-        const unsigned int v1736 = v1735 + v1725;
-        const unsigned int v1737 = v1736 - v74;
-        out[v1737] = v1734;
-      }
-    }
-    const unsigned int v1738 = static_cast<unsigned int>(v88.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1740 = v1631 + v1738;
-    const unsigned int v1741 = static_cast<unsigned int>(v88.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1743 = v1634 + v1741;
-    const bool v1744 = v1740 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1745 = v1743 < v75;
-    const bool v1746 = v1744 && v1745;
-    if (v1746) {
-      const float v1747 = v88.x[6];
-      const unsigned int v1749 = v1743 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1750 = v1749 < v2;
-      const bool v1751 = v1744 && v1750;
-      if (v1751) {
-        const iron_f16 v1752 = iron_f32_to_f16(v1747);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1753 = v1740 * v2;
-        const unsigned int v1754 = v1753 + v1743;
-        const unsigned int v1755 = v1754 - v74;
-        out[v1755] = v1752;
-      }
-    }
-    const unsigned int v1756 = static_cast<unsigned int>(v88.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1758 = v1631 + v1756;
-    const unsigned int v1759 = static_cast<unsigned int>(v88.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1761 = v1634 + v1759;
-    const bool v1762 = v1758 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1763 = v1761 < v75;
-    const bool v1764 = v1762 && v1763;
-    if (v1764) {
-      const float v1765 = v88.x[7];
-      const unsigned int v1767 = v1761 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1768 = v1767 < v2;
-      const bool v1769 = v1762 && v1768;
-      if (v1769) {
-        const iron_f16 v1770 = iron_f32_to_f16(v1765);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1771 = v1758 * v2;
-        const unsigned int v1772 = v1771 + v1761;
-        const unsigned int v1773 = v1772 - v74;
-        out[v1773] = v1770;
-      }
-    }
-    const unsigned int v1774 = static_cast<unsigned int>(v88.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1776 = v1631 + v1774;
-    const unsigned int v1777 = static_cast<unsigned int>(v88.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1779 = v1634 + v1777;
-    const bool v1780 = v1776 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1781 = v1779 < v75;
-    const bool v1782 = v1780 && v1781;
-    if (v1782) {
-      const float v1783 = v88.x[8];
-      const unsigned int v1785 = v1779 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1786 = v1785 < v2;
-      const bool v1787 = v1780 && v1786;
-      if (v1787) {
-        const iron_f16 v1788 = iron_f32_to_f16(v1783);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1789 = v1776 * v2;
-        const unsigned int v1790 = v1789 + v1779;
-        const unsigned int v1791 = v1790 - v74;
-        out[v1791] = v1788;
-      }
-    }
-    const unsigned int v1792 = static_cast<unsigned int>(v88.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1794 = v1631 + v1792;
-    const unsigned int v1795 = static_cast<unsigned int>(v88.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1797 = v1634 + v1795;
-    const bool v1798 = v1794 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1799 = v1797 < v75;
-    const bool v1800 = v1798 && v1799;
-    if (v1800) {
-      const float v1801 = v88.x[9];
-      const unsigned int v1803 = v1797 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1804 = v1803 < v2;
-      const bool v1805 = v1798 && v1804;
-      if (v1805) {
-        const iron_f16 v1806 = iron_f32_to_f16(v1801);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1807 = v1794 * v2;
-        const unsigned int v1808 = v1807 + v1797;
-        const unsigned int v1809 = v1808 - v74;
-        out[v1809] = v1806;
-      }
-    }
-    const unsigned int v1810 = static_cast<unsigned int>(v88.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1812 = v1631 + v1810;
-    const unsigned int v1813 = static_cast<unsigned int>(v88.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1815 = v1634 + v1813;
-    const bool v1816 = v1812 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1817 = v1815 < v75;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const float v1819 = v88.x[10];
-      const unsigned int v1821 = v1815 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1822 = v1821 < v2;
-      const bool v1823 = v1816 && v1822;
-      if (v1823) {
-        const iron_f16 v1824 = iron_f32_to_f16(v1819);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1825 = v1812 * v2;
-        const unsigned int v1826 = v1825 + v1815;
-        const unsigned int v1827 = v1826 - v74;
-        out[v1827] = v1824;
-      }
-    }
-    const unsigned int v1828 = static_cast<unsigned int>(v88.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1830 = v1631 + v1828;
-    const unsigned int v1831 = static_cast<unsigned int>(v88.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1833 = v1634 + v1831;
-    const bool v1834 = v1830 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1835 = v1833 < v75;
-    const bool v1836 = v1834 && v1835;
-    if (v1836) {
-      const float v1837 = v88.x[11];
-      const unsigned int v1839 = v1833 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1840 = v1839 < v2;
-      const bool v1841 = v1834 && v1840;
-      if (v1841) {
-        const iron_f16 v1842 = iron_f32_to_f16(v1837);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1843 = v1830 * v2;
-        const unsigned int v1844 = v1843 + v1833;
-        const unsigned int v1845 = v1844 - v74;
-        out[v1845] = v1842;
-      }
-    }
-    const unsigned int v1846 = static_cast<unsigned int>(v88.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1848 = v1631 + v1846;
-    const unsigned int v1849 = static_cast<unsigned int>(v88.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1851 = v1634 + v1849;
-    const bool v1852 = v1848 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1853 = v1851 < v75;
-    const bool v1854 = v1852 && v1853;
-    if (v1854) {
-      const float v1855 = v88.x[12];
-      const unsigned int v1857 = v1851 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1858 = v1857 < v2;
-      const bool v1859 = v1852 && v1858;
-      if (v1859) {
-        const iron_f16 v1860 = iron_f32_to_f16(v1855);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1861 = v1848 * v2;
-        const unsigned int v1862 = v1861 + v1851;
-        const unsigned int v1863 = v1862 - v74;
-        out[v1863] = v1860;
-      }
-    }
-    const unsigned int v1864 = static_cast<unsigned int>(v88.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1866 = v1631 + v1864;
-    const unsigned int v1867 = static_cast<unsigned int>(v88.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1869 = v1634 + v1867;
-    const bool v1870 = v1866 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1871 = v1869 < v75;
-    const bool v1872 = v1870 && v1871;
-    if (v1872) {
-      const float v1873 = v88.x[13];
-      const unsigned int v1875 = v1869 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1876 = v1875 < v2;
-      const bool v1877 = v1870 && v1876;
-      if (v1877) {
-        const iron_f16 v1878 = iron_f32_to_f16(v1873);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1879 = v1866 * v2;
-        const unsigned int v1880 = v1879 + v1869;
-        const unsigned int v1881 = v1880 - v74;
-        out[v1881] = v1878;
-      }
-    }
-    const unsigned int v1882 = static_cast<unsigned int>(v88.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1884 = v1631 + v1882;
-    const unsigned int v1885 = static_cast<unsigned int>(v88.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1887 = v1634 + v1885;
-    const bool v1888 = v1884 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1889 = v1887 < v75;
-    const bool v1890 = v1888 && v1889;
-    if (v1890) {
-      const float v1891 = v88.x[14];
-      const unsigned int v1893 = v1887 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1894 = v1893 < v2;
-      const bool v1895 = v1888 && v1894;
-      if (v1895) {
-        const iron_f16 v1896 = iron_f32_to_f16(v1891);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1897 = v1884 * v2;
-        const unsigned int v1898 = v1897 + v1887;
-        const unsigned int v1899 = v1898 - v74;
-        out[v1899] = v1896;
-      }
-    }
-    const unsigned int v1900 = static_cast<unsigned int>(v88.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1902 = v1631 + v1900;
-    const unsigned int v1903 = static_cast<unsigned int>(v88.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1905 = v1634 + v1903;
-    const bool v1906 = v1902 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1907 = v1905 < v75;
-    const bool v1908 = v1906 && v1907;
-    if (v1908) {
-      const float v1909 = v88.x[15];
-      const unsigned int v1911 = v1905 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1912 = v1911 < v2;
-      const bool v1913 = v1906 && v1912;
-      if (v1913) {
-        const iron_f16 v1914 = iron_f32_to_f16(v1909);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1915 = v1902 * v2;
-        const unsigned int v1916 = v1915 + v1905;
-        const unsigned int v1917 = v1916 - v74;
-        out[v1917] = v1914;
-      }
-    }
-    const unsigned int v1918 = static_cast<unsigned int>(v88.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1920 = v1631 + v1918;
-    const unsigned int v1921 = static_cast<unsigned int>(v88.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1923 = v1634 + v1921;
-    const bool v1924 = v1920 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1925 = v1923 < v75;
-    const bool v1926 = v1924 && v1925;
-    if (v1926) {
-      const float v1927 = v88.x[16];
-      const unsigned int v1929 = v1923 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1930 = v1929 < v2;
-      const bool v1931 = v1924 && v1930;
-      if (v1931) {
-        const iron_f16 v1932 = iron_f32_to_f16(v1927);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1933 = v1920 * v2;
-        const unsigned int v1934 = v1933 + v1923;
-        const unsigned int v1935 = v1934 - v74;
-        out[v1935] = v1932;
-      }
-    }
-    const unsigned int v1936 = static_cast<unsigned int>(v88.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1938 = v1631 + v1936;
-    const unsigned int v1939 = static_cast<unsigned int>(v88.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1941 = v1634 + v1939;
-    const bool v1942 = v1938 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1943 = v1941 < v75;
-    const bool v1944 = v1942 && v1943;
-    if (v1944) {
-      const float v1945 = v88.x[17];
-      const unsigned int v1947 = v1941 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1948 = v1947 < v2;
-      const bool v1949 = v1942 && v1948;
-      if (v1949) {
-        const iron_f16 v1950 = iron_f32_to_f16(v1945);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1951 = v1938 * v2;
-        const unsigned int v1952 = v1951 + v1941;
-        const unsigned int v1953 = v1952 - v74;
-        out[v1953] = v1950;
-      }
-    }
-    const unsigned int v1954 = static_cast<unsigned int>(v88.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1956 = v1631 + v1954;
-    const unsigned int v1957 = static_cast<unsigned int>(v88.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1959 = v1634 + v1957;
-    const bool v1960 = v1956 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1961 = v1959 < v75;
-    const bool v1962 = v1960 && v1961;
-    if (v1962) {
-      const float v1963 = v88.x[18];
-      const unsigned int v1965 = v1959 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1966 = v1965 < v2;
-      const bool v1967 = v1960 && v1966;
-      if (v1967) {
-        const iron_f16 v1968 = iron_f32_to_f16(v1963);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1969 = v1956 * v2;
-        const unsigned int v1970 = v1969 + v1959;
-        const unsigned int v1971 = v1970 - v74;
-        out[v1971] = v1968;
-      }
-    }
-    const unsigned int v1972 = static_cast<unsigned int>(v88.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1974 = v1631 + v1972;
-    const unsigned int v1975 = static_cast<unsigned int>(v88.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1977 = v1634 + v1975;
-    const bool v1978 = v1974 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1979 = v1977 < v75;
-    const bool v1980 = v1978 && v1979;
-    if (v1980) {
-      const float v1981 = v88.x[19];
-      const unsigned int v1983 = v1977 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1984 = v1983 < v2;
-      const bool v1985 = v1978 && v1984;
-      if (v1985) {
-        const iron_f16 v1986 = iron_f32_to_f16(v1981);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1987 = v1974 * v2;
-        const unsigned int v1988 = v1987 + v1977;
-        const unsigned int v1989 = v1988 - v74;
-        out[v1989] = v1986;
-      }
-    }
-    const unsigned int v1990 = static_cast<unsigned int>(v88.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1992 = v1631 + v1990;
-    const unsigned int v1993 = static_cast<unsigned int>(v88.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1995 = v1634 + v1993;
-    const bool v1996 = v1992 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1997 = v1995 < v75;
-    const bool v1998 = v1996 && v1997;
-    if (v1998) {
-      const float v1999 = v88.x[20];
-      const unsigned int v2001 = v1995 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2002 = v2001 < v2;
-      const bool v2003 = v1996 && v2002;
-      if (v2003) {
-        const iron_f16 v2004 = iron_f32_to_f16(v1999);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2005 = v1992 * v2;
-        const unsigned int v2006 = v2005 + v1995;
-        const unsigned int v2007 = v2006 - v74;
-        out[v2007] = v2004;
-      }
-    }
-    const unsigned int v2008 = static_cast<unsigned int>(v88.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2010 = v1631 + v2008;
-    const unsigned int v2011 = static_cast<unsigned int>(v88.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2013 = v1634 + v2011;
-    const bool v2014 = v2010 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2015 = v2013 < v75;
-    const bool v2016 = v2014 && v2015;
-    if (v2016) {
-      const float v2017 = v88.x[21];
-      const unsigned int v2019 = v2013 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2020 = v2019 < v2;
-      const bool v2021 = v2014 && v2020;
-      if (v2021) {
-        const iron_f16 v2022 = iron_f32_to_f16(v2017);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2023 = v2010 * v2;
-        const unsigned int v2024 = v2023 + v2013;
-        const unsigned int v2025 = v2024 - v74;
-        out[v2025] = v2022;
-      }
-    }
-    const unsigned int v2026 = static_cast<unsigned int>(v88.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2028 = v1631 + v2026;
-    const unsigned int v2029 = static_cast<unsigned int>(v88.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2031 = v1634 + v2029;
-    const bool v2032 = v2028 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2033 = v2031 < v75;
-    const bool v2034 = v2032 && v2033;
-    if (v2034) {
-      const float v2035 = v88.x[22];
-      const unsigned int v2037 = v2031 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2038 = v2037 < v2;
-      const bool v2039 = v2032 && v2038;
-      if (v2039) {
-        const iron_f16 v2040 = iron_f32_to_f16(v2035);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2041 = v2028 * v2;
-        const unsigned int v2042 = v2041 + v2031;
-        const unsigned int v2043 = v2042 - v74;
-        out[v2043] = v2040;
-      }
-    }
-    const unsigned int v2044 = static_cast<unsigned int>(v88.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2046 = v1631 + v2044;
-    const unsigned int v2047 = static_cast<unsigned int>(v88.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2049 = v1634 + v2047;
-    const bool v2050 = v2046 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2051 = v2049 < v75;
-    const bool v2052 = v2050 && v2051;
-    if (v2052) {
-      const float v2053 = v88.x[23];
-      const unsigned int v2055 = v2049 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2056 = v2055 < v2;
-      const bool v2057 = v2050 && v2056;
-      if (v2057) {
-        const iron_f16 v2058 = iron_f32_to_f16(v2053);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2059 = v2046 * v2;
-        const unsigned int v2060 = v2059 + v2049;
-        const unsigned int v2061 = v2060 - v74;
-        out[v2061] = v2058;
-      }
-    }
-    const unsigned int v2062 = static_cast<unsigned int>(v88.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2064 = v1631 + v2062;
-    const unsigned int v2065 = static_cast<unsigned int>(v88.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2067 = v1634 + v2065;
-    const bool v2068 = v2064 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2069 = v2067 < v75;
-    const bool v2070 = v2068 && v2069;
-    if (v2070) {
-      const float v2071 = v88.x[24];
-      const unsigned int v2073 = v2067 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2074 = v2073 < v2;
-      const bool v2075 = v2068 && v2074;
-      if (v2075) {
-        const iron_f16 v2076 = iron_f32_to_f16(v2071);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2077 = v2064 * v2;
-        const unsigned int v2078 = v2077 + v2067;
-        const unsigned int v2079 = v2078 - v74;
-        out[v2079] = v2076;
-      }
-    }
-    const unsigned int v2080 = static_cast<unsigned int>(v88.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2082 = v1631 + v2080;
-    const unsigned int v2083 = static_cast<unsigned int>(v88.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2085 = v1634 + v2083;
-    const bool v2086 = v2082 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2087 = v2085 < v75;
-    const bool v2088 = v2086 && v2087;
-    if (v2088) {
-      const float v2089 = v88.x[25];
-      const unsigned int v2091 = v2085 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2092 = v2091 < v2;
-      const bool v2093 = v2086 && v2092;
-      if (v2093) {
-        const iron_f16 v2094 = iron_f32_to_f16(v2089);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2095 = v2082 * v2;
-        const unsigned int v2096 = v2095 + v2085;
-        const unsigned int v2097 = v2096 - v74;
-        out[v2097] = v2094;
-      }
-    }
-    const unsigned int v2098 = static_cast<unsigned int>(v88.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2100 = v1631 + v2098;
-    const unsigned int v2101 = static_cast<unsigned int>(v88.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2103 = v1634 + v2101;
-    const bool v2104 = v2100 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2105 = v2103 < v75;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const float v2107 = v88.x[26];
-      const unsigned int v2109 = v2103 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2110 = v2109 < v2;
-      const bool v2111 = v2104 && v2110;
-      if (v2111) {
-        const iron_f16 v2112 = iron_f32_to_f16(v2107);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2113 = v2100 * v2;
-        const unsigned int v2114 = v2113 + v2103;
-        const unsigned int v2115 = v2114 - v74;
-        out[v2115] = v2112;
-      }
-    }
-    const unsigned int v2116 = static_cast<unsigned int>(v88.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2118 = v1631 + v2116;
-    const unsigned int v2119 = static_cast<unsigned int>(v88.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2121 = v1634 + v2119;
-    const bool v2122 = v2118 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2123 = v2121 < v75;
-    const bool v2124 = v2122 && v2123;
-    if (v2124) {
-      const float v2125 = v88.x[27];
-      const unsigned int v2127 = v2121 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2128 = v2127 < v2;
-      const bool v2129 = v2122 && v2128;
-      if (v2129) {
-        const iron_f16 v2130 = iron_f32_to_f16(v2125);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2131 = v2118 * v2;
-        const unsigned int v2132 = v2131 + v2121;
-        const unsigned int v2133 = v2132 - v74;
-        out[v2133] = v2130;
-      }
-    }
-    const unsigned int v2134 = static_cast<unsigned int>(v88.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2136 = v1631 + v2134;
-    const unsigned int v2137 = static_cast<unsigned int>(v88.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2139 = v1634 + v2137;
-    const bool v2140 = v2136 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2141 = v2139 < v75;
-    const bool v2142 = v2140 && v2141;
-    if (v2142) {
-      const float v2143 = v88.x[28];
-      const unsigned int v2145 = v2139 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2146 = v2145 < v2;
-      const bool v2147 = v2140 && v2146;
-      if (v2147) {
-        const iron_f16 v2148 = iron_f32_to_f16(v2143);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2149 = v2136 * v2;
-        const unsigned int v2150 = v2149 + v2139;
-        const unsigned int v2151 = v2150 - v74;
-        out[v2151] = v2148;
-      }
-    }
-    const unsigned int v2152 = static_cast<unsigned int>(v88.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2154 = v1631 + v2152;
-    const unsigned int v2155 = static_cast<unsigned int>(v88.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2157 = v1634 + v2155;
-    const bool v2158 = v2154 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2159 = v2157 < v75;
-    const bool v2160 = v2158 && v2159;
-    if (v2160) {
-      const float v2161 = v88.x[29];
-      const unsigned int v2163 = v2157 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2164 = v2163 < v2;
-      const bool v2165 = v2158 && v2164;
-      if (v2165) {
-        const iron_f16 v2166 = iron_f32_to_f16(v2161);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2167 = v2154 * v2;
-        const unsigned int v2168 = v2167 + v2157;
-        const unsigned int v2169 = v2168 - v74;
-        out[v2169] = v2166;
-      }
-    }
-    const unsigned int v2170 = static_cast<unsigned int>(v88.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2172 = v1631 + v2170;
-    const unsigned int v2173 = static_cast<unsigned int>(v88.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2175 = v1634 + v2173;
-    const bool v2176 = v2172 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2177 = v2175 < v75;
-    const bool v2178 = v2176 && v2177;
-    if (v2178) {
-      const float v2179 = v88.x[30];
-      const unsigned int v2181 = v2175 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2182 = v2181 < v2;
-      const bool v2183 = v2176 && v2182;
-      if (v2183) {
-        const iron_f16 v2184 = iron_f32_to_f16(v2179);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2185 = v2172 * v2;
-        const unsigned int v2186 = v2185 + v2175;
-        const unsigned int v2187 = v2186 - v74;
-        out[v2187] = v2184;
-      }
-    }
-    const unsigned int v2188 = static_cast<unsigned int>(v88.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2190 = v1631 + v2188;
-    const unsigned int v2191 = static_cast<unsigned int>(v88.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2193 = v1634 + v2191;
-    const bool v2194 = v2190 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2195 = v2193 < v75;
-    const bool v2196 = v2194 && v2195;
-    if (v2196) {
-      const float v2197 = v88.x[31];
-      const unsigned int v2199 = v2193 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2200 = v2199 < v2;
-      const bool v2201 = v2194 && v2200;
-      if (v2201) {
-        const iron_f16 v2202 = iron_f32_to_f16(v2197);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2203 = v2190 * v2;
-        const unsigned int v2204 = v2203 + v2193;
-        const unsigned int v2205 = v2204 - v74;
-        out[v2205] = v2202;
-      }
-    }
-    const unsigned int v2206 = static_cast<unsigned int>(v88.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2208 = v1631 + v2206;
-    const unsigned int v2209 = static_cast<unsigned int>(v88.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2211 = v1634 + v2209;
-    const bool v2212 = v2208 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2213 = v2211 < v75;
-    const bool v2214 = v2212 && v2213;
-    if (v2214) {
-      const float v2215 = v88.x[32];
-      const unsigned int v2217 = v2211 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2218 = v2217 < v2;
-      const bool v2219 = v2212 && v2218;
-      if (v2219) {
-        const iron_f16 v2220 = iron_f32_to_f16(v2215);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2221 = v2208 * v2;
-        const unsigned int v2222 = v2221 + v2211;
-        const unsigned int v2223 = v2222 - v74;
-        out[v2223] = v2220;
-      }
-    }
-    const unsigned int v2224 = static_cast<unsigned int>(v88.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2226 = v1631 + v2224;
-    const unsigned int v2227 = static_cast<unsigned int>(v88.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2229 = v1634 + v2227;
-    const bool v2230 = v2226 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2231 = v2229 < v75;
-    const bool v2232 = v2230 && v2231;
-    if (v2232) {
-      const float v2233 = v88.x[33];
-      const unsigned int v2235 = v2229 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2236 = v2235 < v2;
-      const bool v2237 = v2230 && v2236;
-      if (v2237) {
-        const iron_f16 v2238 = iron_f32_to_f16(v2233);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2239 = v2226 * v2;
-        const unsigned int v2240 = v2239 + v2229;
-        const unsigned int v2241 = v2240 - v74;
-        out[v2241] = v2238;
-      }
-    }
-    const unsigned int v2242 = static_cast<unsigned int>(v88.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2244 = v1631 + v2242;
-    const unsigned int v2245 = static_cast<unsigned int>(v88.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2247 = v1634 + v2245;
-    const bool v2248 = v2244 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2249 = v2247 < v75;
-    const bool v2250 = v2248 && v2249;
-    if (v2250) {
-      const float v2251 = v88.x[34];
-      const unsigned int v2253 = v2247 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2254 = v2253 < v2;
-      const bool v2255 = v2248 && v2254;
-      if (v2255) {
-        const iron_f16 v2256 = iron_f32_to_f16(v2251);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2257 = v2244 * v2;
-        const unsigned int v2258 = v2257 + v2247;
-        const unsigned int v2259 = v2258 - v74;
-        out[v2259] = v2256;
-      }
-    }
-    const unsigned int v2260 = static_cast<unsigned int>(v88.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2262 = v1631 + v2260;
-    const unsigned int v2263 = static_cast<unsigned int>(v88.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2265 = v1634 + v2263;
-    const bool v2266 = v2262 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2267 = v2265 < v75;
-    const bool v2268 = v2266 && v2267;
-    if (v2268) {
-      const float v2269 = v88.x[35];
-      const unsigned int v2271 = v2265 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2272 = v2271 < v2;
-      const bool v2273 = v2266 && v2272;
-      if (v2273) {
-        const iron_f16 v2274 = iron_f32_to_f16(v2269);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2275 = v2262 * v2;
-        const unsigned int v2276 = v2275 + v2265;
-        const unsigned int v2277 = v2276 - v74;
-        out[v2277] = v2274;
-      }
-    }
-    const unsigned int v2278 = static_cast<unsigned int>(v88.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2280 = v1631 + v2278;
-    const unsigned int v2281 = static_cast<unsigned int>(v88.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2283 = v1634 + v2281;
-    const bool v2284 = v2280 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2285 = v2283 < v75;
-    const bool v2286 = v2284 && v2285;
-    if (v2286) {
-      const float v2287 = v88.x[36];
-      const unsigned int v2289 = v2283 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2290 = v2289 < v2;
-      const bool v2291 = v2284 && v2290;
-      if (v2291) {
-        const iron_f16 v2292 = iron_f32_to_f16(v2287);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2293 = v2280 * v2;
-        const unsigned int v2294 = v2293 + v2283;
-        const unsigned int v2295 = v2294 - v74;
-        out[v2295] = v2292;
-      }
-    }
-    const unsigned int v2296 = static_cast<unsigned int>(v88.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2298 = v1631 + v2296;
-    const unsigned int v2299 = static_cast<unsigned int>(v88.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2301 = v1634 + v2299;
-    const bool v2302 = v2298 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2303 = v2301 < v75;
-    const bool v2304 = v2302 && v2303;
-    if (v2304) {
-      const float v2305 = v88.x[37];
-      const unsigned int v2307 = v2301 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2308 = v2307 < v2;
-      const bool v2309 = v2302 && v2308;
-      if (v2309) {
-        const iron_f16 v2310 = iron_f32_to_f16(v2305);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2311 = v2298 * v2;
-        const unsigned int v2312 = v2311 + v2301;
-        const unsigned int v2313 = v2312 - v74;
-        out[v2313] = v2310;
-      }
-    }
-    const unsigned int v2314 = static_cast<unsigned int>(v88.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2316 = v1631 + v2314;
-    const unsigned int v2317 = static_cast<unsigned int>(v88.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2319 = v1634 + v2317;
-    const bool v2320 = v2316 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2321 = v2319 < v75;
-    const bool v2322 = v2320 && v2321;
-    if (v2322) {
-      const float v2323 = v88.x[38];
-      const unsigned int v2325 = v2319 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2326 = v2325 < v2;
-      const bool v2327 = v2320 && v2326;
-      if (v2327) {
-        const iron_f16 v2328 = iron_f32_to_f16(v2323);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2329 = v2316 * v2;
-        const unsigned int v2330 = v2329 + v2319;
-        const unsigned int v2331 = v2330 - v74;
-        out[v2331] = v2328;
-      }
-    }
-    const unsigned int v2332 = static_cast<unsigned int>(v88.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2334 = v1631 + v2332;
-    const unsigned int v2335 = static_cast<unsigned int>(v88.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2337 = v1634 + v2335;
-    const bool v2338 = v2334 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2339 = v2337 < v75;
-    const bool v2340 = v2338 && v2339;
-    if (v2340) {
-      const float v2341 = v88.x[39];
-      const unsigned int v2343 = v2337 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2344 = v2343 < v2;
-      const bool v2345 = v2338 && v2344;
-      if (v2345) {
-        const iron_f16 v2346 = iron_f32_to_f16(v2341);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2347 = v2334 * v2;
-        const unsigned int v2348 = v2347 + v2337;
-        const unsigned int v2349 = v2348 - v74;
-        out[v2349] = v2346;
-      }
-    }
-    const unsigned int v2350 = static_cast<unsigned int>(v88.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2352 = v1631 + v2350;
-    const unsigned int v2353 = static_cast<unsigned int>(v88.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2355 = v1634 + v2353;
-    const bool v2356 = v2352 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2357 = v2355 < v75;
-    const bool v2358 = v2356 && v2357;
-    if (v2358) {
-      const float v2359 = v88.x[40];
-      const unsigned int v2361 = v2355 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2362 = v2361 < v2;
-      const bool v2363 = v2356 && v2362;
-      if (v2363) {
-        const iron_f16 v2364 = iron_f32_to_f16(v2359);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2365 = v2352 * v2;
-        const unsigned int v2366 = v2365 + v2355;
-        const unsigned int v2367 = v2366 - v74;
-        out[v2367] = v2364;
-      }
-    }
-    const unsigned int v2368 = static_cast<unsigned int>(v88.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2370 = v1631 + v2368;
-    const unsigned int v2371 = static_cast<unsigned int>(v88.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2373 = v1634 + v2371;
-    const bool v2374 = v2370 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2375 = v2373 < v75;
-    const bool v2376 = v2374 && v2375;
-    if (v2376) {
-      const float v2377 = v88.x[41];
-      const unsigned int v2379 = v2373 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2380 = v2379 < v2;
-      const bool v2381 = v2374 && v2380;
-      if (v2381) {
-        const iron_f16 v2382 = iron_f32_to_f16(v2377);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2383 = v2370 * v2;
-        const unsigned int v2384 = v2383 + v2373;
-        const unsigned int v2385 = v2384 - v74;
-        out[v2385] = v2382;
-      }
-    }
-    const unsigned int v2386 = static_cast<unsigned int>(v88.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2388 = v1631 + v2386;
-    const unsigned int v2389 = static_cast<unsigned int>(v88.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2391 = v1634 + v2389;
-    const bool v2392 = v2388 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2393 = v2391 < v75;
-    const bool v2394 = v2392 && v2393;
-    if (v2394) {
-      const float v2395 = v88.x[42];
-      const unsigned int v2397 = v2391 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2398 = v2397 < v2;
-      const bool v2399 = v2392 && v2398;
-      if (v2399) {
-        const iron_f16 v2400 = iron_f32_to_f16(v2395);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2401 = v2388 * v2;
-        const unsigned int v2402 = v2401 + v2391;
-        const unsigned int v2403 = v2402 - v74;
-        out[v2403] = v2400;
-      }
-    }
-    const unsigned int v2404 = static_cast<unsigned int>(v88.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2406 = v1631 + v2404;
-    const unsigned int v2407 = static_cast<unsigned int>(v88.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2409 = v1634 + v2407;
-    const bool v2410 = v2406 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2411 = v2409 < v75;
-    const bool v2412 = v2410 && v2411;
-    if (v2412) {
-      const float v2413 = v88.x[43];
-      const unsigned int v2415 = v2409 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2410 && v2416;
-      if (v2417) {
-        const iron_f16 v2418 = iron_f32_to_f16(v2413);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2419 = v2406 * v2;
-        const unsigned int v2420 = v2419 + v2409;
-        const unsigned int v2421 = v2420 - v74;
-        out[v2421] = v2418;
-      }
-    }
-    const unsigned int v2422 = static_cast<unsigned int>(v88.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2424 = v1631 + v2422;
-    const unsigned int v2425 = static_cast<unsigned int>(v88.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2427 = v1634 + v2425;
-    const bool v2428 = v2424 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2429 = v2427 < v75;
-    const bool v2430 = v2428 && v2429;
-    if (v2430) {
-      const float v2431 = v88.x[44];
-      const unsigned int v2433 = v2427 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2434 = v2433 < v2;
-      const bool v2435 = v2428 && v2434;
-      if (v2435) {
-        const iron_f16 v2436 = iron_f32_to_f16(v2431);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2437 = v2424 * v2;
-        const unsigned int v2438 = v2437 + v2427;
-        const unsigned int v2439 = v2438 - v74;
-        out[v2439] = v2436;
-      }
-    }
-    const unsigned int v2440 = static_cast<unsigned int>(v88.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2442 = v1631 + v2440;
-    const unsigned int v2443 = static_cast<unsigned int>(v88.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2445 = v1634 + v2443;
-    const bool v2446 = v2442 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2447 = v2445 < v75;
-    const bool v2448 = v2446 && v2447;
-    if (v2448) {
-      const float v2449 = v88.x[45];
-      const unsigned int v2451 = v2445 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2452 = v2451 < v2;
-      const bool v2453 = v2446 && v2452;
-      if (v2453) {
-        const iron_f16 v2454 = iron_f32_to_f16(v2449);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2455 = v2442 * v2;
-        const unsigned int v2456 = v2455 + v2445;
-        const unsigned int v2457 = v2456 - v74;
-        out[v2457] = v2454;
-      }
-    }
-    const unsigned int v2458 = static_cast<unsigned int>(v88.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2460 = v1631 + v2458;
-    const unsigned int v2461 = static_cast<unsigned int>(v88.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2463 = v1634 + v2461;
-    const bool v2464 = v2460 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2465 = v2463 < v75;
-    const bool v2466 = v2464 && v2465;
-    if (v2466) {
-      const float v2467 = v88.x[46];
-      const unsigned int v2469 = v2463 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2470 = v2469 < v2;
-      const bool v2471 = v2464 && v2470;
-      if (v2471) {
-        const iron_f16 v2472 = iron_f32_to_f16(v2467);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2473 = v2460 * v2;
-        const unsigned int v2474 = v2473 + v2463;
-        const unsigned int v2475 = v2474 - v74;
-        out[v2475] = v2472;
-      }
-    }
-    const unsigned int v2476 = static_cast<unsigned int>(v88.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2478 = v1631 + v2476;
-    const unsigned int v2479 = static_cast<unsigned int>(v88.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2481 = v1634 + v2479;
-    const bool v2482 = v2478 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2483 = v2481 < v75;
-    const bool v2484 = v2482 && v2483;
-    if (v2484) {
-      const float v2485 = v88.x[47];
-      const unsigned int v2487 = v2481 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2488 = v2487 < v2;
-      const bool v2489 = v2482 && v2488;
-      if (v2489) {
-        const iron_f16 v2490 = iron_f32_to_f16(v2485);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2491 = v2478 * v2;
-        const unsigned int v2492 = v2491 + v2481;
-        const unsigned int v2493 = v2492 - v74;
-        out[v2493] = v2490;
-      }
-    }
-    const unsigned int v2494 = static_cast<unsigned int>(v88.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2496 = v1631 + v2494;
-    const unsigned int v2497 = static_cast<unsigned int>(v88.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2499 = v1634 + v2497;
-    const bool v2500 = v2496 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2501 = v2499 < v75;
-    const bool v2502 = v2500 && v2501;
-    if (v2502) {
-      const float v2503 = v88.x[48];
-      const unsigned int v2505 = v2499 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2506 = v2505 < v2;
-      const bool v2507 = v2500 && v2506;
-      if (v2507) {
-        const iron_f16 v2508 = iron_f32_to_f16(v2503);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2509 = v2496 * v2;
-        const unsigned int v2510 = v2509 + v2499;
-        const unsigned int v2511 = v2510 - v74;
-        out[v2511] = v2508;
-      }
-    }
-    const unsigned int v2512 = static_cast<unsigned int>(v88.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2514 = v1631 + v2512;
-    const unsigned int v2515 = static_cast<unsigned int>(v88.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2517 = v1634 + v2515;
-    const bool v2518 = v2514 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2519 = v2517 < v75;
-    const bool v2520 = v2518 && v2519;
-    if (v2520) {
-      const float v2521 = v88.x[49];
-      const unsigned int v2523 = v2517 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2524 = v2523 < v2;
-      const bool v2525 = v2518 && v2524;
-      if (v2525) {
-        const iron_f16 v2526 = iron_f32_to_f16(v2521);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2527 = v2514 * v2;
-        const unsigned int v2528 = v2527 + v2517;
-        const unsigned int v2529 = v2528 - v74;
-        out[v2529] = v2526;
-      }
-    }
-    const unsigned int v2530 = static_cast<unsigned int>(v88.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2532 = v1631 + v2530;
-    const unsigned int v2533 = static_cast<unsigned int>(v88.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2535 = v1634 + v2533;
-    const bool v2536 = v2532 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2537 = v2535 < v75;
-    const bool v2538 = v2536 && v2537;
-    if (v2538) {
-      const float v2539 = v88.x[50];
-      const unsigned int v2541 = v2535 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2542 = v2541 < v2;
-      const bool v2543 = v2536 && v2542;
-      if (v2543) {
-        const iron_f16 v2544 = iron_f32_to_f16(v2539);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2545 = v2532 * v2;
-        const unsigned int v2546 = v2545 + v2535;
-        const unsigned int v2547 = v2546 - v74;
-        out[v2547] = v2544;
-      }
-    }
-    const unsigned int v2548 = static_cast<unsigned int>(v88.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2550 = v1631 + v2548;
-    const unsigned int v2551 = static_cast<unsigned int>(v88.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2553 = v1634 + v2551;
-    const bool v2554 = v2550 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2555 = v2553 < v75;
-    const bool v2556 = v2554 && v2555;
-    if (v2556) {
-      const float v2557 = v88.x[51];
-      const unsigned int v2559 = v2553 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2560 = v2559 < v2;
-      const bool v2561 = v2554 && v2560;
-      if (v2561) {
-        const iron_f16 v2562 = iron_f32_to_f16(v2557);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2563 = v2550 * v2;
-        const unsigned int v2564 = v2563 + v2553;
-        const unsigned int v2565 = v2564 - v74;
-        out[v2565] = v2562;
-      }
-    }
-    const unsigned int v2566 = static_cast<unsigned int>(v88.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2568 = v1631 + v2566;
-    const unsigned int v2569 = static_cast<unsigned int>(v88.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2571 = v1634 + v2569;
-    const bool v2572 = v2568 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2573 = v2571 < v75;
-    const bool v2574 = v2572 && v2573;
-    if (v2574) {
-      const float v2575 = v88.x[52];
-      const unsigned int v2577 = v2571 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2578 = v2577 < v2;
-      const bool v2579 = v2572 && v2578;
-      if (v2579) {
-        const iron_f16 v2580 = iron_f32_to_f16(v2575);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2581 = v2568 * v2;
-        const unsigned int v2582 = v2581 + v2571;
-        const unsigned int v2583 = v2582 - v74;
-        out[v2583] = v2580;
-      }
-    }
-    const unsigned int v2584 = static_cast<unsigned int>(v88.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2586 = v1631 + v2584;
-    const unsigned int v2587 = static_cast<unsigned int>(v88.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2589 = v1634 + v2587;
-    const bool v2590 = v2586 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2591 = v2589 < v75;
-    const bool v2592 = v2590 && v2591;
-    if (v2592) {
-      const float v2593 = v88.x[53];
-      const unsigned int v2595 = v2589 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2596 = v2595 < v2;
-      const bool v2597 = v2590 && v2596;
-      if (v2597) {
-        const iron_f16 v2598 = iron_f32_to_f16(v2593);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2599 = v2586 * v2;
-        const unsigned int v2600 = v2599 + v2589;
-        const unsigned int v2601 = v2600 - v74;
-        out[v2601] = v2598;
-      }
-    }
-    const unsigned int v2602 = static_cast<unsigned int>(v88.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2604 = v1631 + v2602;
-    const unsigned int v2605 = static_cast<unsigned int>(v88.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2607 = v1634 + v2605;
-    const bool v2608 = v2604 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2609 = v2607 < v75;
-    const bool v2610 = v2608 && v2609;
-    if (v2610) {
-      const float v2611 = v88.x[54];
-      const unsigned int v2613 = v2607 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2614 = v2613 < v2;
-      const bool v2615 = v2608 && v2614;
-      if (v2615) {
-        const iron_f16 v2616 = iron_f32_to_f16(v2611);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2617 = v2604 * v2;
-        const unsigned int v2618 = v2617 + v2607;
-        const unsigned int v2619 = v2618 - v74;
-        out[v2619] = v2616;
-      }
-    }
-    const unsigned int v2620 = static_cast<unsigned int>(v88.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2622 = v1631 + v2620;
-    const unsigned int v2623 = static_cast<unsigned int>(v88.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2625 = v1634 + v2623;
-    const bool v2626 = v2622 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2627 = v2625 < v75;
-    const bool v2628 = v2626 && v2627;
-    if (v2628) {
-      const float v2629 = v88.x[55];
-      const unsigned int v2631 = v2625 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2632 = v2631 < v2;
-      const bool v2633 = v2626 && v2632;
-      if (v2633) {
-        const iron_f16 v2634 = iron_f32_to_f16(v2629);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2635 = v2622 * v2;
-        const unsigned int v2636 = v2635 + v2625;
-        const unsigned int v2637 = v2636 - v74;
-        out[v2637] = v2634;
-      }
-    }
-    const unsigned int v2638 = static_cast<unsigned int>(v88.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2640 = v1631 + v2638;
-    const unsigned int v2641 = static_cast<unsigned int>(v88.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2643 = v1634 + v2641;
-    const bool v2644 = v2640 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2645 = v2643 < v75;
-    const bool v2646 = v2644 && v2645;
-    if (v2646) {
-      const float v2647 = v88.x[56];
-      const unsigned int v2649 = v2643 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2650 = v2649 < v2;
-      const bool v2651 = v2644 && v2650;
-      if (v2651) {
-        const iron_f16 v2652 = iron_f32_to_f16(v2647);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2653 = v2640 * v2;
-        const unsigned int v2654 = v2653 + v2643;
-        const unsigned int v2655 = v2654 - v74;
-        out[v2655] = v2652;
-      }
-    }
-    const unsigned int v2656 = static_cast<unsigned int>(v88.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2658 = v1631 + v2656;
-    const unsigned int v2659 = static_cast<unsigned int>(v88.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2661 = v1634 + v2659;
-    const bool v2662 = v2658 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2663 = v2661 < v75;
-    const bool v2664 = v2662 && v2663;
-    if (v2664) {
-      const float v2665 = v88.x[57];
-      const unsigned int v2667 = v2661 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2668 = v2667 < v2;
-      const bool v2669 = v2662 && v2668;
-      if (v2669) {
-        const iron_f16 v2670 = iron_f32_to_f16(v2665);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2671 = v2658 * v2;
-        const unsigned int v2672 = v2671 + v2661;
-        const unsigned int v2673 = v2672 - v74;
-        out[v2673] = v2670;
-      }
-    }
-    const unsigned int v2674 = static_cast<unsigned int>(v88.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2676 = v1631 + v2674;
-    const unsigned int v2677 = static_cast<unsigned int>(v88.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2679 = v1634 + v2677;
-    const bool v2680 = v2676 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2681 = v2679 < v75;
-    const bool v2682 = v2680 && v2681;
-    if (v2682) {
-      const float v2683 = v88.x[58];
-      const unsigned int v2685 = v2679 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2686 = v2685 < v2;
-      const bool v2687 = v2680 && v2686;
-      if (v2687) {
-        const iron_f16 v2688 = iron_f32_to_f16(v2683);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2689 = v2676 * v2;
-        const unsigned int v2690 = v2689 + v2679;
-        const unsigned int v2691 = v2690 - v74;
-        out[v2691] = v2688;
-      }
-    }
-    const unsigned int v2692 = static_cast<unsigned int>(v88.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2694 = v1631 + v2692;
-    const unsigned int v2695 = static_cast<unsigned int>(v88.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2697 = v1634 + v2695;
-    const bool v2698 = v2694 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2699 = v2697 < v75;
-    const bool v2700 = v2698 && v2699;
-    if (v2700) {
-      const float v2701 = v88.x[59];
-      const unsigned int v2703 = v2697 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2704 = v2703 < v2;
-      const bool v2705 = v2698 && v2704;
-      if (v2705) {
-        const iron_f16 v2706 = iron_f32_to_f16(v2701);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2707 = v2694 * v2;
-        const unsigned int v2708 = v2707 + v2697;
-        const unsigned int v2709 = v2708 - v74;
-        out[v2709] = v2706;
-      }
-    }
-    const unsigned int v2710 = static_cast<unsigned int>(v88.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2712 = v1631 + v2710;
-    const unsigned int v2713 = static_cast<unsigned int>(v88.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2715 = v1634 + v2713;
-    const bool v2716 = v2712 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2717 = v2715 < v75;
-    const bool v2718 = v2716 && v2717;
-    if (v2718) {
-      const float v2719 = v88.x[60];
-      const unsigned int v2721 = v2715 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2722 = v2721 < v2;
-      const bool v2723 = v2716 && v2722;
-      if (v2723) {
-        const iron_f16 v2724 = iron_f32_to_f16(v2719);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2725 = v2712 * v2;
-        const unsigned int v2726 = v2725 + v2715;
-        const unsigned int v2727 = v2726 - v74;
-        out[v2727] = v2724;
-      }
-    }
-    const unsigned int v2728 = static_cast<unsigned int>(v88.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2730 = v1631 + v2728;
-    const unsigned int v2731 = static_cast<unsigned int>(v88.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2733 = v1634 + v2731;
-    const bool v2734 = v2730 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2735 = v2733 < v75;
-    const bool v2736 = v2734 && v2735;
-    if (v2736) {
-      const float v2737 = v88.x[61];
-      const unsigned int v2739 = v2733 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2740 = v2739 < v2;
-      const bool v2741 = v2734 && v2740;
-      if (v2741) {
-        const iron_f16 v2742 = iron_f32_to_f16(v2737);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2743 = v2730 * v2;
-        const unsigned int v2744 = v2743 + v2733;
-        const unsigned int v2745 = v2744 - v74;
-        out[v2745] = v2742;
-      }
-    }
-    const unsigned int v2746 = static_cast<unsigned int>(v88.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2748 = v1631 + v2746;
-    const unsigned int v2749 = static_cast<unsigned int>(v88.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2751 = v1634 + v2749;
-    const bool v2752 = v2748 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2753 = v2751 < v75;
-    const bool v2754 = v2752 && v2753;
-    if (v2754) {
-      const float v2755 = v88.x[62];
-      const unsigned int v2757 = v2751 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2758 = v2757 < v2;
-      const bool v2759 = v2752 && v2758;
-      if (v2759) {
-        const iron_f16 v2760 = iron_f32_to_f16(v2755);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2761 = v2748 * v2;
-        const unsigned int v2762 = v2761 + v2751;
-        const unsigned int v2763 = v2762 - v74;
-        out[v2763] = v2760;
-      }
-    }
-    const unsigned int v2764 = static_cast<unsigned int>(v88.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2766 = v1631 + v2764;
-    const unsigned int v2767 = static_cast<unsigned int>(v88.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2769 = v1634 + v2767;
-    const bool v2770 = v2766 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2771 = v2769 < v75;
-    const bool v2772 = v2770 && v2771;
-    if (v2772) {
-      const float v2773 = v88.x[63];
-      const unsigned int v2775 = v2769 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2776 = v2775 < v2;
-      const bool v2777 = v2770 && v2776;
-      if (v2777) {
-        const iron_f16 v2778 = iron_f32_to_f16(v2773);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2779 = v2766 * v2;
-        const unsigned int v2780 = v2779 + v2769;
-        const unsigned int v2781 = v2780 - v74;
-        out[v2781] = v2778;
-      }
-    }
-    const unsigned int v2782 = static_cast<unsigned int>(v88.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2784 = v1631 + v2782;
-    const unsigned int v2785 = static_cast<unsigned int>(v88.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2787 = v1634 + v2785;
-    const bool v2788 = v2784 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2789 = v2787 < v75;
-    const bool v2790 = v2788 && v2789;
-    if (v2790) {
-      const float v2791 = v88.x[64];
-      const unsigned int v2793 = v2787 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2794 = v2793 < v2;
-      const bool v2795 = v2788 && v2794;
-      if (v2795) {
-        const iron_f16 v2796 = iron_f32_to_f16(v2791);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2797 = v2784 * v2;
-        const unsigned int v2798 = v2797 + v2787;
-        const unsigned int v2799 = v2798 - v74;
-        out[v2799] = v2796;
-      }
-    }
-    const unsigned int v2800 = static_cast<unsigned int>(v88.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2802 = v1631 + v2800;
-    const unsigned int v2803 = static_cast<unsigned int>(v88.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2805 = v1634 + v2803;
-    const bool v2806 = v2802 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2807 = v2805 < v75;
-    const bool v2808 = v2806 && v2807;
-    if (v2808) {
-      const float v2809 = v88.x[65];
-      const unsigned int v2811 = v2805 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2812 = v2811 < v2;
-      const bool v2813 = v2806 && v2812;
-      if (v2813) {
-        const iron_f16 v2814 = iron_f32_to_f16(v2809);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2815 = v2802 * v2;
-        const unsigned int v2816 = v2815 + v2805;
-        const unsigned int v2817 = v2816 - v74;
-        out[v2817] = v2814;
-      }
-    }
-    const unsigned int v2818 = static_cast<unsigned int>(v88.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2820 = v1631 + v2818;
-    const unsigned int v2821 = static_cast<unsigned int>(v88.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2823 = v1634 + v2821;
-    const bool v2824 = v2820 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2825 = v2823 < v75;
-    const bool v2826 = v2824 && v2825;
-    if (v2826) {
-      const float v2827 = v88.x[66];
-      const unsigned int v2829 = v2823 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2830 = v2829 < v2;
-      const bool v2831 = v2824 && v2830;
-      if (v2831) {
-        const iron_f16 v2832 = iron_f32_to_f16(v2827);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2833 = v2820 * v2;
-        const unsigned int v2834 = v2833 + v2823;
-        const unsigned int v2835 = v2834 - v74;
-        out[v2835] = v2832;
-      }
-    }
-    const unsigned int v2836 = static_cast<unsigned int>(v88.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2838 = v1631 + v2836;
-    const unsigned int v2839 = static_cast<unsigned int>(v88.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2841 = v1634 + v2839;
-    const bool v2842 = v2838 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2843 = v2841 < v75;
-    const bool v2844 = v2842 && v2843;
-    if (v2844) {
-      const float v2845 = v88.x[67];
-      const unsigned int v2847 = v2841 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2848 = v2847 < v2;
-      const bool v2849 = v2842 && v2848;
-      if (v2849) {
-        const iron_f16 v2850 = iron_f32_to_f16(v2845);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2851 = v2838 * v2;
-        const unsigned int v2852 = v2851 + v2841;
-        const unsigned int v2853 = v2852 - v74;
-        out[v2853] = v2850;
-      }
-    }
-    const unsigned int v2854 = static_cast<unsigned int>(v88.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2856 = v1631 + v2854;
-    const unsigned int v2857 = static_cast<unsigned int>(v88.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2859 = v1634 + v2857;
-    const bool v2860 = v2856 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2861 = v2859 < v75;
-    const bool v2862 = v2860 && v2861;
-    if (v2862) {
-      const float v2863 = v88.x[68];
-      const unsigned int v2865 = v2859 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2866 = v2865 < v2;
-      const bool v2867 = v2860 && v2866;
-      if (v2867) {
-        const iron_f16 v2868 = iron_f32_to_f16(v2863);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2869 = v2856 * v2;
-        const unsigned int v2870 = v2869 + v2859;
-        const unsigned int v2871 = v2870 - v74;
-        out[v2871] = v2868;
-      }
-    }
-    const unsigned int v2872 = static_cast<unsigned int>(v88.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2874 = v1631 + v2872;
-    const unsigned int v2875 = static_cast<unsigned int>(v88.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2877 = v1634 + v2875;
-    const bool v2878 = v2874 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2879 = v2877 < v75;
-    const bool v2880 = v2878 && v2879;
-    if (v2880) {
-      const float v2881 = v88.x[69];
-      const unsigned int v2883 = v2877 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2884 = v2883 < v2;
-      const bool v2885 = v2878 && v2884;
-      if (v2885) {
-        const iron_f16 v2886 = iron_f32_to_f16(v2881);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2887 = v2874 * v2;
-        const unsigned int v2888 = v2887 + v2877;
-        const unsigned int v2889 = v2888 - v74;
-        out[v2889] = v2886;
-      }
-    }
-    const unsigned int v2890 = static_cast<unsigned int>(v88.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2892 = v1631 + v2890;
-    const unsigned int v2893 = static_cast<unsigned int>(v88.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2895 = v1634 + v2893;
-    const bool v2896 = v2892 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2897 = v2895 < v75;
-    const bool v2898 = v2896 && v2897;
-    if (v2898) {
-      const float v2899 = v88.x[70];
-      const unsigned int v2901 = v2895 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2902 = v2901 < v2;
-      const bool v2903 = v2896 && v2902;
-      if (v2903) {
-        const iron_f16 v2904 = iron_f32_to_f16(v2899);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2905 = v2892 * v2;
-        const unsigned int v2906 = v2905 + v2895;
-        const unsigned int v2907 = v2906 - v74;
-        out[v2907] = v2904;
-      }
-    }
-    const unsigned int v2908 = static_cast<unsigned int>(v88.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2910 = v1631 + v2908;
-    const unsigned int v2911 = static_cast<unsigned int>(v88.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2913 = v1634 + v2911;
-    const bool v2914 = v2910 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2915 = v2913 < v75;
-    const bool v2916 = v2914 && v2915;
-    if (v2916) {
-      const float v2917 = v88.x[71];
-      const unsigned int v2919 = v2913 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2920 = v2919 < v2;
-      const bool v2921 = v2914 && v2920;
-      if (v2921) {
-        const iron_f16 v2922 = iron_f32_to_f16(v2917);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2923 = v2910 * v2;
-        const unsigned int v2924 = v2923 + v2913;
-        const unsigned int v2925 = v2924 - v74;
-        out[v2925] = v2922;
-      }
-    }
-    const unsigned int v2926 = static_cast<unsigned int>(v88.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2928 = v1631 + v2926;
-    const unsigned int v2929 = static_cast<unsigned int>(v88.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2931 = v1634 + v2929;
-    const bool v2932 = v2928 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2933 = v2931 < v75;
-    const bool v2934 = v2932 && v2933;
-    if (v2934) {
-      const float v2935 = v88.x[72];
-      const unsigned int v2937 = v2931 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2938 = v2937 < v2;
-      const bool v2939 = v2932 && v2938;
-      if (v2939) {
-        const iron_f16 v2940 = iron_f32_to_f16(v2935);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2941 = v2928 * v2;
-        const unsigned int v2942 = v2941 + v2931;
-        const unsigned int v2943 = v2942 - v74;
-        out[v2943] = v2940;
-      }
-    }
-    const unsigned int v2944 = static_cast<unsigned int>(v88.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2946 = v1631 + v2944;
-    const unsigned int v2947 = static_cast<unsigned int>(v88.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2949 = v1634 + v2947;
-    const bool v2950 = v2946 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2951 = v2949 < v75;
-    const bool v2952 = v2950 && v2951;
-    if (v2952) {
-      const float v2953 = v88.x[73];
-      const unsigned int v2955 = v2949 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2956 = v2955 < v2;
-      const bool v2957 = v2950 && v2956;
-      if (v2957) {
-        const iron_f16 v2958 = iron_f32_to_f16(v2953);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2959 = v2946 * v2;
-        const unsigned int v2960 = v2959 + v2949;
-        const unsigned int v2961 = v2960 - v74;
-        out[v2961] = v2958;
-      }
-    }
-    const unsigned int v2962 = static_cast<unsigned int>(v88.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2964 = v1631 + v2962;
-    const unsigned int v2965 = static_cast<unsigned int>(v88.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2967 = v1634 + v2965;
-    const bool v2968 = v2964 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2969 = v2967 < v75;
-    const bool v2970 = v2968 && v2969;
-    if (v2970) {
-      const float v2971 = v88.x[74];
-      const unsigned int v2973 = v2967 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2974 = v2973 < v2;
-      const bool v2975 = v2968 && v2974;
-      if (v2975) {
-        const iron_f16 v2976 = iron_f32_to_f16(v2971);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2977 = v2964 * v2;
-        const unsigned int v2978 = v2977 + v2967;
-        const unsigned int v2979 = v2978 - v74;
-        out[v2979] = v2976;
-      }
-    }
-    const unsigned int v2980 = static_cast<unsigned int>(v88.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2982 = v1631 + v2980;
-    const unsigned int v2983 = static_cast<unsigned int>(v88.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2985 = v1634 + v2983;
-    const bool v2986 = v2982 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2987 = v2985 < v75;
-    const bool v2988 = v2986 && v2987;
-    if (v2988) {
-      const float v2989 = v88.x[75];
-      const unsigned int v2991 = v2985 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2992 = v2991 < v2;
-      const bool v2993 = v2986 && v2992;
-      if (v2993) {
-        const iron_f16 v2994 = iron_f32_to_f16(v2989);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2995 = v2982 * v2;
-        const unsigned int v2996 = v2995 + v2985;
-        const unsigned int v2997 = v2996 - v74;
-        out[v2997] = v2994;
-      }
-    }
-    const unsigned int v2998 = static_cast<unsigned int>(v88.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3000 = v1631 + v2998;
-    const unsigned int v3001 = static_cast<unsigned int>(v88.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3003 = v1634 + v3001;
-    const bool v3004 = v3000 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3005 = v3003 < v75;
-    const bool v3006 = v3004 && v3005;
-    if (v3006) {
-      const float v3007 = v88.x[76];
-      const unsigned int v3009 = v3003 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3010 = v3009 < v2;
-      const bool v3011 = v3004 && v3010;
-      if (v3011) {
-        const iron_f16 v3012 = iron_f32_to_f16(v3007);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3013 = v3000 * v2;
-        const unsigned int v3014 = v3013 + v3003;
-        const unsigned int v3015 = v3014 - v74;
-        out[v3015] = v3012;
-      }
-    }
-    const unsigned int v3016 = static_cast<unsigned int>(v88.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3018 = v1631 + v3016;
-    const unsigned int v3019 = static_cast<unsigned int>(v88.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3021 = v1634 + v3019;
-    const bool v3022 = v3018 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3023 = v3021 < v75;
-    const bool v3024 = v3022 && v3023;
-    if (v3024) {
-      const float v3025 = v88.x[77];
-      const unsigned int v3027 = v3021 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3028 = v3027 < v2;
-      const bool v3029 = v3022 && v3028;
-      if (v3029) {
-        const iron_f16 v3030 = iron_f32_to_f16(v3025);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3031 = v3018 * v2;
-        const unsigned int v3032 = v3031 + v3021;
-        const unsigned int v3033 = v3032 - v74;
-        out[v3033] = v3030;
-      }
-    }
-    const unsigned int v3034 = static_cast<unsigned int>(v88.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3036 = v1631 + v3034;
-    const unsigned int v3037 = static_cast<unsigned int>(v88.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3039 = v1634 + v3037;
-    const bool v3040 = v3036 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3041 = v3039 < v75;
-    const bool v3042 = v3040 && v3041;
-    if (v3042) {
-      const float v3043 = v88.x[78];
-      const unsigned int v3045 = v3039 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3046 = v3045 < v2;
-      const bool v3047 = v3040 && v3046;
-      if (v3047) {
-        const iron_f16 v3048 = iron_f32_to_f16(v3043);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3049 = v3036 * v2;
-        const unsigned int v3050 = v3049 + v3039;
-        const unsigned int v3051 = v3050 - v74;
-        out[v3051] = v3048;
-      }
-    }
-    const unsigned int v3052 = static_cast<unsigned int>(v88.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3054 = v1631 + v3052;
-    const unsigned int v3055 = static_cast<unsigned int>(v88.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3057 = v1634 + v3055;
-    const bool v3058 = v3054 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3059 = v3057 < v75;
-    const bool v3060 = v3058 && v3059;
-    if (v3060) {
-      const float v3061 = v88.x[79];
-      const unsigned int v3063 = v3057 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3064 = v3063 < v2;
-      const bool v3065 = v3058 && v3064;
-      if (v3065) {
-        const iron_f16 v3066 = iron_f32_to_f16(v3061);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3067 = v3054 * v2;
-        const unsigned int v3068 = v3067 + v3057;
-        const unsigned int v3069 = v3068 - v74;
-        out[v3069] = v3066;
-      }
-    }
-    const unsigned int v3070 = static_cast<unsigned int>(v88.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3072 = v1631 + v3070;
-    const unsigned int v3073 = static_cast<unsigned int>(v88.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3075 = v1634 + v3073;
-    const bool v3076 = v3072 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3077 = v3075 < v75;
-    const bool v3078 = v3076 && v3077;
-    if (v3078) {
-      const float v3079 = v88.x[80];
-      const unsigned int v3081 = v3075 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3082 = v3081 < v2;
-      const bool v3083 = v3076 && v3082;
-      if (v3083) {
-        const iron_f16 v3084 = iron_f32_to_f16(v3079);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3085 = v3072 * v2;
-        const unsigned int v3086 = v3085 + v3075;
-        const unsigned int v3087 = v3086 - v74;
-        out[v3087] = v3084;
-      }
-    }
-    const unsigned int v3088 = static_cast<unsigned int>(v88.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3090 = v1631 + v3088;
-    const unsigned int v3091 = static_cast<unsigned int>(v88.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3093 = v1634 + v3091;
-    const bool v3094 = v3090 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3095 = v3093 < v75;
-    const bool v3096 = v3094 && v3095;
-    if (v3096) {
-      const float v3097 = v88.x[81];
-      const unsigned int v3099 = v3093 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3100 = v3099 < v2;
-      const bool v3101 = v3094 && v3100;
-      if (v3101) {
-        const iron_f16 v3102 = iron_f32_to_f16(v3097);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3103 = v3090 * v2;
-        const unsigned int v3104 = v3103 + v3093;
-        const unsigned int v3105 = v3104 - v74;
-        out[v3105] = v3102;
-      }
-    }
-    const unsigned int v3106 = static_cast<unsigned int>(v88.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3108 = v1631 + v3106;
-    const unsigned int v3109 = static_cast<unsigned int>(v88.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3111 = v1634 + v3109;
-    const bool v3112 = v3108 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3113 = v3111 < v75;
-    const bool v3114 = v3112 && v3113;
-    if (v3114) {
-      const float v3115 = v88.x[82];
-      const unsigned int v3117 = v3111 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3118 = v3117 < v2;
-      const bool v3119 = v3112 && v3118;
-      if (v3119) {
-        const iron_f16 v3120 = iron_f32_to_f16(v3115);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3121 = v3108 * v2;
-        const unsigned int v3122 = v3121 + v3111;
-        const unsigned int v3123 = v3122 - v74;
-        out[v3123] = v3120;
-      }
-    }
-    const unsigned int v3124 = static_cast<unsigned int>(v88.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3126 = v1631 + v3124;
-    const unsigned int v3127 = static_cast<unsigned int>(v88.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3129 = v1634 + v3127;
-    const bool v3130 = v3126 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3131 = v3129 < v75;
-    const bool v3132 = v3130 && v3131;
-    if (v3132) {
-      const float v3133 = v88.x[83];
-      const unsigned int v3135 = v3129 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3136 = v3135 < v2;
-      const bool v3137 = v3130 && v3136;
-      if (v3137) {
-        const iron_f16 v3138 = iron_f32_to_f16(v3133);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3139 = v3126 * v2;
-        const unsigned int v3140 = v3139 + v3129;
-        const unsigned int v3141 = v3140 - v74;
-        out[v3141] = v3138;
-      }
-    }
-    const unsigned int v3142 = static_cast<unsigned int>(v88.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3144 = v1631 + v3142;
-    const unsigned int v3145 = static_cast<unsigned int>(v88.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3147 = v1634 + v3145;
-    const bool v3148 = v3144 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3149 = v3147 < v75;
-    const bool v3150 = v3148 && v3149;
-    if (v3150) {
-      const float v3151 = v88.x[84];
-      const unsigned int v3153 = v3147 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3154 = v3153 < v2;
-      const bool v3155 = v3148 && v3154;
-      if (v3155) {
-        const iron_f16 v3156 = iron_f32_to_f16(v3151);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3157 = v3144 * v2;
-        const unsigned int v3158 = v3157 + v3147;
-        const unsigned int v3159 = v3158 - v74;
-        out[v3159] = v3156;
-      }
-    }
-    const unsigned int v3160 = static_cast<unsigned int>(v88.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3162 = v1631 + v3160;
-    const unsigned int v3163 = static_cast<unsigned int>(v88.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3165 = v1634 + v3163;
-    const bool v3166 = v3162 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3167 = v3165 < v75;
-    const bool v3168 = v3166 && v3167;
-    if (v3168) {
-      const float v3169 = v88.x[85];
-      const unsigned int v3171 = v3165 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3172 = v3171 < v2;
-      const bool v3173 = v3166 && v3172;
-      if (v3173) {
-        const iron_f16 v3174 = iron_f32_to_f16(v3169);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3175 = v3162 * v2;
-        const unsigned int v3176 = v3175 + v3165;
-        const unsigned int v3177 = v3176 - v74;
-        out[v3177] = v3174;
-      }
-    }
-    const unsigned int v3178 = static_cast<unsigned int>(v88.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3180 = v1631 + v3178;
-    const unsigned int v3181 = static_cast<unsigned int>(v88.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3183 = v1634 + v3181;
-    const bool v3184 = v3180 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3185 = v3183 < v75;
-    const bool v3186 = v3184 && v3185;
-    if (v3186) {
-      const float v3187 = v88.x[86];
-      const unsigned int v3189 = v3183 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3190 = v3189 < v2;
-      const bool v3191 = v3184 && v3190;
-      if (v3191) {
-        const iron_f16 v3192 = iron_f32_to_f16(v3187);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3193 = v3180 * v2;
-        const unsigned int v3194 = v3193 + v3183;
-        const unsigned int v3195 = v3194 - v74;
-        out[v3195] = v3192;
-      }
-    }
-    const unsigned int v3196 = static_cast<unsigned int>(v88.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3198 = v1631 + v3196;
-    const unsigned int v3199 = static_cast<unsigned int>(v88.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3201 = v1634 + v3199;
-    const bool v3202 = v3198 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3203 = v3201 < v75;
-    const bool v3204 = v3202 && v3203;
-    if (v3204) {
-      const float v3205 = v88.x[87];
-      const unsigned int v3207 = v3201 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3208 = v3207 < v2;
-      const bool v3209 = v3202 && v3208;
-      if (v3209) {
-        const iron_f16 v3210 = iron_f32_to_f16(v3205);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3211 = v3198 * v2;
-        const unsigned int v3212 = v3211 + v3201;
-        const unsigned int v3213 = v3212 - v74;
-        out[v3213] = v3210;
-      }
-    }
-    const unsigned int v3214 = static_cast<unsigned int>(v88.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3216 = v1631 + v3214;
-    const unsigned int v3217 = static_cast<unsigned int>(v88.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3219 = v1634 + v3217;
-    const bool v3220 = v3216 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3221 = v3219 < v75;
-    const bool v3222 = v3220 && v3221;
-    if (v3222) {
-      const float v3223 = v88.x[88];
-      const unsigned int v3225 = v3219 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3226 = v3225 < v2;
-      const bool v3227 = v3220 && v3226;
-      if (v3227) {
-        const iron_f16 v3228 = iron_f32_to_f16(v3223);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3229 = v3216 * v2;
-        const unsigned int v3230 = v3229 + v3219;
-        const unsigned int v3231 = v3230 - v74;
-        out[v3231] = v3228;
-      }
-    }
-    const unsigned int v3232 = static_cast<unsigned int>(v88.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3234 = v1631 + v3232;
-    const unsigned int v3235 = static_cast<unsigned int>(v88.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3237 = v1634 + v3235;
-    const bool v3238 = v3234 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3239 = v3237 < v75;
-    const bool v3240 = v3238 && v3239;
-    if (v3240) {
-      const float v3241 = v88.x[89];
-      const unsigned int v3243 = v3237 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3244 = v3243 < v2;
-      const bool v3245 = v3238 && v3244;
-      if (v3245) {
-        const iron_f16 v3246 = iron_f32_to_f16(v3241);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3247 = v3234 * v2;
-        const unsigned int v3248 = v3247 + v3237;
-        const unsigned int v3249 = v3248 - v74;
-        out[v3249] = v3246;
-      }
-    }
-    const unsigned int v3250 = static_cast<unsigned int>(v88.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3252 = v1631 + v3250;
-    const unsigned int v3253 = static_cast<unsigned int>(v88.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3255 = v1634 + v3253;
-    const bool v3256 = v3252 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3257 = v3255 < v75;
-    const bool v3258 = v3256 && v3257;
-    if (v3258) {
-      const float v3259 = v88.x[90];
-      const unsigned int v3261 = v3255 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3262 = v3261 < v2;
-      const bool v3263 = v3256 && v3262;
-      if (v3263) {
-        const iron_f16 v3264 = iron_f32_to_f16(v3259);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3265 = v3252 * v2;
-        const unsigned int v3266 = v3265 + v3255;
-        const unsigned int v3267 = v3266 - v74;
-        out[v3267] = v3264;
-      }
-    }
-    const unsigned int v3268 = static_cast<unsigned int>(v88.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3270 = v1631 + v3268;
-    const unsigned int v3271 = static_cast<unsigned int>(v88.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3273 = v1634 + v3271;
-    const bool v3274 = v3270 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3275 = v3273 < v75;
-    const bool v3276 = v3274 && v3275;
-    if (v3276) {
-      const float v3277 = v88.x[91];
-      const unsigned int v3279 = v3273 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3280 = v3279 < v2;
-      const bool v3281 = v3274 && v3280;
-      if (v3281) {
-        const iron_f16 v3282 = iron_f32_to_f16(v3277);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3283 = v3270 * v2;
-        const unsigned int v3284 = v3283 + v3273;
-        const unsigned int v3285 = v3284 - v74;
-        out[v3285] = v3282;
-      }
-    }
-    const unsigned int v3286 = static_cast<unsigned int>(v88.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3288 = v1631 + v3286;
-    const unsigned int v3289 = static_cast<unsigned int>(v88.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3291 = v1634 + v3289;
-    const bool v3292 = v3288 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3293 = v3291 < v75;
-    const bool v3294 = v3292 && v3293;
-    if (v3294) {
-      const float v3295 = v88.x[92];
-      const unsigned int v3297 = v3291 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3298 = v3297 < v2;
-      const bool v3299 = v3292 && v3298;
-      if (v3299) {
-        const iron_f16 v3300 = iron_f32_to_f16(v3295);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3301 = v3288 * v2;
-        const unsigned int v3302 = v3301 + v3291;
-        const unsigned int v3303 = v3302 - v74;
-        out[v3303] = v3300;
-      }
-    }
-    const unsigned int v3304 = static_cast<unsigned int>(v88.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3306 = v1631 + v3304;
-    const unsigned int v3307 = static_cast<unsigned int>(v88.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3309 = v1634 + v3307;
-    const bool v3310 = v3306 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3311 = v3309 < v75;
-    const bool v3312 = v3310 && v3311;
-    if (v3312) {
-      const float v3313 = v88.x[93];
-      const unsigned int v3315 = v3309 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3316 = v3315 < v2;
-      const bool v3317 = v3310 && v3316;
-      if (v3317) {
-        const iron_f16 v3318 = iron_f32_to_f16(v3313);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3319 = v3306 * v2;
-        const unsigned int v3320 = v3319 + v3309;
-        const unsigned int v3321 = v3320 - v74;
-        out[v3321] = v3318;
-      }
-    }
-    const unsigned int v3322 = static_cast<unsigned int>(v88.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3324 = v1631 + v3322;
-    const unsigned int v3325 = static_cast<unsigned int>(v88.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3327 = v1634 + v3325;
-    const bool v3328 = v3324 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3329 = v3327 < v75;
-    const bool v3330 = v3328 && v3329;
-    if (v3330) {
-      const float v3331 = v88.x[94];
-      const unsigned int v3333 = v3327 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3334 = v3333 < v2;
-      const bool v3335 = v3328 && v3334;
-      if (v3335) {
-        const iron_f16 v3336 = iron_f32_to_f16(v3331);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3337 = v3324 * v2;
-        const unsigned int v3338 = v3337 + v3327;
-        const unsigned int v3339 = v3338 - v74;
-        out[v3339] = v3336;
-      }
-    }
-    const unsigned int v3340 = static_cast<unsigned int>(v88.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3342 = v1631 + v3340;
-    const unsigned int v3343 = static_cast<unsigned int>(v88.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3345 = v1634 + v3343;
-    const bool v3346 = v3342 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3347 = v3345 < v75;
-    const bool v3348 = v3346 && v3347;
-    if (v3348) {
-      const float v3349 = v88.x[95];
-      const unsigned int v3351 = v3345 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3352 = v3351 < v2;
-      const bool v3353 = v3346 && v3352;
-      if (v3353) {
-        const iron_f16 v3354 = iron_f32_to_f16(v3349);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3355 = v3342 * v2;
-        const unsigned int v3356 = v3355 + v3345;
-        const unsigned int v3357 = v3356 - v74;
-        out[v3357] = v3354;
-      }
-    }
-    const unsigned int v3358 = static_cast<unsigned int>(v88.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3360 = v1631 + v3358;
-    const unsigned int v3361 = static_cast<unsigned int>(v88.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3363 = v1634 + v3361;
-    const bool v3364 = v3360 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3365 = v3363 < v75;
-    const bool v3366 = v3364 && v3365;
-    if (v3366) {
-      const float v3367 = v88.x[96];
-      const unsigned int v3369 = v3363 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3370 = v3369 < v2;
-      const bool v3371 = v3364 && v3370;
-      if (v3371) {
-        const iron_f16 v3372 = iron_f32_to_f16(v3367);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3373 = v3360 * v2;
-        const unsigned int v3374 = v3373 + v3363;
-        const unsigned int v3375 = v3374 - v74;
-        out[v3375] = v3372;
-      }
-    }
-    const unsigned int v3376 = static_cast<unsigned int>(v88.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3378 = v1631 + v3376;
-    const unsigned int v3379 = static_cast<unsigned int>(v88.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3381 = v1634 + v3379;
-    const bool v3382 = v3378 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3383 = v3381 < v75;
-    const bool v3384 = v3382 && v3383;
-    if (v3384) {
-      const float v3385 = v88.x[97];
-      const unsigned int v3387 = v3381 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3388 = v3387 < v2;
-      const bool v3389 = v3382 && v3388;
-      if (v3389) {
-        const iron_f16 v3390 = iron_f32_to_f16(v3385);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3391 = v3378 * v2;
-        const unsigned int v3392 = v3391 + v3381;
-        const unsigned int v3393 = v3392 - v74;
-        out[v3393] = v3390;
-      }
-    }
-    const unsigned int v3394 = static_cast<unsigned int>(v88.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3396 = v1631 + v3394;
-    const unsigned int v3397 = static_cast<unsigned int>(v88.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3399 = v1634 + v3397;
-    const bool v3400 = v3396 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3401 = v3399 < v75;
-    const bool v3402 = v3400 && v3401;
-    if (v3402) {
-      const float v3403 = v88.x[98];
-      const unsigned int v3405 = v3399 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3406 = v3405 < v2;
-      const bool v3407 = v3400 && v3406;
-      if (v3407) {
-        const iron_f16 v3408 = iron_f32_to_f16(v3403);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3409 = v3396 * v2;
-        const unsigned int v3410 = v3409 + v3399;
-        const unsigned int v3411 = v3410 - v74;
-        out[v3411] = v3408;
-      }
-    }
-    const unsigned int v3412 = static_cast<unsigned int>(v88.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3414 = v1631 + v3412;
-    const unsigned int v3415 = static_cast<unsigned int>(v88.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3417 = v1634 + v3415;
-    const bool v3418 = v3414 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3419 = v3417 < v75;
-    const bool v3420 = v3418 && v3419;
-    if (v3420) {
-      const float v3421 = v88.x[99];
-      const unsigned int v3423 = v3417 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3424 = v3423 < v2;
-      const bool v3425 = v3418 && v3424;
-      if (v3425) {
-        const iron_f16 v3426 = iron_f32_to_f16(v3421);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3427 = v3414 * v2;
-        const unsigned int v3428 = v3427 + v3417;
-        const unsigned int v3429 = v3428 - v74;
-        out[v3429] = v3426;
-      }
-    }
-    const unsigned int v3430 = static_cast<unsigned int>(v88.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3432 = v1631 + v3430;
-    const unsigned int v3433 = static_cast<unsigned int>(v88.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3435 = v1634 + v3433;
-    const bool v3436 = v3432 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3437 = v3435 < v75;
-    const bool v3438 = v3436 && v3437;
-    if (v3438) {
-      const float v3439 = v88.x[100];
-      const unsigned int v3441 = v3435 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3442 = v3441 < v2;
-      const bool v3443 = v3436 && v3442;
-      if (v3443) {
-        const iron_f16 v3444 = iron_f32_to_f16(v3439);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3445 = v3432 * v2;
-        const unsigned int v3446 = v3445 + v3435;
-        const unsigned int v3447 = v3446 - v74;
-        out[v3447] = v3444;
-      }
-    }
-    const unsigned int v3448 = static_cast<unsigned int>(v88.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3450 = v1631 + v3448;
-    const unsigned int v3451 = static_cast<unsigned int>(v88.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3453 = v1634 + v3451;
-    const bool v3454 = v3450 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3455 = v3453 < v75;
-    const bool v3456 = v3454 && v3455;
-    if (v3456) {
-      const float v3457 = v88.x[101];
-      const unsigned int v3459 = v3453 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3460 = v3459 < v2;
-      const bool v3461 = v3454 && v3460;
-      if (v3461) {
-        const iron_f16 v3462 = iron_f32_to_f16(v3457);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3463 = v3450 * v2;
-        const unsigned int v3464 = v3463 + v3453;
-        const unsigned int v3465 = v3464 - v74;
-        out[v3465] = v3462;
-      }
-    }
-    const unsigned int v3466 = static_cast<unsigned int>(v88.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3468 = v1631 + v3466;
-    const unsigned int v3469 = static_cast<unsigned int>(v88.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3471 = v1634 + v3469;
-    const bool v3472 = v3468 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3473 = v3471 < v75;
-    const bool v3474 = v3472 && v3473;
-    if (v3474) {
-      const float v3475 = v88.x[102];
-      const unsigned int v3477 = v3471 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3478 = v3477 < v2;
-      const bool v3479 = v3472 && v3478;
-      if (v3479) {
-        const iron_f16 v3480 = iron_f32_to_f16(v3475);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3481 = v3468 * v2;
-        const unsigned int v3482 = v3481 + v3471;
-        const unsigned int v3483 = v3482 - v74;
-        out[v3483] = v3480;
-      }
-    }
-    const unsigned int v3484 = static_cast<unsigned int>(v88.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3486 = v1631 + v3484;
-    const unsigned int v3487 = static_cast<unsigned int>(v88.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3489 = v1634 + v3487;
-    const bool v3490 = v3486 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3491 = v3489 < v75;
-    const bool v3492 = v3490 && v3491;
-    if (v3492) {
-      const float v3493 = v88.x[103];
-      const unsigned int v3495 = v3489 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3496 = v3495 < v2;
-      const bool v3497 = v3490 && v3496;
-      if (v3497) {
-        const iron_f16 v3498 = iron_f32_to_f16(v3493);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3499 = v3486 * v2;
-        const unsigned int v3500 = v3499 + v3489;
-        const unsigned int v3501 = v3500 - v74;
-        out[v3501] = v3498;
-      }
-    }
-    const unsigned int v3502 = static_cast<unsigned int>(v88.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3504 = v1631 + v3502;
-    const unsigned int v3505 = static_cast<unsigned int>(v88.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3507 = v1634 + v3505;
-    const bool v3508 = v3504 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3509 = v3507 < v75;
-    const bool v3510 = v3508 && v3509;
-    if (v3510) {
-      const float v3511 = v88.x[104];
-      const unsigned int v3513 = v3507 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3514 = v3513 < v2;
-      const bool v3515 = v3508 && v3514;
-      if (v3515) {
-        const iron_f16 v3516 = iron_f32_to_f16(v3511);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3517 = v3504 * v2;
-        const unsigned int v3518 = v3517 + v3507;
-        const unsigned int v3519 = v3518 - v74;
-        out[v3519] = v3516;
-      }
-    }
-    const unsigned int v3520 = static_cast<unsigned int>(v88.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3522 = v1631 + v3520;
-    const unsigned int v3523 = static_cast<unsigned int>(v88.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3525 = v1634 + v3523;
-    const bool v3526 = v3522 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3527 = v3525 < v75;
-    const bool v3528 = v3526 && v3527;
-    if (v3528) {
-      const float v3529 = v88.x[105];
-      const unsigned int v3531 = v3525 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3532 = v3531 < v2;
-      const bool v3533 = v3526 && v3532;
-      if (v3533) {
-        const iron_f16 v3534 = iron_f32_to_f16(v3529);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3535 = v3522 * v2;
-        const unsigned int v3536 = v3535 + v3525;
-        const unsigned int v3537 = v3536 - v74;
-        out[v3537] = v3534;
-      }
-    }
-    const unsigned int v3538 = static_cast<unsigned int>(v88.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3540 = v1631 + v3538;
-    const unsigned int v3541 = static_cast<unsigned int>(v88.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3543 = v1634 + v3541;
-    const bool v3544 = v3540 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3545 = v3543 < v75;
-    const bool v3546 = v3544 && v3545;
-    if (v3546) {
-      const float v3547 = v88.x[106];
-      const unsigned int v3549 = v3543 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3550 = v3549 < v2;
-      const bool v3551 = v3544 && v3550;
-      if (v3551) {
-        const iron_f16 v3552 = iron_f32_to_f16(v3547);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3553 = v3540 * v2;
-        const unsigned int v3554 = v3553 + v3543;
-        const unsigned int v3555 = v3554 - v74;
-        out[v3555] = v3552;
-      }
-    }
-    const unsigned int v3556 = static_cast<unsigned int>(v88.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3558 = v1631 + v3556;
-    const unsigned int v3559 = static_cast<unsigned int>(v88.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3561 = v1634 + v3559;
-    const bool v3562 = v3558 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3563 = v3561 < v75;
-    const bool v3564 = v3562 && v3563;
-    if (v3564) {
-      const float v3565 = v88.x[107];
-      const unsigned int v3567 = v3561 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3568 = v3567 < v2;
-      const bool v3569 = v3562 && v3568;
-      if (v3569) {
-        const iron_f16 v3570 = iron_f32_to_f16(v3565);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3571 = v3558 * v2;
-        const unsigned int v3572 = v3571 + v3561;
-        const unsigned int v3573 = v3572 - v74;
-        out[v3573] = v3570;
-      }
-    }
-    const unsigned int v3574 = static_cast<unsigned int>(v88.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3576 = v1631 + v3574;
-    const unsigned int v3577 = static_cast<unsigned int>(v88.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3579 = v1634 + v3577;
-    const bool v3580 = v3576 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3581 = v3579 < v75;
-    const bool v3582 = v3580 && v3581;
-    if (v3582) {
-      const float v3583 = v88.x[108];
-      const unsigned int v3585 = v3579 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3586 = v3585 < v2;
-      const bool v3587 = v3580 && v3586;
-      if (v3587) {
-        const iron_f16 v3588 = iron_f32_to_f16(v3583);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3589 = v3576 * v2;
-        const unsigned int v3590 = v3589 + v3579;
-        const unsigned int v3591 = v3590 - v74;
-        out[v3591] = v3588;
-      }
-    }
-    const unsigned int v3592 = static_cast<unsigned int>(v88.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3594 = v1631 + v3592;
-    const unsigned int v3595 = static_cast<unsigned int>(v88.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3597 = v1634 + v3595;
-    const bool v3598 = v3594 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3599 = v3597 < v75;
-    const bool v3600 = v3598 && v3599;
-    if (v3600) {
-      const float v3601 = v88.x[109];
-      const unsigned int v3603 = v3597 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3604 = v3603 < v2;
-      const bool v3605 = v3598 && v3604;
-      if (v3605) {
-        const iron_f16 v3606 = iron_f32_to_f16(v3601);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3607 = v3594 * v2;
-        const unsigned int v3608 = v3607 + v3597;
-        const unsigned int v3609 = v3608 - v74;
-        out[v3609] = v3606;
-      }
-    }
-    const unsigned int v3610 = static_cast<unsigned int>(v88.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3612 = v1631 + v3610;
-    const unsigned int v3613 = static_cast<unsigned int>(v88.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3615 = v1634 + v3613;
-    const bool v3616 = v3612 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3617 = v3615 < v75;
-    const bool v3618 = v3616 && v3617;
-    if (v3618) {
-      const float v3619 = v88.x[110];
-      const unsigned int v3621 = v3615 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3622 = v3621 < v2;
-      const bool v3623 = v3616 && v3622;
-      if (v3623) {
-        const iron_f16 v3624 = iron_f32_to_f16(v3619);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3625 = v3612 * v2;
-        const unsigned int v3626 = v3625 + v3615;
-        const unsigned int v3627 = v3626 - v74;
-        out[v3627] = v3624;
-      }
-    }
-    const unsigned int v3628 = static_cast<unsigned int>(v88.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3630 = v1631 + v3628;
-    const unsigned int v3631 = static_cast<unsigned int>(v88.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3633 = v1634 + v3631;
-    const bool v3634 = v3630 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3635 = v3633 < v75;
-    const bool v3636 = v3634 && v3635;
-    if (v3636) {
-      const float v3637 = v88.x[111];
-      const unsigned int v3639 = v3633 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3640 = v3639 < v2;
-      const bool v3641 = v3634 && v3640;
-      if (v3641) {
-        const iron_f16 v3642 = iron_f32_to_f16(v3637);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3643 = v3630 * v2;
-        const unsigned int v3644 = v3643 + v3633;
-        const unsigned int v3645 = v3644 - v74;
-        out[v3645] = v3642;
-      }
-    }
-    const unsigned int v3646 = static_cast<unsigned int>(v88.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3648 = v1631 + v3646;
-    const unsigned int v3649 = static_cast<unsigned int>(v88.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3651 = v1634 + v3649;
-    const bool v3652 = v3648 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3653 = v3651 < v75;
-    const bool v3654 = v3652 && v3653;
-    if (v3654) {
-      const float v3655 = v88.x[112];
-      const unsigned int v3657 = v3651 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3658 = v3657 < v2;
-      const bool v3659 = v3652 && v3658;
-      if (v3659) {
-        const iron_f16 v3660 = iron_f32_to_f16(v3655);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3661 = v3648 * v2;
-        const unsigned int v3662 = v3661 + v3651;
-        const unsigned int v3663 = v3662 - v74;
-        out[v3663] = v3660;
-      }
-    }
-    const unsigned int v3664 = static_cast<unsigned int>(v88.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3666 = v1631 + v3664;
-    const unsigned int v3667 = static_cast<unsigned int>(v88.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3669 = v1634 + v3667;
-    const bool v3670 = v3666 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3671 = v3669 < v75;
-    const bool v3672 = v3670 && v3671;
-    if (v3672) {
-      const float v3673 = v88.x[113];
-      const unsigned int v3675 = v3669 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3676 = v3675 < v2;
-      const bool v3677 = v3670 && v3676;
-      if (v3677) {
-        const iron_f16 v3678 = iron_f32_to_f16(v3673);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3679 = v3666 * v2;
-        const unsigned int v3680 = v3679 + v3669;
-        const unsigned int v3681 = v3680 - v74;
-        out[v3681] = v3678;
-      }
-    }
-    const unsigned int v3682 = static_cast<unsigned int>(v88.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3684 = v1631 + v3682;
-    const unsigned int v3685 = static_cast<unsigned int>(v88.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3687 = v1634 + v3685;
-    const bool v3688 = v3684 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3689 = v3687 < v75;
-    const bool v3690 = v3688 && v3689;
-    if (v3690) {
-      const float v3691 = v88.x[114];
-      const unsigned int v3693 = v3687 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3694 = v3693 < v2;
-      const bool v3695 = v3688 && v3694;
-      if (v3695) {
-        const iron_f16 v3696 = iron_f32_to_f16(v3691);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3697 = v3684 * v2;
-        const unsigned int v3698 = v3697 + v3687;
-        const unsigned int v3699 = v3698 - v74;
-        out[v3699] = v3696;
-      }
-    }
-    const unsigned int v3700 = static_cast<unsigned int>(v88.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3702 = v1631 + v3700;
-    const unsigned int v3703 = static_cast<unsigned int>(v88.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3705 = v1634 + v3703;
-    const bool v3706 = v3702 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3707 = v3705 < v75;
-    const bool v3708 = v3706 && v3707;
-    if (v3708) {
-      const float v3709 = v88.x[115];
-      const unsigned int v3711 = v3705 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3712 = v3711 < v2;
-      const bool v3713 = v3706 && v3712;
-      if (v3713) {
-        const iron_f16 v3714 = iron_f32_to_f16(v3709);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3715 = v3702 * v2;
-        const unsigned int v3716 = v3715 + v3705;
-        const unsigned int v3717 = v3716 - v74;
-        out[v3717] = v3714;
-      }
-    }
-    const unsigned int v3718 = static_cast<unsigned int>(v88.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3720 = v1631 + v3718;
-    const unsigned int v3721 = static_cast<unsigned int>(v88.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3723 = v1634 + v3721;
-    const bool v3724 = v3720 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3725 = v3723 < v75;
-    const bool v3726 = v3724 && v3725;
-    if (v3726) {
-      const float v3727 = v88.x[116];
-      const unsigned int v3729 = v3723 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3730 = v3729 < v2;
-      const bool v3731 = v3724 && v3730;
-      if (v3731) {
-        const iron_f16 v3732 = iron_f32_to_f16(v3727);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3733 = v3720 * v2;
-        const unsigned int v3734 = v3733 + v3723;
-        const unsigned int v3735 = v3734 - v74;
-        out[v3735] = v3732;
-      }
-    }
-    const unsigned int v3736 = static_cast<unsigned int>(v88.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3738 = v1631 + v3736;
-    const unsigned int v3739 = static_cast<unsigned int>(v88.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3741 = v1634 + v3739;
-    const bool v3742 = v3738 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3743 = v3741 < v75;
-    const bool v3744 = v3742 && v3743;
-    if (v3744) {
-      const float v3745 = v88.x[117];
-      const unsigned int v3747 = v3741 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3748 = v3747 < v2;
-      const bool v3749 = v3742 && v3748;
-      if (v3749) {
-        const iron_f16 v3750 = iron_f32_to_f16(v3745);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3751 = v3738 * v2;
-        const unsigned int v3752 = v3751 + v3741;
-        const unsigned int v3753 = v3752 - v74;
-        out[v3753] = v3750;
-      }
-    }
-    const unsigned int v3754 = static_cast<unsigned int>(v88.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3756 = v1631 + v3754;
-    const unsigned int v3757 = static_cast<unsigned int>(v88.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3759 = v1634 + v3757;
-    const bool v3760 = v3756 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3761 = v3759 < v75;
-    const bool v3762 = v3760 && v3761;
-    if (v3762) {
-      const float v3763 = v88.x[118];
-      const unsigned int v3765 = v3759 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3766 = v3765 < v2;
-      const bool v3767 = v3760 && v3766;
-      if (v3767) {
-        const iron_f16 v3768 = iron_f32_to_f16(v3763);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3769 = v3756 * v2;
-        const unsigned int v3770 = v3769 + v3759;
-        const unsigned int v3771 = v3770 - v74;
-        out[v3771] = v3768;
-      }
-    }
-    const unsigned int v3772 = static_cast<unsigned int>(v88.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3774 = v1631 + v3772;
-    const unsigned int v3775 = static_cast<unsigned int>(v88.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3777 = v1634 + v3775;
-    const bool v3778 = v3774 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3779 = v3777 < v75;
-    const bool v3780 = v3778 && v3779;
-    if (v3780) {
-      const float v3781 = v88.x[119];
-      const unsigned int v3783 = v3777 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3784 = v3783 < v2;
-      const bool v3785 = v3778 && v3784;
-      if (v3785) {
-        const iron_f16 v3786 = iron_f32_to_f16(v3781);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3787 = v3774 * v2;
-        const unsigned int v3788 = v3787 + v3777;
-        const unsigned int v3789 = v3788 - v74;
-        out[v3789] = v3786;
-      }
-    }
-    const unsigned int v3790 = static_cast<unsigned int>(v88.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3792 = v1631 + v3790;
-    const unsigned int v3793 = static_cast<unsigned int>(v88.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3795 = v1634 + v3793;
-    const bool v3796 = v3792 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3797 = v3795 < v75;
-    const bool v3798 = v3796 && v3797;
-    if (v3798) {
-      const float v3799 = v88.x[120];
-      const unsigned int v3801 = v3795 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3802 = v3801 < v2;
-      const bool v3803 = v3796 && v3802;
-      if (v3803) {
-        const iron_f16 v3804 = iron_f32_to_f16(v3799);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3805 = v3792 * v2;
-        const unsigned int v3806 = v3805 + v3795;
-        const unsigned int v3807 = v3806 - v74;
-        out[v3807] = v3804;
-      }
-    }
-    const unsigned int v3808 = static_cast<unsigned int>(v88.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3810 = v1631 + v3808;
-    const unsigned int v3811 = static_cast<unsigned int>(v88.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3813 = v1634 + v3811;
-    const bool v3814 = v3810 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3815 = v3813 < v75;
-    const bool v3816 = v3814 && v3815;
-    if (v3816) {
-      const float v3817 = v88.x[121];
-      const unsigned int v3819 = v3813 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3820 = v3819 < v2;
-      const bool v3821 = v3814 && v3820;
-      if (v3821) {
-        const iron_f16 v3822 = iron_f32_to_f16(v3817);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3823 = v3810 * v2;
-        const unsigned int v3824 = v3823 + v3813;
-        const unsigned int v3825 = v3824 - v74;
-        out[v3825] = v3822;
-      }
-    }
-    const unsigned int v3826 = static_cast<unsigned int>(v88.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3828 = v1631 + v3826;
-    const unsigned int v3829 = static_cast<unsigned int>(v88.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3831 = v1634 + v3829;
-    const bool v3832 = v3828 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3833 = v3831 < v75;
-    const bool v3834 = v3832 && v3833;
-    if (v3834) {
-      const float v3835 = v88.x[122];
-      const unsigned int v3837 = v3831 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3838 = v3837 < v2;
-      const bool v3839 = v3832 && v3838;
-      if (v3839) {
-        const iron_f16 v3840 = iron_f32_to_f16(v3835);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3841 = v3828 * v2;
-        const unsigned int v3842 = v3841 + v3831;
-        const unsigned int v3843 = v3842 - v74;
-        out[v3843] = v3840;
-      }
-    }
-    const unsigned int v3844 = static_cast<unsigned int>(v88.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3846 = v1631 + v3844;
-    const unsigned int v3847 = static_cast<unsigned int>(v88.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3849 = v1634 + v3847;
-    const bool v3850 = v3846 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3851 = v3849 < v75;
-    const bool v3852 = v3850 && v3851;
-    if (v3852) {
-      const float v3853 = v88.x[123];
-      const unsigned int v3855 = v3849 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3856 = v3855 < v2;
-      const bool v3857 = v3850 && v3856;
-      if (v3857) {
-        const iron_f16 v3858 = iron_f32_to_f16(v3853);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3859 = v3846 * v2;
-        const unsigned int v3860 = v3859 + v3849;
-        const unsigned int v3861 = v3860 - v74;
-        out[v3861] = v3858;
-      }
-    }
-    const unsigned int v3862 = static_cast<unsigned int>(v88.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3864 = v1631 + v3862;
-    const unsigned int v3865 = static_cast<unsigned int>(v88.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3867 = v1634 + v3865;
-    const bool v3868 = v3864 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3869 = v3867 < v75;
-    const bool v3870 = v3868 && v3869;
-    if (v3870) {
-      const float v3871 = v88.x[124];
-      const unsigned int v3873 = v3867 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3874 = v3873 < v2;
-      const bool v3875 = v3868 && v3874;
-      if (v3875) {
-        const iron_f16 v3876 = iron_f32_to_f16(v3871);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3877 = v3864 * v2;
-        const unsigned int v3878 = v3877 + v3867;
-        const unsigned int v3879 = v3878 - v74;
-        out[v3879] = v3876;
-      }
-    }
-    const unsigned int v3880 = static_cast<unsigned int>(v88.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3882 = v1631 + v3880;
-    const unsigned int v3883 = static_cast<unsigned int>(v88.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3885 = v1634 + v3883;
-    const bool v3886 = v3882 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3887 = v3885 < v75;
-    const bool v3888 = v3886 && v3887;
-    if (v3888) {
-      const float v3889 = v88.x[125];
-      const unsigned int v3891 = v3885 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3892 = v3891 < v2;
-      const bool v3893 = v3886 && v3892;
-      if (v3893) {
-        const iron_f16 v3894 = iron_f32_to_f16(v3889);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3895 = v3882 * v2;
-        const unsigned int v3896 = v3895 + v3885;
-        const unsigned int v3897 = v3896 - v74;
-        out[v3897] = v3894;
-      }
-    }
-    const unsigned int v3898 = static_cast<unsigned int>(v88.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3900 = v1631 + v3898;
-    const unsigned int v3901 = static_cast<unsigned int>(v88.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3903 = v1634 + v3901;
-    const bool v3904 = v3900 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3905 = v3903 < v75;
-    const bool v3906 = v3904 && v3905;
-    if (v3906) {
-      const float v3907 = v88.x[126];
-      const unsigned int v3909 = v3903 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3910 = v3909 < v2;
-      const bool v3911 = v3904 && v3910;
-      if (v3911) {
-        const iron_f16 v3912 = iron_f32_to_f16(v3907);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3913 = v3900 * v2;
-        const unsigned int v3914 = v3913 + v3903;
-        const unsigned int v3915 = v3914 - v74;
-        out[v3915] = v3912;
-      }
-    }
-    const unsigned int v3916 = static_cast<unsigned int>(v88.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3918 = v1631 + v3916;
-    const unsigned int v3919 = static_cast<unsigned int>(v88.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3921 = v1634 + v3919;
-    const bool v3922 = v3918 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3923 = v3921 < v75;
-    const bool v3924 = v3922 && v3923;
-    if (v3924) {
-      const float v3925 = v88.x[127];
-      const unsigned int v3927 = v3921 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3928 = v3927 < v2;
-      const bool v3929 = v3922 && v3928;
-      if (v3929) {
-        const iron_f16 v3930 = iron_f32_to_f16(v3925);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3931 = v3918 * v2;
-        const unsigned int v3932 = v3931 + v3921;
-        const unsigned int v3933 = v3932 - v74;
-        out[v3933] = v3930;
+    const unsigned int v1724 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1726 = v1635 + v1724;
+    const unsigned int v1727 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1729 = v1638 + v1727;
+    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1731 = v1729 < v79;
+    const bool v1732 = v1730 && v1731;
+    if (v1732) {
+      const float v1733 = v92.x[5];
+      const unsigned int v1735 = v1729 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1736 = v1735 < v2;
+      const bool v1737 = v1730 && v1736;
+      if (v1737) {
+        const iron_f16 v1738 = iron_f32_to_f16(v1733);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1739 = v1726 * v2;
+        const unsigned int v1740 = v1739 + v1729;
+        const unsigned int v1741 = v1740 - v78;
+        out[v1741] = v1738;
+      }
+    }
+    const unsigned int v1742 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1744 = v1635 + v1742;
+    const unsigned int v1745 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1747 = v1638 + v1745;
+    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1749 = v1747 < v79;
+    const bool v1750 = v1748 && v1749;
+    if (v1750) {
+      const float v1751 = v92.x[6];
+      const unsigned int v1753 = v1747 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1754 = v1753 < v2;
+      const bool v1755 = v1748 && v1754;
+      if (v1755) {
+        const iron_f16 v1756 = iron_f32_to_f16(v1751);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1757 = v1744 * v2;
+        const unsigned int v1758 = v1757 + v1747;
+        const unsigned int v1759 = v1758 - v78;
+        out[v1759] = v1756;
+      }
+    }
+    const unsigned int v1760 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1762 = v1635 + v1760;
+    const unsigned int v1763 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1765 = v1638 + v1763;
+    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1767 = v1765 < v79;
+    const bool v1768 = v1766 && v1767;
+    if (v1768) {
+      const float v1769 = v92.x[7];
+      const unsigned int v1771 = v1765 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1772 = v1771 < v2;
+      const bool v1773 = v1766 && v1772;
+      if (v1773) {
+        const iron_f16 v1774 = iron_f32_to_f16(v1769);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1775 = v1762 * v2;
+        const unsigned int v1776 = v1775 + v1765;
+        const unsigned int v1777 = v1776 - v78;
+        out[v1777] = v1774;
+      }
+    }
+    const unsigned int v1778 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1780 = v1635 + v1778;
+    const unsigned int v1781 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1783 = v1638 + v1781;
+    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1785 = v1783 < v79;
+    const bool v1786 = v1784 && v1785;
+    if (v1786) {
+      const float v1787 = v92.x[8];
+      const unsigned int v1789 = v1783 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1790 = v1789 < v2;
+      const bool v1791 = v1784 && v1790;
+      if (v1791) {
+        const iron_f16 v1792 = iron_f32_to_f16(v1787);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1793 = v1780 * v2;
+        const unsigned int v1794 = v1793 + v1783;
+        const unsigned int v1795 = v1794 - v78;
+        out[v1795] = v1792;
+      }
+    }
+    const unsigned int v1796 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1798 = v1635 + v1796;
+    const unsigned int v1799 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1801 = v1638 + v1799;
+    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1803 = v1801 < v79;
+    const bool v1804 = v1802 && v1803;
+    if (v1804) {
+      const float v1805 = v92.x[9];
+      const unsigned int v1807 = v1801 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1808 = v1807 < v2;
+      const bool v1809 = v1802 && v1808;
+      if (v1809) {
+        const iron_f16 v1810 = iron_f32_to_f16(v1805);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1811 = v1798 * v2;
+        const unsigned int v1812 = v1811 + v1801;
+        const unsigned int v1813 = v1812 - v78;
+        out[v1813] = v1810;
+      }
+    }
+    const unsigned int v1814 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1816 = v1635 + v1814;
+    const unsigned int v1817 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1819 = v1638 + v1817;
+    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1821 = v1819 < v79;
+    const bool v1822 = v1820 && v1821;
+    if (v1822) {
+      const float v1823 = v92.x[10];
+      const unsigned int v1825 = v1819 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1826 = v1825 < v2;
+      const bool v1827 = v1820 && v1826;
+      if (v1827) {
+        const iron_f16 v1828 = iron_f32_to_f16(v1823);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1829 = v1816 * v2;
+        const unsigned int v1830 = v1829 + v1819;
+        const unsigned int v1831 = v1830 - v78;
+        out[v1831] = v1828;
+      }
+    }
+    const unsigned int v1832 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1834 = v1635 + v1832;
+    const unsigned int v1835 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1837 = v1638 + v1835;
+    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1839 = v1837 < v79;
+    const bool v1840 = v1838 && v1839;
+    if (v1840) {
+      const float v1841 = v92.x[11];
+      const unsigned int v1843 = v1837 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1844 = v1843 < v2;
+      const bool v1845 = v1838 && v1844;
+      if (v1845) {
+        const iron_f16 v1846 = iron_f32_to_f16(v1841);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1847 = v1834 * v2;
+        const unsigned int v1848 = v1847 + v1837;
+        const unsigned int v1849 = v1848 - v78;
+        out[v1849] = v1846;
+      }
+    }
+    const unsigned int v1850 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1852 = v1635 + v1850;
+    const unsigned int v1853 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1855 = v1638 + v1853;
+    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1857 = v1855 < v79;
+    const bool v1858 = v1856 && v1857;
+    if (v1858) {
+      const float v1859 = v92.x[12];
+      const unsigned int v1861 = v1855 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1862 = v1861 < v2;
+      const bool v1863 = v1856 && v1862;
+      if (v1863) {
+        const iron_f16 v1864 = iron_f32_to_f16(v1859);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1865 = v1852 * v2;
+        const unsigned int v1866 = v1865 + v1855;
+        const unsigned int v1867 = v1866 - v78;
+        out[v1867] = v1864;
+      }
+    }
+    const unsigned int v1868 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1870 = v1635 + v1868;
+    const unsigned int v1871 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1873 = v1638 + v1871;
+    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1875 = v1873 < v79;
+    const bool v1876 = v1874 && v1875;
+    if (v1876) {
+      const float v1877 = v92.x[13];
+      const unsigned int v1879 = v1873 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1880 = v1879 < v2;
+      const bool v1881 = v1874 && v1880;
+      if (v1881) {
+        const iron_f16 v1882 = iron_f32_to_f16(v1877);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1883 = v1870 * v2;
+        const unsigned int v1884 = v1883 + v1873;
+        const unsigned int v1885 = v1884 - v78;
+        out[v1885] = v1882;
+      }
+    }
+    const unsigned int v1886 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1888 = v1635 + v1886;
+    const unsigned int v1889 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1891 = v1638 + v1889;
+    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1893 = v1891 < v79;
+    const bool v1894 = v1892 && v1893;
+    if (v1894) {
+      const float v1895 = v92.x[14];
+      const unsigned int v1897 = v1891 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1898 = v1897 < v2;
+      const bool v1899 = v1892 && v1898;
+      if (v1899) {
+        const iron_f16 v1900 = iron_f32_to_f16(v1895);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1901 = v1888 * v2;
+        const unsigned int v1902 = v1901 + v1891;
+        const unsigned int v1903 = v1902 - v78;
+        out[v1903] = v1900;
+      }
+    }
+    const unsigned int v1904 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1906 = v1635 + v1904;
+    const unsigned int v1907 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1909 = v1638 + v1907;
+    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1911 = v1909 < v79;
+    const bool v1912 = v1910 && v1911;
+    if (v1912) {
+      const float v1913 = v92.x[15];
+      const unsigned int v1915 = v1909 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1916 = v1915 < v2;
+      const bool v1917 = v1910 && v1916;
+      if (v1917) {
+        const iron_f16 v1918 = iron_f32_to_f16(v1913);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1919 = v1906 * v2;
+        const unsigned int v1920 = v1919 + v1909;
+        const unsigned int v1921 = v1920 - v78;
+        out[v1921] = v1918;
+      }
+    }
+    const unsigned int v1922 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1924 = v1635 + v1922;
+    const unsigned int v1925 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1927 = v1638 + v1925;
+    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1929 = v1927 < v79;
+    const bool v1930 = v1928 && v1929;
+    if (v1930) {
+      const float v1931 = v92.x[16];
+      const unsigned int v1933 = v1927 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1934 = v1933 < v2;
+      const bool v1935 = v1928 && v1934;
+      if (v1935) {
+        const iron_f16 v1936 = iron_f32_to_f16(v1931);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1937 = v1924 * v2;
+        const unsigned int v1938 = v1937 + v1927;
+        const unsigned int v1939 = v1938 - v78;
+        out[v1939] = v1936;
+      }
+    }
+    const unsigned int v1940 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1942 = v1635 + v1940;
+    const unsigned int v1943 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1945 = v1638 + v1943;
+    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1947 = v1945 < v79;
+    const bool v1948 = v1946 && v1947;
+    if (v1948) {
+      const float v1949 = v92.x[17];
+      const unsigned int v1951 = v1945 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1952 = v1951 < v2;
+      const bool v1953 = v1946 && v1952;
+      if (v1953) {
+        const iron_f16 v1954 = iron_f32_to_f16(v1949);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1955 = v1942 * v2;
+        const unsigned int v1956 = v1955 + v1945;
+        const unsigned int v1957 = v1956 - v78;
+        out[v1957] = v1954;
+      }
+    }
+    const unsigned int v1958 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1960 = v1635 + v1958;
+    const unsigned int v1961 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1963 = v1638 + v1961;
+    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1965 = v1963 < v79;
+    const bool v1966 = v1964 && v1965;
+    if (v1966) {
+      const float v1967 = v92.x[18];
+      const unsigned int v1969 = v1963 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1970 = v1969 < v2;
+      const bool v1971 = v1964 && v1970;
+      if (v1971) {
+        const iron_f16 v1972 = iron_f32_to_f16(v1967);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1973 = v1960 * v2;
+        const unsigned int v1974 = v1973 + v1963;
+        const unsigned int v1975 = v1974 - v78;
+        out[v1975] = v1972;
+      }
+    }
+    const unsigned int v1976 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1978 = v1635 + v1976;
+    const unsigned int v1979 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1981 = v1638 + v1979;
+    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1983 = v1981 < v79;
+    const bool v1984 = v1982 && v1983;
+    if (v1984) {
+      const float v1985 = v92.x[19];
+      const unsigned int v1987 = v1981 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1988 = v1987 < v2;
+      const bool v1989 = v1982 && v1988;
+      if (v1989) {
+        const iron_f16 v1990 = iron_f32_to_f16(v1985);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1991 = v1978 * v2;
+        const unsigned int v1992 = v1991 + v1981;
+        const unsigned int v1993 = v1992 - v78;
+        out[v1993] = v1990;
+      }
+    }
+    const unsigned int v1994 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1996 = v1635 + v1994;
+    const unsigned int v1997 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1999 = v1638 + v1997;
+    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2001 = v1999 < v79;
+    const bool v2002 = v2000 && v2001;
+    if (v2002) {
+      const float v2003 = v92.x[20];
+      const unsigned int v2005 = v1999 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2006 = v2005 < v2;
+      const bool v2007 = v2000 && v2006;
+      if (v2007) {
+        const iron_f16 v2008 = iron_f32_to_f16(v2003);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2009 = v1996 * v2;
+        const unsigned int v2010 = v2009 + v1999;
+        const unsigned int v2011 = v2010 - v78;
+        out[v2011] = v2008;
+      }
+    }
+    const unsigned int v2012 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2014 = v1635 + v2012;
+    const unsigned int v2015 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2017 = v1638 + v2015;
+    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2019 = v2017 < v79;
+    const bool v2020 = v2018 && v2019;
+    if (v2020) {
+      const float v2021 = v92.x[21];
+      const unsigned int v2023 = v2017 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2024 = v2023 < v2;
+      const bool v2025 = v2018 && v2024;
+      if (v2025) {
+        const iron_f16 v2026 = iron_f32_to_f16(v2021);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2027 = v2014 * v2;
+        const unsigned int v2028 = v2027 + v2017;
+        const unsigned int v2029 = v2028 - v78;
+        out[v2029] = v2026;
+      }
+    }
+    const unsigned int v2030 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2032 = v1635 + v2030;
+    const unsigned int v2033 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2035 = v1638 + v2033;
+    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2037 = v2035 < v79;
+    const bool v2038 = v2036 && v2037;
+    if (v2038) {
+      const float v2039 = v92.x[22];
+      const unsigned int v2041 = v2035 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2042 = v2041 < v2;
+      const bool v2043 = v2036 && v2042;
+      if (v2043) {
+        const iron_f16 v2044 = iron_f32_to_f16(v2039);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2045 = v2032 * v2;
+        const unsigned int v2046 = v2045 + v2035;
+        const unsigned int v2047 = v2046 - v78;
+        out[v2047] = v2044;
+      }
+    }
+    const unsigned int v2048 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2050 = v1635 + v2048;
+    const unsigned int v2051 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2053 = v1638 + v2051;
+    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2055 = v2053 < v79;
+    const bool v2056 = v2054 && v2055;
+    if (v2056) {
+      const float v2057 = v92.x[23];
+      const unsigned int v2059 = v2053 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2060 = v2059 < v2;
+      const bool v2061 = v2054 && v2060;
+      if (v2061) {
+        const iron_f16 v2062 = iron_f32_to_f16(v2057);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2063 = v2050 * v2;
+        const unsigned int v2064 = v2063 + v2053;
+        const unsigned int v2065 = v2064 - v78;
+        out[v2065] = v2062;
+      }
+    }
+    const unsigned int v2066 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2068 = v1635 + v2066;
+    const unsigned int v2069 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2071 = v1638 + v2069;
+    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2073 = v2071 < v79;
+    const bool v2074 = v2072 && v2073;
+    if (v2074) {
+      const float v2075 = v92.x[24];
+      const unsigned int v2077 = v2071 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2078 = v2077 < v2;
+      const bool v2079 = v2072 && v2078;
+      if (v2079) {
+        const iron_f16 v2080 = iron_f32_to_f16(v2075);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2081 = v2068 * v2;
+        const unsigned int v2082 = v2081 + v2071;
+        const unsigned int v2083 = v2082 - v78;
+        out[v2083] = v2080;
+      }
+    }
+    const unsigned int v2084 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2086 = v1635 + v2084;
+    const unsigned int v2087 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2089 = v1638 + v2087;
+    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2091 = v2089 < v79;
+    const bool v2092 = v2090 && v2091;
+    if (v2092) {
+      const float v2093 = v92.x[25];
+      const unsigned int v2095 = v2089 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2096 = v2095 < v2;
+      const bool v2097 = v2090 && v2096;
+      if (v2097) {
+        const iron_f16 v2098 = iron_f32_to_f16(v2093);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2099 = v2086 * v2;
+        const unsigned int v2100 = v2099 + v2089;
+        const unsigned int v2101 = v2100 - v78;
+        out[v2101] = v2098;
+      }
+    }
+    const unsigned int v2102 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2104 = v1635 + v2102;
+    const unsigned int v2105 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2107 = v1638 + v2105;
+    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2109 = v2107 < v79;
+    const bool v2110 = v2108 && v2109;
+    if (v2110) {
+      const float v2111 = v92.x[26];
+      const unsigned int v2113 = v2107 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2114 = v2113 < v2;
+      const bool v2115 = v2108 && v2114;
+      if (v2115) {
+        const iron_f16 v2116 = iron_f32_to_f16(v2111);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2117 = v2104 * v2;
+        const unsigned int v2118 = v2117 + v2107;
+        const unsigned int v2119 = v2118 - v78;
+        out[v2119] = v2116;
+      }
+    }
+    const unsigned int v2120 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2122 = v1635 + v2120;
+    const unsigned int v2123 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2125 = v1638 + v2123;
+    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2127 = v2125 < v79;
+    const bool v2128 = v2126 && v2127;
+    if (v2128) {
+      const float v2129 = v92.x[27];
+      const unsigned int v2131 = v2125 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2132 = v2131 < v2;
+      const bool v2133 = v2126 && v2132;
+      if (v2133) {
+        const iron_f16 v2134 = iron_f32_to_f16(v2129);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2135 = v2122 * v2;
+        const unsigned int v2136 = v2135 + v2125;
+        const unsigned int v2137 = v2136 - v78;
+        out[v2137] = v2134;
+      }
+    }
+    const unsigned int v2138 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2140 = v1635 + v2138;
+    const unsigned int v2141 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2143 = v1638 + v2141;
+    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2145 = v2143 < v79;
+    const bool v2146 = v2144 && v2145;
+    if (v2146) {
+      const float v2147 = v92.x[28];
+      const unsigned int v2149 = v2143 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2150 = v2149 < v2;
+      const bool v2151 = v2144 && v2150;
+      if (v2151) {
+        const iron_f16 v2152 = iron_f32_to_f16(v2147);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2153 = v2140 * v2;
+        const unsigned int v2154 = v2153 + v2143;
+        const unsigned int v2155 = v2154 - v78;
+        out[v2155] = v2152;
+      }
+    }
+    const unsigned int v2156 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2158 = v1635 + v2156;
+    const unsigned int v2159 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2161 = v1638 + v2159;
+    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2163 = v2161 < v79;
+    const bool v2164 = v2162 && v2163;
+    if (v2164) {
+      const float v2165 = v92.x[29];
+      const unsigned int v2167 = v2161 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2168 = v2167 < v2;
+      const bool v2169 = v2162 && v2168;
+      if (v2169) {
+        const iron_f16 v2170 = iron_f32_to_f16(v2165);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2171 = v2158 * v2;
+        const unsigned int v2172 = v2171 + v2161;
+        const unsigned int v2173 = v2172 - v78;
+        out[v2173] = v2170;
+      }
+    }
+    const unsigned int v2174 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2176 = v1635 + v2174;
+    const unsigned int v2177 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2179 = v1638 + v2177;
+    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2181 = v2179 < v79;
+    const bool v2182 = v2180 && v2181;
+    if (v2182) {
+      const float v2183 = v92.x[30];
+      const unsigned int v2185 = v2179 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2186 = v2185 < v2;
+      const bool v2187 = v2180 && v2186;
+      if (v2187) {
+        const iron_f16 v2188 = iron_f32_to_f16(v2183);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2189 = v2176 * v2;
+        const unsigned int v2190 = v2189 + v2179;
+        const unsigned int v2191 = v2190 - v78;
+        out[v2191] = v2188;
+      }
+    }
+    const unsigned int v2192 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2194 = v1635 + v2192;
+    const unsigned int v2195 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2197 = v1638 + v2195;
+    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2199 = v2197 < v79;
+    const bool v2200 = v2198 && v2199;
+    if (v2200) {
+      const float v2201 = v92.x[31];
+      const unsigned int v2203 = v2197 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2204 = v2203 < v2;
+      const bool v2205 = v2198 && v2204;
+      if (v2205) {
+        const iron_f16 v2206 = iron_f32_to_f16(v2201);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2207 = v2194 * v2;
+        const unsigned int v2208 = v2207 + v2197;
+        const unsigned int v2209 = v2208 - v78;
+        out[v2209] = v2206;
+      }
+    }
+    const unsigned int v2210 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2212 = v1635 + v2210;
+    const unsigned int v2213 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2215 = v1638 + v2213;
+    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2217 = v2215 < v79;
+    const bool v2218 = v2216 && v2217;
+    if (v2218) {
+      const float v2219 = v92.x[32];
+      const unsigned int v2221 = v2215 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2222 = v2221 < v2;
+      const bool v2223 = v2216 && v2222;
+      if (v2223) {
+        const iron_f16 v2224 = iron_f32_to_f16(v2219);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2225 = v2212 * v2;
+        const unsigned int v2226 = v2225 + v2215;
+        const unsigned int v2227 = v2226 - v78;
+        out[v2227] = v2224;
+      }
+    }
+    const unsigned int v2228 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2230 = v1635 + v2228;
+    const unsigned int v2231 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2233 = v1638 + v2231;
+    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2235 = v2233 < v79;
+    const bool v2236 = v2234 && v2235;
+    if (v2236) {
+      const float v2237 = v92.x[33];
+      const unsigned int v2239 = v2233 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2240 = v2239 < v2;
+      const bool v2241 = v2234 && v2240;
+      if (v2241) {
+        const iron_f16 v2242 = iron_f32_to_f16(v2237);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2243 = v2230 * v2;
+        const unsigned int v2244 = v2243 + v2233;
+        const unsigned int v2245 = v2244 - v78;
+        out[v2245] = v2242;
+      }
+    }
+    const unsigned int v2246 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2248 = v1635 + v2246;
+    const unsigned int v2249 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2251 = v1638 + v2249;
+    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2253 = v2251 < v79;
+    const bool v2254 = v2252 && v2253;
+    if (v2254) {
+      const float v2255 = v92.x[34];
+      const unsigned int v2257 = v2251 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2258 = v2257 < v2;
+      const bool v2259 = v2252 && v2258;
+      if (v2259) {
+        const iron_f16 v2260 = iron_f32_to_f16(v2255);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2261 = v2248 * v2;
+        const unsigned int v2262 = v2261 + v2251;
+        const unsigned int v2263 = v2262 - v78;
+        out[v2263] = v2260;
+      }
+    }
+    const unsigned int v2264 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2266 = v1635 + v2264;
+    const unsigned int v2267 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2269 = v1638 + v2267;
+    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2271 = v2269 < v79;
+    const bool v2272 = v2270 && v2271;
+    if (v2272) {
+      const float v2273 = v92.x[35];
+      const unsigned int v2275 = v2269 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2276 = v2275 < v2;
+      const bool v2277 = v2270 && v2276;
+      if (v2277) {
+        const iron_f16 v2278 = iron_f32_to_f16(v2273);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2279 = v2266 * v2;
+        const unsigned int v2280 = v2279 + v2269;
+        const unsigned int v2281 = v2280 - v78;
+        out[v2281] = v2278;
+      }
+    }
+    const unsigned int v2282 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2284 = v1635 + v2282;
+    const unsigned int v2285 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2287 = v1638 + v2285;
+    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2289 = v2287 < v79;
+    const bool v2290 = v2288 && v2289;
+    if (v2290) {
+      const float v2291 = v92.x[36];
+      const unsigned int v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2294 = v2293 < v2;
+      const bool v2295 = v2288 && v2294;
+      if (v2295) {
+        const iron_f16 v2296 = iron_f32_to_f16(v2291);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2297 = v2284 * v2;
+        const unsigned int v2298 = v2297 + v2287;
+        const unsigned int v2299 = v2298 - v78;
+        out[v2299] = v2296;
+      }
+    }
+    const unsigned int v2300 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2302 = v1635 + v2300;
+    const unsigned int v2303 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2305 = v1638 + v2303;
+    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2307 = v2305 < v79;
+    const bool v2308 = v2306 && v2307;
+    if (v2308) {
+      const float v2309 = v92.x[37];
+      const unsigned int v2311 = v2305 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2312 = v2311 < v2;
+      const bool v2313 = v2306 && v2312;
+      if (v2313) {
+        const iron_f16 v2314 = iron_f32_to_f16(v2309);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2315 = v2302 * v2;
+        const unsigned int v2316 = v2315 + v2305;
+        const unsigned int v2317 = v2316 - v78;
+        out[v2317] = v2314;
+      }
+    }
+    const unsigned int v2318 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2320 = v1635 + v2318;
+    const unsigned int v2321 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2323 = v1638 + v2321;
+    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2325 = v2323 < v79;
+    const bool v2326 = v2324 && v2325;
+    if (v2326) {
+      const float v2327 = v92.x[38];
+      const unsigned int v2329 = v2323 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2330 = v2329 < v2;
+      const bool v2331 = v2324 && v2330;
+      if (v2331) {
+        const iron_f16 v2332 = iron_f32_to_f16(v2327);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2333 = v2320 * v2;
+        const unsigned int v2334 = v2333 + v2323;
+        const unsigned int v2335 = v2334 - v78;
+        out[v2335] = v2332;
+      }
+    }
+    const unsigned int v2336 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2338 = v1635 + v2336;
+    const unsigned int v2339 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2341 = v1638 + v2339;
+    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2343 = v2341 < v79;
+    const bool v2344 = v2342 && v2343;
+    if (v2344) {
+      const float v2345 = v92.x[39];
+      const unsigned int v2347 = v2341 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2348 = v2347 < v2;
+      const bool v2349 = v2342 && v2348;
+      if (v2349) {
+        const iron_f16 v2350 = iron_f32_to_f16(v2345);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2351 = v2338 * v2;
+        const unsigned int v2352 = v2351 + v2341;
+        const unsigned int v2353 = v2352 - v78;
+        out[v2353] = v2350;
+      }
+    }
+    const unsigned int v2354 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2356 = v1635 + v2354;
+    const unsigned int v2357 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2359 = v1638 + v2357;
+    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2361 = v2359 < v79;
+    const bool v2362 = v2360 && v2361;
+    if (v2362) {
+      const float v2363 = v92.x[40];
+      const unsigned int v2365 = v2359 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2366 = v2365 < v2;
+      const bool v2367 = v2360 && v2366;
+      if (v2367) {
+        const iron_f16 v2368 = iron_f32_to_f16(v2363);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2369 = v2356 * v2;
+        const unsigned int v2370 = v2369 + v2359;
+        const unsigned int v2371 = v2370 - v78;
+        out[v2371] = v2368;
+      }
+    }
+    const unsigned int v2372 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2374 = v1635 + v2372;
+    const unsigned int v2375 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2377 = v1638 + v2375;
+    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2379 = v2377 < v79;
+    const bool v2380 = v2378 && v2379;
+    if (v2380) {
+      const float v2381 = v92.x[41];
+      const unsigned int v2383 = v2377 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2384 = v2383 < v2;
+      const bool v2385 = v2378 && v2384;
+      if (v2385) {
+        const iron_f16 v2386 = iron_f32_to_f16(v2381);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2387 = v2374 * v2;
+        const unsigned int v2388 = v2387 + v2377;
+        const unsigned int v2389 = v2388 - v78;
+        out[v2389] = v2386;
+      }
+    }
+    const unsigned int v2390 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2392 = v1635 + v2390;
+    const unsigned int v2393 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2395 = v1638 + v2393;
+    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2397 = v2395 < v79;
+    const bool v2398 = v2396 && v2397;
+    if (v2398) {
+      const float v2399 = v92.x[42];
+      const unsigned int v2401 = v2395 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2402 = v2401 < v2;
+      const bool v2403 = v2396 && v2402;
+      if (v2403) {
+        const iron_f16 v2404 = iron_f32_to_f16(v2399);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2405 = v2392 * v2;
+        const unsigned int v2406 = v2405 + v2395;
+        const unsigned int v2407 = v2406 - v78;
+        out[v2407] = v2404;
+      }
+    }
+    const unsigned int v2408 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2410 = v1635 + v2408;
+    const unsigned int v2411 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2413 = v1638 + v2411;
+    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2415 = v2413 < v79;
+    const bool v2416 = v2414 && v2415;
+    if (v2416) {
+      const float v2417 = v92.x[43];
+      const unsigned int v2419 = v2413 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2420 = v2419 < v2;
+      const bool v2421 = v2414 && v2420;
+      if (v2421) {
+        const iron_f16 v2422 = iron_f32_to_f16(v2417);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2423 = v2410 * v2;
+        const unsigned int v2424 = v2423 + v2413;
+        const unsigned int v2425 = v2424 - v78;
+        out[v2425] = v2422;
+      }
+    }
+    const unsigned int v2426 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2428 = v1635 + v2426;
+    const unsigned int v2429 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2431 = v1638 + v2429;
+    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2433 = v2431 < v79;
+    const bool v2434 = v2432 && v2433;
+    if (v2434) {
+      const float v2435 = v92.x[44];
+      const unsigned int v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2438 = v2437 < v2;
+      const bool v2439 = v2432 && v2438;
+      if (v2439) {
+        const iron_f16 v2440 = iron_f32_to_f16(v2435);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2441 = v2428 * v2;
+        const unsigned int v2442 = v2441 + v2431;
+        const unsigned int v2443 = v2442 - v78;
+        out[v2443] = v2440;
+      }
+    }
+    const unsigned int v2444 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2446 = v1635 + v2444;
+    const unsigned int v2447 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2449 = v1638 + v2447;
+    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2451 = v2449 < v79;
+    const bool v2452 = v2450 && v2451;
+    if (v2452) {
+      const float v2453 = v92.x[45];
+      const unsigned int v2455 = v2449 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2456 = v2455 < v2;
+      const bool v2457 = v2450 && v2456;
+      if (v2457) {
+        const iron_f16 v2458 = iron_f32_to_f16(v2453);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2459 = v2446 * v2;
+        const unsigned int v2460 = v2459 + v2449;
+        const unsigned int v2461 = v2460 - v78;
+        out[v2461] = v2458;
+      }
+    }
+    const unsigned int v2462 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2464 = v1635 + v2462;
+    const unsigned int v2465 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2467 = v1638 + v2465;
+    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2469 = v2467 < v79;
+    const bool v2470 = v2468 && v2469;
+    if (v2470) {
+      const float v2471 = v92.x[46];
+      const unsigned int v2473 = v2467 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2474 = v2473 < v2;
+      const bool v2475 = v2468 && v2474;
+      if (v2475) {
+        const iron_f16 v2476 = iron_f32_to_f16(v2471);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2477 = v2464 * v2;
+        const unsigned int v2478 = v2477 + v2467;
+        const unsigned int v2479 = v2478 - v78;
+        out[v2479] = v2476;
+      }
+    }
+    const unsigned int v2480 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2482 = v1635 + v2480;
+    const unsigned int v2483 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2485 = v1638 + v2483;
+    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2487 = v2485 < v79;
+    const bool v2488 = v2486 && v2487;
+    if (v2488) {
+      const float v2489 = v92.x[47];
+      const unsigned int v2491 = v2485 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2492 = v2491 < v2;
+      const bool v2493 = v2486 && v2492;
+      if (v2493) {
+        const iron_f16 v2494 = iron_f32_to_f16(v2489);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2495 = v2482 * v2;
+        const unsigned int v2496 = v2495 + v2485;
+        const unsigned int v2497 = v2496 - v78;
+        out[v2497] = v2494;
+      }
+    }
+    const unsigned int v2498 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2500 = v1635 + v2498;
+    const unsigned int v2501 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2503 = v1638 + v2501;
+    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2505 = v2503 < v79;
+    const bool v2506 = v2504 && v2505;
+    if (v2506) {
+      const float v2507 = v92.x[48];
+      const unsigned int v2509 = v2503 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2510 = v2509 < v2;
+      const bool v2511 = v2504 && v2510;
+      if (v2511) {
+        const iron_f16 v2512 = iron_f32_to_f16(v2507);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2513 = v2500 * v2;
+        const unsigned int v2514 = v2513 + v2503;
+        const unsigned int v2515 = v2514 - v78;
+        out[v2515] = v2512;
+      }
+    }
+    const unsigned int v2516 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2518 = v1635 + v2516;
+    const unsigned int v2519 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2521 = v1638 + v2519;
+    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2523 = v2521 < v79;
+    const bool v2524 = v2522 && v2523;
+    if (v2524) {
+      const float v2525 = v92.x[49];
+      const unsigned int v2527 = v2521 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2528 = v2527 < v2;
+      const bool v2529 = v2522 && v2528;
+      if (v2529) {
+        const iron_f16 v2530 = iron_f32_to_f16(v2525);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2531 = v2518 * v2;
+        const unsigned int v2532 = v2531 + v2521;
+        const unsigned int v2533 = v2532 - v78;
+        out[v2533] = v2530;
+      }
+    }
+    const unsigned int v2534 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2536 = v1635 + v2534;
+    const unsigned int v2537 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2539 = v1638 + v2537;
+    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2541 = v2539 < v79;
+    const bool v2542 = v2540 && v2541;
+    if (v2542) {
+      const float v2543 = v92.x[50];
+      const unsigned int v2545 = v2539 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2546 = v2545 < v2;
+      const bool v2547 = v2540 && v2546;
+      if (v2547) {
+        const iron_f16 v2548 = iron_f32_to_f16(v2543);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2549 = v2536 * v2;
+        const unsigned int v2550 = v2549 + v2539;
+        const unsigned int v2551 = v2550 - v78;
+        out[v2551] = v2548;
+      }
+    }
+    const unsigned int v2552 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2554 = v1635 + v2552;
+    const unsigned int v2555 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2557 = v1638 + v2555;
+    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2559 = v2557 < v79;
+    const bool v2560 = v2558 && v2559;
+    if (v2560) {
+      const float v2561 = v92.x[51];
+      const unsigned int v2563 = v2557 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2564 = v2563 < v2;
+      const bool v2565 = v2558 && v2564;
+      if (v2565) {
+        const iron_f16 v2566 = iron_f32_to_f16(v2561);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2567 = v2554 * v2;
+        const unsigned int v2568 = v2567 + v2557;
+        const unsigned int v2569 = v2568 - v78;
+        out[v2569] = v2566;
+      }
+    }
+    const unsigned int v2570 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2572 = v1635 + v2570;
+    const unsigned int v2573 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2575 = v1638 + v2573;
+    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2577 = v2575 < v79;
+    const bool v2578 = v2576 && v2577;
+    if (v2578) {
+      const float v2579 = v92.x[52];
+      const unsigned int v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2582 = v2581 < v2;
+      const bool v2583 = v2576 && v2582;
+      if (v2583) {
+        const iron_f16 v2584 = iron_f32_to_f16(v2579);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2585 = v2572 * v2;
+        const unsigned int v2586 = v2585 + v2575;
+        const unsigned int v2587 = v2586 - v78;
+        out[v2587] = v2584;
+      }
+    }
+    const unsigned int v2588 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2590 = v1635 + v2588;
+    const unsigned int v2591 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2593 = v1638 + v2591;
+    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2595 = v2593 < v79;
+    const bool v2596 = v2594 && v2595;
+    if (v2596) {
+      const float v2597 = v92.x[53];
+      const unsigned int v2599 = v2593 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2600 = v2599 < v2;
+      const bool v2601 = v2594 && v2600;
+      if (v2601) {
+        const iron_f16 v2602 = iron_f32_to_f16(v2597);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2603 = v2590 * v2;
+        const unsigned int v2604 = v2603 + v2593;
+        const unsigned int v2605 = v2604 - v78;
+        out[v2605] = v2602;
+      }
+    }
+    const unsigned int v2606 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2608 = v1635 + v2606;
+    const unsigned int v2609 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2611 = v1638 + v2609;
+    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2613 = v2611 < v79;
+    const bool v2614 = v2612 && v2613;
+    if (v2614) {
+      const float v2615 = v92.x[54];
+      const unsigned int v2617 = v2611 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2618 = v2617 < v2;
+      const bool v2619 = v2612 && v2618;
+      if (v2619) {
+        const iron_f16 v2620 = iron_f32_to_f16(v2615);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2621 = v2608 * v2;
+        const unsigned int v2622 = v2621 + v2611;
+        const unsigned int v2623 = v2622 - v78;
+        out[v2623] = v2620;
+      }
+    }
+    const unsigned int v2624 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2626 = v1635 + v2624;
+    const unsigned int v2627 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2629 = v1638 + v2627;
+    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2631 = v2629 < v79;
+    const bool v2632 = v2630 && v2631;
+    if (v2632) {
+      const float v2633 = v92.x[55];
+      const unsigned int v2635 = v2629 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2636 = v2635 < v2;
+      const bool v2637 = v2630 && v2636;
+      if (v2637) {
+        const iron_f16 v2638 = iron_f32_to_f16(v2633);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2639 = v2626 * v2;
+        const unsigned int v2640 = v2639 + v2629;
+        const unsigned int v2641 = v2640 - v78;
+        out[v2641] = v2638;
+      }
+    }
+    const unsigned int v2642 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2644 = v1635 + v2642;
+    const unsigned int v2645 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2647 = v1638 + v2645;
+    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2649 = v2647 < v79;
+    const bool v2650 = v2648 && v2649;
+    if (v2650) {
+      const float v2651 = v92.x[56];
+      const unsigned int v2653 = v2647 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2654 = v2653 < v2;
+      const bool v2655 = v2648 && v2654;
+      if (v2655) {
+        const iron_f16 v2656 = iron_f32_to_f16(v2651);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2657 = v2644 * v2;
+        const unsigned int v2658 = v2657 + v2647;
+        const unsigned int v2659 = v2658 - v78;
+        out[v2659] = v2656;
+      }
+    }
+    const unsigned int v2660 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2662 = v1635 + v2660;
+    const unsigned int v2663 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2665 = v1638 + v2663;
+    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2667 = v2665 < v79;
+    const bool v2668 = v2666 && v2667;
+    if (v2668) {
+      const float v2669 = v92.x[57];
+      const unsigned int v2671 = v2665 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2672 = v2671 < v2;
+      const bool v2673 = v2666 && v2672;
+      if (v2673) {
+        const iron_f16 v2674 = iron_f32_to_f16(v2669);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2675 = v2662 * v2;
+        const unsigned int v2676 = v2675 + v2665;
+        const unsigned int v2677 = v2676 - v78;
+        out[v2677] = v2674;
+      }
+    }
+    const unsigned int v2678 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2680 = v1635 + v2678;
+    const unsigned int v2681 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2683 = v1638 + v2681;
+    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2685 = v2683 < v79;
+    const bool v2686 = v2684 && v2685;
+    if (v2686) {
+      const float v2687 = v92.x[58];
+      const unsigned int v2689 = v2683 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2690 = v2689 < v2;
+      const bool v2691 = v2684 && v2690;
+      if (v2691) {
+        const iron_f16 v2692 = iron_f32_to_f16(v2687);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2693 = v2680 * v2;
+        const unsigned int v2694 = v2693 + v2683;
+        const unsigned int v2695 = v2694 - v78;
+        out[v2695] = v2692;
+      }
+    }
+    const unsigned int v2696 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2698 = v1635 + v2696;
+    const unsigned int v2699 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2701 = v1638 + v2699;
+    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2703 = v2701 < v79;
+    const bool v2704 = v2702 && v2703;
+    if (v2704) {
+      const float v2705 = v92.x[59];
+      const unsigned int v2707 = v2701 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2708 = v2707 < v2;
+      const bool v2709 = v2702 && v2708;
+      if (v2709) {
+        const iron_f16 v2710 = iron_f32_to_f16(v2705);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2711 = v2698 * v2;
+        const unsigned int v2712 = v2711 + v2701;
+        const unsigned int v2713 = v2712 - v78;
+        out[v2713] = v2710;
+      }
+    }
+    const unsigned int v2714 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2716 = v1635 + v2714;
+    const unsigned int v2717 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2719 = v1638 + v2717;
+    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2721 = v2719 < v79;
+    const bool v2722 = v2720 && v2721;
+    if (v2722) {
+      const float v2723 = v92.x[60];
+      const unsigned int v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2726 = v2725 < v2;
+      const bool v2727 = v2720 && v2726;
+      if (v2727) {
+        const iron_f16 v2728 = iron_f32_to_f16(v2723);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2729 = v2716 * v2;
+        const unsigned int v2730 = v2729 + v2719;
+        const unsigned int v2731 = v2730 - v78;
+        out[v2731] = v2728;
+      }
+    }
+    const unsigned int v2732 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2734 = v1635 + v2732;
+    const unsigned int v2735 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2737 = v1638 + v2735;
+    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2739 = v2737 < v79;
+    const bool v2740 = v2738 && v2739;
+    if (v2740) {
+      const float v2741 = v92.x[61];
+      const unsigned int v2743 = v2737 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2744 = v2743 < v2;
+      const bool v2745 = v2738 && v2744;
+      if (v2745) {
+        const iron_f16 v2746 = iron_f32_to_f16(v2741);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2747 = v2734 * v2;
+        const unsigned int v2748 = v2747 + v2737;
+        const unsigned int v2749 = v2748 - v78;
+        out[v2749] = v2746;
+      }
+    }
+    const unsigned int v2750 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2752 = v1635 + v2750;
+    const unsigned int v2753 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2755 = v1638 + v2753;
+    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2757 = v2755 < v79;
+    const bool v2758 = v2756 && v2757;
+    if (v2758) {
+      const float v2759 = v92.x[62];
+      const unsigned int v2761 = v2755 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2762 = v2761 < v2;
+      const bool v2763 = v2756 && v2762;
+      if (v2763) {
+        const iron_f16 v2764 = iron_f32_to_f16(v2759);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2765 = v2752 * v2;
+        const unsigned int v2766 = v2765 + v2755;
+        const unsigned int v2767 = v2766 - v78;
+        out[v2767] = v2764;
+      }
+    }
+    const unsigned int v2768 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2770 = v1635 + v2768;
+    const unsigned int v2771 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2773 = v1638 + v2771;
+    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2775 = v2773 < v79;
+    const bool v2776 = v2774 && v2775;
+    if (v2776) {
+      const float v2777 = v92.x[63];
+      const unsigned int v2779 = v2773 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2780 = v2779 < v2;
+      const bool v2781 = v2774 && v2780;
+      if (v2781) {
+        const iron_f16 v2782 = iron_f32_to_f16(v2777);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2783 = v2770 * v2;
+        const unsigned int v2784 = v2783 + v2773;
+        const unsigned int v2785 = v2784 - v78;
+        out[v2785] = v2782;
+      }
+    }
+    const unsigned int v2786 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2788 = v1635 + v2786;
+    const unsigned int v2789 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2791 = v1638 + v2789;
+    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2793 = v2791 < v79;
+    const bool v2794 = v2792 && v2793;
+    if (v2794) {
+      const float v2795 = v92.x[64];
+      const unsigned int v2797 = v2791 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2798 = v2797 < v2;
+      const bool v2799 = v2792 && v2798;
+      if (v2799) {
+        const iron_f16 v2800 = iron_f32_to_f16(v2795);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2801 = v2788 * v2;
+        const unsigned int v2802 = v2801 + v2791;
+        const unsigned int v2803 = v2802 - v78;
+        out[v2803] = v2800;
+      }
+    }
+    const unsigned int v2804 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2806 = v1635 + v2804;
+    const unsigned int v2807 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2809 = v1638 + v2807;
+    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2811 = v2809 < v79;
+    const bool v2812 = v2810 && v2811;
+    if (v2812) {
+      const float v2813 = v92.x[65];
+      const unsigned int v2815 = v2809 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2816 = v2815 < v2;
+      const bool v2817 = v2810 && v2816;
+      if (v2817) {
+        const iron_f16 v2818 = iron_f32_to_f16(v2813);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2819 = v2806 * v2;
+        const unsigned int v2820 = v2819 + v2809;
+        const unsigned int v2821 = v2820 - v78;
+        out[v2821] = v2818;
+      }
+    }
+    const unsigned int v2822 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2824 = v1635 + v2822;
+    const unsigned int v2825 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2827 = v1638 + v2825;
+    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2829 = v2827 < v79;
+    const bool v2830 = v2828 && v2829;
+    if (v2830) {
+      const float v2831 = v92.x[66];
+      const unsigned int v2833 = v2827 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2834 = v2833 < v2;
+      const bool v2835 = v2828 && v2834;
+      if (v2835) {
+        const iron_f16 v2836 = iron_f32_to_f16(v2831);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2837 = v2824 * v2;
+        const unsigned int v2838 = v2837 + v2827;
+        const unsigned int v2839 = v2838 - v78;
+        out[v2839] = v2836;
+      }
+    }
+    const unsigned int v2840 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2842 = v1635 + v2840;
+    const unsigned int v2843 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2845 = v1638 + v2843;
+    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2847 = v2845 < v79;
+    const bool v2848 = v2846 && v2847;
+    if (v2848) {
+      const float v2849 = v92.x[67];
+      const unsigned int v2851 = v2845 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2852 = v2851 < v2;
+      const bool v2853 = v2846 && v2852;
+      if (v2853) {
+        const iron_f16 v2854 = iron_f32_to_f16(v2849);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2855 = v2842 * v2;
+        const unsigned int v2856 = v2855 + v2845;
+        const unsigned int v2857 = v2856 - v78;
+        out[v2857] = v2854;
+      }
+    }
+    const unsigned int v2858 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2860 = v1635 + v2858;
+    const unsigned int v2861 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2863 = v1638 + v2861;
+    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2865 = v2863 < v79;
+    const bool v2866 = v2864 && v2865;
+    if (v2866) {
+      const float v2867 = v92.x[68];
+      const unsigned int v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2870 = v2869 < v2;
+      const bool v2871 = v2864 && v2870;
+      if (v2871) {
+        const iron_f16 v2872 = iron_f32_to_f16(v2867);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2873 = v2860 * v2;
+        const unsigned int v2874 = v2873 + v2863;
+        const unsigned int v2875 = v2874 - v78;
+        out[v2875] = v2872;
+      }
+    }
+    const unsigned int v2876 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2878 = v1635 + v2876;
+    const unsigned int v2879 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2881 = v1638 + v2879;
+    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2883 = v2881 < v79;
+    const bool v2884 = v2882 && v2883;
+    if (v2884) {
+      const float v2885 = v92.x[69];
+      const unsigned int v2887 = v2881 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2888 = v2887 < v2;
+      const bool v2889 = v2882 && v2888;
+      if (v2889) {
+        const iron_f16 v2890 = iron_f32_to_f16(v2885);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2891 = v2878 * v2;
+        const unsigned int v2892 = v2891 + v2881;
+        const unsigned int v2893 = v2892 - v78;
+        out[v2893] = v2890;
+      }
+    }
+    const unsigned int v2894 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2896 = v1635 + v2894;
+    const unsigned int v2897 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2899 = v1638 + v2897;
+    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2901 = v2899 < v79;
+    const bool v2902 = v2900 && v2901;
+    if (v2902) {
+      const float v2903 = v92.x[70];
+      const unsigned int v2905 = v2899 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2906 = v2905 < v2;
+      const bool v2907 = v2900 && v2906;
+      if (v2907) {
+        const iron_f16 v2908 = iron_f32_to_f16(v2903);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2909 = v2896 * v2;
+        const unsigned int v2910 = v2909 + v2899;
+        const unsigned int v2911 = v2910 - v78;
+        out[v2911] = v2908;
+      }
+    }
+    const unsigned int v2912 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2914 = v1635 + v2912;
+    const unsigned int v2915 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2917 = v1638 + v2915;
+    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2919 = v2917 < v79;
+    const bool v2920 = v2918 && v2919;
+    if (v2920) {
+      const float v2921 = v92.x[71];
+      const unsigned int v2923 = v2917 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2924 = v2923 < v2;
+      const bool v2925 = v2918 && v2924;
+      if (v2925) {
+        const iron_f16 v2926 = iron_f32_to_f16(v2921);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2927 = v2914 * v2;
+        const unsigned int v2928 = v2927 + v2917;
+        const unsigned int v2929 = v2928 - v78;
+        out[v2929] = v2926;
+      }
+    }
+    const unsigned int v2930 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2932 = v1635 + v2930;
+    const unsigned int v2933 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2935 = v1638 + v2933;
+    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2937 = v2935 < v79;
+    const bool v2938 = v2936 && v2937;
+    if (v2938) {
+      const float v2939 = v92.x[72];
+      const unsigned int v2941 = v2935 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2942 = v2941 < v2;
+      const bool v2943 = v2936 && v2942;
+      if (v2943) {
+        const iron_f16 v2944 = iron_f32_to_f16(v2939);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2945 = v2932 * v2;
+        const unsigned int v2946 = v2945 + v2935;
+        const unsigned int v2947 = v2946 - v78;
+        out[v2947] = v2944;
+      }
+    }
+    const unsigned int v2948 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2950 = v1635 + v2948;
+    const unsigned int v2951 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2953 = v1638 + v2951;
+    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2955 = v2953 < v79;
+    const bool v2956 = v2954 && v2955;
+    if (v2956) {
+      const float v2957 = v92.x[73];
+      const unsigned int v2959 = v2953 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2960 = v2959 < v2;
+      const bool v2961 = v2954 && v2960;
+      if (v2961) {
+        const iron_f16 v2962 = iron_f32_to_f16(v2957);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2963 = v2950 * v2;
+        const unsigned int v2964 = v2963 + v2953;
+        const unsigned int v2965 = v2964 - v78;
+        out[v2965] = v2962;
+      }
+    }
+    const unsigned int v2966 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2968 = v1635 + v2966;
+    const unsigned int v2969 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2971 = v1638 + v2969;
+    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2973 = v2971 < v79;
+    const bool v2974 = v2972 && v2973;
+    if (v2974) {
+      const float v2975 = v92.x[74];
+      const unsigned int v2977 = v2971 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2978 = v2977 < v2;
+      const bool v2979 = v2972 && v2978;
+      if (v2979) {
+        const iron_f16 v2980 = iron_f32_to_f16(v2975);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2981 = v2968 * v2;
+        const unsigned int v2982 = v2981 + v2971;
+        const unsigned int v2983 = v2982 - v78;
+        out[v2983] = v2980;
+      }
+    }
+    const unsigned int v2984 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2986 = v1635 + v2984;
+    const unsigned int v2987 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2989 = v1638 + v2987;
+    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2991 = v2989 < v79;
+    const bool v2992 = v2990 && v2991;
+    if (v2992) {
+      const float v2993 = v92.x[75];
+      const unsigned int v2995 = v2989 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2996 = v2995 < v2;
+      const bool v2997 = v2990 && v2996;
+      if (v2997) {
+        const iron_f16 v2998 = iron_f32_to_f16(v2993);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2999 = v2986 * v2;
+        const unsigned int v3000 = v2999 + v2989;
+        const unsigned int v3001 = v3000 - v78;
+        out[v3001] = v2998;
+      }
+    }
+    const unsigned int v3002 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3004 = v1635 + v3002;
+    const unsigned int v3005 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3007 = v1638 + v3005;
+    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3009 = v3007 < v79;
+    const bool v3010 = v3008 && v3009;
+    if (v3010) {
+      const float v3011 = v92.x[76];
+      const unsigned int v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3014 = v3013 < v2;
+      const bool v3015 = v3008 && v3014;
+      if (v3015) {
+        const iron_f16 v3016 = iron_f32_to_f16(v3011);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3017 = v3004 * v2;
+        const unsigned int v3018 = v3017 + v3007;
+        const unsigned int v3019 = v3018 - v78;
+        out[v3019] = v3016;
+      }
+    }
+    const unsigned int v3020 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3022 = v1635 + v3020;
+    const unsigned int v3023 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3025 = v1638 + v3023;
+    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3027 = v3025 < v79;
+    const bool v3028 = v3026 && v3027;
+    if (v3028) {
+      const float v3029 = v92.x[77];
+      const unsigned int v3031 = v3025 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3032 = v3031 < v2;
+      const bool v3033 = v3026 && v3032;
+      if (v3033) {
+        const iron_f16 v3034 = iron_f32_to_f16(v3029);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3035 = v3022 * v2;
+        const unsigned int v3036 = v3035 + v3025;
+        const unsigned int v3037 = v3036 - v78;
+        out[v3037] = v3034;
+      }
+    }
+    const unsigned int v3038 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3040 = v1635 + v3038;
+    const unsigned int v3041 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3043 = v1638 + v3041;
+    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3045 = v3043 < v79;
+    const bool v3046 = v3044 && v3045;
+    if (v3046) {
+      const float v3047 = v92.x[78];
+      const unsigned int v3049 = v3043 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3050 = v3049 < v2;
+      const bool v3051 = v3044 && v3050;
+      if (v3051) {
+        const iron_f16 v3052 = iron_f32_to_f16(v3047);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3053 = v3040 * v2;
+        const unsigned int v3054 = v3053 + v3043;
+        const unsigned int v3055 = v3054 - v78;
+        out[v3055] = v3052;
+      }
+    }
+    const unsigned int v3056 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3058 = v1635 + v3056;
+    const unsigned int v3059 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3061 = v1638 + v3059;
+    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3063 = v3061 < v79;
+    const bool v3064 = v3062 && v3063;
+    if (v3064) {
+      const float v3065 = v92.x[79];
+      const unsigned int v3067 = v3061 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3068 = v3067 < v2;
+      const bool v3069 = v3062 && v3068;
+      if (v3069) {
+        const iron_f16 v3070 = iron_f32_to_f16(v3065);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3071 = v3058 * v2;
+        const unsigned int v3072 = v3071 + v3061;
+        const unsigned int v3073 = v3072 - v78;
+        out[v3073] = v3070;
+      }
+    }
+    const unsigned int v3074 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3076 = v1635 + v3074;
+    const unsigned int v3077 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3079 = v1638 + v3077;
+    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3081 = v3079 < v79;
+    const bool v3082 = v3080 && v3081;
+    if (v3082) {
+      const float v3083 = v92.x[80];
+      const unsigned int v3085 = v3079 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3086 = v3085 < v2;
+      const bool v3087 = v3080 && v3086;
+      if (v3087) {
+        const iron_f16 v3088 = iron_f32_to_f16(v3083);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3089 = v3076 * v2;
+        const unsigned int v3090 = v3089 + v3079;
+        const unsigned int v3091 = v3090 - v78;
+        out[v3091] = v3088;
+      }
+    }
+    const unsigned int v3092 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3094 = v1635 + v3092;
+    const unsigned int v3095 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3097 = v1638 + v3095;
+    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3099 = v3097 < v79;
+    const bool v3100 = v3098 && v3099;
+    if (v3100) {
+      const float v3101 = v92.x[81];
+      const unsigned int v3103 = v3097 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3104 = v3103 < v2;
+      const bool v3105 = v3098 && v3104;
+      if (v3105) {
+        const iron_f16 v3106 = iron_f32_to_f16(v3101);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3107 = v3094 * v2;
+        const unsigned int v3108 = v3107 + v3097;
+        const unsigned int v3109 = v3108 - v78;
+        out[v3109] = v3106;
+      }
+    }
+    const unsigned int v3110 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3112 = v1635 + v3110;
+    const unsigned int v3113 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3115 = v1638 + v3113;
+    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3117 = v3115 < v79;
+    const bool v3118 = v3116 && v3117;
+    if (v3118) {
+      const float v3119 = v92.x[82];
+      const unsigned int v3121 = v3115 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3122 = v3121 < v2;
+      const bool v3123 = v3116 && v3122;
+      if (v3123) {
+        const iron_f16 v3124 = iron_f32_to_f16(v3119);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3125 = v3112 * v2;
+        const unsigned int v3126 = v3125 + v3115;
+        const unsigned int v3127 = v3126 - v78;
+        out[v3127] = v3124;
+      }
+    }
+    const unsigned int v3128 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3130 = v1635 + v3128;
+    const unsigned int v3131 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3133 = v1638 + v3131;
+    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3135 = v3133 < v79;
+    const bool v3136 = v3134 && v3135;
+    if (v3136) {
+      const float v3137 = v92.x[83];
+      const unsigned int v3139 = v3133 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3140 = v3139 < v2;
+      const bool v3141 = v3134 && v3140;
+      if (v3141) {
+        const iron_f16 v3142 = iron_f32_to_f16(v3137);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3143 = v3130 * v2;
+        const unsigned int v3144 = v3143 + v3133;
+        const unsigned int v3145 = v3144 - v78;
+        out[v3145] = v3142;
+      }
+    }
+    const unsigned int v3146 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3148 = v1635 + v3146;
+    const unsigned int v3149 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3151 = v1638 + v3149;
+    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3153 = v3151 < v79;
+    const bool v3154 = v3152 && v3153;
+    if (v3154) {
+      const float v3155 = v92.x[84];
+      const unsigned int v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3158 = v3157 < v2;
+      const bool v3159 = v3152 && v3158;
+      if (v3159) {
+        const iron_f16 v3160 = iron_f32_to_f16(v3155);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3161 = v3148 * v2;
+        const unsigned int v3162 = v3161 + v3151;
+        const unsigned int v3163 = v3162 - v78;
+        out[v3163] = v3160;
+      }
+    }
+    const unsigned int v3164 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3166 = v1635 + v3164;
+    const unsigned int v3167 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3169 = v1638 + v3167;
+    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3171 = v3169 < v79;
+    const bool v3172 = v3170 && v3171;
+    if (v3172) {
+      const float v3173 = v92.x[85];
+      const unsigned int v3175 = v3169 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3176 = v3175 < v2;
+      const bool v3177 = v3170 && v3176;
+      if (v3177) {
+        const iron_f16 v3178 = iron_f32_to_f16(v3173);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3179 = v3166 * v2;
+        const unsigned int v3180 = v3179 + v3169;
+        const unsigned int v3181 = v3180 - v78;
+        out[v3181] = v3178;
+      }
+    }
+    const unsigned int v3182 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3184 = v1635 + v3182;
+    const unsigned int v3185 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3187 = v1638 + v3185;
+    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3189 = v3187 < v79;
+    const bool v3190 = v3188 && v3189;
+    if (v3190) {
+      const float v3191 = v92.x[86];
+      const unsigned int v3193 = v3187 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3194 = v3193 < v2;
+      const bool v3195 = v3188 && v3194;
+      if (v3195) {
+        const iron_f16 v3196 = iron_f32_to_f16(v3191);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3197 = v3184 * v2;
+        const unsigned int v3198 = v3197 + v3187;
+        const unsigned int v3199 = v3198 - v78;
+        out[v3199] = v3196;
+      }
+    }
+    const unsigned int v3200 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3202 = v1635 + v3200;
+    const unsigned int v3203 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3205 = v1638 + v3203;
+    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3207 = v3205 < v79;
+    const bool v3208 = v3206 && v3207;
+    if (v3208) {
+      const float v3209 = v92.x[87];
+      const unsigned int v3211 = v3205 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3212 = v3211 < v2;
+      const bool v3213 = v3206 && v3212;
+      if (v3213) {
+        const iron_f16 v3214 = iron_f32_to_f16(v3209);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3215 = v3202 * v2;
+        const unsigned int v3216 = v3215 + v3205;
+        const unsigned int v3217 = v3216 - v78;
+        out[v3217] = v3214;
+      }
+    }
+    const unsigned int v3218 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3220 = v1635 + v3218;
+    const unsigned int v3221 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3223 = v1638 + v3221;
+    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3225 = v3223 < v79;
+    const bool v3226 = v3224 && v3225;
+    if (v3226) {
+      const float v3227 = v92.x[88];
+      const unsigned int v3229 = v3223 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3230 = v3229 < v2;
+      const bool v3231 = v3224 && v3230;
+      if (v3231) {
+        const iron_f16 v3232 = iron_f32_to_f16(v3227);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3233 = v3220 * v2;
+        const unsigned int v3234 = v3233 + v3223;
+        const unsigned int v3235 = v3234 - v78;
+        out[v3235] = v3232;
+      }
+    }
+    const unsigned int v3236 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3238 = v1635 + v3236;
+    const unsigned int v3239 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3241 = v1638 + v3239;
+    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3243 = v3241 < v79;
+    const bool v3244 = v3242 && v3243;
+    if (v3244) {
+      const float v3245 = v92.x[89];
+      const unsigned int v3247 = v3241 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3248 = v3247 < v2;
+      const bool v3249 = v3242 && v3248;
+      if (v3249) {
+        const iron_f16 v3250 = iron_f32_to_f16(v3245);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3251 = v3238 * v2;
+        const unsigned int v3252 = v3251 + v3241;
+        const unsigned int v3253 = v3252 - v78;
+        out[v3253] = v3250;
+      }
+    }
+    const unsigned int v3254 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3256 = v1635 + v3254;
+    const unsigned int v3257 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3259 = v1638 + v3257;
+    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3261 = v3259 < v79;
+    const bool v3262 = v3260 && v3261;
+    if (v3262) {
+      const float v3263 = v92.x[90];
+      const unsigned int v3265 = v3259 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3266 = v3265 < v2;
+      const bool v3267 = v3260 && v3266;
+      if (v3267) {
+        const iron_f16 v3268 = iron_f32_to_f16(v3263);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3269 = v3256 * v2;
+        const unsigned int v3270 = v3269 + v3259;
+        const unsigned int v3271 = v3270 - v78;
+        out[v3271] = v3268;
+      }
+    }
+    const unsigned int v3272 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3274 = v1635 + v3272;
+    const unsigned int v3275 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3277 = v1638 + v3275;
+    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3279 = v3277 < v79;
+    const bool v3280 = v3278 && v3279;
+    if (v3280) {
+      const float v3281 = v92.x[91];
+      const unsigned int v3283 = v3277 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3284 = v3283 < v2;
+      const bool v3285 = v3278 && v3284;
+      if (v3285) {
+        const iron_f16 v3286 = iron_f32_to_f16(v3281);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3287 = v3274 * v2;
+        const unsigned int v3288 = v3287 + v3277;
+        const unsigned int v3289 = v3288 - v78;
+        out[v3289] = v3286;
+      }
+    }
+    const unsigned int v3290 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3292 = v1635 + v3290;
+    const unsigned int v3293 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3295 = v1638 + v3293;
+    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3297 = v3295 < v79;
+    const bool v3298 = v3296 && v3297;
+    if (v3298) {
+      const float v3299 = v92.x[92];
+      const unsigned int v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3302 = v3301 < v2;
+      const bool v3303 = v3296 && v3302;
+      if (v3303) {
+        const iron_f16 v3304 = iron_f32_to_f16(v3299);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3305 = v3292 * v2;
+        const unsigned int v3306 = v3305 + v3295;
+        const unsigned int v3307 = v3306 - v78;
+        out[v3307] = v3304;
+      }
+    }
+    const unsigned int v3308 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3310 = v1635 + v3308;
+    const unsigned int v3311 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3313 = v1638 + v3311;
+    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3315 = v3313 < v79;
+    const bool v3316 = v3314 && v3315;
+    if (v3316) {
+      const float v3317 = v92.x[93];
+      const unsigned int v3319 = v3313 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3320 = v3319 < v2;
+      const bool v3321 = v3314 && v3320;
+      if (v3321) {
+        const iron_f16 v3322 = iron_f32_to_f16(v3317);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3323 = v3310 * v2;
+        const unsigned int v3324 = v3323 + v3313;
+        const unsigned int v3325 = v3324 - v78;
+        out[v3325] = v3322;
+      }
+    }
+    const unsigned int v3326 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3328 = v1635 + v3326;
+    const unsigned int v3329 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3331 = v1638 + v3329;
+    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3333 = v3331 < v79;
+    const bool v3334 = v3332 && v3333;
+    if (v3334) {
+      const float v3335 = v92.x[94];
+      const unsigned int v3337 = v3331 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3338 = v3337 < v2;
+      const bool v3339 = v3332 && v3338;
+      if (v3339) {
+        const iron_f16 v3340 = iron_f32_to_f16(v3335);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3341 = v3328 * v2;
+        const unsigned int v3342 = v3341 + v3331;
+        const unsigned int v3343 = v3342 - v78;
+        out[v3343] = v3340;
+      }
+    }
+    const unsigned int v3344 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3346 = v1635 + v3344;
+    const unsigned int v3347 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3349 = v1638 + v3347;
+    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3351 = v3349 < v79;
+    const bool v3352 = v3350 && v3351;
+    if (v3352) {
+      const float v3353 = v92.x[95];
+      const unsigned int v3355 = v3349 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3356 = v3355 < v2;
+      const bool v3357 = v3350 && v3356;
+      if (v3357) {
+        const iron_f16 v3358 = iron_f32_to_f16(v3353);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3359 = v3346 * v2;
+        const unsigned int v3360 = v3359 + v3349;
+        const unsigned int v3361 = v3360 - v78;
+        out[v3361] = v3358;
+      }
+    }
+    const unsigned int v3362 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3364 = v1635 + v3362;
+    const unsigned int v3365 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3367 = v1638 + v3365;
+    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3369 = v3367 < v79;
+    const bool v3370 = v3368 && v3369;
+    if (v3370) {
+      const float v3371 = v92.x[96];
+      const unsigned int v3373 = v3367 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3374 = v3373 < v2;
+      const bool v3375 = v3368 && v3374;
+      if (v3375) {
+        const iron_f16 v3376 = iron_f32_to_f16(v3371);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3377 = v3364 * v2;
+        const unsigned int v3378 = v3377 + v3367;
+        const unsigned int v3379 = v3378 - v78;
+        out[v3379] = v3376;
+      }
+    }
+    const unsigned int v3380 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3382 = v1635 + v3380;
+    const unsigned int v3383 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3385 = v1638 + v3383;
+    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3387 = v3385 < v79;
+    const bool v3388 = v3386 && v3387;
+    if (v3388) {
+      const float v3389 = v92.x[97];
+      const unsigned int v3391 = v3385 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3392 = v3391 < v2;
+      const bool v3393 = v3386 && v3392;
+      if (v3393) {
+        const iron_f16 v3394 = iron_f32_to_f16(v3389);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3395 = v3382 * v2;
+        const unsigned int v3396 = v3395 + v3385;
+        const unsigned int v3397 = v3396 - v78;
+        out[v3397] = v3394;
+      }
+    }
+    const unsigned int v3398 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3400 = v1635 + v3398;
+    const unsigned int v3401 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3403 = v1638 + v3401;
+    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3405 = v3403 < v79;
+    const bool v3406 = v3404 && v3405;
+    if (v3406) {
+      const float v3407 = v92.x[98];
+      const unsigned int v3409 = v3403 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3410 = v3409 < v2;
+      const bool v3411 = v3404 && v3410;
+      if (v3411) {
+        const iron_f16 v3412 = iron_f32_to_f16(v3407);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3413 = v3400 * v2;
+        const unsigned int v3414 = v3413 + v3403;
+        const unsigned int v3415 = v3414 - v78;
+        out[v3415] = v3412;
+      }
+    }
+    const unsigned int v3416 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3418 = v1635 + v3416;
+    const unsigned int v3419 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3421 = v1638 + v3419;
+    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3423 = v3421 < v79;
+    const bool v3424 = v3422 && v3423;
+    if (v3424) {
+      const float v3425 = v92.x[99];
+      const unsigned int v3427 = v3421 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3428 = v3427 < v2;
+      const bool v3429 = v3422 && v3428;
+      if (v3429) {
+        const iron_f16 v3430 = iron_f32_to_f16(v3425);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3431 = v3418 * v2;
+        const unsigned int v3432 = v3431 + v3421;
+        const unsigned int v3433 = v3432 - v78;
+        out[v3433] = v3430;
+      }
+    }
+    const unsigned int v3434 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3436 = v1635 + v3434;
+    const unsigned int v3437 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3439 = v1638 + v3437;
+    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3441 = v3439 < v79;
+    const bool v3442 = v3440 && v3441;
+    if (v3442) {
+      const float v3443 = v92.x[100];
+      const unsigned int v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3446 = v3445 < v2;
+      const bool v3447 = v3440 && v3446;
+      if (v3447) {
+        const iron_f16 v3448 = iron_f32_to_f16(v3443);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3449 = v3436 * v2;
+        const unsigned int v3450 = v3449 + v3439;
+        const unsigned int v3451 = v3450 - v78;
+        out[v3451] = v3448;
+      }
+    }
+    const unsigned int v3452 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3454 = v1635 + v3452;
+    const unsigned int v3455 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3457 = v1638 + v3455;
+    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3459 = v3457 < v79;
+    const bool v3460 = v3458 && v3459;
+    if (v3460) {
+      const float v3461 = v92.x[101];
+      const unsigned int v3463 = v3457 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3464 = v3463 < v2;
+      const bool v3465 = v3458 && v3464;
+      if (v3465) {
+        const iron_f16 v3466 = iron_f32_to_f16(v3461);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3467 = v3454 * v2;
+        const unsigned int v3468 = v3467 + v3457;
+        const unsigned int v3469 = v3468 - v78;
+        out[v3469] = v3466;
+      }
+    }
+    const unsigned int v3470 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3472 = v1635 + v3470;
+    const unsigned int v3473 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3475 = v1638 + v3473;
+    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3477 = v3475 < v79;
+    const bool v3478 = v3476 && v3477;
+    if (v3478) {
+      const float v3479 = v92.x[102];
+      const unsigned int v3481 = v3475 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3482 = v3481 < v2;
+      const bool v3483 = v3476 && v3482;
+      if (v3483) {
+        const iron_f16 v3484 = iron_f32_to_f16(v3479);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3485 = v3472 * v2;
+        const unsigned int v3486 = v3485 + v3475;
+        const unsigned int v3487 = v3486 - v78;
+        out[v3487] = v3484;
+      }
+    }
+    const unsigned int v3488 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3490 = v1635 + v3488;
+    const unsigned int v3491 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3493 = v1638 + v3491;
+    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3495 = v3493 < v79;
+    const bool v3496 = v3494 && v3495;
+    if (v3496) {
+      const float v3497 = v92.x[103];
+      const unsigned int v3499 = v3493 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3500 = v3499 < v2;
+      const bool v3501 = v3494 && v3500;
+      if (v3501) {
+        const iron_f16 v3502 = iron_f32_to_f16(v3497);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3503 = v3490 * v2;
+        const unsigned int v3504 = v3503 + v3493;
+        const unsigned int v3505 = v3504 - v78;
+        out[v3505] = v3502;
+      }
+    }
+    const unsigned int v3506 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3508 = v1635 + v3506;
+    const unsigned int v3509 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3511 = v1638 + v3509;
+    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3513 = v3511 < v79;
+    const bool v3514 = v3512 && v3513;
+    if (v3514) {
+      const float v3515 = v92.x[104];
+      const unsigned int v3517 = v3511 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3518 = v3517 < v2;
+      const bool v3519 = v3512 && v3518;
+      if (v3519) {
+        const iron_f16 v3520 = iron_f32_to_f16(v3515);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3521 = v3508 * v2;
+        const unsigned int v3522 = v3521 + v3511;
+        const unsigned int v3523 = v3522 - v78;
+        out[v3523] = v3520;
+      }
+    }
+    const unsigned int v3524 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3526 = v1635 + v3524;
+    const unsigned int v3527 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3529 = v1638 + v3527;
+    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3531 = v3529 < v79;
+    const bool v3532 = v3530 && v3531;
+    if (v3532) {
+      const float v3533 = v92.x[105];
+      const unsigned int v3535 = v3529 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3536 = v3535 < v2;
+      const bool v3537 = v3530 && v3536;
+      if (v3537) {
+        const iron_f16 v3538 = iron_f32_to_f16(v3533);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3539 = v3526 * v2;
+        const unsigned int v3540 = v3539 + v3529;
+        const unsigned int v3541 = v3540 - v78;
+        out[v3541] = v3538;
+      }
+    }
+    const unsigned int v3542 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3544 = v1635 + v3542;
+    const unsigned int v3545 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3547 = v1638 + v3545;
+    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3549 = v3547 < v79;
+    const bool v3550 = v3548 && v3549;
+    if (v3550) {
+      const float v3551 = v92.x[106];
+      const unsigned int v3553 = v3547 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3554 = v3553 < v2;
+      const bool v3555 = v3548 && v3554;
+      if (v3555) {
+        const iron_f16 v3556 = iron_f32_to_f16(v3551);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3557 = v3544 * v2;
+        const unsigned int v3558 = v3557 + v3547;
+        const unsigned int v3559 = v3558 - v78;
+        out[v3559] = v3556;
+      }
+    }
+    const unsigned int v3560 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3562 = v1635 + v3560;
+    const unsigned int v3563 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3565 = v1638 + v3563;
+    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3567 = v3565 < v79;
+    const bool v3568 = v3566 && v3567;
+    if (v3568) {
+      const float v3569 = v92.x[107];
+      const unsigned int v3571 = v3565 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3572 = v3571 < v2;
+      const bool v3573 = v3566 && v3572;
+      if (v3573) {
+        const iron_f16 v3574 = iron_f32_to_f16(v3569);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3575 = v3562 * v2;
+        const unsigned int v3576 = v3575 + v3565;
+        const unsigned int v3577 = v3576 - v78;
+        out[v3577] = v3574;
+      }
+    }
+    const unsigned int v3578 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3580 = v1635 + v3578;
+    const unsigned int v3581 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3583 = v1638 + v3581;
+    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3585 = v3583 < v79;
+    const bool v3586 = v3584 && v3585;
+    if (v3586) {
+      const float v3587 = v92.x[108];
+      const unsigned int v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3590 = v3589 < v2;
+      const bool v3591 = v3584 && v3590;
+      if (v3591) {
+        const iron_f16 v3592 = iron_f32_to_f16(v3587);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3593 = v3580 * v2;
+        const unsigned int v3594 = v3593 + v3583;
+        const unsigned int v3595 = v3594 - v78;
+        out[v3595] = v3592;
+      }
+    }
+    const unsigned int v3596 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3598 = v1635 + v3596;
+    const unsigned int v3599 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3601 = v1638 + v3599;
+    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3603 = v3601 < v79;
+    const bool v3604 = v3602 && v3603;
+    if (v3604) {
+      const float v3605 = v92.x[109];
+      const unsigned int v3607 = v3601 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3608 = v3607 < v2;
+      const bool v3609 = v3602 && v3608;
+      if (v3609) {
+        const iron_f16 v3610 = iron_f32_to_f16(v3605);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3611 = v3598 * v2;
+        const unsigned int v3612 = v3611 + v3601;
+        const unsigned int v3613 = v3612 - v78;
+        out[v3613] = v3610;
+      }
+    }
+    const unsigned int v3614 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3616 = v1635 + v3614;
+    const unsigned int v3617 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3619 = v1638 + v3617;
+    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3621 = v3619 < v79;
+    const bool v3622 = v3620 && v3621;
+    if (v3622) {
+      const float v3623 = v92.x[110];
+      const unsigned int v3625 = v3619 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3626 = v3625 < v2;
+      const bool v3627 = v3620 && v3626;
+      if (v3627) {
+        const iron_f16 v3628 = iron_f32_to_f16(v3623);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3629 = v3616 * v2;
+        const unsigned int v3630 = v3629 + v3619;
+        const unsigned int v3631 = v3630 - v78;
+        out[v3631] = v3628;
+      }
+    }
+    const unsigned int v3632 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3634 = v1635 + v3632;
+    const unsigned int v3635 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3637 = v1638 + v3635;
+    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3639 = v3637 < v79;
+    const bool v3640 = v3638 && v3639;
+    if (v3640) {
+      const float v3641 = v92.x[111];
+      const unsigned int v3643 = v3637 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3644 = v3643 < v2;
+      const bool v3645 = v3638 && v3644;
+      if (v3645) {
+        const iron_f16 v3646 = iron_f32_to_f16(v3641);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3647 = v3634 * v2;
+        const unsigned int v3648 = v3647 + v3637;
+        const unsigned int v3649 = v3648 - v78;
+        out[v3649] = v3646;
+      }
+    }
+    const unsigned int v3650 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3652 = v1635 + v3650;
+    const unsigned int v3653 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3655 = v1638 + v3653;
+    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3657 = v3655 < v79;
+    const bool v3658 = v3656 && v3657;
+    if (v3658) {
+      const float v3659 = v92.x[112];
+      const unsigned int v3661 = v3655 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3662 = v3661 < v2;
+      const bool v3663 = v3656 && v3662;
+      if (v3663) {
+        const iron_f16 v3664 = iron_f32_to_f16(v3659);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3665 = v3652 * v2;
+        const unsigned int v3666 = v3665 + v3655;
+        const unsigned int v3667 = v3666 - v78;
+        out[v3667] = v3664;
+      }
+    }
+    const unsigned int v3668 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3670 = v1635 + v3668;
+    const unsigned int v3671 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3673 = v1638 + v3671;
+    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3675 = v3673 < v79;
+    const bool v3676 = v3674 && v3675;
+    if (v3676) {
+      const float v3677 = v92.x[113];
+      const unsigned int v3679 = v3673 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3680 = v3679 < v2;
+      const bool v3681 = v3674 && v3680;
+      if (v3681) {
+        const iron_f16 v3682 = iron_f32_to_f16(v3677);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3683 = v3670 * v2;
+        const unsigned int v3684 = v3683 + v3673;
+        const unsigned int v3685 = v3684 - v78;
+        out[v3685] = v3682;
+      }
+    }
+    const unsigned int v3686 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3688 = v1635 + v3686;
+    const unsigned int v3689 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3691 = v1638 + v3689;
+    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3693 = v3691 < v79;
+    const bool v3694 = v3692 && v3693;
+    if (v3694) {
+      const float v3695 = v92.x[114];
+      const unsigned int v3697 = v3691 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3698 = v3697 < v2;
+      const bool v3699 = v3692 && v3698;
+      if (v3699) {
+        const iron_f16 v3700 = iron_f32_to_f16(v3695);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3701 = v3688 * v2;
+        const unsigned int v3702 = v3701 + v3691;
+        const unsigned int v3703 = v3702 - v78;
+        out[v3703] = v3700;
+      }
+    }
+    const unsigned int v3704 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3706 = v1635 + v3704;
+    const unsigned int v3707 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3709 = v1638 + v3707;
+    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3711 = v3709 < v79;
+    const bool v3712 = v3710 && v3711;
+    if (v3712) {
+      const float v3713 = v92.x[115];
+      const unsigned int v3715 = v3709 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3716 = v3715 < v2;
+      const bool v3717 = v3710 && v3716;
+      if (v3717) {
+        const iron_f16 v3718 = iron_f32_to_f16(v3713);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3719 = v3706 * v2;
+        const unsigned int v3720 = v3719 + v3709;
+        const unsigned int v3721 = v3720 - v78;
+        out[v3721] = v3718;
+      }
+    }
+    const unsigned int v3722 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3724 = v1635 + v3722;
+    const unsigned int v3725 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3727 = v1638 + v3725;
+    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3729 = v3727 < v79;
+    const bool v3730 = v3728 && v3729;
+    if (v3730) {
+      const float v3731 = v92.x[116];
+      const unsigned int v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3734 = v3733 < v2;
+      const bool v3735 = v3728 && v3734;
+      if (v3735) {
+        const iron_f16 v3736 = iron_f32_to_f16(v3731);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3737 = v3724 * v2;
+        const unsigned int v3738 = v3737 + v3727;
+        const unsigned int v3739 = v3738 - v78;
+        out[v3739] = v3736;
+      }
+    }
+    const unsigned int v3740 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3742 = v1635 + v3740;
+    const unsigned int v3743 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3745 = v1638 + v3743;
+    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3747 = v3745 < v79;
+    const bool v3748 = v3746 && v3747;
+    if (v3748) {
+      const float v3749 = v92.x[117];
+      const unsigned int v3751 = v3745 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3752 = v3751 < v2;
+      const bool v3753 = v3746 && v3752;
+      if (v3753) {
+        const iron_f16 v3754 = iron_f32_to_f16(v3749);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3755 = v3742 * v2;
+        const unsigned int v3756 = v3755 + v3745;
+        const unsigned int v3757 = v3756 - v78;
+        out[v3757] = v3754;
+      }
+    }
+    const unsigned int v3758 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3760 = v1635 + v3758;
+    const unsigned int v3761 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3763 = v1638 + v3761;
+    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3765 = v3763 < v79;
+    const bool v3766 = v3764 && v3765;
+    if (v3766) {
+      const float v3767 = v92.x[118];
+      const unsigned int v3769 = v3763 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3770 = v3769 < v2;
+      const bool v3771 = v3764 && v3770;
+      if (v3771) {
+        const iron_f16 v3772 = iron_f32_to_f16(v3767);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3773 = v3760 * v2;
+        const unsigned int v3774 = v3773 + v3763;
+        const unsigned int v3775 = v3774 - v78;
+        out[v3775] = v3772;
+      }
+    }
+    const unsigned int v3776 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3778 = v1635 + v3776;
+    const unsigned int v3779 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3781 = v1638 + v3779;
+    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3783 = v3781 < v79;
+    const bool v3784 = v3782 && v3783;
+    if (v3784) {
+      const float v3785 = v92.x[119];
+      const unsigned int v3787 = v3781 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3788 = v3787 < v2;
+      const bool v3789 = v3782 && v3788;
+      if (v3789) {
+        const iron_f16 v3790 = iron_f32_to_f16(v3785);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3791 = v3778 * v2;
+        const unsigned int v3792 = v3791 + v3781;
+        const unsigned int v3793 = v3792 - v78;
+        out[v3793] = v3790;
+      }
+    }
+    const unsigned int v3794 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3796 = v1635 + v3794;
+    const unsigned int v3797 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3799 = v1638 + v3797;
+    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3801 = v3799 < v79;
+    const bool v3802 = v3800 && v3801;
+    if (v3802) {
+      const float v3803 = v92.x[120];
+      const unsigned int v3805 = v3799 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3806 = v3805 < v2;
+      const bool v3807 = v3800 && v3806;
+      if (v3807) {
+        const iron_f16 v3808 = iron_f32_to_f16(v3803);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3809 = v3796 * v2;
+        const unsigned int v3810 = v3809 + v3799;
+        const unsigned int v3811 = v3810 - v78;
+        out[v3811] = v3808;
+      }
+    }
+    const unsigned int v3812 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3814 = v1635 + v3812;
+    const unsigned int v3815 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3817 = v1638 + v3815;
+    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3819 = v3817 < v79;
+    const bool v3820 = v3818 && v3819;
+    if (v3820) {
+      const float v3821 = v92.x[121];
+      const unsigned int v3823 = v3817 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3824 = v3823 < v2;
+      const bool v3825 = v3818 && v3824;
+      if (v3825) {
+        const iron_f16 v3826 = iron_f32_to_f16(v3821);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3827 = v3814 * v2;
+        const unsigned int v3828 = v3827 + v3817;
+        const unsigned int v3829 = v3828 - v78;
+        out[v3829] = v3826;
+      }
+    }
+    const unsigned int v3830 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3832 = v1635 + v3830;
+    const unsigned int v3833 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3835 = v1638 + v3833;
+    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3837 = v3835 < v79;
+    const bool v3838 = v3836 && v3837;
+    if (v3838) {
+      const float v3839 = v92.x[122];
+      const unsigned int v3841 = v3835 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3842 = v3841 < v2;
+      const bool v3843 = v3836 && v3842;
+      if (v3843) {
+        const iron_f16 v3844 = iron_f32_to_f16(v3839);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3845 = v3832 * v2;
+        const unsigned int v3846 = v3845 + v3835;
+        const unsigned int v3847 = v3846 - v78;
+        out[v3847] = v3844;
+      }
+    }
+    const unsigned int v3848 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3850 = v1635 + v3848;
+    const unsigned int v3851 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3853 = v1638 + v3851;
+    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3855 = v3853 < v79;
+    const bool v3856 = v3854 && v3855;
+    if (v3856) {
+      const float v3857 = v92.x[123];
+      const unsigned int v3859 = v3853 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3860 = v3859 < v2;
+      const bool v3861 = v3854 && v3860;
+      if (v3861) {
+        const iron_f16 v3862 = iron_f32_to_f16(v3857);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3863 = v3850 * v2;
+        const unsigned int v3864 = v3863 + v3853;
+        const unsigned int v3865 = v3864 - v78;
+        out[v3865] = v3862;
+      }
+    }
+    const unsigned int v3866 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3868 = v1635 + v3866;
+    const unsigned int v3869 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3871 = v1638 + v3869;
+    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3873 = v3871 < v79;
+    const bool v3874 = v3872 && v3873;
+    if (v3874) {
+      const float v3875 = v92.x[124];
+      const unsigned int v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3878 = v3877 < v2;
+      const bool v3879 = v3872 && v3878;
+      if (v3879) {
+        const iron_f16 v3880 = iron_f32_to_f16(v3875);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3881 = v3868 * v2;
+        const unsigned int v3882 = v3881 + v3871;
+        const unsigned int v3883 = v3882 - v78;
+        out[v3883] = v3880;
+      }
+    }
+    const unsigned int v3884 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3886 = v1635 + v3884;
+    const unsigned int v3887 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3889 = v1638 + v3887;
+    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3891 = v3889 < v79;
+    const bool v3892 = v3890 && v3891;
+    if (v3892) {
+      const float v3893 = v92.x[125];
+      const unsigned int v3895 = v3889 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3896 = v3895 < v2;
+      const bool v3897 = v3890 && v3896;
+      if (v3897) {
+        const iron_f16 v3898 = iron_f32_to_f16(v3893);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3899 = v3886 * v2;
+        const unsigned int v3900 = v3899 + v3889;
+        const unsigned int v3901 = v3900 - v78;
+        out[v3901] = v3898;
+      }
+    }
+    const unsigned int v3902 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3904 = v1635 + v3902;
+    const unsigned int v3905 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3907 = v1638 + v3905;
+    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3909 = v3907 < v79;
+    const bool v3910 = v3908 && v3909;
+    if (v3910) {
+      const float v3911 = v92.x[126];
+      const unsigned int v3913 = v3907 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3914 = v3913 < v2;
+      const bool v3915 = v3908 && v3914;
+      if (v3915) {
+        const iron_f16 v3916 = iron_f32_to_f16(v3911);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3917 = v3904 * v2;
+        const unsigned int v3918 = v3917 + v3907;
+        const unsigned int v3919 = v3918 - v78;
+        out[v3919] = v3916;
+      }
+    }
+    const unsigned int v3920 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3922 = v1635 + v3920;
+    const unsigned int v3923 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3925 = v1638 + v3923;
+    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3927 = v3925 < v79;
+    const bool v3928 = v3926 && v3927;
+    if (v3928) {
+      const float v3929 = v92.x[127];
+      const unsigned int v3931 = v3925 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3932 = v3931 < v2;
+      const bool v3933 = v3926 && v3932;
+      if (v3933) {
+        const iron_f16 v3934 = iron_f32_to_f16(v3929);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3935 = v3922 * v2;
+        const unsigned int v3936 = v3935 + v3925;
+        const unsigned int v3937 = v3936 - v78;
+        out[v3937] = v3934;
       }
     }
   } else {
-    const unsigned int v3934 = blockDim.x;  // kernels/moe/expert_tiles.hpp:60
-    const unsigned int v3935 = threadIdx.x;
+    const unsigned int v3938 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v3939 = threadIdx.x;
 
-    for (unsigned int v3937 = v3935; v3937 < 16384u; v3937 += v3934) {
-      const unsigned int v3939 = v3937 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const unsigned int v3940 = v71 + v3939;
-      const unsigned int v3942 = v3937 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const unsigned int v3943 = v26 + v3942;
-      const bool v3944 = v3940 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v3945 = v3943 < v2;
-      const bool v3946 = v3944 && v3945;
-      if (v3946) {
-        const unsigned int v3949 = v3940 * v2;
-        const unsigned int v3950 = v3949 + v3943;
-        out[v3950] = iron_f32_to_f16(0.0f);
+    for (unsigned int v3941 = v3939; v3941 < 16384u; v3941 += v3938) {
+      const unsigned int v3943 = v3941 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v3944 = v75 + v3943;
+      const unsigned int v3946 = v3941 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v3947 = v26 + v3946;
+      const bool v3948 = v3944 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3949 = v3947 < v2;
+      const bool v3950 = v3948 && v3949;
+      if (v3950) {
+        const unsigned int v3953 = v3944 * v2;
+        const unsigned int v3954 = v3953 + v3947;
+        out[v3954] = iron_f32_to_f16(0.0f);
       }
     }
   }

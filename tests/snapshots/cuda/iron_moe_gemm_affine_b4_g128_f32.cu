@@ -239,3225 +239,3228 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g128_f
   const unsigned int v21 = v13 + v20;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  unsigned int v35 = v34;
+  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const unsigned int v35 = min(v34, v0);
+  unsigned int v36 = v35;
 
-  for (unsigned int v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const unsigned int v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const unsigned int v41 = offsets[v40];
-    const unsigned int v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const unsigned int v45 = v41 - v44;
-    const unsigned int v46 = v45 + 127u;
-    const unsigned int v47 = v46 >> 7u;
-    const unsigned int v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const unsigned int v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const unsigned int v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const unsigned int v57 = v56 << 7u;
-    const unsigned int v59 = v44 + v57;
-    const unsigned int v4293 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v4294 = v53 ? v38 : v4293;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v4294;
-    const unsigned int v4295 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v4296 = v53 ? v59 : v4295;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v4296;
-    const unsigned int v4297 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v4298 = v53 ? v41 : v4297;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v4298;
-    const unsigned int v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const unsigned int v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (unsigned int v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const unsigned int v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const unsigned int v42 = v39 + 1u;
+    const unsigned int v43 = offsets[v42];
+    const unsigned int v44 = max(v43, v40);
+    const unsigned int v45 = min(v44, v0);
+    const unsigned int v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const unsigned int v50 = v49 + 127u;
+    const unsigned int v51 = v50 >> 7u;
+    const unsigned int v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const unsigned int v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const unsigned int v61 = v60 << 7u;
+    const unsigned int v63 = v40 + v61;
+    const unsigned int v4297 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4298 = v57 ? v39 : v4297;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4298;
+    const unsigned int v4299 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4300 = v57 ? v63 : v4299;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4300;
+    const unsigned int v4301 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4302 = v57 ? v45 : v4301;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4302;
+    const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const unsigned int v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const unsigned int v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const unsigned int v65 = v32;
-  const unsigned int v66 = v21 - v65;
-  const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v35;
-  const unsigned int v69 = v68 + v67;
-  const unsigned int v4299 = v29;
-  const unsigned int v4300 = v63 ? v69 : v4299;
-  v29 = v4300;
-  const unsigned int v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const unsigned int v71 = v29;
-  const unsigned int v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const unsigned int v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:153
-    const unsigned int v75 = v1 * v2;
-    const unsigned int v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const unsigned int v78 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-    const unsigned int v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const unsigned int v82 = v81 << 6u;
-    const unsigned int v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const unsigned int v69 = v32;
+  const unsigned int v70 = v21 - v69;
+  const unsigned int v71 = v70 << 7u;
+  const unsigned int v72 = v36;
+  const unsigned int v73 = v72 + v71;
+  const unsigned int v4303 = v29;
+  const unsigned int v4304 = v67 ? v73 : v4303;
+  v29 = v4304;
+  const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const unsigned int v75 = v29;
+  const unsigned int v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:153
+    const unsigned int v79 = v1 * v2;
+    const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const unsigned int v86 = v85 << 6u;
-    iron_frag<float, 2, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, 0.0f);
-    iron_frag<float, 0, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, 0.0f);
-    iron_frag<float, 1, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v90 = v89 << 6u;
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
     iron_frag_fill(v92, 0.0f);
-    const unsigned int v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      for (unsigned int v3286 = 0u; v3286 < 2u; v3286 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v3287 = v3286 << 4u;
-        const bool v3289 = v3287 < v3;
-        if (v3289) {
-          const unsigned int v3291 = v3286 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v3293 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3296 = v3293 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3299 = v3293 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3300 = v3299 << 2u;
-          const unsigned int v3301 = v71 + v3296;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3302 = v3301 < v72;
-          const unsigned int v3303 = v3287 + v3300;
-          const bool v3304 = v3303 < v3;
-          const bool v3305 = v3302 && v3304;
-          const unsigned int v3307 = v3301 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3309 = v3307 + v3287;
-          const unsigned int v3310 = v3309 + v3300;
-          const unsigned int v3311 = v3305 ? v3310 : 0u;
-          const unsigned int v3313 = v3296 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3314 = v3291 + v3313;
-          const unsigned int v3315 = v3314 + v3300;
-          iron_copy_async<16>(shm0 + v3315, x_sorted + v3311, v3305);
-          const unsigned int v3318 = v3293 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3320 = v3318 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3323 = v3318 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3324 = v3323 << 2u;
-          const unsigned int v3325 = v71 + v3320;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3326 = v3325 < v72;
-          const unsigned int v3327 = v3287 + v3324;
-          const bool v3328 = v3327 < v3;
-          const bool v3329 = v3326 && v3328;
-          const unsigned int v3331 = v3325 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3333 = v3331 + v3287;
-          const unsigned int v3334 = v3333 + v3324;
-          const unsigned int v3335 = v3329 ? v3334 : 0u;
-          const unsigned int v3337 = v3320 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3338 = v3291 + v3337;
-          const unsigned int v3339 = v3338 + v3324;
-          iron_copy_async<16>(shm0 + v3339, x_sorted + v3335, v3329);
-          const unsigned int v3342 = v3293 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3344 = v3342 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3347 = v3342 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3348 = v3347 << 2u;
-          const unsigned int v3349 = v71 + v3344;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3350 = v3349 < v72;
-          const unsigned int v3351 = v3287 + v3348;
-          const bool v3352 = v3351 < v3;
-          const bool v3353 = v3350 && v3352;
-          const unsigned int v3355 = v3349 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3357 = v3355 + v3287;
-          const unsigned int v3358 = v3357 + v3348;
-          const unsigned int v3359 = v3353 ? v3358 : 0u;
-          const unsigned int v3361 = v3344 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3362 = v3291 + v3361;
-          const unsigned int v3363 = v3362 + v3348;
-          iron_copy_async<16>(shm0 + v3363, x_sorted + v3359, v3353);
-          const unsigned int v3366 = v3293 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3368 = v3366 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3371 = v3366 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3372 = v3371 << 2u;
-          const unsigned int v3373 = v71 + v3368;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3374 = v3373 < v72;
-          const unsigned int v3375 = v3287 + v3372;
-          const bool v3376 = v3375 < v3;
-          const bool v3377 = v3374 && v3376;
-          const unsigned int v3379 = v3373 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3381 = v3379 + v3287;
-          const unsigned int v3382 = v3381 + v3372;
-          const unsigned int v3383 = v3377 ? v3382 : 0u;
-          const unsigned int v3385 = v3368 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3386 = v3291 + v3385;
-          const unsigned int v3387 = v3386 + v3372;
-          iron_copy_async<16>(shm0 + v3387, x_sorted + v3383, v3377);
-          const unsigned int v3394 = v3293 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v3397 = v3293 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v3398 = v3397 << 3u;
-          const unsigned int v3399 = v76 + v3394;  // kernels/gemm/quant_b.hpp:137
-          const bool v3400 = v3399 < v75;
-          const unsigned int v3401 = v3287 + v3398;
-          const bool v3402 = v3401 < v3;
-          const bool v3403 = v3400 && v3402;
-          const unsigned int v3405 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3407 = min(v3401, v3405);
-          const unsigned int v3409 = v75 - 1u;
-          const unsigned int v3411 = min(v3399, v3409);
-          const unsigned int v3413 = v3407 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v3415 = v3 >> 3u;
-          const unsigned int v3416 = v3411 * v3415;
-          const unsigned int v3417 = v3416 + v3413;
-          const unsigned int v3420 = packed[v3417];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v3422 = v3407 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v3424 = v3 >> 7u;
-          const unsigned int v3425 = v3411 * v3424;
-          const unsigned int v3426 = v3425 + v3422;
-          const float v3427 = scales[v3426];  // kernels/gemm/quant_b.hpp:39
-          const float v3429 = biases[v3426];  // kernels/gemm/quant_b.hpp:40
-          const unsigned int v3435 = v3420 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3436 = v3435 & 15u;
-          const unsigned int v3439 = v3436 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3440 = __uint_as_float(v3439);
-          const float v3441 = v3440 - 8388608.0f;
-          const float v3442 = fmaf(v3441, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3447 = v3420 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3448 = v3447 & 15u;
-          const unsigned int v3451 = v3448 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3452 = __uint_as_float(v3451);
-          const float v3453 = v3452 - 8388608.0f;
-          const float v3454 = fmaf(v3453, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3459 = v3420 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3460 = v3459 & 15u;
-          const unsigned int v3463 = v3460 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3464 = __uint_as_float(v3463);
-          const float v3465 = v3464 - 8388608.0f;
-          const float v3466 = fmaf(v3465, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3471 = v3420 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3472 = v3471 & 15u;
-          const unsigned int v3475 = v3472 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3476 = __uint_as_float(v3475);
-          const float v3477 = v3476 - 8388608.0f;
-          const float v3478 = fmaf(v3477, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3483 = v3420 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3484 = v3483 & 15u;
-          const unsigned int v3487 = v3484 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3488 = __uint_as_float(v3487);
-          const float v3489 = v3488 - 8388608.0f;
-          const float v3490 = fmaf(v3489, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3495 = v3420 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3496 = v3495 & 15u;
-          const unsigned int v3499 = v3496 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3500 = __uint_as_float(v3499);
-          const float v3501 = v3500 - 8388608.0f;
-          const float v3502 = fmaf(v3501, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3507 = v3420 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3508 = v3507 & 15u;
-          const unsigned int v3511 = v3508 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3512 = __uint_as_float(v3511);
-          const float v3513 = v3512 - 8388608.0f;
-          const float v3514 = fmaf(v3513, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3519 = v3420 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3520 = v3519 & 15u;
-          const unsigned int v3523 = v3520 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3524 = __uint_as_float(v3523);
-          const float v3525 = v3524 - 8388608.0f;
-          const float v3526 = fmaf(v3525, v3427, v3429);  // kernels/gemm/quant_b.hpp:51
-          const float v3528 = v3403 ? v3442 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v3531 = v3403 ? v3454 : 0.0f;
-          const float v3534 = v3403 ? v3466 : 0.0f;
-          const float v3537 = v3403 ? v3478 : 0.0f;
-          const unsigned int v3541 = v3394 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v3542 = v3291 + v3541;
-          const unsigned int v3543 = v3542 + v3398;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v3543) = iron_f32x4{{v3528, v3531, v3534, v3537}};
-          const float v3546 = v3403 ? v3490 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v3549 = v3403 ? v3502 : 0.0f;
-          const float v3552 = v3403 ? v3514 : 0.0f;
-          const float v3555 = v3403 ? v3526 : 0.0f;
-          const unsigned int v3562 = v3543 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v3562) = iron_f32x4{{v3546, v3549, v3552, v3555}};
-          const unsigned int v3567 = v3318 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v3570 = v3318 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v3571 = v3570 << 3u;
-          const unsigned int v3572 = v76 + v3567;  // kernels/gemm/quant_b.hpp:137
-          const bool v3573 = v3572 < v75;
-          const unsigned int v3574 = v3287 + v3571;
-          const bool v3575 = v3574 < v3;
-          const bool v3576 = v3573 && v3575;
-          const unsigned int v3580 = min(v3574, v3405);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3584 = min(v3572, v3409);
-          const unsigned int v3586 = v3580 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v3589 = v3584 * v3415;
-          const unsigned int v3590 = v3589 + v3586;
-          const unsigned int v3593 = packed[v3590];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v3595 = v3580 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v3598 = v3584 * v3424;
-          const unsigned int v3599 = v3598 + v3595;
-          const float v3600 = scales[v3599];  // kernels/gemm/quant_b.hpp:39
-          const float v3602 = biases[v3599];  // kernels/gemm/quant_b.hpp:40
-          const unsigned int v3608 = v3593 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3609 = v3608 & 15u;
-          const unsigned int v3612 = v3609 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3613 = __uint_as_float(v3612);
-          const float v3614 = v3613 - 8388608.0f;
-          const float v3615 = fmaf(v3614, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3620 = v3593 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3621 = v3620 & 15u;
-          const unsigned int v3624 = v3621 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3625 = __uint_as_float(v3624);
-          const float v3626 = v3625 - 8388608.0f;
-          const float v3627 = fmaf(v3626, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3632 = v3593 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3633 = v3632 & 15u;
-          const unsigned int v3636 = v3633 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3637 = __uint_as_float(v3636);
-          const float v3638 = v3637 - 8388608.0f;
-          const float v3639 = fmaf(v3638, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3644 = v3593 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3645 = v3644 & 15u;
-          const unsigned int v3648 = v3645 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3649 = __uint_as_float(v3648);
-          const float v3650 = v3649 - 8388608.0f;
-          const float v3651 = fmaf(v3650, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3656 = v3593 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3657 = v3656 & 15u;
-          const unsigned int v3660 = v3657 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3661 = __uint_as_float(v3660);
-          const float v3662 = v3661 - 8388608.0f;
-          const float v3663 = fmaf(v3662, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3668 = v3593 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3669 = v3668 & 15u;
-          const unsigned int v3672 = v3669 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3673 = __uint_as_float(v3672);
-          const float v3674 = v3673 - 8388608.0f;
-          const float v3675 = fmaf(v3674, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3680 = v3593 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3681 = v3680 & 15u;
-          const unsigned int v3684 = v3681 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3685 = __uint_as_float(v3684);
-          const float v3686 = v3685 - 8388608.0f;
-          const float v3687 = fmaf(v3686, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3692 = v3593 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3693 = v3692 & 15u;
-          const unsigned int v3696 = v3693 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3697 = __uint_as_float(v3696);
-          const float v3698 = v3697 - 8388608.0f;
-          const float v3699 = fmaf(v3698, v3600, v3602);  // kernels/gemm/quant_b.hpp:51
-          const float v3701 = v3576 ? v3615 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v3704 = v3576 ? v3627 : 0.0f;
-          const float v3707 = v3576 ? v3639 : 0.0f;
-          const float v3710 = v3576 ? v3651 : 0.0f;
-          const unsigned int v3714 = v3567 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v3715 = v3291 + v3714;
-          const unsigned int v3716 = v3715 + v3571;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v3716) = iron_f32x4{{v3701, v3704, v3707, v3710}};
-          const float v3719 = v3576 ? v3663 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v3722 = v3576 ? v3675 : 0.0f;
-          const float v3725 = v3576 ? v3687 : 0.0f;
-          const float v3728 = v3576 ? v3699 : 0.0f;
-          const unsigned int v3735 = v3716 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v3735) = iron_f32x4{{v3719, v3722, v3725, v3728}};
+    iron_frag<float, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, 0.0f);
+    iron_frag<float, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, 0.0f);
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      for (unsigned int v3290 = 0u; v3290 < 2u; v3290 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v3291 = v3290 << 4u;
+        const bool v3293 = v3291 < v3;
+        if (v3293) {
+          const unsigned int v3295 = v3290 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v3297 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3300 = v3297 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3303 = v3297 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3304 = v3303 << 2u;
+          const unsigned int v3305 = v75 + v3300;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3306 = v3305 < v76;
+          const unsigned int v3307 = v3291 + v3304;
+          const bool v3308 = v3307 < v3;
+          const bool v3309 = v3306 && v3308;
+          const unsigned int v3311 = v3305 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3313 = v3311 + v3291;
+          const unsigned int v3314 = v3313 + v3304;
+          const unsigned int v3315 = v3309 ? v3314 : 0u;
+          const unsigned int v3317 = v3300 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3318 = v3295 + v3317;
+          const unsigned int v3319 = v3318 + v3304;
+          iron_copy_async<16>(shm0 + v3319, x_sorted + v3315, v3309);
+          const unsigned int v3322 = v3297 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3324 = v3322 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3327 = v3322 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3328 = v3327 << 2u;
+          const unsigned int v3329 = v75 + v3324;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3330 = v3329 < v76;
+          const unsigned int v3331 = v3291 + v3328;
+          const bool v3332 = v3331 < v3;
+          const bool v3333 = v3330 && v3332;
+          const unsigned int v3335 = v3329 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3337 = v3335 + v3291;
+          const unsigned int v3338 = v3337 + v3328;
+          const unsigned int v3339 = v3333 ? v3338 : 0u;
+          const unsigned int v3341 = v3324 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3342 = v3295 + v3341;
+          const unsigned int v3343 = v3342 + v3328;
+          iron_copy_async<16>(shm0 + v3343, x_sorted + v3339, v3333);
+          const unsigned int v3346 = v3297 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3348 = v3346 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3351 = v3346 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3352 = v3351 << 2u;
+          const unsigned int v3353 = v75 + v3348;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3354 = v3353 < v76;
+          const unsigned int v3355 = v3291 + v3352;
+          const bool v3356 = v3355 < v3;
+          const bool v3357 = v3354 && v3356;
+          const unsigned int v3359 = v3353 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3361 = v3359 + v3291;
+          const unsigned int v3362 = v3361 + v3352;
+          const unsigned int v3363 = v3357 ? v3362 : 0u;
+          const unsigned int v3365 = v3348 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3366 = v3295 + v3365;
+          const unsigned int v3367 = v3366 + v3352;
+          iron_copy_async<16>(shm0 + v3367, x_sorted + v3363, v3357);
+          const unsigned int v3370 = v3297 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3372 = v3370 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3375 = v3370 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3376 = v3375 << 2u;
+          const unsigned int v3377 = v75 + v3372;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3378 = v3377 < v76;
+          const unsigned int v3379 = v3291 + v3376;
+          const bool v3380 = v3379 < v3;
+          const bool v3381 = v3378 && v3380;
+          const unsigned int v3383 = v3377 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3385 = v3383 + v3291;
+          const unsigned int v3386 = v3385 + v3376;
+          const unsigned int v3387 = v3381 ? v3386 : 0u;
+          const unsigned int v3389 = v3372 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3390 = v3295 + v3389;
+          const unsigned int v3391 = v3390 + v3376;
+          iron_copy_async<16>(shm0 + v3391, x_sorted + v3387, v3381);
+          const unsigned int v3398 = v3297 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v3401 = v3297 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v3402 = v3401 << 3u;
+          const unsigned int v3403 = v80 + v3398;  // kernels/gemm/quant_b.hpp:137
+          const bool v3404 = v3403 < v79;
+          const unsigned int v3405 = v3291 + v3402;
+          const bool v3406 = v3405 < v3;
+          const bool v3407 = v3404 && v3406;
+          const unsigned int v3409 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3411 = min(v3405, v3409);
+          const unsigned int v3413 = v79 - 1u;
+          const unsigned int v3415 = min(v3403, v3413);
+          const unsigned int v3417 = v3411 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3419 = v3 >> 3u;
+          const unsigned int v3420 = v3415 * v3419;
+          const unsigned int v3421 = v3420 + v3417;
+          const unsigned int v3424 = packed[v3421];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3426 = v3411 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3428 = v3 >> 7u;
+          const unsigned int v3429 = v3415 * v3428;
+          const unsigned int v3430 = v3429 + v3426;
+          const float v3431 = scales[v3430];  // kernels/gemm/quant_b.hpp:39
+          const float v3433 = biases[v3430];  // kernels/gemm/quant_b.hpp:40
+          const unsigned int v3439 = v3424 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3440 = v3439 & 15u;
+          const unsigned int v3443 = v3440 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3444 = __uint_as_float(v3443);
+          const float v3445 = v3444 - 8388608.0f;
+          const float v3446 = fmaf(v3445, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3451 = v3424 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3452 = v3451 & 15u;
+          const unsigned int v3455 = v3452 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3456 = __uint_as_float(v3455);
+          const float v3457 = v3456 - 8388608.0f;
+          const float v3458 = fmaf(v3457, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3463 = v3424 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3464 = v3463 & 15u;
+          const unsigned int v3467 = v3464 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3468 = __uint_as_float(v3467);
+          const float v3469 = v3468 - 8388608.0f;
+          const float v3470 = fmaf(v3469, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3475 = v3424 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3476 = v3475 & 15u;
+          const unsigned int v3479 = v3476 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3480 = __uint_as_float(v3479);
+          const float v3481 = v3480 - 8388608.0f;
+          const float v3482 = fmaf(v3481, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3487 = v3424 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3488 = v3487 & 15u;
+          const unsigned int v3491 = v3488 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3492 = __uint_as_float(v3491);
+          const float v3493 = v3492 - 8388608.0f;
+          const float v3494 = fmaf(v3493, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3499 = v3424 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3500 = v3499 & 15u;
+          const unsigned int v3503 = v3500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3504 = __uint_as_float(v3503);
+          const float v3505 = v3504 - 8388608.0f;
+          const float v3506 = fmaf(v3505, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3511 = v3424 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3512 = v3511 & 15u;
+          const unsigned int v3515 = v3512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3516 = __uint_as_float(v3515);
+          const float v3517 = v3516 - 8388608.0f;
+          const float v3518 = fmaf(v3517, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3523 = v3424 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3524 = v3523 & 15u;
+          const unsigned int v3527 = v3524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3528 = __uint_as_float(v3527);
+          const float v3529 = v3528 - 8388608.0f;
+          const float v3530 = fmaf(v3529, v3431, v3433);  // kernels/gemm/quant_b.hpp:51
+          const float v3532 = v3407 ? v3446 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v3535 = v3407 ? v3458 : 0.0f;
+          const float v3538 = v3407 ? v3470 : 0.0f;
+          const float v3541 = v3407 ? v3482 : 0.0f;
+          const unsigned int v3545 = v3398 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3546 = v3295 + v3545;
+          const unsigned int v3547 = v3546 + v3402;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v3547) = iron_f32x4{{v3532, v3535, v3538, v3541}};
+          const float v3550 = v3407 ? v3494 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v3553 = v3407 ? v3506 : 0.0f;
+          const float v3556 = v3407 ? v3518 : 0.0f;
+          const float v3559 = v3407 ? v3530 : 0.0f;
+          const unsigned int v3566 = v3547 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v3566) = iron_f32x4{{v3550, v3553, v3556, v3559}};
+          const unsigned int v3571 = v3322 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v3574 = v3322 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v3575 = v3574 << 3u;
+          const unsigned int v3576 = v80 + v3571;  // kernels/gemm/quant_b.hpp:137
+          const bool v3577 = v3576 < v79;
+          const unsigned int v3578 = v3291 + v3575;
+          const bool v3579 = v3578 < v3;
+          const bool v3580 = v3577 && v3579;
+          const unsigned int v3584 = min(v3578, v3409);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3588 = min(v3576, v3413);
+          const unsigned int v3590 = v3584 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3593 = v3588 * v3419;
+          const unsigned int v3594 = v3593 + v3590;
+          const unsigned int v3597 = packed[v3594];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3599 = v3584 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3602 = v3588 * v3428;
+          const unsigned int v3603 = v3602 + v3599;
+          const float v3604 = scales[v3603];  // kernels/gemm/quant_b.hpp:39
+          const float v3606 = biases[v3603];  // kernels/gemm/quant_b.hpp:40
+          const unsigned int v3612 = v3597 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3613 = v3612 & 15u;
+          const unsigned int v3616 = v3613 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3617 = __uint_as_float(v3616);
+          const float v3618 = v3617 - 8388608.0f;
+          const float v3619 = fmaf(v3618, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3624 = v3597 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3625 = v3624 & 15u;
+          const unsigned int v3628 = v3625 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3629 = __uint_as_float(v3628);
+          const float v3630 = v3629 - 8388608.0f;
+          const float v3631 = fmaf(v3630, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3636 = v3597 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3637 = v3636 & 15u;
+          const unsigned int v3640 = v3637 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3641 = __uint_as_float(v3640);
+          const float v3642 = v3641 - 8388608.0f;
+          const float v3643 = fmaf(v3642, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3648 = v3597 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3649 = v3648 & 15u;
+          const unsigned int v3652 = v3649 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3653 = __uint_as_float(v3652);
+          const float v3654 = v3653 - 8388608.0f;
+          const float v3655 = fmaf(v3654, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3660 = v3597 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3661 = v3660 & 15u;
+          const unsigned int v3664 = v3661 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3665 = __uint_as_float(v3664);
+          const float v3666 = v3665 - 8388608.0f;
+          const float v3667 = fmaf(v3666, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3672 = v3597 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3673 = v3672 & 15u;
+          const unsigned int v3676 = v3673 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3677 = __uint_as_float(v3676);
+          const float v3678 = v3677 - 8388608.0f;
+          const float v3679 = fmaf(v3678, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3684 = v3597 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3685 = v3684 & 15u;
+          const unsigned int v3688 = v3685 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3689 = __uint_as_float(v3688);
+          const float v3690 = v3689 - 8388608.0f;
+          const float v3691 = fmaf(v3690, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3696 = v3597 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3697 = v3696 & 15u;
+          const unsigned int v3700 = v3697 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3701 = __uint_as_float(v3700);
+          const float v3702 = v3701 - 8388608.0f;
+          const float v3703 = fmaf(v3702, v3604, v3606);  // kernels/gemm/quant_b.hpp:51
+          const float v3705 = v3580 ? v3619 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v3708 = v3580 ? v3631 : 0.0f;
+          const float v3711 = v3580 ? v3643 : 0.0f;
+          const float v3714 = v3580 ? v3655 : 0.0f;
+          const unsigned int v3718 = v3571 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3719 = v3295 + v3718;
+          const unsigned int v3720 = v3719 + v3575;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v3720) = iron_f32x4{{v3705, v3708, v3711, v3714}};
+          const float v3723 = v3580 ? v3667 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v3726 = v3580 ? v3679 : 0.0f;
+          const float v3729 = v3580 ? v3691 : 0.0f;
+          const float v3732 = v3580 ? v3703 : 0.0f;
+          const unsigned int v3739 = v3720 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v3739) = iron_f32x4{{v3723, v3726, v3729, v3732}};
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
-      const unsigned int v3748 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v3754 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3752 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v3758 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v3736 = 0u; v3736 < v3; v3736 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v3738 = v3736 >> 4u;
-        const unsigned int v3740 = v3738 % 3u;
+      for (unsigned int v3740 = 0u; v3740 < v3; v3740 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v3742 = v3740 >> 4u;
+        const unsigned int v3744 = v3742 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3742 = v3740 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
-        const unsigned int v3749 = v3742 + v3748;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<false>(v90, shm0, v3749, 20u);
-        const unsigned int v3755 = v3742 + v3754;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load_shared<true>(v92, shm1, v3755, 20u);
-        iron_frag_mma_software(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v3759 = v3736 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v3761 = v3738 + 2u;
-        const unsigned int v3762 = v3761 % 3u;
-        const bool v3763 = v3759 < v3;
-        if (v3763) {
-          const unsigned int v3765 = v3762 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v3767 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3770 = v3767 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3773 = v3767 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3774 = v3773 << 2u;
-          const unsigned int v3775 = v71 + v3770;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3776 = v3775 < v72;
-          const unsigned int v3777 = v3759 + v3774;
-          const bool v3778 = v3777 < v3;
-          const bool v3779 = v3776 && v3778;
-          const unsigned int v3781 = v3775 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3783 = v3781 + v3759;
-          const unsigned int v3784 = v3783 + v3774;
-          const unsigned int v3785 = v3779 ? v3784 : 0u;
-          const unsigned int v3787 = v3770 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3788 = v3765 + v3787;
-          const unsigned int v3789 = v3788 + v3774;
-          iron_copy_async<16>(shm0 + v3789, x_sorted + v3785, v3779);
-          const unsigned int v3792 = v3767 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3794 = v3792 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3797 = v3792 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3798 = v3797 << 2u;
-          const unsigned int v3799 = v71 + v3794;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3800 = v3799 < v72;
-          const unsigned int v3801 = v3759 + v3798;
-          const bool v3802 = v3801 < v3;
-          const bool v3803 = v3800 && v3802;
-          const unsigned int v3805 = v3799 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3807 = v3805 + v3759;
-          const unsigned int v3808 = v3807 + v3798;
-          const unsigned int v3809 = v3803 ? v3808 : 0u;
-          const unsigned int v3811 = v3794 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3812 = v3765 + v3811;
-          const unsigned int v3813 = v3812 + v3798;
-          iron_copy_async<16>(shm0 + v3813, x_sorted + v3809, v3803);
-          const unsigned int v3816 = v3767 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3818 = v3816 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3821 = v3816 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3822 = v3821 << 2u;
-          const unsigned int v3823 = v71 + v3818;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3824 = v3823 < v72;
-          const unsigned int v3825 = v3759 + v3822;
-          const bool v3826 = v3825 < v3;
-          const bool v3827 = v3824 && v3826;
-          const unsigned int v3829 = v3823 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3831 = v3829 + v3759;
-          const unsigned int v3832 = v3831 + v3822;
-          const unsigned int v3833 = v3827 ? v3832 : 0u;
-          const unsigned int v3835 = v3818 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3836 = v3765 + v3835;
-          const unsigned int v3837 = v3836 + v3822;
-          iron_copy_async<16>(shm0 + v3837, x_sorted + v3833, v3827);
-          const unsigned int v3840 = v3767 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3842 = v3840 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3845 = v3840 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3846 = v3845 << 2u;
-          const unsigned int v3847 = v71 + v3842;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3848 = v3847 < v72;
-          const unsigned int v3849 = v3759 + v3846;
-          const bool v3850 = v3849 < v3;
-          const bool v3851 = v3848 && v3850;
-          const unsigned int v3853 = v3847 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3855 = v3853 + v3759;
-          const unsigned int v3856 = v3855 + v3846;
-          const unsigned int v3857 = v3851 ? v3856 : 0u;
-          const unsigned int v3859 = v3842 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3860 = v3765 + v3859;
-          const unsigned int v3861 = v3860 + v3846;
-          iron_copy_async<16>(shm0 + v3861, x_sorted + v3857, v3851);
-          const unsigned int v3868 = v3767 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v3871 = v3767 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v3872 = v3871 << 3u;
-          const unsigned int v3873 = v76 + v3868;  // kernels/gemm/quant_b.hpp:137
-          const bool v3874 = v3873 < v75;
-          const unsigned int v3875 = v3759 + v3872;
-          const bool v3876 = v3875 < v3;
-          const bool v3877 = v3874 && v3876;
-          const unsigned int v3879 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3881 = min(v3875, v3879);
-          const unsigned int v3883 = v75 - 1u;
-          const unsigned int v3885 = min(v3873, v3883);
-          const unsigned int v3887 = v3881 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v3889 = v3 >> 3u;
-          const unsigned int v3890 = v3885 * v3889;
-          const unsigned int v3891 = v3890 + v3887;
-          const unsigned int v3894 = packed[v3891];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v3896 = v3881 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v3898 = v3 >> 7u;
-          const unsigned int v3899 = v3885 * v3898;
-          const unsigned int v3900 = v3899 + v3896;
-          const float v3901 = scales[v3900];  // kernels/gemm/quant_b.hpp:39
-          const float v3903 = biases[v3900];  // kernels/gemm/quant_b.hpp:40
-          const unsigned int v3909 = v3894 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3910 = v3909 & 15u;
-          const unsigned int v3913 = v3910 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3914 = __uint_as_float(v3913);
-          const float v3915 = v3914 - 8388608.0f;
-          const float v3916 = fmaf(v3915, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3921 = v3894 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3922 = v3921 & 15u;
-          const unsigned int v3925 = v3922 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3926 = __uint_as_float(v3925);
-          const float v3927 = v3926 - 8388608.0f;
-          const float v3928 = fmaf(v3927, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3933 = v3894 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3934 = v3933 & 15u;
-          const unsigned int v3937 = v3934 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3938 = __uint_as_float(v3937);
-          const float v3939 = v3938 - 8388608.0f;
-          const float v3940 = fmaf(v3939, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3945 = v3894 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3946 = v3945 & 15u;
-          const unsigned int v3949 = v3946 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3950 = __uint_as_float(v3949);
-          const float v3951 = v3950 - 8388608.0f;
-          const float v3952 = fmaf(v3951, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3957 = v3894 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3958 = v3957 & 15u;
-          const unsigned int v3961 = v3958 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3962 = __uint_as_float(v3961);
-          const float v3963 = v3962 - 8388608.0f;
-          const float v3964 = fmaf(v3963, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3969 = v3894 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3970 = v3969 & 15u;
-          const unsigned int v3973 = v3970 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3974 = __uint_as_float(v3973);
-          const float v3975 = v3974 - 8388608.0f;
-          const float v3976 = fmaf(v3975, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3981 = v3894 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3982 = v3981 & 15u;
-          const unsigned int v3985 = v3982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3986 = __uint_as_float(v3985);
-          const float v3987 = v3986 - 8388608.0f;
-          const float v3988 = fmaf(v3987, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v3993 = v3894 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v3994 = v3993 & 15u;
-          const unsigned int v3997 = v3994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v3998 = __uint_as_float(v3997);
-          const float v3999 = v3998 - 8388608.0f;
-          const float v4000 = fmaf(v3999, v3901, v3903);  // kernels/gemm/quant_b.hpp:51
-          const float v4002 = v3877 ? v3916 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4005 = v3877 ? v3928 : 0.0f;
-          const float v4008 = v3877 ? v3940 : 0.0f;
-          const float v4011 = v3877 ? v3952 : 0.0f;
-          const unsigned int v4015 = v3868 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4016 = v3765 + v4015;
-          const unsigned int v4017 = v4016 + v3872;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4017) = iron_f32x4{{v4002, v4005, v4008, v4011}};
-          const float v4020 = v3877 ? v3964 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4023 = v3877 ? v3976 : 0.0f;
-          const float v4026 = v3877 ? v3988 : 0.0f;
-          const float v4029 = v3877 ? v4000 : 0.0f;
-          const unsigned int v4036 = v4017 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4036) = iron_f32x4{{v4020, v4023, v4026, v4029}};
-          const unsigned int v4041 = v3792 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v4044 = v3792 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v4045 = v4044 << 3u;
-          const unsigned int v4046 = v76 + v4041;  // kernels/gemm/quant_b.hpp:137
-          const bool v4047 = v4046 < v75;
-          const unsigned int v4048 = v3759 + v4045;
-          const bool v4049 = v4048 < v3;
-          const bool v4050 = v4047 && v4049;
-          const unsigned int v4054 = min(v4048, v3879);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4058 = min(v4046, v3883);
-          const unsigned int v4060 = v4054 >> 3u;  // kernels/gemm/quant_b.hpp:35
-          const unsigned int v4063 = v4058 * v3889;
-          const unsigned int v4064 = v4063 + v4060;
-          const unsigned int v4067 = packed[v4064];  // kernels/gemm/quant_b.hpp:37
-          const unsigned int v4069 = v4054 >> 7u;  // kernels/gemm/quant_b.hpp:38
-          const unsigned int v4072 = v4058 * v3898;
-          const unsigned int v4073 = v4072 + v4069;
-          const float v4074 = scales[v4073];  // kernels/gemm/quant_b.hpp:39
-          const float v4076 = biases[v4073];  // kernels/gemm/quant_b.hpp:40
-          const unsigned int v4082 = v4067 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4083 = v4082 & 15u;
-          const unsigned int v4086 = v4083 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4087 = __uint_as_float(v4086);
-          const float v4088 = v4087 - 8388608.0f;
-          const float v4089 = fmaf(v4088, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4094 = v4067 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4095 = v4094 & 15u;
-          const unsigned int v4098 = v4095 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4099 = __uint_as_float(v4098);
-          const float v4100 = v4099 - 8388608.0f;
-          const float v4101 = fmaf(v4100, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4106 = v4067 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4107 = v4106 & 15u;
-          const unsigned int v4110 = v4107 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4111 = __uint_as_float(v4110);
-          const float v4112 = v4111 - 8388608.0f;
-          const float v4113 = fmaf(v4112, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4118 = v4067 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4119 = v4118 & 15u;
-          const unsigned int v4122 = v4119 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4123 = __uint_as_float(v4122);
-          const float v4124 = v4123 - 8388608.0f;
-          const float v4125 = fmaf(v4124, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4130 = v4067 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4131 = v4130 & 15u;
-          const unsigned int v4134 = v4131 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4135 = __uint_as_float(v4134);
-          const float v4136 = v4135 - 8388608.0f;
-          const float v4137 = fmaf(v4136, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4142 = v4067 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4143 = v4142 & 15u;
-          const unsigned int v4146 = v4143 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4147 = __uint_as_float(v4146);
-          const float v4148 = v4147 - 8388608.0f;
-          const float v4149 = fmaf(v4148, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4154 = v4067 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4155 = v4154 & 15u;
-          const unsigned int v4158 = v4155 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4159 = __uint_as_float(v4158);
-          const float v4160 = v4159 - 8388608.0f;
-          const float v4161 = fmaf(v4160, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const unsigned int v4166 = v4067 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-          const unsigned int v4167 = v4166 & 15u;
-          const unsigned int v4170 = v4167 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-          const float v4171 = __uint_as_float(v4170);
-          const float v4172 = v4171 - 8388608.0f;
-          const float v4173 = fmaf(v4172, v4074, v4076);  // kernels/gemm/quant_b.hpp:51
-          const float v4175 = v4050 ? v4089 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4178 = v4050 ? v4101 : 0.0f;
-          const float v4181 = v4050 ? v4113 : 0.0f;
-          const float v4184 = v4050 ? v4125 : 0.0f;
-          const unsigned int v4188 = v4041 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4189 = v3765 + v4188;
-          const unsigned int v4190 = v4189 + v4045;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4190) = iron_f32x4{{v4175, v4178, v4181, v4184}};
-          const float v4193 = v4050 ? v4137 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4196 = v4050 ? v4149 : 0.0f;
-          const float v4199 = v4050 ? v4161 : 0.0f;
-          const float v4202 = v4050 ? v4173 : 0.0f;
-          const unsigned int v4209 = v4190 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4209) = iron_f32x4{{v4193, v4196, v4199, v4202}};
+        const unsigned int v3746 = v3744 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+        const unsigned int v3753 = v3746 + v3752;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<false>(v94, shm0, v3753, 20u);
+        const unsigned int v3759 = v3746 + v3758;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load_shared<true>(v96, shm1, v3759, 20u);
+        iron_frag_mma_software(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v3763 = v3740 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v3765 = v3742 + 2u;
+        const unsigned int v3766 = v3765 % 3u;
+        const bool v3767 = v3763 < v3;
+        if (v3767) {
+          const unsigned int v3769 = v3766 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v3771 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3774 = v3771 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3777 = v3771 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3778 = v3777 << 2u;
+          const unsigned int v3779 = v75 + v3774;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3780 = v3779 < v76;
+          const unsigned int v3781 = v3763 + v3778;
+          const bool v3782 = v3781 < v3;
+          const bool v3783 = v3780 && v3782;
+          const unsigned int v3785 = v3779 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3787 = v3785 + v3763;
+          const unsigned int v3788 = v3787 + v3778;
+          const unsigned int v3789 = v3783 ? v3788 : 0u;
+          const unsigned int v3791 = v3774 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3792 = v3769 + v3791;
+          const unsigned int v3793 = v3792 + v3778;
+          iron_copy_async<16>(shm0 + v3793, x_sorted + v3789, v3783);
+          const unsigned int v3796 = v3771 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3798 = v3796 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3801 = v3796 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3802 = v3801 << 2u;
+          const unsigned int v3803 = v75 + v3798;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3804 = v3803 < v76;
+          const unsigned int v3805 = v3763 + v3802;
+          const bool v3806 = v3805 < v3;
+          const bool v3807 = v3804 && v3806;
+          const unsigned int v3809 = v3803 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3811 = v3809 + v3763;
+          const unsigned int v3812 = v3811 + v3802;
+          const unsigned int v3813 = v3807 ? v3812 : 0u;
+          const unsigned int v3815 = v3798 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3816 = v3769 + v3815;
+          const unsigned int v3817 = v3816 + v3802;
+          iron_copy_async<16>(shm0 + v3817, x_sorted + v3813, v3807);
+          const unsigned int v3820 = v3771 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3822 = v3820 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3825 = v3820 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3826 = v3825 << 2u;
+          const unsigned int v3827 = v75 + v3822;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3828 = v3827 < v76;
+          const unsigned int v3829 = v3763 + v3826;
+          const bool v3830 = v3829 < v3;
+          const bool v3831 = v3828 && v3830;
+          const unsigned int v3833 = v3827 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3835 = v3833 + v3763;
+          const unsigned int v3836 = v3835 + v3826;
+          const unsigned int v3837 = v3831 ? v3836 : 0u;
+          const unsigned int v3839 = v3822 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3840 = v3769 + v3839;
+          const unsigned int v3841 = v3840 + v3826;
+          iron_copy_async<16>(shm0 + v3841, x_sorted + v3837, v3831);
+          const unsigned int v3844 = v3771 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3846 = v3844 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3849 = v3844 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3850 = v3849 << 2u;
+          const unsigned int v3851 = v75 + v3846;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3852 = v3851 < v76;
+          const unsigned int v3853 = v3763 + v3850;
+          const bool v3854 = v3853 < v3;
+          const bool v3855 = v3852 && v3854;
+          const unsigned int v3857 = v3851 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3859 = v3857 + v3763;
+          const unsigned int v3860 = v3859 + v3850;
+          const unsigned int v3861 = v3855 ? v3860 : 0u;
+          const unsigned int v3863 = v3846 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3864 = v3769 + v3863;
+          const unsigned int v3865 = v3864 + v3850;
+          iron_copy_async<16>(shm0 + v3865, x_sorted + v3861, v3855);
+          const unsigned int v3872 = v3771 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v3875 = v3771 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v3876 = v3875 << 3u;
+          const unsigned int v3877 = v80 + v3872;  // kernels/gemm/quant_b.hpp:137
+          const bool v3878 = v3877 < v79;
+          const unsigned int v3879 = v3763 + v3876;
+          const bool v3880 = v3879 < v3;
+          const bool v3881 = v3878 && v3880;
+          const unsigned int v3883 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3885 = min(v3879, v3883);
+          const unsigned int v3887 = v79 - 1u;
+          const unsigned int v3889 = min(v3877, v3887);
+          const unsigned int v3891 = v3885 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v3893 = v3 >> 3u;
+          const unsigned int v3894 = v3889 * v3893;
+          const unsigned int v3895 = v3894 + v3891;
+          const unsigned int v3898 = packed[v3895];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v3900 = v3885 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v3902 = v3 >> 7u;
+          const unsigned int v3903 = v3889 * v3902;
+          const unsigned int v3904 = v3903 + v3900;
+          const float v3905 = scales[v3904];  // kernels/gemm/quant_b.hpp:39
+          const float v3907 = biases[v3904];  // kernels/gemm/quant_b.hpp:40
+          const unsigned int v3913 = v3898 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3914 = v3913 & 15u;
+          const unsigned int v3917 = v3914 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3918 = __uint_as_float(v3917);
+          const float v3919 = v3918 - 8388608.0f;
+          const float v3920 = fmaf(v3919, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3925 = v3898 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3926 = v3925 & 15u;
+          const unsigned int v3929 = v3926 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3930 = __uint_as_float(v3929);
+          const float v3931 = v3930 - 8388608.0f;
+          const float v3932 = fmaf(v3931, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3937 = v3898 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3938 = v3937 & 15u;
+          const unsigned int v3941 = v3938 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3942 = __uint_as_float(v3941);
+          const float v3943 = v3942 - 8388608.0f;
+          const float v3944 = fmaf(v3943, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3949 = v3898 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3950 = v3949 & 15u;
+          const unsigned int v3953 = v3950 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3954 = __uint_as_float(v3953);
+          const float v3955 = v3954 - 8388608.0f;
+          const float v3956 = fmaf(v3955, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3961 = v3898 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3962 = v3961 & 15u;
+          const unsigned int v3965 = v3962 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3966 = __uint_as_float(v3965);
+          const float v3967 = v3966 - 8388608.0f;
+          const float v3968 = fmaf(v3967, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3973 = v3898 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3974 = v3973 & 15u;
+          const unsigned int v3977 = v3974 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3978 = __uint_as_float(v3977);
+          const float v3979 = v3978 - 8388608.0f;
+          const float v3980 = fmaf(v3979, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3985 = v3898 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3986 = v3985 & 15u;
+          const unsigned int v3989 = v3986 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v3990 = __uint_as_float(v3989);
+          const float v3991 = v3990 - 8388608.0f;
+          const float v3992 = fmaf(v3991, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v3997 = v3898 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v3998 = v3997 & 15u;
+          const unsigned int v4001 = v3998 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4002 = __uint_as_float(v4001);
+          const float v4003 = v4002 - 8388608.0f;
+          const float v4004 = fmaf(v4003, v3905, v3907);  // kernels/gemm/quant_b.hpp:51
+          const float v4006 = v3881 ? v3920 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4009 = v3881 ? v3932 : 0.0f;
+          const float v4012 = v3881 ? v3944 : 0.0f;
+          const float v4015 = v3881 ? v3956 : 0.0f;
+          const unsigned int v4019 = v3872 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4020 = v3769 + v4019;
+          const unsigned int v4021 = v4020 + v3876;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4021) = iron_f32x4{{v4006, v4009, v4012, v4015}};
+          const float v4024 = v3881 ? v3968 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4027 = v3881 ? v3980 : 0.0f;
+          const float v4030 = v3881 ? v3992 : 0.0f;
+          const float v4033 = v3881 ? v4004 : 0.0f;
+          const unsigned int v4040 = v4021 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4040) = iron_f32x4{{v4024, v4027, v4030, v4033}};
+          const unsigned int v4045 = v3796 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v4048 = v3796 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v4049 = v4048 << 3u;
+          const unsigned int v4050 = v80 + v4045;  // kernels/gemm/quant_b.hpp:137
+          const bool v4051 = v4050 < v79;
+          const unsigned int v4052 = v3763 + v4049;
+          const bool v4053 = v4052 < v3;
+          const bool v4054 = v4051 && v4053;
+          const unsigned int v4058 = min(v4052, v3883);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4062 = min(v4050, v3887);
+          const unsigned int v4064 = v4058 >> 3u;  // kernels/gemm/quant_b.hpp:35
+          const unsigned int v4067 = v4062 * v3893;
+          const unsigned int v4068 = v4067 + v4064;
+          const unsigned int v4071 = packed[v4068];  // kernels/gemm/quant_b.hpp:37
+          const unsigned int v4073 = v4058 >> 7u;  // kernels/gemm/quant_b.hpp:38
+          const unsigned int v4076 = v4062 * v3902;
+          const unsigned int v4077 = v4076 + v4073;
+          const float v4078 = scales[v4077];  // kernels/gemm/quant_b.hpp:39
+          const float v4080 = biases[v4077];  // kernels/gemm/quant_b.hpp:40
+          const unsigned int v4086 = v4071 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4087 = v4086 & 15u;
+          const unsigned int v4090 = v4087 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4091 = __uint_as_float(v4090);
+          const float v4092 = v4091 - 8388608.0f;
+          const float v4093 = fmaf(v4092, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4098 = v4071 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4099 = v4098 & 15u;
+          const unsigned int v4102 = v4099 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4103 = __uint_as_float(v4102);
+          const float v4104 = v4103 - 8388608.0f;
+          const float v4105 = fmaf(v4104, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4110 = v4071 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4111 = v4110 & 15u;
+          const unsigned int v4114 = v4111 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4115 = __uint_as_float(v4114);
+          const float v4116 = v4115 - 8388608.0f;
+          const float v4117 = fmaf(v4116, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4122 = v4071 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4123 = v4122 & 15u;
+          const unsigned int v4126 = v4123 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4127 = __uint_as_float(v4126);
+          const float v4128 = v4127 - 8388608.0f;
+          const float v4129 = fmaf(v4128, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4134 = v4071 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4135 = v4134 & 15u;
+          const unsigned int v4138 = v4135 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4139 = __uint_as_float(v4138);
+          const float v4140 = v4139 - 8388608.0f;
+          const float v4141 = fmaf(v4140, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4146 = v4071 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4147 = v4146 & 15u;
+          const unsigned int v4150 = v4147 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4151 = __uint_as_float(v4150);
+          const float v4152 = v4151 - 8388608.0f;
+          const float v4153 = fmaf(v4152, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4158 = v4071 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4159 = v4158 & 15u;
+          const unsigned int v4162 = v4159 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4163 = __uint_as_float(v4162);
+          const float v4164 = v4163 - 8388608.0f;
+          const float v4165 = fmaf(v4164, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const unsigned int v4170 = v4071 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+          const unsigned int v4171 = v4170 & 15u;
+          const unsigned int v4174 = v4171 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+          const float v4175 = __uint_as_float(v4174);
+          const float v4176 = v4175 - 8388608.0f;
+          const float v4177 = fmaf(v4176, v4078, v4080);  // kernels/gemm/quant_b.hpp:51
+          const float v4179 = v4054 ? v4093 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4182 = v4054 ? v4105 : 0.0f;
+          const float v4185 = v4054 ? v4117 : 0.0f;
+          const float v4188 = v4054 ? v4129 : 0.0f;
+          const unsigned int v4192 = v4045 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4193 = v3769 + v4192;
+          const unsigned int v4194 = v4193 + v4049;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4194) = iron_f32x4{{v4179, v4182, v4185, v4188}};
+          const float v4197 = v4054 ? v4141 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4200 = v4054 ? v4153 : 0.0f;
+          const float v4203 = v4054 ? v4165 : 0.0f;
+          const float v4206 = v4054 ? v4177 : 0.0f;
+          const unsigned int v4213 = v4194 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4213) = iron_f32x4{{v4197, v4200, v4203, v4206}};
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
       __syncthreads();
     } else {
-      const unsigned int v575 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v576 = threadIdx.x;
-      const unsigned int v606 = v576 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v609 = v576 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v610 = v609 << 3u;
-      const unsigned int v611 = v76 + v606;  // kernels/gemm/quant_b.hpp:137
-      const bool v612 = v611 < v75;
-      const unsigned int v617 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v621 = v75 - 1u;
-      const unsigned int v623 = min(v611, v621);
-      const unsigned int v627 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v628 = v623 * v627;
-      const unsigned int v636 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v637 = v623 * v636;
-      const unsigned int v753 = v606 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v755 = v753 + v610;
-      const unsigned int v774 = v755 + 4u;
-      const unsigned int v777 = v576 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v779 = v777 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v782 = v777 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v783 = v782 << 3u;
-      const unsigned int v784 = v76 + v779;  // kernels/gemm/quant_b.hpp:137
-      const bool v785 = v784 < v75;
-      const unsigned int v796 = min(v784, v621);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v801 = v796 * v627;  // kernels/gemm/quant_b.hpp:35
-      const unsigned int v810 = v796 * v636;  // kernels/gemm/quant_b.hpp:38
-      const unsigned int v926 = v779 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v928 = v926 + v783;
-      const unsigned int v947 = v928 + 4u;
-      const unsigned int v953 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v959 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v579 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v580 = threadIdx.x;
+      const unsigned int v610 = v580 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v613 = v580 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v614 = v613 << 3u;
+      const unsigned int v615 = v80 + v610;  // kernels/gemm/quant_b.hpp:137
+      const bool v616 = v615 < v79;
+      const unsigned int v621 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v625 = v79 - 1u;
+      const unsigned int v627 = min(v615, v625);
+      const unsigned int v631 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v632 = v627 * v631;
+      const unsigned int v640 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v641 = v627 * v640;
+      const unsigned int v757 = v610 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v759 = v757 + v614;
+      const unsigned int v778 = v759 + 4u;
+      const unsigned int v781 = v580 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v783 = v781 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v786 = v781 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v787 = v786 << 3u;
+      const unsigned int v788 = v80 + v783;  // kernels/gemm/quant_b.hpp:137
+      const bool v789 = v788 < v79;
+      const unsigned int v800 = min(v788, v625);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v805 = v800 * v631;  // kernels/gemm/quant_b.hpp:35
+      const unsigned int v814 = v800 * v640;  // kernels/gemm/quant_b.hpp:38
+      const unsigned int v930 = v783 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v932 = v930 + v787;
+      const unsigned int v951 = v932 + 4u;
+      const unsigned int v957 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v963 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v574 = 0u; v574 < v3; v574 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (unsigned int v578 = v576; v578 < 2048u; v578 += v575) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v580 = v578 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v582 = v578 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v583 = v71 + v580;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v584 = v583 < v72;
-          const unsigned int v585 = v574 + v582;
-          const bool v586 = v585 < v3;
-          const bool v587 = v584 && v586;
-          if (v587) {
-            const unsigned int v589 = v583 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v591 = v589 + v574;
-            const unsigned int v592 = v591 + v582;
-            const float v593 = x_sorted[v592];
-            const unsigned int v595 = v580 * 20u;
-            const unsigned int v596 = v595 + v582;
-            shm0[v596] = v593;
+      for (unsigned int v578 = 0u; v578 < v3; v578 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (unsigned int v582 = v580; v582 < 2048u; v582 += v579) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v584 = v582 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v586 = v582 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v587 = v75 + v584;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v588 = v587 < v76;
+          const unsigned int v589 = v578 + v586;
+          const bool v590 = v589 < v3;
+          const bool v591 = v588 && v590;
+          if (v591) {
+            const unsigned int v593 = v587 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v595 = v593 + v578;
+            const unsigned int v596 = v595 + v586;
+            const float v597 = x_sorted[v596];
+            const unsigned int v599 = v584 * 20u;
+            const unsigned int v600 = v599 + v586;
+            shm0[v600] = v597;
           } else {
-            const unsigned int v598 = v580 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v599 = v598 + v582;
-            shm0[v599] = 0.0f;
+            const unsigned int v602 = v584 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v603 = v602 + v586;
+            shm0[v603] = 0.0f;
           }
         }
-        const unsigned int v613 = v574 + v610;  // kernels/gemm/quant_b.hpp:137
-        const bool v614 = v613 < v3;
-        const bool v615 = v612 && v614;
-        const unsigned int v619 = min(v613, v617);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v625 = v619 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v629 = v628 + v625;
-        const unsigned int v632 = packed[v629];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v634 = v619 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v638 = v637 + v634;
-        const float v639 = scales[v638];  // kernels/gemm/quant_b.hpp:39
-        const float v641 = biases[v638];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v647 = v632 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v648 = v647 & 15u;
-        const unsigned int v651 = v648 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v652 = __uint_as_float(v651);
-        const float v653 = v652 - 8388608.0f;
-        const float v654 = fmaf(v653, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v659 = v632 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v660 = v659 & 15u;
-        const unsigned int v663 = v660 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v664 = __uint_as_float(v663);
-        const float v665 = v664 - 8388608.0f;
-        const float v666 = fmaf(v665, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v671 = v632 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v672 = v671 & 15u;
-        const unsigned int v675 = v672 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v676 = __uint_as_float(v675);
-        const float v677 = v676 - 8388608.0f;
-        const float v678 = fmaf(v677, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v683 = v632 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v684 = v683 & 15u;
-        const unsigned int v687 = v684 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v688 = __uint_as_float(v687);
-        const float v689 = v688 - 8388608.0f;
-        const float v690 = fmaf(v689, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v695 = v632 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v696 = v695 & 15u;
-        const unsigned int v699 = v696 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v700 = __uint_as_float(v699);
-        const float v701 = v700 - 8388608.0f;
-        const float v702 = fmaf(v701, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v707 = v632 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v708 = v707 & 15u;
-        const unsigned int v711 = v708 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v712 = __uint_as_float(v711);
-        const float v713 = v712 - 8388608.0f;
-        const float v714 = fmaf(v713, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v719 = v632 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v720 = v719 & 15u;
-        const unsigned int v723 = v720 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v724 = __uint_as_float(v723);
-        const float v725 = v724 - 8388608.0f;
-        const float v726 = fmaf(v725, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v731 = v632 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v732 = v731 & 15u;
-        const unsigned int v735 = v732 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v736 = __uint_as_float(v735);
-        const float v737 = v736 - 8388608.0f;
-        const float v738 = fmaf(v737, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const float v740 = v615 ? v654 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v743 = v615 ? v666 : 0.0f;
-        const float v746 = v615 ? v678 : 0.0f;
-        const float v749 = v615 ? v690 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v755) = iron_f32x4{{v740, v743, v746, v749}};  // kernels/gemm/quant_b.hpp:146
-        const float v758 = v615 ? v702 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v761 = v615 ? v714 : 0.0f;
-        const float v764 = v615 ? v726 : 0.0f;
-        const float v767 = v615 ? v738 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v774) = iron_f32x4{{v758, v761, v764, v767}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v786 = v574 + v783;  // kernels/gemm/quant_b.hpp:137
-        const bool v787 = v786 < v3;
-        const bool v788 = v785 && v787;
-        const unsigned int v792 = min(v786, v617);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v798 = v792 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const unsigned int v802 = v801 + v798;
-        const unsigned int v805 = packed[v802];  // kernels/gemm/quant_b.hpp:37
-        const unsigned int v807 = v792 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const unsigned int v811 = v810 + v807;
-        const float v812 = scales[v811];  // kernels/gemm/quant_b.hpp:39
-        const float v814 = biases[v811];  // kernels/gemm/quant_b.hpp:40
-        const unsigned int v820 = v805 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v821 = v820 & 15u;
-        const unsigned int v824 = v821 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v825 = __uint_as_float(v824);
-        const float v826 = v825 - 8388608.0f;
-        const float v827 = fmaf(v826, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v832 = v805 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v833 = v832 & 15u;
-        const unsigned int v836 = v833 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v837 = __uint_as_float(v836);
-        const float v838 = v837 - 8388608.0f;
-        const float v839 = fmaf(v838, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v844 = v805 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v845 = v844 & 15u;
-        const unsigned int v848 = v845 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v849 = __uint_as_float(v848);
-        const float v850 = v849 - 8388608.0f;
-        const float v851 = fmaf(v850, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v856 = v805 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v857 = v856 & 15u;
-        const unsigned int v860 = v857 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v861 = __uint_as_float(v860);
-        const float v862 = v861 - 8388608.0f;
-        const float v863 = fmaf(v862, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v868 = v805 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v869 = v868 & 15u;
-        const unsigned int v872 = v869 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v873 = __uint_as_float(v872);
-        const float v874 = v873 - 8388608.0f;
-        const float v875 = fmaf(v874, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v880 = v805 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v881 = v880 & 15u;
-        const unsigned int v884 = v881 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v885 = __uint_as_float(v884);
-        const float v886 = v885 - 8388608.0f;
-        const float v887 = fmaf(v886, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v892 = v805 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v893 = v892 & 15u;
-        const unsigned int v896 = v893 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v897 = __uint_as_float(v896);
-        const float v898 = v897 - 8388608.0f;
-        const float v899 = fmaf(v898, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const unsigned int v904 = v805 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const unsigned int v905 = v904 & 15u;
-        const unsigned int v908 = v905 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v909 = __uint_as_float(v908);
-        const float v910 = v909 - 8388608.0f;
-        const float v911 = fmaf(v910, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const float v913 = v788 ? v827 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v916 = v788 ? v839 : 0.0f;
-        const float v919 = v788 ? v851 : 0.0f;
-        const float v922 = v788 ? v863 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v928) = iron_f32x4{{v913, v916, v919, v922}};  // kernels/gemm/quant_b.hpp:146
-        const float v931 = v788 ? v875 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v934 = v788 ? v887 : 0.0f;
-        const float v937 = v788 ? v899 : 0.0f;
-        const float v940 = v788 ? v911 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v947) = iron_f32x4{{v931, v934, v937, v940}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v617 = v578 + v614;  // kernels/gemm/quant_b.hpp:137
+        const bool v618 = v617 < v3;
+        const bool v619 = v616 && v618;
+        const unsigned int v623 = min(v617, v621);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v629 = v623 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v633 = v632 + v629;
+        const unsigned int v636 = packed[v633];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v638 = v623 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v642 = v641 + v638;
+        const float v643 = scales[v642];  // kernels/gemm/quant_b.hpp:39
+        const float v645 = biases[v642];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v651 = v636 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v652 = v651 & 15u;
+        const unsigned int v655 = v652 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v656 = __uint_as_float(v655);
+        const float v657 = v656 - 8388608.0f;
+        const float v658 = fmaf(v657, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v663 = v636 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v664 = v663 & 15u;
+        const unsigned int v667 = v664 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v668 = __uint_as_float(v667);
+        const float v669 = v668 - 8388608.0f;
+        const float v670 = fmaf(v669, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v675 = v636 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v676 = v675 & 15u;
+        const unsigned int v679 = v676 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v680 = __uint_as_float(v679);
+        const float v681 = v680 - 8388608.0f;
+        const float v682 = fmaf(v681, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v687 = v636 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v688 = v687 & 15u;
+        const unsigned int v691 = v688 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v692 = __uint_as_float(v691);
+        const float v693 = v692 - 8388608.0f;
+        const float v694 = fmaf(v693, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v699 = v636 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v700 = v699 & 15u;
+        const unsigned int v703 = v700 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v704 = __uint_as_float(v703);
+        const float v705 = v704 - 8388608.0f;
+        const float v706 = fmaf(v705, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v711 = v636 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v712 = v711 & 15u;
+        const unsigned int v715 = v712 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v716 = __uint_as_float(v715);
+        const float v717 = v716 - 8388608.0f;
+        const float v718 = fmaf(v717, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v723 = v636 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v724 = v723 & 15u;
+        const unsigned int v727 = v724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v728 = __uint_as_float(v727);
+        const float v729 = v728 - 8388608.0f;
+        const float v730 = fmaf(v729, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v735 = v636 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v736 = v735 & 15u;
+        const unsigned int v739 = v736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v740 = __uint_as_float(v739);
+        const float v741 = v740 - 8388608.0f;
+        const float v742 = fmaf(v741, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const float v744 = v619 ? v658 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v747 = v619 ? v670 : 0.0f;
+        const float v750 = v619 ? v682 : 0.0f;
+        const float v753 = v619 ? v694 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v759) = iron_f32x4{{v744, v747, v750, v753}};  // kernels/gemm/quant_b.hpp:146
+        const float v762 = v619 ? v706 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v765 = v619 ? v718 : 0.0f;
+        const float v768 = v619 ? v730 : 0.0f;
+        const float v771 = v619 ? v742 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v778) = iron_f32x4{{v762, v765, v768, v771}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v790 = v578 + v787;  // kernels/gemm/quant_b.hpp:137
+        const bool v791 = v790 < v3;
+        const bool v792 = v789 && v791;
+        const unsigned int v796 = min(v790, v621);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v802 = v796 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const unsigned int v806 = v805 + v802;
+        const unsigned int v809 = packed[v806];  // kernels/gemm/quant_b.hpp:37
+        const unsigned int v811 = v796 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const unsigned int v815 = v814 + v811;
+        const float v816 = scales[v815];  // kernels/gemm/quant_b.hpp:39
+        const float v818 = biases[v815];  // kernels/gemm/quant_b.hpp:40
+        const unsigned int v824 = v809 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v825 = v824 & 15u;
+        const unsigned int v828 = v825 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v829 = __uint_as_float(v828);
+        const float v830 = v829 - 8388608.0f;
+        const float v831 = fmaf(v830, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v836 = v809 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v837 = v836 & 15u;
+        const unsigned int v840 = v837 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v841 = __uint_as_float(v840);
+        const float v842 = v841 - 8388608.0f;
+        const float v843 = fmaf(v842, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v848 = v809 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v849 = v848 & 15u;
+        const unsigned int v852 = v849 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v853 = __uint_as_float(v852);
+        const float v854 = v853 - 8388608.0f;
+        const float v855 = fmaf(v854, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v860 = v809 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v861 = v860 & 15u;
+        const unsigned int v864 = v861 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v865 = __uint_as_float(v864);
+        const float v866 = v865 - 8388608.0f;
+        const float v867 = fmaf(v866, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v872 = v809 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v873 = v872 & 15u;
+        const unsigned int v876 = v873 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v877 = __uint_as_float(v876);
+        const float v878 = v877 - 8388608.0f;
+        const float v879 = fmaf(v878, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v884 = v809 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v885 = v884 & 15u;
+        const unsigned int v888 = v885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v889 = __uint_as_float(v888);
+        const float v890 = v889 - 8388608.0f;
+        const float v891 = fmaf(v890, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v896 = v809 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v897 = v896 & 15u;
+        const unsigned int v900 = v897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v901 = __uint_as_float(v900);
+        const float v902 = v901 - 8388608.0f;
+        const float v903 = fmaf(v902, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const unsigned int v908 = v809 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const unsigned int v909 = v908 & 15u;
+        const unsigned int v912 = v909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v913 = __uint_as_float(v912);
+        const float v914 = v913 - 8388608.0f;
+        const float v915 = fmaf(v914, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const float v917 = v792 ? v831 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v920 = v792 ? v843 : 0.0f;
+        const float v923 = v792 ? v855 : 0.0f;
+        const float v926 = v792 ? v867 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v932) = iron_f32x4{{v917, v920, v923, v926}};  // kernels/gemm/quant_b.hpp:146
+        const float v935 = v792 ? v879 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v938 = v792 ? v891 : 0.0f;
+        const float v941 = v792 ? v903 : 0.0f;
+        const float v944 = v792 ? v915 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v951) = iron_f32x4{{v935, v938, v941, v944}};  // kernels/gemm/quant_b.hpp:146
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load_shared<false>(v90, shm0, v953, 20u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v92, shm1, v959, 20u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_software(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load_shared<false>(v94, shm0, v957, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<true>(v96, shm1, v963, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma_software(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const unsigned int v962 = static_cast<unsigned int>(v88.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v963 = v71 + v82;
-    const unsigned int v964 = v963 + v962;
-    const unsigned int v965 = static_cast<unsigned int>(v88.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v966 = v76 + v86;
-    const unsigned int v967 = v966 + v965;
-    const bool v968 = v964 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v969 = v967 < v75;
-    const bool v970 = v968 && v969;
-    if (v970) {
-      const float v971 = v88.x[0];
-      const unsigned int v973 = v967 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v974 = v973 < v2;
-      const bool v975 = v968 && v974;
-      if (v975) {
-        const unsigned int v977 = v964 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v978 = v977 + v967;
-        const unsigned int v979 = v978 - v74;
-        out[v979] = v971;
-      }
-    }
-    const unsigned int v980 = static_cast<unsigned int>(v88.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v982 = v963 + v980;
-    const unsigned int v983 = static_cast<unsigned int>(v88.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v985 = v966 + v983;
-    const bool v986 = v982 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v987 = v985 < v75;
-    const bool v988 = v986 && v987;
-    if (v988) {
-      const float v989 = v88.x[1];
-      const unsigned int v991 = v985 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v992 = v991 < v2;
-      const bool v993 = v986 && v992;
-      if (v993) {
-        const unsigned int v995 = v982 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v996 = v995 + v985;
-        const unsigned int v997 = v996 - v74;
-        out[v997] = v989;
-      }
-    }
-    const unsigned int v998 = static_cast<unsigned int>(v88.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1000 = v963 + v998;
-    const unsigned int v1001 = static_cast<unsigned int>(v88.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1003 = v966 + v1001;
-    const bool v1004 = v1000 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1005 = v1003 < v75;
-    const bool v1006 = v1004 && v1005;
-    if (v1006) {
-      const float v1007 = v88.x[2];
-      const unsigned int v1009 = v1003 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1010 = v1009 < v2;
-      const bool v1011 = v1004 && v1010;
-      if (v1011) {
-        const unsigned int v1013 = v1000 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1014 = v1013 + v1003;
-        const unsigned int v1015 = v1014 - v74;
-        out[v1015] = v1007;
-      }
-    }
-    const unsigned int v1016 = static_cast<unsigned int>(v88.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1018 = v963 + v1016;
-    const unsigned int v1019 = static_cast<unsigned int>(v88.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1021 = v966 + v1019;
-    const bool v1022 = v1018 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1023 = v1021 < v75;
-    const bool v1024 = v1022 && v1023;
-    if (v1024) {
-      const float v1025 = v88.x[3];
-      const unsigned int v1027 = v1021 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1028 = v1027 < v2;
-      const bool v1029 = v1022 && v1028;
-      if (v1029) {
-        const unsigned int v1031 = v1018 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1032 = v1031 + v1021;
-        const unsigned int v1033 = v1032 - v74;
-        out[v1033] = v1025;
-      }
-    }
-    const unsigned int v1034 = static_cast<unsigned int>(v88.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1036 = v963 + v1034;
-    const unsigned int v1037 = static_cast<unsigned int>(v88.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1039 = v966 + v1037;
-    const bool v1040 = v1036 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1041 = v1039 < v75;
-    const bool v1042 = v1040 && v1041;
-    if (v1042) {
-      const float v1043 = v88.x[4];
-      const unsigned int v1045 = v1039 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1046 = v1045 < v2;
-      const bool v1047 = v1040 && v1046;
-      if (v1047) {
-        const unsigned int v1049 = v1036 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1050 = v1049 + v1039;
-        const unsigned int v1051 = v1050 - v74;
-        out[v1051] = v1043;
-      }
-    }
-    const unsigned int v1052 = static_cast<unsigned int>(v88.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1054 = v963 + v1052;
-    const unsigned int v1055 = static_cast<unsigned int>(v88.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1057 = v966 + v1055;
-    const bool v1058 = v1054 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1059 = v1057 < v75;
-    const bool v1060 = v1058 && v1059;
-    if (v1060) {
-      const float v1061 = v88.x[5];
-      const unsigned int v1063 = v1057 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1064 = v1063 < v2;
-      const bool v1065 = v1058 && v1064;
-      if (v1065) {
-        const unsigned int v1067 = v1054 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1068 = v1067 + v1057;
-        const unsigned int v1069 = v1068 - v74;
-        out[v1069] = v1061;
-      }
-    }
-    const unsigned int v1070 = static_cast<unsigned int>(v88.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1072 = v963 + v1070;
-    const unsigned int v1073 = static_cast<unsigned int>(v88.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1075 = v966 + v1073;
-    const bool v1076 = v1072 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1077 = v1075 < v75;
-    const bool v1078 = v1076 && v1077;
-    if (v1078) {
-      const float v1079 = v88.x[6];
-      const unsigned int v1081 = v1075 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1082 = v1081 < v2;
-      const bool v1083 = v1076 && v1082;
-      if (v1083) {
-        const unsigned int v1085 = v1072 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1086 = v1085 + v1075;
-        const unsigned int v1087 = v1086 - v74;
-        out[v1087] = v1079;
-      }
-    }
-    const unsigned int v1088 = static_cast<unsigned int>(v88.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1090 = v963 + v1088;
-    const unsigned int v1091 = static_cast<unsigned int>(v88.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1093 = v966 + v1091;
-    const bool v1094 = v1090 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1095 = v1093 < v75;
-    const bool v1096 = v1094 && v1095;
-    if (v1096) {
-      const float v1097 = v88.x[7];
-      const unsigned int v1099 = v1093 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1100 = v1099 < v2;
-      const bool v1101 = v1094 && v1100;
-      if (v1101) {
-        const unsigned int v1103 = v1090 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1104 = v1103 + v1093;
-        const unsigned int v1105 = v1104 - v74;
-        out[v1105] = v1097;
-      }
-    }
-    const unsigned int v1106 = static_cast<unsigned int>(v88.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1108 = v963 + v1106;
-    const unsigned int v1109 = static_cast<unsigned int>(v88.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1111 = v966 + v1109;
-    const bool v1112 = v1108 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1113 = v1111 < v75;
-    const bool v1114 = v1112 && v1113;
-    if (v1114) {
-      const float v1115 = v88.x[8];
-      const unsigned int v1117 = v1111 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1118 = v1117 < v2;
-      const bool v1119 = v1112 && v1118;
-      if (v1119) {
-        const unsigned int v1121 = v1108 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1122 = v1121 + v1111;
-        const unsigned int v1123 = v1122 - v74;
-        out[v1123] = v1115;
-      }
-    }
-    const unsigned int v1124 = static_cast<unsigned int>(v88.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1126 = v963 + v1124;
-    const unsigned int v1127 = static_cast<unsigned int>(v88.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1129 = v966 + v1127;
-    const bool v1130 = v1126 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1131 = v1129 < v75;
-    const bool v1132 = v1130 && v1131;
-    if (v1132) {
-      const float v1133 = v88.x[9];
-      const unsigned int v1135 = v1129 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1136 = v1135 < v2;
-      const bool v1137 = v1130 && v1136;
-      if (v1137) {
-        const unsigned int v1139 = v1126 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1140 = v1139 + v1129;
-        const unsigned int v1141 = v1140 - v74;
-        out[v1141] = v1133;
-      }
-    }
-    const unsigned int v1142 = static_cast<unsigned int>(v88.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1144 = v963 + v1142;
-    const unsigned int v1145 = static_cast<unsigned int>(v88.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1147 = v966 + v1145;
-    const bool v1148 = v1144 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1149 = v1147 < v75;
-    const bool v1150 = v1148 && v1149;
-    if (v1150) {
-      const float v1151 = v88.x[10];
-      const unsigned int v1153 = v1147 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1154 = v1153 < v2;
-      const bool v1155 = v1148 && v1154;
-      if (v1155) {
-        const unsigned int v1157 = v1144 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1158 = v1157 + v1147;
-        const unsigned int v1159 = v1158 - v74;
-        out[v1159] = v1151;
-      }
-    }
-    const unsigned int v1160 = static_cast<unsigned int>(v88.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1162 = v963 + v1160;
-    const unsigned int v1163 = static_cast<unsigned int>(v88.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1165 = v966 + v1163;
-    const bool v1166 = v1162 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1167 = v1165 < v75;
-    const bool v1168 = v1166 && v1167;
-    if (v1168) {
-      const float v1169 = v88.x[11];
-      const unsigned int v1171 = v1165 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1172 = v1171 < v2;
-      const bool v1173 = v1166 && v1172;
-      if (v1173) {
-        const unsigned int v1175 = v1162 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1176 = v1175 + v1165;
-        const unsigned int v1177 = v1176 - v74;
-        out[v1177] = v1169;
-      }
-    }
-    const unsigned int v1178 = static_cast<unsigned int>(v88.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1180 = v963 + v1178;
-    const unsigned int v1181 = static_cast<unsigned int>(v88.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1183 = v966 + v1181;
-    const bool v1184 = v1180 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1185 = v1183 < v75;
-    const bool v1186 = v1184 && v1185;
-    if (v1186) {
-      const float v1187 = v88.x[12];
-      const unsigned int v1189 = v1183 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1190 = v1189 < v2;
-      const bool v1191 = v1184 && v1190;
-      if (v1191) {
-        const unsigned int v1193 = v1180 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1194 = v1193 + v1183;
-        const unsigned int v1195 = v1194 - v74;
-        out[v1195] = v1187;
-      }
-    }
-    const unsigned int v1196 = static_cast<unsigned int>(v88.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1198 = v963 + v1196;
-    const unsigned int v1199 = static_cast<unsigned int>(v88.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1201 = v966 + v1199;
-    const bool v1202 = v1198 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1203 = v1201 < v75;
-    const bool v1204 = v1202 && v1203;
-    if (v1204) {
-      const float v1205 = v88.x[13];
-      const unsigned int v1207 = v1201 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1208 = v1207 < v2;
-      const bool v1209 = v1202 && v1208;
-      if (v1209) {
-        const unsigned int v1211 = v1198 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1212 = v1211 + v1201;
-        const unsigned int v1213 = v1212 - v74;
-        out[v1213] = v1205;
-      }
-    }
-    const unsigned int v1214 = static_cast<unsigned int>(v88.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1216 = v963 + v1214;
-    const unsigned int v1217 = static_cast<unsigned int>(v88.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1219 = v966 + v1217;
-    const bool v1220 = v1216 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1221 = v1219 < v75;
-    const bool v1222 = v1220 && v1221;
-    if (v1222) {
-      const float v1223 = v88.x[14];
-      const unsigned int v1225 = v1219 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1226 = v1225 < v2;
-      const bool v1227 = v1220 && v1226;
-      if (v1227) {
-        const unsigned int v1229 = v1216 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1230 = v1229 + v1219;
-        const unsigned int v1231 = v1230 - v74;
-        out[v1231] = v1223;
-      }
-    }
-    const unsigned int v1232 = static_cast<unsigned int>(v88.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1234 = v963 + v1232;
-    const unsigned int v1235 = static_cast<unsigned int>(v88.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1237 = v966 + v1235;
-    const bool v1238 = v1234 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1239 = v1237 < v75;
-    const bool v1240 = v1238 && v1239;
-    if (v1240) {
-      const float v1241 = v88.x[15];
-      const unsigned int v1243 = v1237 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1244 = v1243 < v2;
-      const bool v1245 = v1238 && v1244;
-      if (v1245) {
-        const unsigned int v1247 = v1234 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1248 = v1247 + v1237;
-        const unsigned int v1249 = v1248 - v74;
-        out[v1249] = v1241;
-      }
-    }
-    const unsigned int v1250 = static_cast<unsigned int>(v88.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1252 = v963 + v1250;
-    const unsigned int v1253 = static_cast<unsigned int>(v88.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1255 = v966 + v1253;
-    const bool v1256 = v1252 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1257 = v1255 < v75;
-    const bool v1258 = v1256 && v1257;
-    if (v1258) {
-      const float v1259 = v88.x[16];
-      const unsigned int v1261 = v1255 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1262 = v1261 < v2;
-      const bool v1263 = v1256 && v1262;
-      if (v1263) {
-        const unsigned int v1265 = v1252 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1266 = v1265 + v1255;
-        const unsigned int v1267 = v1266 - v74;
-        out[v1267] = v1259;
-      }
-    }
-    const unsigned int v1268 = static_cast<unsigned int>(v88.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1270 = v963 + v1268;
-    const unsigned int v1271 = static_cast<unsigned int>(v88.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1273 = v966 + v1271;
-    const bool v1274 = v1270 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1275 = v1273 < v75;
-    const bool v1276 = v1274 && v1275;
-    if (v1276) {
-      const float v1277 = v88.x[17];
-      const unsigned int v1279 = v1273 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1280 = v1279 < v2;
-      const bool v1281 = v1274 && v1280;
-      if (v1281) {
-        const unsigned int v1283 = v1270 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1284 = v1283 + v1273;
-        const unsigned int v1285 = v1284 - v74;
-        out[v1285] = v1277;
-      }
-    }
-    const unsigned int v1286 = static_cast<unsigned int>(v88.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1288 = v963 + v1286;
-    const unsigned int v1289 = static_cast<unsigned int>(v88.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1291 = v966 + v1289;
-    const bool v1292 = v1288 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1293 = v1291 < v75;
-    const bool v1294 = v1292 && v1293;
-    if (v1294) {
-      const float v1295 = v88.x[18];
-      const unsigned int v1297 = v1291 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1298 = v1297 < v2;
-      const bool v1299 = v1292 && v1298;
-      if (v1299) {
-        const unsigned int v1301 = v1288 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1302 = v1301 + v1291;
-        const unsigned int v1303 = v1302 - v74;
-        out[v1303] = v1295;
-      }
-    }
-    const unsigned int v1304 = static_cast<unsigned int>(v88.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1306 = v963 + v1304;
-    const unsigned int v1307 = static_cast<unsigned int>(v88.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1309 = v966 + v1307;
-    const bool v1310 = v1306 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1311 = v1309 < v75;
-    const bool v1312 = v1310 && v1311;
-    if (v1312) {
-      const float v1313 = v88.x[19];
-      const unsigned int v1315 = v1309 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1316 = v1315 < v2;
-      const bool v1317 = v1310 && v1316;
-      if (v1317) {
-        const unsigned int v1319 = v1306 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1320 = v1319 + v1309;
-        const unsigned int v1321 = v1320 - v74;
-        out[v1321] = v1313;
-      }
-    }
-    const unsigned int v1322 = static_cast<unsigned int>(v88.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1324 = v963 + v1322;
-    const unsigned int v1325 = static_cast<unsigned int>(v88.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1327 = v966 + v1325;
-    const bool v1328 = v1324 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1329 = v1327 < v75;
-    const bool v1330 = v1328 && v1329;
-    if (v1330) {
-      const float v1331 = v88.x[20];
-      const unsigned int v1333 = v1327 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1334 = v1333 < v2;
-      const bool v1335 = v1328 && v1334;
-      if (v1335) {
-        const unsigned int v1337 = v1324 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1338 = v1337 + v1327;
-        const unsigned int v1339 = v1338 - v74;
-        out[v1339] = v1331;
-      }
-    }
-    const unsigned int v1340 = static_cast<unsigned int>(v88.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1342 = v963 + v1340;
-    const unsigned int v1343 = static_cast<unsigned int>(v88.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1345 = v966 + v1343;
-    const bool v1346 = v1342 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1347 = v1345 < v75;
-    const bool v1348 = v1346 && v1347;
-    if (v1348) {
-      const float v1349 = v88.x[21];
-      const unsigned int v1351 = v1345 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1352 = v1351 < v2;
-      const bool v1353 = v1346 && v1352;
-      if (v1353) {
-        const unsigned int v1355 = v1342 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1356 = v1355 + v1345;
-        const unsigned int v1357 = v1356 - v74;
-        out[v1357] = v1349;
-      }
-    }
-    const unsigned int v1358 = static_cast<unsigned int>(v88.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1360 = v963 + v1358;
-    const unsigned int v1361 = static_cast<unsigned int>(v88.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1363 = v966 + v1361;
-    const bool v1364 = v1360 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1365 = v1363 < v75;
-    const bool v1366 = v1364 && v1365;
-    if (v1366) {
-      const float v1367 = v88.x[22];
-      const unsigned int v1369 = v1363 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1370 = v1369 < v2;
-      const bool v1371 = v1364 && v1370;
-      if (v1371) {
-        const unsigned int v1373 = v1360 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1374 = v1373 + v1363;
-        const unsigned int v1375 = v1374 - v74;
-        out[v1375] = v1367;
-      }
-    }
-    const unsigned int v1376 = static_cast<unsigned int>(v88.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1378 = v963 + v1376;
-    const unsigned int v1379 = static_cast<unsigned int>(v88.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1381 = v966 + v1379;
-    const bool v1382 = v1378 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1383 = v1381 < v75;
-    const bool v1384 = v1382 && v1383;
-    if (v1384) {
-      const float v1385 = v88.x[23];
-      const unsigned int v1387 = v1381 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1388 = v1387 < v2;
-      const bool v1389 = v1382 && v1388;
-      if (v1389) {
-        const unsigned int v1391 = v1378 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1392 = v1391 + v1381;
-        const unsigned int v1393 = v1392 - v74;
-        out[v1393] = v1385;
-      }
-    }
-    const unsigned int v1394 = static_cast<unsigned int>(v88.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1396 = v963 + v1394;
-    const unsigned int v1397 = static_cast<unsigned int>(v88.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1399 = v966 + v1397;
-    const bool v1400 = v1396 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1401 = v1399 < v75;
-    const bool v1402 = v1400 && v1401;
-    if (v1402) {
-      const float v1403 = v88.x[24];
-      const unsigned int v1405 = v1399 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1406 = v1405 < v2;
-      const bool v1407 = v1400 && v1406;
-      if (v1407) {
-        const unsigned int v1409 = v1396 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1410 = v1409 + v1399;
-        const unsigned int v1411 = v1410 - v74;
-        out[v1411] = v1403;
-      }
-    }
-    const unsigned int v1412 = static_cast<unsigned int>(v88.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1414 = v963 + v1412;
-    const unsigned int v1415 = static_cast<unsigned int>(v88.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1417 = v966 + v1415;
-    const bool v1418 = v1414 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1419 = v1417 < v75;
-    const bool v1420 = v1418 && v1419;
-    if (v1420) {
-      const float v1421 = v88.x[25];
-      const unsigned int v1423 = v1417 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1424 = v1423 < v2;
-      const bool v1425 = v1418 && v1424;
-      if (v1425) {
-        const unsigned int v1427 = v1414 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1428 = v1427 + v1417;
-        const unsigned int v1429 = v1428 - v74;
-        out[v1429] = v1421;
-      }
-    }
-    const unsigned int v1430 = static_cast<unsigned int>(v88.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1432 = v963 + v1430;
-    const unsigned int v1433 = static_cast<unsigned int>(v88.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1435 = v966 + v1433;
-    const bool v1436 = v1432 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1437 = v1435 < v75;
-    const bool v1438 = v1436 && v1437;
-    if (v1438) {
-      const float v1439 = v88.x[26];
-      const unsigned int v1441 = v1435 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1442 = v1441 < v2;
-      const bool v1443 = v1436 && v1442;
-      if (v1443) {
-        const unsigned int v1445 = v1432 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1446 = v1445 + v1435;
-        const unsigned int v1447 = v1446 - v74;
-        out[v1447] = v1439;
-      }
-    }
-    const unsigned int v1448 = static_cast<unsigned int>(v88.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1450 = v963 + v1448;
-    const unsigned int v1451 = static_cast<unsigned int>(v88.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1453 = v966 + v1451;
-    const bool v1454 = v1450 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1455 = v1453 < v75;
-    const bool v1456 = v1454 && v1455;
-    if (v1456) {
-      const float v1457 = v88.x[27];
-      const unsigned int v1459 = v1453 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1460 = v1459 < v2;
-      const bool v1461 = v1454 && v1460;
-      if (v1461) {
-        const unsigned int v1463 = v1450 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1464 = v1463 + v1453;
-        const unsigned int v1465 = v1464 - v74;
-        out[v1465] = v1457;
-      }
-    }
-    const unsigned int v1466 = static_cast<unsigned int>(v88.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1468 = v963 + v1466;
-    const unsigned int v1469 = static_cast<unsigned int>(v88.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1471 = v966 + v1469;
-    const bool v1472 = v1468 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1473 = v1471 < v75;
-    const bool v1474 = v1472 && v1473;
-    if (v1474) {
-      const float v1475 = v88.x[28];
-      const unsigned int v1477 = v1471 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1478 = v1477 < v2;
-      const bool v1479 = v1472 && v1478;
-      if (v1479) {
-        const unsigned int v1481 = v1468 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1482 = v1481 + v1471;
-        const unsigned int v1483 = v1482 - v74;
-        out[v1483] = v1475;
-      }
-    }
-    const unsigned int v1484 = static_cast<unsigned int>(v88.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1486 = v963 + v1484;
-    const unsigned int v1487 = static_cast<unsigned int>(v88.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1489 = v966 + v1487;
-    const bool v1490 = v1486 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1491 = v1489 < v75;
-    const bool v1492 = v1490 && v1491;
-    if (v1492) {
-      const float v1493 = v88.x[29];
-      const unsigned int v1495 = v1489 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1496 = v1495 < v2;
-      const bool v1497 = v1490 && v1496;
-      if (v1497) {
-        const unsigned int v1499 = v1486 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1500 = v1499 + v1489;
-        const unsigned int v1501 = v1500 - v74;
-        out[v1501] = v1493;
-      }
-    }
-    const unsigned int v1502 = static_cast<unsigned int>(v88.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1504 = v963 + v1502;
-    const unsigned int v1505 = static_cast<unsigned int>(v88.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1507 = v966 + v1505;
-    const bool v1508 = v1504 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1509 = v1507 < v75;
-    const bool v1510 = v1508 && v1509;
-    if (v1510) {
-      const float v1511 = v88.x[30];
-      const unsigned int v1513 = v1507 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1514 = v1513 < v2;
-      const bool v1515 = v1508 && v1514;
-      if (v1515) {
-        const unsigned int v1517 = v1504 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1518 = v1517 + v1507;
-        const unsigned int v1519 = v1518 - v74;
-        out[v1519] = v1511;
-      }
-    }
-    const unsigned int v1520 = static_cast<unsigned int>(v88.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1522 = v963 + v1520;
-    const unsigned int v1523 = static_cast<unsigned int>(v88.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1525 = v966 + v1523;
-    const bool v1526 = v1522 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1527 = v1525 < v75;
-    const bool v1528 = v1526 && v1527;
-    if (v1528) {
-      const float v1529 = v88.x[31];
-      const unsigned int v1531 = v1525 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1532 = v1531 < v2;
-      const bool v1533 = v1526 && v1532;
-      if (v1533) {
-        const unsigned int v1535 = v1522 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1536 = v1535 + v1525;
-        const unsigned int v1537 = v1536 - v74;
-        out[v1537] = v1529;
-      }
-    }
-    const unsigned int v1538 = static_cast<unsigned int>(v88.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1540 = v963 + v1538;
-    const unsigned int v1541 = static_cast<unsigned int>(v88.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1543 = v966 + v1541;
-    const bool v1544 = v1540 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1545 = v1543 < v75;
-    const bool v1546 = v1544 && v1545;
-    if (v1546) {
-      const float v1547 = v88.x[32];
-      const unsigned int v1549 = v1543 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1550 = v1549 < v2;
-      const bool v1551 = v1544 && v1550;
-      if (v1551) {
-        const unsigned int v1553 = v1540 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1554 = v1553 + v1543;
-        const unsigned int v1555 = v1554 - v74;
-        out[v1555] = v1547;
-      }
-    }
-    const unsigned int v1556 = static_cast<unsigned int>(v88.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1558 = v963 + v1556;
-    const unsigned int v1559 = static_cast<unsigned int>(v88.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1561 = v966 + v1559;
-    const bool v1562 = v1558 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1563 = v1561 < v75;
-    const bool v1564 = v1562 && v1563;
-    if (v1564) {
-      const float v1565 = v88.x[33];
-      const unsigned int v1567 = v1561 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1568 = v1567 < v2;
-      const bool v1569 = v1562 && v1568;
-      if (v1569) {
-        const unsigned int v1571 = v1558 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1572 = v1571 + v1561;
-        const unsigned int v1573 = v1572 - v74;
-        out[v1573] = v1565;
-      }
-    }
-    const unsigned int v1574 = static_cast<unsigned int>(v88.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1576 = v963 + v1574;
-    const unsigned int v1577 = static_cast<unsigned int>(v88.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1579 = v966 + v1577;
-    const bool v1580 = v1576 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1581 = v1579 < v75;
-    const bool v1582 = v1580 && v1581;
-    if (v1582) {
-      const float v1583 = v88.x[34];
-      const unsigned int v1585 = v1579 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1586 = v1585 < v2;
-      const bool v1587 = v1580 && v1586;
-      if (v1587) {
-        const unsigned int v1589 = v1576 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1590 = v1589 + v1579;
-        const unsigned int v1591 = v1590 - v74;
-        out[v1591] = v1583;
-      }
-    }
-    const unsigned int v1592 = static_cast<unsigned int>(v88.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1594 = v963 + v1592;
-    const unsigned int v1595 = static_cast<unsigned int>(v88.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1597 = v966 + v1595;
-    const bool v1598 = v1594 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1599 = v1597 < v75;
-    const bool v1600 = v1598 && v1599;
-    if (v1600) {
-      const float v1601 = v88.x[35];
-      const unsigned int v1603 = v1597 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1604 = v1603 < v2;
-      const bool v1605 = v1598 && v1604;
-      if (v1605) {
-        const unsigned int v1607 = v1594 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1608 = v1607 + v1597;
-        const unsigned int v1609 = v1608 - v74;
-        out[v1609] = v1601;
-      }
-    }
-    const unsigned int v1610 = static_cast<unsigned int>(v88.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1612 = v963 + v1610;
-    const unsigned int v1613 = static_cast<unsigned int>(v88.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1615 = v966 + v1613;
-    const bool v1616 = v1612 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1617 = v1615 < v75;
-    const bool v1618 = v1616 && v1617;
-    if (v1618) {
-      const float v1619 = v88.x[36];
-      const unsigned int v1621 = v1615 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1622 = v1621 < v2;
-      const bool v1623 = v1616 && v1622;
-      if (v1623) {
-        const unsigned int v1625 = v1612 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1626 = v1625 + v1615;
-        const unsigned int v1627 = v1626 - v74;
-        out[v1627] = v1619;
-      }
-    }
-    const unsigned int v1628 = static_cast<unsigned int>(v88.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1630 = v963 + v1628;
-    const unsigned int v1631 = static_cast<unsigned int>(v88.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1633 = v966 + v1631;
-    const bool v1634 = v1630 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1635 = v1633 < v75;
-    const bool v1636 = v1634 && v1635;
-    if (v1636) {
-      const float v1637 = v88.x[37];
-      const unsigned int v1639 = v1633 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1640 = v1639 < v2;
-      const bool v1641 = v1634 && v1640;
-      if (v1641) {
-        const unsigned int v1643 = v1630 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1644 = v1643 + v1633;
-        const unsigned int v1645 = v1644 - v74;
-        out[v1645] = v1637;
-      }
-    }
-    const unsigned int v1646 = static_cast<unsigned int>(v88.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1648 = v963 + v1646;
-    const unsigned int v1649 = static_cast<unsigned int>(v88.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1651 = v966 + v1649;
-    const bool v1652 = v1648 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1653 = v1651 < v75;
-    const bool v1654 = v1652 && v1653;
-    if (v1654) {
-      const float v1655 = v88.x[38];
-      const unsigned int v1657 = v1651 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1658 = v1657 < v2;
-      const bool v1659 = v1652 && v1658;
-      if (v1659) {
-        const unsigned int v1661 = v1648 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1662 = v1661 + v1651;
-        const unsigned int v1663 = v1662 - v74;
-        out[v1663] = v1655;
-      }
-    }
-    const unsigned int v1664 = static_cast<unsigned int>(v88.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1666 = v963 + v1664;
-    const unsigned int v1667 = static_cast<unsigned int>(v88.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1669 = v966 + v1667;
-    const bool v1670 = v1666 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1671 = v1669 < v75;
-    const bool v1672 = v1670 && v1671;
-    if (v1672) {
-      const float v1673 = v88.x[39];
-      const unsigned int v1675 = v1669 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1676 = v1675 < v2;
-      const bool v1677 = v1670 && v1676;
-      if (v1677) {
-        const unsigned int v1679 = v1666 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1680 = v1679 + v1669;
-        const unsigned int v1681 = v1680 - v74;
-        out[v1681] = v1673;
-      }
-    }
-    const unsigned int v1682 = static_cast<unsigned int>(v88.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1684 = v963 + v1682;
-    const unsigned int v1685 = static_cast<unsigned int>(v88.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1687 = v966 + v1685;
-    const bool v1688 = v1684 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1689 = v1687 < v75;
-    const bool v1690 = v1688 && v1689;
-    if (v1690) {
-      const float v1691 = v88.x[40];
-      const unsigned int v1693 = v1687 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1694 = v1693 < v2;
-      const bool v1695 = v1688 && v1694;
-      if (v1695) {
-        const unsigned int v1697 = v1684 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1698 = v1697 + v1687;
-        const unsigned int v1699 = v1698 - v74;
-        out[v1699] = v1691;
-      }
-    }
-    const unsigned int v1700 = static_cast<unsigned int>(v88.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1702 = v963 + v1700;
-    const unsigned int v1703 = static_cast<unsigned int>(v88.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1705 = v966 + v1703;
-    const bool v1706 = v1702 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1707 = v1705 < v75;
-    const bool v1708 = v1706 && v1707;
-    if (v1708) {
-      const float v1709 = v88.x[41];
-      const unsigned int v1711 = v1705 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1712 = v1711 < v2;
-      const bool v1713 = v1706 && v1712;
-      if (v1713) {
-        const unsigned int v1715 = v1702 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1716 = v1715 + v1705;
-        const unsigned int v1717 = v1716 - v74;
-        out[v1717] = v1709;
-      }
-    }
-    const unsigned int v1718 = static_cast<unsigned int>(v88.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1720 = v963 + v1718;
-    const unsigned int v1721 = static_cast<unsigned int>(v88.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1723 = v966 + v1721;
-    const bool v1724 = v1720 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1725 = v1723 < v75;
-    const bool v1726 = v1724 && v1725;
-    if (v1726) {
-      const float v1727 = v88.x[42];
-      const unsigned int v1729 = v1723 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1730 = v1729 < v2;
-      const bool v1731 = v1724 && v1730;
-      if (v1731) {
-        const unsigned int v1733 = v1720 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1734 = v1733 + v1723;
-        const unsigned int v1735 = v1734 - v74;
-        out[v1735] = v1727;
-      }
-    }
-    const unsigned int v1736 = static_cast<unsigned int>(v88.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1738 = v963 + v1736;
-    const unsigned int v1739 = static_cast<unsigned int>(v88.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1741 = v966 + v1739;
-    const bool v1742 = v1738 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1743 = v1741 < v75;
-    const bool v1744 = v1742 && v1743;
-    if (v1744) {
-      const float v1745 = v88.x[43];
-      const unsigned int v1747 = v1741 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1748 = v1747 < v2;
-      const bool v1749 = v1742 && v1748;
-      if (v1749) {
-        const unsigned int v1751 = v1738 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1752 = v1751 + v1741;
-        const unsigned int v1753 = v1752 - v74;
-        out[v1753] = v1745;
-      }
-    }
-    const unsigned int v1754 = static_cast<unsigned int>(v88.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1756 = v963 + v1754;
-    const unsigned int v1757 = static_cast<unsigned int>(v88.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1759 = v966 + v1757;
-    const bool v1760 = v1756 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1761 = v1759 < v75;
-    const bool v1762 = v1760 && v1761;
-    if (v1762) {
-      const float v1763 = v88.x[44];
-      const unsigned int v1765 = v1759 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1766 = v1765 < v2;
-      const bool v1767 = v1760 && v1766;
-      if (v1767) {
-        const unsigned int v1769 = v1756 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1770 = v1769 + v1759;
-        const unsigned int v1771 = v1770 - v74;
-        out[v1771] = v1763;
-      }
-    }
-    const unsigned int v1772 = static_cast<unsigned int>(v88.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1774 = v963 + v1772;
-    const unsigned int v1775 = static_cast<unsigned int>(v88.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1777 = v966 + v1775;
-    const bool v1778 = v1774 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1779 = v1777 < v75;
-    const bool v1780 = v1778 && v1779;
-    if (v1780) {
-      const float v1781 = v88.x[45];
-      const unsigned int v1783 = v1777 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1784 = v1783 < v2;
-      const bool v1785 = v1778 && v1784;
-      if (v1785) {
-        const unsigned int v1787 = v1774 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1788 = v1787 + v1777;
-        const unsigned int v1789 = v1788 - v74;
-        out[v1789] = v1781;
-      }
-    }
-    const unsigned int v1790 = static_cast<unsigned int>(v88.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1792 = v963 + v1790;
-    const unsigned int v1793 = static_cast<unsigned int>(v88.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1795 = v966 + v1793;
-    const bool v1796 = v1792 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1797 = v1795 < v75;
-    const bool v1798 = v1796 && v1797;
-    if (v1798) {
-      const float v1799 = v88.x[46];
-      const unsigned int v1801 = v1795 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1802 = v1801 < v2;
-      const bool v1803 = v1796 && v1802;
-      if (v1803) {
-        const unsigned int v1805 = v1792 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1806 = v1805 + v1795;
-        const unsigned int v1807 = v1806 - v74;
-        out[v1807] = v1799;
-      }
-    }
-    const unsigned int v1808 = static_cast<unsigned int>(v88.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1810 = v963 + v1808;
-    const unsigned int v1811 = static_cast<unsigned int>(v88.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1813 = v966 + v1811;
-    const bool v1814 = v1810 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1815 = v1813 < v75;
-    const bool v1816 = v1814 && v1815;
-    if (v1816) {
-      const float v1817 = v88.x[47];
-      const unsigned int v1819 = v1813 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1820 = v1819 < v2;
-      const bool v1821 = v1814 && v1820;
-      if (v1821) {
-        const unsigned int v1823 = v1810 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1824 = v1823 + v1813;
-        const unsigned int v1825 = v1824 - v74;
-        out[v1825] = v1817;
-      }
-    }
-    const unsigned int v1826 = static_cast<unsigned int>(v88.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1828 = v963 + v1826;
-    const unsigned int v1829 = static_cast<unsigned int>(v88.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1831 = v966 + v1829;
-    const bool v1832 = v1828 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1833 = v1831 < v75;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const float v1835 = v88.x[48];
-      const unsigned int v1837 = v1831 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1838 = v1837 < v2;
-      const bool v1839 = v1832 && v1838;
-      if (v1839) {
-        const unsigned int v1841 = v1828 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1842 = v1841 + v1831;
-        const unsigned int v1843 = v1842 - v74;
-        out[v1843] = v1835;
-      }
-    }
-    const unsigned int v1844 = static_cast<unsigned int>(v88.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1846 = v963 + v1844;
-    const unsigned int v1847 = static_cast<unsigned int>(v88.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1849 = v966 + v1847;
-    const bool v1850 = v1846 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1851 = v1849 < v75;
-    const bool v1852 = v1850 && v1851;
-    if (v1852) {
-      const float v1853 = v88.x[49];
-      const unsigned int v1855 = v1849 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1856 = v1855 < v2;
-      const bool v1857 = v1850 && v1856;
-      if (v1857) {
-        const unsigned int v1859 = v1846 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1860 = v1859 + v1849;
-        const unsigned int v1861 = v1860 - v74;
-        out[v1861] = v1853;
-      }
-    }
-    const unsigned int v1862 = static_cast<unsigned int>(v88.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1864 = v963 + v1862;
-    const unsigned int v1865 = static_cast<unsigned int>(v88.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1867 = v966 + v1865;
-    const bool v1868 = v1864 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1869 = v1867 < v75;
-    const bool v1870 = v1868 && v1869;
-    if (v1870) {
-      const float v1871 = v88.x[50];
-      const unsigned int v1873 = v1867 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1874 = v1873 < v2;
-      const bool v1875 = v1868 && v1874;
-      if (v1875) {
-        const unsigned int v1877 = v1864 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1878 = v1877 + v1867;
-        const unsigned int v1879 = v1878 - v74;
-        out[v1879] = v1871;
-      }
-    }
-    const unsigned int v1880 = static_cast<unsigned int>(v88.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1882 = v963 + v1880;
-    const unsigned int v1883 = static_cast<unsigned int>(v88.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1885 = v966 + v1883;
-    const bool v1886 = v1882 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1887 = v1885 < v75;
-    const bool v1888 = v1886 && v1887;
-    if (v1888) {
-      const float v1889 = v88.x[51];
-      const unsigned int v1891 = v1885 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1892 = v1891 < v2;
-      const bool v1893 = v1886 && v1892;
-      if (v1893) {
-        const unsigned int v1895 = v1882 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1896 = v1895 + v1885;
-        const unsigned int v1897 = v1896 - v74;
-        out[v1897] = v1889;
-      }
-    }
-    const unsigned int v1898 = static_cast<unsigned int>(v88.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1900 = v963 + v1898;
-    const unsigned int v1901 = static_cast<unsigned int>(v88.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1903 = v966 + v1901;
-    const bool v1904 = v1900 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1905 = v1903 < v75;
-    const bool v1906 = v1904 && v1905;
-    if (v1906) {
-      const float v1907 = v88.x[52];
-      const unsigned int v1909 = v1903 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1910 = v1909 < v2;
-      const bool v1911 = v1904 && v1910;
-      if (v1911) {
-        const unsigned int v1913 = v1900 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1914 = v1913 + v1903;
-        const unsigned int v1915 = v1914 - v74;
-        out[v1915] = v1907;
-      }
-    }
-    const unsigned int v1916 = static_cast<unsigned int>(v88.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1918 = v963 + v1916;
-    const unsigned int v1919 = static_cast<unsigned int>(v88.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1921 = v966 + v1919;
-    const bool v1922 = v1918 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1923 = v1921 < v75;
-    const bool v1924 = v1922 && v1923;
-    if (v1924) {
-      const float v1925 = v88.x[53];
-      const unsigned int v1927 = v1921 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1928 = v1927 < v2;
-      const bool v1929 = v1922 && v1928;
-      if (v1929) {
-        const unsigned int v1931 = v1918 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1932 = v1931 + v1921;
-        const unsigned int v1933 = v1932 - v74;
-        out[v1933] = v1925;
-      }
-    }
-    const unsigned int v1934 = static_cast<unsigned int>(v88.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1936 = v963 + v1934;
-    const unsigned int v1937 = static_cast<unsigned int>(v88.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1939 = v966 + v1937;
-    const bool v1940 = v1936 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1941 = v1939 < v75;
-    const bool v1942 = v1940 && v1941;
-    if (v1942) {
-      const float v1943 = v88.x[54];
-      const unsigned int v1945 = v1939 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1946 = v1945 < v2;
-      const bool v1947 = v1940 && v1946;
-      if (v1947) {
-        const unsigned int v1949 = v1936 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1950 = v1949 + v1939;
-        const unsigned int v1951 = v1950 - v74;
-        out[v1951] = v1943;
-      }
-    }
-    const unsigned int v1952 = static_cast<unsigned int>(v88.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1954 = v963 + v1952;
-    const unsigned int v1955 = static_cast<unsigned int>(v88.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1957 = v966 + v1955;
-    const bool v1958 = v1954 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1959 = v1957 < v75;
-    const bool v1960 = v1958 && v1959;
-    if (v1960) {
-      const float v1961 = v88.x[55];
-      const unsigned int v1963 = v1957 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1964 = v1963 < v2;
-      const bool v1965 = v1958 && v1964;
-      if (v1965) {
-        const unsigned int v1967 = v1954 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1968 = v1967 + v1957;
-        const unsigned int v1969 = v1968 - v74;
-        out[v1969] = v1961;
-      }
-    }
-    const unsigned int v1970 = static_cast<unsigned int>(v88.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1972 = v963 + v1970;
-    const unsigned int v1973 = static_cast<unsigned int>(v88.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1975 = v966 + v1973;
-    const bool v1976 = v1972 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1977 = v1975 < v75;
-    const bool v1978 = v1976 && v1977;
-    if (v1978) {
-      const float v1979 = v88.x[56];
-      const unsigned int v1981 = v1975 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1982 = v1981 < v2;
-      const bool v1983 = v1976 && v1982;
-      if (v1983) {
-        const unsigned int v1985 = v1972 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1986 = v1985 + v1975;
-        const unsigned int v1987 = v1986 - v74;
-        out[v1987] = v1979;
-      }
-    }
-    const unsigned int v1988 = static_cast<unsigned int>(v88.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1990 = v963 + v1988;
-    const unsigned int v1991 = static_cast<unsigned int>(v88.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1993 = v966 + v1991;
-    const bool v1994 = v1990 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1995 = v1993 < v75;
-    const bool v1996 = v1994 && v1995;
-    if (v1996) {
-      const float v1997 = v88.x[57];
-      const unsigned int v1999 = v1993 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2000 = v1999 < v2;
-      const bool v2001 = v1994 && v2000;
-      if (v2001) {
-        const unsigned int v2003 = v1990 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2004 = v2003 + v1993;
-        const unsigned int v2005 = v2004 - v74;
-        out[v2005] = v1997;
-      }
-    }
-    const unsigned int v2006 = static_cast<unsigned int>(v88.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2008 = v963 + v2006;
-    const unsigned int v2009 = static_cast<unsigned int>(v88.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2011 = v966 + v2009;
-    const bool v2012 = v2008 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2013 = v2011 < v75;
-    const bool v2014 = v2012 && v2013;
-    if (v2014) {
-      const float v2015 = v88.x[58];
-      const unsigned int v2017 = v2011 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2018 = v2017 < v2;
-      const bool v2019 = v2012 && v2018;
-      if (v2019) {
-        const unsigned int v2021 = v2008 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2022 = v2021 + v2011;
-        const unsigned int v2023 = v2022 - v74;
-        out[v2023] = v2015;
-      }
-    }
-    const unsigned int v2024 = static_cast<unsigned int>(v88.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2026 = v963 + v2024;
-    const unsigned int v2027 = static_cast<unsigned int>(v88.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2029 = v966 + v2027;
-    const bool v2030 = v2026 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2031 = v2029 < v75;
-    const bool v2032 = v2030 && v2031;
-    if (v2032) {
-      const float v2033 = v88.x[59];
-      const unsigned int v2035 = v2029 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2036 = v2035 < v2;
-      const bool v2037 = v2030 && v2036;
-      if (v2037) {
-        const unsigned int v2039 = v2026 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2040 = v2039 + v2029;
-        const unsigned int v2041 = v2040 - v74;
-        out[v2041] = v2033;
-      }
-    }
-    const unsigned int v2042 = static_cast<unsigned int>(v88.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2044 = v963 + v2042;
-    const unsigned int v2045 = static_cast<unsigned int>(v88.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2047 = v966 + v2045;
-    const bool v2048 = v2044 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2049 = v2047 < v75;
-    const bool v2050 = v2048 && v2049;
-    if (v2050) {
-      const float v2051 = v88.x[60];
-      const unsigned int v2053 = v2047 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2054 = v2053 < v2;
-      const bool v2055 = v2048 && v2054;
-      if (v2055) {
-        const unsigned int v2057 = v2044 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2058 = v2057 + v2047;
-        const unsigned int v2059 = v2058 - v74;
-        out[v2059] = v2051;
-      }
-    }
-    const unsigned int v2060 = static_cast<unsigned int>(v88.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2062 = v963 + v2060;
-    const unsigned int v2063 = static_cast<unsigned int>(v88.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2065 = v966 + v2063;
-    const bool v2066 = v2062 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2067 = v2065 < v75;
-    const bool v2068 = v2066 && v2067;
-    if (v2068) {
-      const float v2069 = v88.x[61];
-      const unsigned int v2071 = v2065 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2072 = v2071 < v2;
-      const bool v2073 = v2066 && v2072;
-      if (v2073) {
-        const unsigned int v2075 = v2062 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2076 = v2075 + v2065;
-        const unsigned int v2077 = v2076 - v74;
-        out[v2077] = v2069;
-      }
-    }
-    const unsigned int v2078 = static_cast<unsigned int>(v88.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2080 = v963 + v2078;
-    const unsigned int v2081 = static_cast<unsigned int>(v88.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2083 = v966 + v2081;
-    const bool v2084 = v2080 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2085 = v2083 < v75;
-    const bool v2086 = v2084 && v2085;
-    if (v2086) {
-      const float v2087 = v88.x[62];
-      const unsigned int v2089 = v2083 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2090 = v2089 < v2;
-      const bool v2091 = v2084 && v2090;
-      if (v2091) {
-        const unsigned int v2093 = v2080 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2094 = v2093 + v2083;
-        const unsigned int v2095 = v2094 - v74;
-        out[v2095] = v2087;
-      }
-    }
-    const unsigned int v2096 = static_cast<unsigned int>(v88.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2098 = v963 + v2096;
-    const unsigned int v2099 = static_cast<unsigned int>(v88.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2101 = v966 + v2099;
-    const bool v2102 = v2098 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2103 = v2101 < v75;
-    const bool v2104 = v2102 && v2103;
-    if (v2104) {
-      const float v2105 = v88.x[63];
-      const unsigned int v2107 = v2101 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2108 = v2107 < v2;
-      const bool v2109 = v2102 && v2108;
-      if (v2109) {
-        const unsigned int v2111 = v2098 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2112 = v2111 + v2101;
-        const unsigned int v2113 = v2112 - v74;
-        out[v2113] = v2105;
-      }
-    }
-    const unsigned int v2114 = static_cast<unsigned int>(v88.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2116 = v963 + v2114;
-    const unsigned int v2117 = static_cast<unsigned int>(v88.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2119 = v966 + v2117;
-    const bool v2120 = v2116 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2121 = v2119 < v75;
-    const bool v2122 = v2120 && v2121;
-    if (v2122) {
-      const float v2123 = v88.x[64];
-      const unsigned int v2125 = v2119 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2126 = v2125 < v2;
-      const bool v2127 = v2120 && v2126;
-      if (v2127) {
-        const unsigned int v2129 = v2116 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2130 = v2129 + v2119;
-        const unsigned int v2131 = v2130 - v74;
-        out[v2131] = v2123;
-      }
-    }
-    const unsigned int v2132 = static_cast<unsigned int>(v88.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2134 = v963 + v2132;
-    const unsigned int v2135 = static_cast<unsigned int>(v88.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2137 = v966 + v2135;
-    const bool v2138 = v2134 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2139 = v2137 < v75;
-    const bool v2140 = v2138 && v2139;
-    if (v2140) {
-      const float v2141 = v88.x[65];
-      const unsigned int v2143 = v2137 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2144 = v2143 < v2;
-      const bool v2145 = v2138 && v2144;
-      if (v2145) {
-        const unsigned int v2147 = v2134 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2148 = v2147 + v2137;
-        const unsigned int v2149 = v2148 - v74;
-        out[v2149] = v2141;
-      }
-    }
-    const unsigned int v2150 = static_cast<unsigned int>(v88.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2152 = v963 + v2150;
-    const unsigned int v2153 = static_cast<unsigned int>(v88.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2155 = v966 + v2153;
-    const bool v2156 = v2152 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2157 = v2155 < v75;
-    const bool v2158 = v2156 && v2157;
-    if (v2158) {
-      const float v2159 = v88.x[66];
-      const unsigned int v2161 = v2155 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2162 = v2161 < v2;
-      const bool v2163 = v2156 && v2162;
-      if (v2163) {
-        const unsigned int v2165 = v2152 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2166 = v2165 + v2155;
-        const unsigned int v2167 = v2166 - v74;
-        out[v2167] = v2159;
-      }
-    }
-    const unsigned int v2168 = static_cast<unsigned int>(v88.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2170 = v963 + v2168;
-    const unsigned int v2171 = static_cast<unsigned int>(v88.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2173 = v966 + v2171;
-    const bool v2174 = v2170 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2175 = v2173 < v75;
-    const bool v2176 = v2174 && v2175;
-    if (v2176) {
-      const float v2177 = v88.x[67];
-      const unsigned int v2179 = v2173 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2180 = v2179 < v2;
-      const bool v2181 = v2174 && v2180;
-      if (v2181) {
-        const unsigned int v2183 = v2170 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2184 = v2183 + v2173;
-        const unsigned int v2185 = v2184 - v74;
-        out[v2185] = v2177;
-      }
-    }
-    const unsigned int v2186 = static_cast<unsigned int>(v88.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2188 = v963 + v2186;
-    const unsigned int v2189 = static_cast<unsigned int>(v88.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2191 = v966 + v2189;
-    const bool v2192 = v2188 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2193 = v2191 < v75;
-    const bool v2194 = v2192 && v2193;
-    if (v2194) {
-      const float v2195 = v88.x[68];
-      const unsigned int v2197 = v2191 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2198 = v2197 < v2;
-      const bool v2199 = v2192 && v2198;
-      if (v2199) {
-        const unsigned int v2201 = v2188 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2202 = v2201 + v2191;
-        const unsigned int v2203 = v2202 - v74;
-        out[v2203] = v2195;
-      }
-    }
-    const unsigned int v2204 = static_cast<unsigned int>(v88.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2206 = v963 + v2204;
-    const unsigned int v2207 = static_cast<unsigned int>(v88.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2209 = v966 + v2207;
-    const bool v2210 = v2206 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2211 = v2209 < v75;
-    const bool v2212 = v2210 && v2211;
-    if (v2212) {
-      const float v2213 = v88.x[69];
-      const unsigned int v2215 = v2209 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2216 = v2215 < v2;
-      const bool v2217 = v2210 && v2216;
-      if (v2217) {
-        const unsigned int v2219 = v2206 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2220 = v2219 + v2209;
-        const unsigned int v2221 = v2220 - v74;
-        out[v2221] = v2213;
-      }
-    }
-    const unsigned int v2222 = static_cast<unsigned int>(v88.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2224 = v963 + v2222;
-    const unsigned int v2225 = static_cast<unsigned int>(v88.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2227 = v966 + v2225;
-    const bool v2228 = v2224 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2229 = v2227 < v75;
-    const bool v2230 = v2228 && v2229;
-    if (v2230) {
-      const float v2231 = v88.x[70];
-      const unsigned int v2233 = v2227 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2234 = v2233 < v2;
-      const bool v2235 = v2228 && v2234;
-      if (v2235) {
-        const unsigned int v2237 = v2224 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2238 = v2237 + v2227;
-        const unsigned int v2239 = v2238 - v74;
-        out[v2239] = v2231;
-      }
-    }
-    const unsigned int v2240 = static_cast<unsigned int>(v88.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2242 = v963 + v2240;
-    const unsigned int v2243 = static_cast<unsigned int>(v88.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2245 = v966 + v2243;
-    const bool v2246 = v2242 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2247 = v2245 < v75;
-    const bool v2248 = v2246 && v2247;
-    if (v2248) {
-      const float v2249 = v88.x[71];
-      const unsigned int v2251 = v2245 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2252 = v2251 < v2;
-      const bool v2253 = v2246 && v2252;
-      if (v2253) {
-        const unsigned int v2255 = v2242 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2256 = v2255 + v2245;
-        const unsigned int v2257 = v2256 - v74;
-        out[v2257] = v2249;
-      }
-    }
-    const unsigned int v2258 = static_cast<unsigned int>(v88.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2260 = v963 + v2258;
-    const unsigned int v2261 = static_cast<unsigned int>(v88.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2263 = v966 + v2261;
-    const bool v2264 = v2260 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2265 = v2263 < v75;
-    const bool v2266 = v2264 && v2265;
-    if (v2266) {
-      const float v2267 = v88.x[72];
-      const unsigned int v2269 = v2263 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2270 = v2269 < v2;
-      const bool v2271 = v2264 && v2270;
-      if (v2271) {
-        const unsigned int v2273 = v2260 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2274 = v2273 + v2263;
-        const unsigned int v2275 = v2274 - v74;
-        out[v2275] = v2267;
-      }
-    }
-    const unsigned int v2276 = static_cast<unsigned int>(v88.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2278 = v963 + v2276;
-    const unsigned int v2279 = static_cast<unsigned int>(v88.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2281 = v966 + v2279;
-    const bool v2282 = v2278 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2283 = v2281 < v75;
-    const bool v2284 = v2282 && v2283;
-    if (v2284) {
-      const float v2285 = v88.x[73];
-      const unsigned int v2287 = v2281 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2288 = v2287 < v2;
-      const bool v2289 = v2282 && v2288;
-      if (v2289) {
-        const unsigned int v2291 = v2278 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2292 = v2291 + v2281;
-        const unsigned int v2293 = v2292 - v74;
-        out[v2293] = v2285;
-      }
-    }
-    const unsigned int v2294 = static_cast<unsigned int>(v88.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2296 = v963 + v2294;
-    const unsigned int v2297 = static_cast<unsigned int>(v88.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2299 = v966 + v2297;
-    const bool v2300 = v2296 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2301 = v2299 < v75;
-    const bool v2302 = v2300 && v2301;
-    if (v2302) {
-      const float v2303 = v88.x[74];
-      const unsigned int v2305 = v2299 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2306 = v2305 < v2;
-      const bool v2307 = v2300 && v2306;
-      if (v2307) {
-        const unsigned int v2309 = v2296 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2310 = v2309 + v2299;
-        const unsigned int v2311 = v2310 - v74;
-        out[v2311] = v2303;
-      }
-    }
-    const unsigned int v2312 = static_cast<unsigned int>(v88.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2314 = v963 + v2312;
-    const unsigned int v2315 = static_cast<unsigned int>(v88.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2317 = v966 + v2315;
-    const bool v2318 = v2314 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2319 = v2317 < v75;
-    const bool v2320 = v2318 && v2319;
-    if (v2320) {
-      const float v2321 = v88.x[75];
-      const unsigned int v2323 = v2317 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2324 = v2323 < v2;
-      const bool v2325 = v2318 && v2324;
-      if (v2325) {
-        const unsigned int v2327 = v2314 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2328 = v2327 + v2317;
-        const unsigned int v2329 = v2328 - v74;
-        out[v2329] = v2321;
-      }
-    }
-    const unsigned int v2330 = static_cast<unsigned int>(v88.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2332 = v963 + v2330;
-    const unsigned int v2333 = static_cast<unsigned int>(v88.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2335 = v966 + v2333;
-    const bool v2336 = v2332 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2337 = v2335 < v75;
-    const bool v2338 = v2336 && v2337;
-    if (v2338) {
-      const float v2339 = v88.x[76];
-      const unsigned int v2341 = v2335 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2342 = v2341 < v2;
-      const bool v2343 = v2336 && v2342;
-      if (v2343) {
-        const unsigned int v2345 = v2332 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2346 = v2345 + v2335;
-        const unsigned int v2347 = v2346 - v74;
-        out[v2347] = v2339;
-      }
-    }
-    const unsigned int v2348 = static_cast<unsigned int>(v88.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2350 = v963 + v2348;
-    const unsigned int v2351 = static_cast<unsigned int>(v88.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2353 = v966 + v2351;
-    const bool v2354 = v2350 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2355 = v2353 < v75;
-    const bool v2356 = v2354 && v2355;
-    if (v2356) {
-      const float v2357 = v88.x[77];
-      const unsigned int v2359 = v2353 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2360 = v2359 < v2;
-      const bool v2361 = v2354 && v2360;
-      if (v2361) {
-        const unsigned int v2363 = v2350 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2364 = v2363 + v2353;
-        const unsigned int v2365 = v2364 - v74;
-        out[v2365] = v2357;
-      }
-    }
-    const unsigned int v2366 = static_cast<unsigned int>(v88.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2368 = v963 + v2366;
-    const unsigned int v2369 = static_cast<unsigned int>(v88.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2371 = v966 + v2369;
-    const bool v2372 = v2368 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2373 = v2371 < v75;
-    const bool v2374 = v2372 && v2373;
-    if (v2374) {
-      const float v2375 = v88.x[78];
-      const unsigned int v2377 = v2371 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2378 = v2377 < v2;
-      const bool v2379 = v2372 && v2378;
-      if (v2379) {
-        const unsigned int v2381 = v2368 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2382 = v2381 + v2371;
-        const unsigned int v2383 = v2382 - v74;
-        out[v2383] = v2375;
-      }
-    }
-    const unsigned int v2384 = static_cast<unsigned int>(v88.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2386 = v963 + v2384;
-    const unsigned int v2387 = static_cast<unsigned int>(v88.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2389 = v966 + v2387;
-    const bool v2390 = v2386 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2391 = v2389 < v75;
-    const bool v2392 = v2390 && v2391;
-    if (v2392) {
-      const float v2393 = v88.x[79];
-      const unsigned int v2395 = v2389 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2396 = v2395 < v2;
-      const bool v2397 = v2390 && v2396;
-      if (v2397) {
-        const unsigned int v2399 = v2386 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2400 = v2399 + v2389;
-        const unsigned int v2401 = v2400 - v74;
-        out[v2401] = v2393;
-      }
-    }
-    const unsigned int v2402 = static_cast<unsigned int>(v88.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2404 = v963 + v2402;
-    const unsigned int v2405 = static_cast<unsigned int>(v88.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2407 = v966 + v2405;
-    const bool v2408 = v2404 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2409 = v2407 < v75;
-    const bool v2410 = v2408 && v2409;
-    if (v2410) {
-      const float v2411 = v88.x[80];
-      const unsigned int v2413 = v2407 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2414 = v2413 < v2;
-      const bool v2415 = v2408 && v2414;
-      if (v2415) {
-        const unsigned int v2417 = v2404 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2418 = v2417 + v2407;
-        const unsigned int v2419 = v2418 - v74;
-        out[v2419] = v2411;
-      }
-    }
-    const unsigned int v2420 = static_cast<unsigned int>(v88.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2422 = v963 + v2420;
-    const unsigned int v2423 = static_cast<unsigned int>(v88.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2425 = v966 + v2423;
-    const bool v2426 = v2422 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2427 = v2425 < v75;
-    const bool v2428 = v2426 && v2427;
-    if (v2428) {
-      const float v2429 = v88.x[81];
-      const unsigned int v2431 = v2425 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2432 = v2431 < v2;
-      const bool v2433 = v2426 && v2432;
-      if (v2433) {
-        const unsigned int v2435 = v2422 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2436 = v2435 + v2425;
-        const unsigned int v2437 = v2436 - v74;
-        out[v2437] = v2429;
-      }
-    }
-    const unsigned int v2438 = static_cast<unsigned int>(v88.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2440 = v963 + v2438;
-    const unsigned int v2441 = static_cast<unsigned int>(v88.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2443 = v966 + v2441;
-    const bool v2444 = v2440 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2445 = v2443 < v75;
-    const bool v2446 = v2444 && v2445;
-    if (v2446) {
-      const float v2447 = v88.x[82];
-      const unsigned int v2449 = v2443 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2450 = v2449 < v2;
-      const bool v2451 = v2444 && v2450;
-      if (v2451) {
-        const unsigned int v2453 = v2440 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2454 = v2453 + v2443;
-        const unsigned int v2455 = v2454 - v74;
-        out[v2455] = v2447;
-      }
-    }
-    const unsigned int v2456 = static_cast<unsigned int>(v88.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2458 = v963 + v2456;
-    const unsigned int v2459 = static_cast<unsigned int>(v88.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2461 = v966 + v2459;
-    const bool v2462 = v2458 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2463 = v2461 < v75;
-    const bool v2464 = v2462 && v2463;
-    if (v2464) {
-      const float v2465 = v88.x[83];
-      const unsigned int v2467 = v2461 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2468 = v2467 < v2;
-      const bool v2469 = v2462 && v2468;
-      if (v2469) {
-        const unsigned int v2471 = v2458 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2472 = v2471 + v2461;
-        const unsigned int v2473 = v2472 - v74;
-        out[v2473] = v2465;
-      }
-    }
-    const unsigned int v2474 = static_cast<unsigned int>(v88.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2476 = v963 + v2474;
-    const unsigned int v2477 = static_cast<unsigned int>(v88.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2479 = v966 + v2477;
-    const bool v2480 = v2476 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2481 = v2479 < v75;
-    const bool v2482 = v2480 && v2481;
-    if (v2482) {
-      const float v2483 = v88.x[84];
-      const unsigned int v2485 = v2479 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2486 = v2485 < v2;
-      const bool v2487 = v2480 && v2486;
-      if (v2487) {
-        const unsigned int v2489 = v2476 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2490 = v2489 + v2479;
-        const unsigned int v2491 = v2490 - v74;
-        out[v2491] = v2483;
-      }
-    }
-    const unsigned int v2492 = static_cast<unsigned int>(v88.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2494 = v963 + v2492;
-    const unsigned int v2495 = static_cast<unsigned int>(v88.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2497 = v966 + v2495;
-    const bool v2498 = v2494 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2499 = v2497 < v75;
-    const bool v2500 = v2498 && v2499;
-    if (v2500) {
-      const float v2501 = v88.x[85];
-      const unsigned int v2503 = v2497 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2504 = v2503 < v2;
-      const bool v2505 = v2498 && v2504;
-      if (v2505) {
-        const unsigned int v2507 = v2494 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2508 = v2507 + v2497;
-        const unsigned int v2509 = v2508 - v74;
-        out[v2509] = v2501;
-      }
-    }
-    const unsigned int v2510 = static_cast<unsigned int>(v88.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2512 = v963 + v2510;
-    const unsigned int v2513 = static_cast<unsigned int>(v88.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2515 = v966 + v2513;
-    const bool v2516 = v2512 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2517 = v2515 < v75;
-    const bool v2518 = v2516 && v2517;
-    if (v2518) {
-      const float v2519 = v88.x[86];
-      const unsigned int v2521 = v2515 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2522 = v2521 < v2;
-      const bool v2523 = v2516 && v2522;
-      if (v2523) {
-        const unsigned int v2525 = v2512 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2526 = v2525 + v2515;
-        const unsigned int v2527 = v2526 - v74;
-        out[v2527] = v2519;
-      }
-    }
-    const unsigned int v2528 = static_cast<unsigned int>(v88.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2530 = v963 + v2528;
-    const unsigned int v2531 = static_cast<unsigned int>(v88.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2533 = v966 + v2531;
-    const bool v2534 = v2530 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2535 = v2533 < v75;
-    const bool v2536 = v2534 && v2535;
-    if (v2536) {
-      const float v2537 = v88.x[87];
-      const unsigned int v2539 = v2533 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2540 = v2539 < v2;
-      const bool v2541 = v2534 && v2540;
-      if (v2541) {
-        const unsigned int v2543 = v2530 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2544 = v2543 + v2533;
-        const unsigned int v2545 = v2544 - v74;
-        out[v2545] = v2537;
-      }
-    }
-    const unsigned int v2546 = static_cast<unsigned int>(v88.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2548 = v963 + v2546;
-    const unsigned int v2549 = static_cast<unsigned int>(v88.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2551 = v966 + v2549;
-    const bool v2552 = v2548 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2553 = v2551 < v75;
-    const bool v2554 = v2552 && v2553;
-    if (v2554) {
-      const float v2555 = v88.x[88];
-      const unsigned int v2557 = v2551 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2558 = v2557 < v2;
-      const bool v2559 = v2552 && v2558;
-      if (v2559) {
-        const unsigned int v2561 = v2548 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2562 = v2561 + v2551;
-        const unsigned int v2563 = v2562 - v74;
-        out[v2563] = v2555;
-      }
-    }
-    const unsigned int v2564 = static_cast<unsigned int>(v88.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2566 = v963 + v2564;
-    const unsigned int v2567 = static_cast<unsigned int>(v88.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2569 = v966 + v2567;
-    const bool v2570 = v2566 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2571 = v2569 < v75;
-    const bool v2572 = v2570 && v2571;
-    if (v2572) {
-      const float v2573 = v88.x[89];
-      const unsigned int v2575 = v2569 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2576 = v2575 < v2;
-      const bool v2577 = v2570 && v2576;
-      if (v2577) {
-        const unsigned int v2579 = v2566 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2580 = v2579 + v2569;
-        const unsigned int v2581 = v2580 - v74;
-        out[v2581] = v2573;
-      }
-    }
-    const unsigned int v2582 = static_cast<unsigned int>(v88.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2584 = v963 + v2582;
-    const unsigned int v2585 = static_cast<unsigned int>(v88.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2587 = v966 + v2585;
-    const bool v2588 = v2584 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2589 = v2587 < v75;
-    const bool v2590 = v2588 && v2589;
-    if (v2590) {
-      const float v2591 = v88.x[90];
-      const unsigned int v2593 = v2587 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2594 = v2593 < v2;
-      const bool v2595 = v2588 && v2594;
-      if (v2595) {
-        const unsigned int v2597 = v2584 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2598 = v2597 + v2587;
-        const unsigned int v2599 = v2598 - v74;
-        out[v2599] = v2591;
-      }
-    }
-    const unsigned int v2600 = static_cast<unsigned int>(v88.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2602 = v963 + v2600;
-    const unsigned int v2603 = static_cast<unsigned int>(v88.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2605 = v966 + v2603;
-    const bool v2606 = v2602 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2607 = v2605 < v75;
-    const bool v2608 = v2606 && v2607;
-    if (v2608) {
-      const float v2609 = v88.x[91];
-      const unsigned int v2611 = v2605 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2612 = v2611 < v2;
-      const bool v2613 = v2606 && v2612;
-      if (v2613) {
-        const unsigned int v2615 = v2602 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2616 = v2615 + v2605;
-        const unsigned int v2617 = v2616 - v74;
-        out[v2617] = v2609;
-      }
-    }
-    const unsigned int v2618 = static_cast<unsigned int>(v88.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2620 = v963 + v2618;
-    const unsigned int v2621 = static_cast<unsigned int>(v88.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2623 = v966 + v2621;
-    const bool v2624 = v2620 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2625 = v2623 < v75;
-    const bool v2626 = v2624 && v2625;
-    if (v2626) {
-      const float v2627 = v88.x[92];
-      const unsigned int v2629 = v2623 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2630 = v2629 < v2;
-      const bool v2631 = v2624 && v2630;
-      if (v2631) {
-        const unsigned int v2633 = v2620 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2634 = v2633 + v2623;
-        const unsigned int v2635 = v2634 - v74;
-        out[v2635] = v2627;
-      }
-    }
-    const unsigned int v2636 = static_cast<unsigned int>(v88.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2638 = v963 + v2636;
-    const unsigned int v2639 = static_cast<unsigned int>(v88.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2641 = v966 + v2639;
-    const bool v2642 = v2638 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2643 = v2641 < v75;
-    const bool v2644 = v2642 && v2643;
-    if (v2644) {
-      const float v2645 = v88.x[93];
-      const unsigned int v2647 = v2641 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2648 = v2647 < v2;
-      const bool v2649 = v2642 && v2648;
-      if (v2649) {
-        const unsigned int v2651 = v2638 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2652 = v2651 + v2641;
-        const unsigned int v2653 = v2652 - v74;
-        out[v2653] = v2645;
-      }
-    }
-    const unsigned int v2654 = static_cast<unsigned int>(v88.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2656 = v963 + v2654;
-    const unsigned int v2657 = static_cast<unsigned int>(v88.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2659 = v966 + v2657;
-    const bool v2660 = v2656 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2661 = v2659 < v75;
-    const bool v2662 = v2660 && v2661;
-    if (v2662) {
-      const float v2663 = v88.x[94];
-      const unsigned int v2665 = v2659 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2666 = v2665 < v2;
-      const bool v2667 = v2660 && v2666;
-      if (v2667) {
-        const unsigned int v2669 = v2656 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2670 = v2669 + v2659;
-        const unsigned int v2671 = v2670 - v74;
-        out[v2671] = v2663;
-      }
-    }
-    const unsigned int v2672 = static_cast<unsigned int>(v88.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2674 = v963 + v2672;
-    const unsigned int v2675 = static_cast<unsigned int>(v88.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2677 = v966 + v2675;
-    const bool v2678 = v2674 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2679 = v2677 < v75;
-    const bool v2680 = v2678 && v2679;
-    if (v2680) {
-      const float v2681 = v88.x[95];
-      const unsigned int v2683 = v2677 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2684 = v2683 < v2;
-      const bool v2685 = v2678 && v2684;
-      if (v2685) {
-        const unsigned int v2687 = v2674 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2688 = v2687 + v2677;
-        const unsigned int v2689 = v2688 - v74;
-        out[v2689] = v2681;
-      }
-    }
-    const unsigned int v2690 = static_cast<unsigned int>(v88.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2692 = v963 + v2690;
-    const unsigned int v2693 = static_cast<unsigned int>(v88.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2695 = v966 + v2693;
-    const bool v2696 = v2692 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2697 = v2695 < v75;
-    const bool v2698 = v2696 && v2697;
-    if (v2698) {
-      const float v2699 = v88.x[96];
-      const unsigned int v2701 = v2695 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2702 = v2701 < v2;
-      const bool v2703 = v2696 && v2702;
-      if (v2703) {
-        const unsigned int v2705 = v2692 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2706 = v2705 + v2695;
-        const unsigned int v2707 = v2706 - v74;
-        out[v2707] = v2699;
-      }
-    }
-    const unsigned int v2708 = static_cast<unsigned int>(v88.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2710 = v963 + v2708;
-    const unsigned int v2711 = static_cast<unsigned int>(v88.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2713 = v966 + v2711;
-    const bool v2714 = v2710 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2715 = v2713 < v75;
-    const bool v2716 = v2714 && v2715;
-    if (v2716) {
-      const float v2717 = v88.x[97];
-      const unsigned int v2719 = v2713 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2720 = v2719 < v2;
-      const bool v2721 = v2714 && v2720;
-      if (v2721) {
-        const unsigned int v2723 = v2710 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2724 = v2723 + v2713;
-        const unsigned int v2725 = v2724 - v74;
-        out[v2725] = v2717;
-      }
-    }
-    const unsigned int v2726 = static_cast<unsigned int>(v88.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2728 = v963 + v2726;
-    const unsigned int v2729 = static_cast<unsigned int>(v88.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2731 = v966 + v2729;
-    const bool v2732 = v2728 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2733 = v2731 < v75;
-    const bool v2734 = v2732 && v2733;
-    if (v2734) {
-      const float v2735 = v88.x[98];
-      const unsigned int v2737 = v2731 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2738 = v2737 < v2;
-      const bool v2739 = v2732 && v2738;
-      if (v2739) {
-        const unsigned int v2741 = v2728 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2742 = v2741 + v2731;
-        const unsigned int v2743 = v2742 - v74;
-        out[v2743] = v2735;
-      }
-    }
-    const unsigned int v2744 = static_cast<unsigned int>(v88.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2746 = v963 + v2744;
-    const unsigned int v2747 = static_cast<unsigned int>(v88.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2749 = v966 + v2747;
-    const bool v2750 = v2746 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2751 = v2749 < v75;
-    const bool v2752 = v2750 && v2751;
-    if (v2752) {
-      const float v2753 = v88.x[99];
-      const unsigned int v2755 = v2749 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2756 = v2755 < v2;
-      const bool v2757 = v2750 && v2756;
-      if (v2757) {
-        const unsigned int v2759 = v2746 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2760 = v2759 + v2749;
-        const unsigned int v2761 = v2760 - v74;
-        out[v2761] = v2753;
-      }
-    }
-    const unsigned int v2762 = static_cast<unsigned int>(v88.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2764 = v963 + v2762;
-    const unsigned int v2765 = static_cast<unsigned int>(v88.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2767 = v966 + v2765;
-    const bool v2768 = v2764 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2769 = v2767 < v75;
-    const bool v2770 = v2768 && v2769;
-    if (v2770) {
-      const float v2771 = v88.x[100];
-      const unsigned int v2773 = v2767 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2774 = v2773 < v2;
-      const bool v2775 = v2768 && v2774;
-      if (v2775) {
-        const unsigned int v2777 = v2764 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2778 = v2777 + v2767;
-        const unsigned int v2779 = v2778 - v74;
-        out[v2779] = v2771;
-      }
-    }
-    const unsigned int v2780 = static_cast<unsigned int>(v88.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2782 = v963 + v2780;
-    const unsigned int v2783 = static_cast<unsigned int>(v88.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2785 = v966 + v2783;
-    const bool v2786 = v2782 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2787 = v2785 < v75;
-    const bool v2788 = v2786 && v2787;
-    if (v2788) {
-      const float v2789 = v88.x[101];
-      const unsigned int v2791 = v2785 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2792 = v2791 < v2;
-      const bool v2793 = v2786 && v2792;
-      if (v2793) {
-        const unsigned int v2795 = v2782 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2796 = v2795 + v2785;
-        const unsigned int v2797 = v2796 - v74;
-        out[v2797] = v2789;
-      }
-    }
-    const unsigned int v2798 = static_cast<unsigned int>(v88.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2800 = v963 + v2798;
-    const unsigned int v2801 = static_cast<unsigned int>(v88.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2803 = v966 + v2801;
-    const bool v2804 = v2800 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2805 = v2803 < v75;
-    const bool v2806 = v2804 && v2805;
-    if (v2806) {
-      const float v2807 = v88.x[102];
-      const unsigned int v2809 = v2803 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2810 = v2809 < v2;
-      const bool v2811 = v2804 && v2810;
-      if (v2811) {
-        const unsigned int v2813 = v2800 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2814 = v2813 + v2803;
-        const unsigned int v2815 = v2814 - v74;
-        out[v2815] = v2807;
-      }
-    }
-    const unsigned int v2816 = static_cast<unsigned int>(v88.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2818 = v963 + v2816;
-    const unsigned int v2819 = static_cast<unsigned int>(v88.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2821 = v966 + v2819;
-    const bool v2822 = v2818 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2823 = v2821 < v75;
-    const bool v2824 = v2822 && v2823;
-    if (v2824) {
-      const float v2825 = v88.x[103];
-      const unsigned int v2827 = v2821 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2828 = v2827 < v2;
-      const bool v2829 = v2822 && v2828;
-      if (v2829) {
-        const unsigned int v2831 = v2818 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2832 = v2831 + v2821;
-        const unsigned int v2833 = v2832 - v74;
-        out[v2833] = v2825;
-      }
-    }
-    const unsigned int v2834 = static_cast<unsigned int>(v88.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2836 = v963 + v2834;
-    const unsigned int v2837 = static_cast<unsigned int>(v88.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2839 = v966 + v2837;
-    const bool v2840 = v2836 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2841 = v2839 < v75;
-    const bool v2842 = v2840 && v2841;
-    if (v2842) {
-      const float v2843 = v88.x[104];
-      const unsigned int v2845 = v2839 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2846 = v2845 < v2;
-      const bool v2847 = v2840 && v2846;
-      if (v2847) {
-        const unsigned int v2849 = v2836 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2850 = v2849 + v2839;
-        const unsigned int v2851 = v2850 - v74;
-        out[v2851] = v2843;
-      }
-    }
-    const unsigned int v2852 = static_cast<unsigned int>(v88.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2854 = v963 + v2852;
-    const unsigned int v2855 = static_cast<unsigned int>(v88.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2857 = v966 + v2855;
-    const bool v2858 = v2854 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2859 = v2857 < v75;
-    const bool v2860 = v2858 && v2859;
-    if (v2860) {
-      const float v2861 = v88.x[105];
-      const unsigned int v2863 = v2857 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2864 = v2863 < v2;
-      const bool v2865 = v2858 && v2864;
-      if (v2865) {
-        const unsigned int v2867 = v2854 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2868 = v2867 + v2857;
-        const unsigned int v2869 = v2868 - v74;
-        out[v2869] = v2861;
-      }
-    }
-    const unsigned int v2870 = static_cast<unsigned int>(v88.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2872 = v963 + v2870;
-    const unsigned int v2873 = static_cast<unsigned int>(v88.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2875 = v966 + v2873;
-    const bool v2876 = v2872 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2877 = v2875 < v75;
-    const bool v2878 = v2876 && v2877;
-    if (v2878) {
-      const float v2879 = v88.x[106];
-      const unsigned int v2881 = v2875 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2882 = v2881 < v2;
-      const bool v2883 = v2876 && v2882;
-      if (v2883) {
-        const unsigned int v2885 = v2872 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2886 = v2885 + v2875;
-        const unsigned int v2887 = v2886 - v74;
-        out[v2887] = v2879;
-      }
-    }
-    const unsigned int v2888 = static_cast<unsigned int>(v88.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2890 = v963 + v2888;
-    const unsigned int v2891 = static_cast<unsigned int>(v88.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2893 = v966 + v2891;
-    const bool v2894 = v2890 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2895 = v2893 < v75;
-    const bool v2896 = v2894 && v2895;
-    if (v2896) {
-      const float v2897 = v88.x[107];
-      const unsigned int v2899 = v2893 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2900 = v2899 < v2;
-      const bool v2901 = v2894 && v2900;
-      if (v2901) {
-        const unsigned int v2903 = v2890 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2904 = v2903 + v2893;
-        const unsigned int v2905 = v2904 - v74;
-        out[v2905] = v2897;
-      }
-    }
-    const unsigned int v2906 = static_cast<unsigned int>(v88.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2908 = v963 + v2906;
-    const unsigned int v2909 = static_cast<unsigned int>(v88.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2911 = v966 + v2909;
-    const bool v2912 = v2908 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2913 = v2911 < v75;
-    const bool v2914 = v2912 && v2913;
-    if (v2914) {
-      const float v2915 = v88.x[108];
-      const unsigned int v2917 = v2911 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2918 = v2917 < v2;
-      const bool v2919 = v2912 && v2918;
-      if (v2919) {
-        const unsigned int v2921 = v2908 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2922 = v2921 + v2911;
-        const unsigned int v2923 = v2922 - v74;
-        out[v2923] = v2915;
-      }
-    }
-    const unsigned int v2924 = static_cast<unsigned int>(v88.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2926 = v963 + v2924;
-    const unsigned int v2927 = static_cast<unsigned int>(v88.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2929 = v966 + v2927;
-    const bool v2930 = v2926 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2931 = v2929 < v75;
-    const bool v2932 = v2930 && v2931;
-    if (v2932) {
-      const float v2933 = v88.x[109];
-      const unsigned int v2935 = v2929 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2936 = v2935 < v2;
-      const bool v2937 = v2930 && v2936;
-      if (v2937) {
-        const unsigned int v2939 = v2926 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2940 = v2939 + v2929;
-        const unsigned int v2941 = v2940 - v74;
-        out[v2941] = v2933;
-      }
-    }
-    const unsigned int v2942 = static_cast<unsigned int>(v88.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2944 = v963 + v2942;
-    const unsigned int v2945 = static_cast<unsigned int>(v88.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2947 = v966 + v2945;
-    const bool v2948 = v2944 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2949 = v2947 < v75;
-    const bool v2950 = v2948 && v2949;
-    if (v2950) {
-      const float v2951 = v88.x[110];
-      const unsigned int v2953 = v2947 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2954 = v2953 < v2;
-      const bool v2955 = v2948 && v2954;
-      if (v2955) {
-        const unsigned int v2957 = v2944 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2958 = v2957 + v2947;
-        const unsigned int v2959 = v2958 - v74;
-        out[v2959] = v2951;
-      }
-    }
-    const unsigned int v2960 = static_cast<unsigned int>(v88.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2962 = v963 + v2960;
-    const unsigned int v2963 = static_cast<unsigned int>(v88.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2965 = v966 + v2963;
-    const bool v2966 = v2962 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2967 = v2965 < v75;
-    const bool v2968 = v2966 && v2967;
-    if (v2968) {
-      const float v2969 = v88.x[111];
-      const unsigned int v2971 = v2965 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2972 = v2971 < v2;
-      const bool v2973 = v2966 && v2972;
-      if (v2973) {
-        const unsigned int v2975 = v2962 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2976 = v2975 + v2965;
-        const unsigned int v2977 = v2976 - v74;
-        out[v2977] = v2969;
-      }
-    }
-    const unsigned int v2978 = static_cast<unsigned int>(v88.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2980 = v963 + v2978;
-    const unsigned int v2981 = static_cast<unsigned int>(v88.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2983 = v966 + v2981;
-    const bool v2984 = v2980 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2985 = v2983 < v75;
-    const bool v2986 = v2984 && v2985;
-    if (v2986) {
-      const float v2987 = v88.x[112];
-      const unsigned int v2989 = v2983 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2990 = v2989 < v2;
-      const bool v2991 = v2984 && v2990;
-      if (v2991) {
-        const unsigned int v2993 = v2980 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2994 = v2993 + v2983;
-        const unsigned int v2995 = v2994 - v74;
-        out[v2995] = v2987;
-      }
-    }
-    const unsigned int v2996 = static_cast<unsigned int>(v88.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2998 = v963 + v2996;
-    const unsigned int v2999 = static_cast<unsigned int>(v88.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3001 = v966 + v2999;
-    const bool v3002 = v2998 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3003 = v3001 < v75;
-    const bool v3004 = v3002 && v3003;
-    if (v3004) {
-      const float v3005 = v88.x[113];
-      const unsigned int v3007 = v3001 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3008 = v3007 < v2;
-      const bool v3009 = v3002 && v3008;
-      if (v3009) {
-        const unsigned int v3011 = v2998 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3012 = v3011 + v3001;
-        const unsigned int v3013 = v3012 - v74;
-        out[v3013] = v3005;
-      }
-    }
-    const unsigned int v3014 = static_cast<unsigned int>(v88.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3016 = v963 + v3014;
-    const unsigned int v3017 = static_cast<unsigned int>(v88.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3019 = v966 + v3017;
-    const bool v3020 = v3016 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3021 = v3019 < v75;
-    const bool v3022 = v3020 && v3021;
-    if (v3022) {
-      const float v3023 = v88.x[114];
-      const unsigned int v3025 = v3019 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3026 = v3025 < v2;
-      const bool v3027 = v3020 && v3026;
-      if (v3027) {
-        const unsigned int v3029 = v3016 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3030 = v3029 + v3019;
-        const unsigned int v3031 = v3030 - v74;
-        out[v3031] = v3023;
-      }
-    }
-    const unsigned int v3032 = static_cast<unsigned int>(v88.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3034 = v963 + v3032;
-    const unsigned int v3035 = static_cast<unsigned int>(v88.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3037 = v966 + v3035;
-    const bool v3038 = v3034 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3039 = v3037 < v75;
-    const bool v3040 = v3038 && v3039;
-    if (v3040) {
-      const float v3041 = v88.x[115];
-      const unsigned int v3043 = v3037 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3044 = v3043 < v2;
-      const bool v3045 = v3038 && v3044;
-      if (v3045) {
-        const unsigned int v3047 = v3034 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3048 = v3047 + v3037;
-        const unsigned int v3049 = v3048 - v74;
-        out[v3049] = v3041;
-      }
-    }
-    const unsigned int v3050 = static_cast<unsigned int>(v88.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3052 = v963 + v3050;
-    const unsigned int v3053 = static_cast<unsigned int>(v88.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3055 = v966 + v3053;
-    const bool v3056 = v3052 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3057 = v3055 < v75;
-    const bool v3058 = v3056 && v3057;
-    if (v3058) {
-      const float v3059 = v88.x[116];
-      const unsigned int v3061 = v3055 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3062 = v3061 < v2;
-      const bool v3063 = v3056 && v3062;
-      if (v3063) {
-        const unsigned int v3065 = v3052 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3066 = v3065 + v3055;
-        const unsigned int v3067 = v3066 - v74;
-        out[v3067] = v3059;
-      }
-    }
-    const unsigned int v3068 = static_cast<unsigned int>(v88.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3070 = v963 + v3068;
-    const unsigned int v3071 = static_cast<unsigned int>(v88.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3073 = v966 + v3071;
-    const bool v3074 = v3070 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3075 = v3073 < v75;
-    const bool v3076 = v3074 && v3075;
-    if (v3076) {
-      const float v3077 = v88.x[117];
-      const unsigned int v3079 = v3073 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3080 = v3079 < v2;
-      const bool v3081 = v3074 && v3080;
-      if (v3081) {
-        const unsigned int v3083 = v3070 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3084 = v3083 + v3073;
-        const unsigned int v3085 = v3084 - v74;
-        out[v3085] = v3077;
-      }
-    }
-    const unsigned int v3086 = static_cast<unsigned int>(v88.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3088 = v963 + v3086;
-    const unsigned int v3089 = static_cast<unsigned int>(v88.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3091 = v966 + v3089;
-    const bool v3092 = v3088 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3093 = v3091 < v75;
-    const bool v3094 = v3092 && v3093;
-    if (v3094) {
-      const float v3095 = v88.x[118];
-      const unsigned int v3097 = v3091 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3098 = v3097 < v2;
-      const bool v3099 = v3092 && v3098;
-      if (v3099) {
-        const unsigned int v3101 = v3088 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3102 = v3101 + v3091;
-        const unsigned int v3103 = v3102 - v74;
-        out[v3103] = v3095;
-      }
-    }
-    const unsigned int v3104 = static_cast<unsigned int>(v88.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3106 = v963 + v3104;
-    const unsigned int v3107 = static_cast<unsigned int>(v88.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3109 = v966 + v3107;
-    const bool v3110 = v3106 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3111 = v3109 < v75;
-    const bool v3112 = v3110 && v3111;
-    if (v3112) {
-      const float v3113 = v88.x[119];
-      const unsigned int v3115 = v3109 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3116 = v3115 < v2;
-      const bool v3117 = v3110 && v3116;
-      if (v3117) {
-        const unsigned int v3119 = v3106 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3120 = v3119 + v3109;
-        const unsigned int v3121 = v3120 - v74;
-        out[v3121] = v3113;
-      }
-    }
-    const unsigned int v3122 = static_cast<unsigned int>(v88.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3124 = v963 + v3122;
-    const unsigned int v3125 = static_cast<unsigned int>(v88.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3127 = v966 + v3125;
-    const bool v3128 = v3124 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3129 = v3127 < v75;
-    const bool v3130 = v3128 && v3129;
-    if (v3130) {
-      const float v3131 = v88.x[120];
-      const unsigned int v3133 = v3127 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3134 = v3133 < v2;
-      const bool v3135 = v3128 && v3134;
-      if (v3135) {
-        const unsigned int v3137 = v3124 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3138 = v3137 + v3127;
-        const unsigned int v3139 = v3138 - v74;
-        out[v3139] = v3131;
-      }
-    }
-    const unsigned int v3140 = static_cast<unsigned int>(v88.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3142 = v963 + v3140;
-    const unsigned int v3143 = static_cast<unsigned int>(v88.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3145 = v966 + v3143;
-    const bool v3146 = v3142 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3147 = v3145 < v75;
-    const bool v3148 = v3146 && v3147;
-    if (v3148) {
-      const float v3149 = v88.x[121];
-      const unsigned int v3151 = v3145 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3152 = v3151 < v2;
-      const bool v3153 = v3146 && v3152;
-      if (v3153) {
-        const unsigned int v3155 = v3142 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3156 = v3155 + v3145;
-        const unsigned int v3157 = v3156 - v74;
-        out[v3157] = v3149;
-      }
-    }
-    const unsigned int v3158 = static_cast<unsigned int>(v88.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3160 = v963 + v3158;
-    const unsigned int v3161 = static_cast<unsigned int>(v88.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3163 = v966 + v3161;
-    const bool v3164 = v3160 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3165 = v3163 < v75;
-    const bool v3166 = v3164 && v3165;
-    if (v3166) {
-      const float v3167 = v88.x[122];
-      const unsigned int v3169 = v3163 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3170 = v3169 < v2;
-      const bool v3171 = v3164 && v3170;
-      if (v3171) {
-        const unsigned int v3173 = v3160 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3174 = v3173 + v3163;
-        const unsigned int v3175 = v3174 - v74;
-        out[v3175] = v3167;
-      }
-    }
-    const unsigned int v3176 = static_cast<unsigned int>(v88.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3178 = v963 + v3176;
-    const unsigned int v3179 = static_cast<unsigned int>(v88.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3181 = v966 + v3179;
-    const bool v3182 = v3178 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3183 = v3181 < v75;
-    const bool v3184 = v3182 && v3183;
-    if (v3184) {
-      const float v3185 = v88.x[123];
-      const unsigned int v3187 = v3181 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3188 = v3187 < v2;
-      const bool v3189 = v3182 && v3188;
-      if (v3189) {
-        const unsigned int v3191 = v3178 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3192 = v3191 + v3181;
-        const unsigned int v3193 = v3192 - v74;
-        out[v3193] = v3185;
-      }
-    }
-    const unsigned int v3194 = static_cast<unsigned int>(v88.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3196 = v963 + v3194;
-    const unsigned int v3197 = static_cast<unsigned int>(v88.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3199 = v966 + v3197;
-    const bool v3200 = v3196 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3201 = v3199 < v75;
-    const bool v3202 = v3200 && v3201;
-    if (v3202) {
-      const float v3203 = v88.x[124];
-      const unsigned int v3205 = v3199 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3206 = v3205 < v2;
-      const bool v3207 = v3200 && v3206;
-      if (v3207) {
-        const unsigned int v3209 = v3196 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3210 = v3209 + v3199;
-        const unsigned int v3211 = v3210 - v74;
-        out[v3211] = v3203;
-      }
-    }
-    const unsigned int v3212 = static_cast<unsigned int>(v88.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3214 = v963 + v3212;
-    const unsigned int v3215 = static_cast<unsigned int>(v88.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3217 = v966 + v3215;
-    const bool v3218 = v3214 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3219 = v3217 < v75;
-    const bool v3220 = v3218 && v3219;
-    if (v3220) {
-      const float v3221 = v88.x[125];
-      const unsigned int v3223 = v3217 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3224 = v3223 < v2;
-      const bool v3225 = v3218 && v3224;
-      if (v3225) {
-        const unsigned int v3227 = v3214 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3228 = v3227 + v3217;
-        const unsigned int v3229 = v3228 - v74;
-        out[v3229] = v3221;
-      }
-    }
-    const unsigned int v3230 = static_cast<unsigned int>(v88.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3232 = v963 + v3230;
-    const unsigned int v3233 = static_cast<unsigned int>(v88.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3235 = v966 + v3233;
-    const bool v3236 = v3232 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3237 = v3235 < v75;
-    const bool v3238 = v3236 && v3237;
-    if (v3238) {
-      const float v3239 = v88.x[126];
-      const unsigned int v3241 = v3235 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3242 = v3241 < v2;
-      const bool v3243 = v3236 && v3242;
-      if (v3243) {
-        const unsigned int v3245 = v3232 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3246 = v3245 + v3235;
-        const unsigned int v3247 = v3246 - v74;
-        out[v3247] = v3239;
-      }
-    }
-    const unsigned int v3248 = static_cast<unsigned int>(v88.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3250 = v963 + v3248;
-    const unsigned int v3251 = static_cast<unsigned int>(v88.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3253 = v966 + v3251;
-    const bool v3254 = v3250 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3255 = v3253 < v75;
-    const bool v3256 = v3254 && v3255;
-    if (v3256) {
-      const float v3257 = v88.x[127];
-      const unsigned int v3259 = v3253 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3260 = v3259 < v2;
-      const bool v3261 = v3254 && v3260;
-      if (v3261) {
-        const unsigned int v3263 = v3250 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3264 = v3263 + v3253;
-        const unsigned int v3265 = v3264 - v74;
-        out[v3265] = v3257;
+    const unsigned int v966 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v967 = v75 + v86;
+    const unsigned int v968 = v967 + v966;
+    const unsigned int v969 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v970 = v80 + v90;
+    const unsigned int v971 = v970 + v969;
+    const bool v972 = v968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v973 = v971 < v79;
+    const bool v974 = v972 && v973;
+    if (v974) {
+      const float v975 = v92.x[0];
+      const unsigned int v977 = v971 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v978 = v977 < v2;
+      const bool v979 = v972 && v978;
+      if (v979) {
+        const unsigned int v981 = v968 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v982 = v981 + v971;
+        const unsigned int v983 = v982 - v78;
+        out[v983] = v975;
+      }
+    }
+    const unsigned int v984 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v986 = v967 + v984;
+    const unsigned int v987 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v989 = v970 + v987;
+    const bool v990 = v986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v991 = v989 < v79;
+    const bool v992 = v990 && v991;
+    if (v992) {
+      const float v993 = v92.x[1];
+      const unsigned int v995 = v989 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v996 = v995 < v2;
+      const bool v997 = v990 && v996;
+      if (v997) {
+        const unsigned int v999 = v986 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1000 = v999 + v989;
+        const unsigned int v1001 = v1000 - v78;
+        out[v1001] = v993;
+      }
+    }
+    const unsigned int v1002 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1004 = v967 + v1002;
+    const unsigned int v1005 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1007 = v970 + v1005;
+    const bool v1008 = v1004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1009 = v1007 < v79;
+    const bool v1010 = v1008 && v1009;
+    if (v1010) {
+      const float v1011 = v92.x[2];
+      const unsigned int v1013 = v1007 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1014 = v1013 < v2;
+      const bool v1015 = v1008 && v1014;
+      if (v1015) {
+        const unsigned int v1017 = v1004 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1018 = v1017 + v1007;
+        const unsigned int v1019 = v1018 - v78;
+        out[v1019] = v1011;
+      }
+    }
+    const unsigned int v1020 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1022 = v967 + v1020;
+    const unsigned int v1023 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1025 = v970 + v1023;
+    const bool v1026 = v1022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1027 = v1025 < v79;
+    const bool v1028 = v1026 && v1027;
+    if (v1028) {
+      const float v1029 = v92.x[3];
+      const unsigned int v1031 = v1025 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1032 = v1031 < v2;
+      const bool v1033 = v1026 && v1032;
+      if (v1033) {
+        const unsigned int v1035 = v1022 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1036 = v1035 + v1025;
+        const unsigned int v1037 = v1036 - v78;
+        out[v1037] = v1029;
+      }
+    }
+    const unsigned int v1038 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1040 = v967 + v1038;
+    const unsigned int v1041 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1043 = v970 + v1041;
+    const bool v1044 = v1040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1045 = v1043 < v79;
+    const bool v1046 = v1044 && v1045;
+    if (v1046) {
+      const float v1047 = v92.x[4];
+      const unsigned int v1049 = v1043 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1050 = v1049 < v2;
+      const bool v1051 = v1044 && v1050;
+      if (v1051) {
+        const unsigned int v1053 = v1040 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1054 = v1053 + v1043;
+        const unsigned int v1055 = v1054 - v78;
+        out[v1055] = v1047;
+      }
+    }
+    const unsigned int v1056 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1058 = v967 + v1056;
+    const unsigned int v1059 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1061 = v970 + v1059;
+    const bool v1062 = v1058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1063 = v1061 < v79;
+    const bool v1064 = v1062 && v1063;
+    if (v1064) {
+      const float v1065 = v92.x[5];
+      const unsigned int v1067 = v1061 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1068 = v1067 < v2;
+      const bool v1069 = v1062 && v1068;
+      if (v1069) {
+        const unsigned int v1071 = v1058 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1072 = v1071 + v1061;
+        const unsigned int v1073 = v1072 - v78;
+        out[v1073] = v1065;
+      }
+    }
+    const unsigned int v1074 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1076 = v967 + v1074;
+    const unsigned int v1077 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1079 = v970 + v1077;
+    const bool v1080 = v1076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1081 = v1079 < v79;
+    const bool v1082 = v1080 && v1081;
+    if (v1082) {
+      const float v1083 = v92.x[6];
+      const unsigned int v1085 = v1079 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1086 = v1085 < v2;
+      const bool v1087 = v1080 && v1086;
+      if (v1087) {
+        const unsigned int v1089 = v1076 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1090 = v1089 + v1079;
+        const unsigned int v1091 = v1090 - v78;
+        out[v1091] = v1083;
+      }
+    }
+    const unsigned int v1092 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1094 = v967 + v1092;
+    const unsigned int v1095 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1097 = v970 + v1095;
+    const bool v1098 = v1094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1099 = v1097 < v79;
+    const bool v1100 = v1098 && v1099;
+    if (v1100) {
+      const float v1101 = v92.x[7];
+      const unsigned int v1103 = v1097 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1104 = v1103 < v2;
+      const bool v1105 = v1098 && v1104;
+      if (v1105) {
+        const unsigned int v1107 = v1094 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1108 = v1107 + v1097;
+        const unsigned int v1109 = v1108 - v78;
+        out[v1109] = v1101;
+      }
+    }
+    const unsigned int v1110 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1112 = v967 + v1110;
+    const unsigned int v1113 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1115 = v970 + v1113;
+    const bool v1116 = v1112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1117 = v1115 < v79;
+    const bool v1118 = v1116 && v1117;
+    if (v1118) {
+      const float v1119 = v92.x[8];
+      const unsigned int v1121 = v1115 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1122 = v1121 < v2;
+      const bool v1123 = v1116 && v1122;
+      if (v1123) {
+        const unsigned int v1125 = v1112 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1126 = v1125 + v1115;
+        const unsigned int v1127 = v1126 - v78;
+        out[v1127] = v1119;
+      }
+    }
+    const unsigned int v1128 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1130 = v967 + v1128;
+    const unsigned int v1131 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1133 = v970 + v1131;
+    const bool v1134 = v1130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1135 = v1133 < v79;
+    const bool v1136 = v1134 && v1135;
+    if (v1136) {
+      const float v1137 = v92.x[9];
+      const unsigned int v1139 = v1133 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1140 = v1139 < v2;
+      const bool v1141 = v1134 && v1140;
+      if (v1141) {
+        const unsigned int v1143 = v1130 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1144 = v1143 + v1133;
+        const unsigned int v1145 = v1144 - v78;
+        out[v1145] = v1137;
+      }
+    }
+    const unsigned int v1146 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1148 = v967 + v1146;
+    const unsigned int v1149 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1151 = v970 + v1149;
+    const bool v1152 = v1148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1153 = v1151 < v79;
+    const bool v1154 = v1152 && v1153;
+    if (v1154) {
+      const float v1155 = v92.x[10];
+      const unsigned int v1157 = v1151 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1158 = v1157 < v2;
+      const bool v1159 = v1152 && v1158;
+      if (v1159) {
+        const unsigned int v1161 = v1148 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1162 = v1161 + v1151;
+        const unsigned int v1163 = v1162 - v78;
+        out[v1163] = v1155;
+      }
+    }
+    const unsigned int v1164 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1166 = v967 + v1164;
+    const unsigned int v1167 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1169 = v970 + v1167;
+    const bool v1170 = v1166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1171 = v1169 < v79;
+    const bool v1172 = v1170 && v1171;
+    if (v1172) {
+      const float v1173 = v92.x[11];
+      const unsigned int v1175 = v1169 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1176 = v1175 < v2;
+      const bool v1177 = v1170 && v1176;
+      if (v1177) {
+        const unsigned int v1179 = v1166 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1180 = v1179 + v1169;
+        const unsigned int v1181 = v1180 - v78;
+        out[v1181] = v1173;
+      }
+    }
+    const unsigned int v1182 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1184 = v967 + v1182;
+    const unsigned int v1185 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1187 = v970 + v1185;
+    const bool v1188 = v1184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1189 = v1187 < v79;
+    const bool v1190 = v1188 && v1189;
+    if (v1190) {
+      const float v1191 = v92.x[12];
+      const unsigned int v1193 = v1187 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1194 = v1193 < v2;
+      const bool v1195 = v1188 && v1194;
+      if (v1195) {
+        const unsigned int v1197 = v1184 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1198 = v1197 + v1187;
+        const unsigned int v1199 = v1198 - v78;
+        out[v1199] = v1191;
+      }
+    }
+    const unsigned int v1200 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1202 = v967 + v1200;
+    const unsigned int v1203 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1205 = v970 + v1203;
+    const bool v1206 = v1202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1207 = v1205 < v79;
+    const bool v1208 = v1206 && v1207;
+    if (v1208) {
+      const float v1209 = v92.x[13];
+      const unsigned int v1211 = v1205 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1212 = v1211 < v2;
+      const bool v1213 = v1206 && v1212;
+      if (v1213) {
+        const unsigned int v1215 = v1202 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1216 = v1215 + v1205;
+        const unsigned int v1217 = v1216 - v78;
+        out[v1217] = v1209;
+      }
+    }
+    const unsigned int v1218 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1220 = v967 + v1218;
+    const unsigned int v1221 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1223 = v970 + v1221;
+    const bool v1224 = v1220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1225 = v1223 < v79;
+    const bool v1226 = v1224 && v1225;
+    if (v1226) {
+      const float v1227 = v92.x[14];
+      const unsigned int v1229 = v1223 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1230 = v1229 < v2;
+      const bool v1231 = v1224 && v1230;
+      if (v1231) {
+        const unsigned int v1233 = v1220 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1234 = v1233 + v1223;
+        const unsigned int v1235 = v1234 - v78;
+        out[v1235] = v1227;
+      }
+    }
+    const unsigned int v1236 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1238 = v967 + v1236;
+    const unsigned int v1239 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1241 = v970 + v1239;
+    const bool v1242 = v1238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1243 = v1241 < v79;
+    const bool v1244 = v1242 && v1243;
+    if (v1244) {
+      const float v1245 = v92.x[15];
+      const unsigned int v1247 = v1241 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1248 = v1247 < v2;
+      const bool v1249 = v1242 && v1248;
+      if (v1249) {
+        const unsigned int v1251 = v1238 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1252 = v1251 + v1241;
+        const unsigned int v1253 = v1252 - v78;
+        out[v1253] = v1245;
+      }
+    }
+    const unsigned int v1254 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1256 = v967 + v1254;
+    const unsigned int v1257 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1259 = v970 + v1257;
+    const bool v1260 = v1256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1261 = v1259 < v79;
+    const bool v1262 = v1260 && v1261;
+    if (v1262) {
+      const float v1263 = v92.x[16];
+      const unsigned int v1265 = v1259 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1266 = v1265 < v2;
+      const bool v1267 = v1260 && v1266;
+      if (v1267) {
+        const unsigned int v1269 = v1256 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1270 = v1269 + v1259;
+        const unsigned int v1271 = v1270 - v78;
+        out[v1271] = v1263;
+      }
+    }
+    const unsigned int v1272 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1274 = v967 + v1272;
+    const unsigned int v1275 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1277 = v970 + v1275;
+    const bool v1278 = v1274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1279 = v1277 < v79;
+    const bool v1280 = v1278 && v1279;
+    if (v1280) {
+      const float v1281 = v92.x[17];
+      const unsigned int v1283 = v1277 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1284 = v1283 < v2;
+      const bool v1285 = v1278 && v1284;
+      if (v1285) {
+        const unsigned int v1287 = v1274 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1288 = v1287 + v1277;
+        const unsigned int v1289 = v1288 - v78;
+        out[v1289] = v1281;
+      }
+    }
+    const unsigned int v1290 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1292 = v967 + v1290;
+    const unsigned int v1293 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1295 = v970 + v1293;
+    const bool v1296 = v1292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1297 = v1295 < v79;
+    const bool v1298 = v1296 && v1297;
+    if (v1298) {
+      const float v1299 = v92.x[18];
+      const unsigned int v1301 = v1295 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1302 = v1301 < v2;
+      const bool v1303 = v1296 && v1302;
+      if (v1303) {
+        const unsigned int v1305 = v1292 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1306 = v1305 + v1295;
+        const unsigned int v1307 = v1306 - v78;
+        out[v1307] = v1299;
+      }
+    }
+    const unsigned int v1308 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1310 = v967 + v1308;
+    const unsigned int v1311 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1313 = v970 + v1311;
+    const bool v1314 = v1310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1315 = v1313 < v79;
+    const bool v1316 = v1314 && v1315;
+    if (v1316) {
+      const float v1317 = v92.x[19];
+      const unsigned int v1319 = v1313 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1320 = v1319 < v2;
+      const bool v1321 = v1314 && v1320;
+      if (v1321) {
+        const unsigned int v1323 = v1310 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1324 = v1323 + v1313;
+        const unsigned int v1325 = v1324 - v78;
+        out[v1325] = v1317;
+      }
+    }
+    const unsigned int v1326 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1328 = v967 + v1326;
+    const unsigned int v1329 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1331 = v970 + v1329;
+    const bool v1332 = v1328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1333 = v1331 < v79;
+    const bool v1334 = v1332 && v1333;
+    if (v1334) {
+      const float v1335 = v92.x[20];
+      const unsigned int v1337 = v1331 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1338 = v1337 < v2;
+      const bool v1339 = v1332 && v1338;
+      if (v1339) {
+        const unsigned int v1341 = v1328 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1342 = v1341 + v1331;
+        const unsigned int v1343 = v1342 - v78;
+        out[v1343] = v1335;
+      }
+    }
+    const unsigned int v1344 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1346 = v967 + v1344;
+    const unsigned int v1347 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1349 = v970 + v1347;
+    const bool v1350 = v1346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1351 = v1349 < v79;
+    const bool v1352 = v1350 && v1351;
+    if (v1352) {
+      const float v1353 = v92.x[21];
+      const unsigned int v1355 = v1349 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1356 = v1355 < v2;
+      const bool v1357 = v1350 && v1356;
+      if (v1357) {
+        const unsigned int v1359 = v1346 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1360 = v1359 + v1349;
+        const unsigned int v1361 = v1360 - v78;
+        out[v1361] = v1353;
+      }
+    }
+    const unsigned int v1362 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1364 = v967 + v1362;
+    const unsigned int v1365 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1367 = v970 + v1365;
+    const bool v1368 = v1364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1369 = v1367 < v79;
+    const bool v1370 = v1368 && v1369;
+    if (v1370) {
+      const float v1371 = v92.x[22];
+      const unsigned int v1373 = v1367 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1374 = v1373 < v2;
+      const bool v1375 = v1368 && v1374;
+      if (v1375) {
+        const unsigned int v1377 = v1364 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1378 = v1377 + v1367;
+        const unsigned int v1379 = v1378 - v78;
+        out[v1379] = v1371;
+      }
+    }
+    const unsigned int v1380 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1382 = v967 + v1380;
+    const unsigned int v1383 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1385 = v970 + v1383;
+    const bool v1386 = v1382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1387 = v1385 < v79;
+    const bool v1388 = v1386 && v1387;
+    if (v1388) {
+      const float v1389 = v92.x[23];
+      const unsigned int v1391 = v1385 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1392 = v1391 < v2;
+      const bool v1393 = v1386 && v1392;
+      if (v1393) {
+        const unsigned int v1395 = v1382 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1396 = v1395 + v1385;
+        const unsigned int v1397 = v1396 - v78;
+        out[v1397] = v1389;
+      }
+    }
+    const unsigned int v1398 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1400 = v967 + v1398;
+    const unsigned int v1401 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1403 = v970 + v1401;
+    const bool v1404 = v1400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1405 = v1403 < v79;
+    const bool v1406 = v1404 && v1405;
+    if (v1406) {
+      const float v1407 = v92.x[24];
+      const unsigned int v1409 = v1403 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1410 = v1409 < v2;
+      const bool v1411 = v1404 && v1410;
+      if (v1411) {
+        const unsigned int v1413 = v1400 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1414 = v1413 + v1403;
+        const unsigned int v1415 = v1414 - v78;
+        out[v1415] = v1407;
+      }
+    }
+    const unsigned int v1416 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1418 = v967 + v1416;
+    const unsigned int v1419 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1421 = v970 + v1419;
+    const bool v1422 = v1418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1423 = v1421 < v79;
+    const bool v1424 = v1422 && v1423;
+    if (v1424) {
+      const float v1425 = v92.x[25];
+      const unsigned int v1427 = v1421 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1428 = v1427 < v2;
+      const bool v1429 = v1422 && v1428;
+      if (v1429) {
+        const unsigned int v1431 = v1418 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1432 = v1431 + v1421;
+        const unsigned int v1433 = v1432 - v78;
+        out[v1433] = v1425;
+      }
+    }
+    const unsigned int v1434 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1436 = v967 + v1434;
+    const unsigned int v1437 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1439 = v970 + v1437;
+    const bool v1440 = v1436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1441 = v1439 < v79;
+    const bool v1442 = v1440 && v1441;
+    if (v1442) {
+      const float v1443 = v92.x[26];
+      const unsigned int v1445 = v1439 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1446 = v1445 < v2;
+      const bool v1447 = v1440 && v1446;
+      if (v1447) {
+        const unsigned int v1449 = v1436 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1450 = v1449 + v1439;
+        const unsigned int v1451 = v1450 - v78;
+        out[v1451] = v1443;
+      }
+    }
+    const unsigned int v1452 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1454 = v967 + v1452;
+    const unsigned int v1455 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1457 = v970 + v1455;
+    const bool v1458 = v1454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1459 = v1457 < v79;
+    const bool v1460 = v1458 && v1459;
+    if (v1460) {
+      const float v1461 = v92.x[27];
+      const unsigned int v1463 = v1457 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1464 = v1463 < v2;
+      const bool v1465 = v1458 && v1464;
+      if (v1465) {
+        const unsigned int v1467 = v1454 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1468 = v1467 + v1457;
+        const unsigned int v1469 = v1468 - v78;
+        out[v1469] = v1461;
+      }
+    }
+    const unsigned int v1470 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1472 = v967 + v1470;
+    const unsigned int v1473 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1475 = v970 + v1473;
+    const bool v1476 = v1472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1477 = v1475 < v79;
+    const bool v1478 = v1476 && v1477;
+    if (v1478) {
+      const float v1479 = v92.x[28];
+      const unsigned int v1481 = v1475 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1482 = v1481 < v2;
+      const bool v1483 = v1476 && v1482;
+      if (v1483) {
+        const unsigned int v1485 = v1472 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1486 = v1485 + v1475;
+        const unsigned int v1487 = v1486 - v78;
+        out[v1487] = v1479;
+      }
+    }
+    const unsigned int v1488 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1490 = v967 + v1488;
+    const unsigned int v1491 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1493 = v970 + v1491;
+    const bool v1494 = v1490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1495 = v1493 < v79;
+    const bool v1496 = v1494 && v1495;
+    if (v1496) {
+      const float v1497 = v92.x[29];
+      const unsigned int v1499 = v1493 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1500 = v1499 < v2;
+      const bool v1501 = v1494 && v1500;
+      if (v1501) {
+        const unsigned int v1503 = v1490 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1504 = v1503 + v1493;
+        const unsigned int v1505 = v1504 - v78;
+        out[v1505] = v1497;
+      }
+    }
+    const unsigned int v1506 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1508 = v967 + v1506;
+    const unsigned int v1509 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1511 = v970 + v1509;
+    const bool v1512 = v1508 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1513 = v1511 < v79;
+    const bool v1514 = v1512 && v1513;
+    if (v1514) {
+      const float v1515 = v92.x[30];
+      const unsigned int v1517 = v1511 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1518 = v1517 < v2;
+      const bool v1519 = v1512 && v1518;
+      if (v1519) {
+        const unsigned int v1521 = v1508 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1522 = v1521 + v1511;
+        const unsigned int v1523 = v1522 - v78;
+        out[v1523] = v1515;
+      }
+    }
+    const unsigned int v1524 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1526 = v967 + v1524;
+    const unsigned int v1527 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1529 = v970 + v1527;
+    const bool v1530 = v1526 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1531 = v1529 < v79;
+    const bool v1532 = v1530 && v1531;
+    if (v1532) {
+      const float v1533 = v92.x[31];
+      const unsigned int v1535 = v1529 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1536 = v1535 < v2;
+      const bool v1537 = v1530 && v1536;
+      if (v1537) {
+        const unsigned int v1539 = v1526 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1540 = v1539 + v1529;
+        const unsigned int v1541 = v1540 - v78;
+        out[v1541] = v1533;
+      }
+    }
+    const unsigned int v1542 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1544 = v967 + v1542;
+    const unsigned int v1545 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1547 = v970 + v1545;
+    const bool v1548 = v1544 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1549 = v1547 < v79;
+    const bool v1550 = v1548 && v1549;
+    if (v1550) {
+      const float v1551 = v92.x[32];
+      const unsigned int v1553 = v1547 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1554 = v1553 < v2;
+      const bool v1555 = v1548 && v1554;
+      if (v1555) {
+        const unsigned int v1557 = v1544 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1558 = v1557 + v1547;
+        const unsigned int v1559 = v1558 - v78;
+        out[v1559] = v1551;
+      }
+    }
+    const unsigned int v1560 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1562 = v967 + v1560;
+    const unsigned int v1563 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1565 = v970 + v1563;
+    const bool v1566 = v1562 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1567 = v1565 < v79;
+    const bool v1568 = v1566 && v1567;
+    if (v1568) {
+      const float v1569 = v92.x[33];
+      const unsigned int v1571 = v1565 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1572 = v1571 < v2;
+      const bool v1573 = v1566 && v1572;
+      if (v1573) {
+        const unsigned int v1575 = v1562 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1576 = v1575 + v1565;
+        const unsigned int v1577 = v1576 - v78;
+        out[v1577] = v1569;
+      }
+    }
+    const unsigned int v1578 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1580 = v967 + v1578;
+    const unsigned int v1581 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1583 = v970 + v1581;
+    const bool v1584 = v1580 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1585 = v1583 < v79;
+    const bool v1586 = v1584 && v1585;
+    if (v1586) {
+      const float v1587 = v92.x[34];
+      const unsigned int v1589 = v1583 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1590 = v1589 < v2;
+      const bool v1591 = v1584 && v1590;
+      if (v1591) {
+        const unsigned int v1593 = v1580 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1594 = v1593 + v1583;
+        const unsigned int v1595 = v1594 - v78;
+        out[v1595] = v1587;
+      }
+    }
+    const unsigned int v1596 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1598 = v967 + v1596;
+    const unsigned int v1599 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1601 = v970 + v1599;
+    const bool v1602 = v1598 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1603 = v1601 < v79;
+    const bool v1604 = v1602 && v1603;
+    if (v1604) {
+      const float v1605 = v92.x[35];
+      const unsigned int v1607 = v1601 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1608 = v1607 < v2;
+      const bool v1609 = v1602 && v1608;
+      if (v1609) {
+        const unsigned int v1611 = v1598 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1612 = v1611 + v1601;
+        const unsigned int v1613 = v1612 - v78;
+        out[v1613] = v1605;
+      }
+    }
+    const unsigned int v1614 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1616 = v967 + v1614;
+    const unsigned int v1617 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1619 = v970 + v1617;
+    const bool v1620 = v1616 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1621 = v1619 < v79;
+    const bool v1622 = v1620 && v1621;
+    if (v1622) {
+      const float v1623 = v92.x[36];
+      const unsigned int v1625 = v1619 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1626 = v1625 < v2;
+      const bool v1627 = v1620 && v1626;
+      if (v1627) {
+        const unsigned int v1629 = v1616 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1630 = v1629 + v1619;
+        const unsigned int v1631 = v1630 - v78;
+        out[v1631] = v1623;
+      }
+    }
+    const unsigned int v1632 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1634 = v967 + v1632;
+    const unsigned int v1635 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1637 = v970 + v1635;
+    const bool v1638 = v1634 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1639 = v1637 < v79;
+    const bool v1640 = v1638 && v1639;
+    if (v1640) {
+      const float v1641 = v92.x[37];
+      const unsigned int v1643 = v1637 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1644 = v1643 < v2;
+      const bool v1645 = v1638 && v1644;
+      if (v1645) {
+        const unsigned int v1647 = v1634 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1648 = v1647 + v1637;
+        const unsigned int v1649 = v1648 - v78;
+        out[v1649] = v1641;
+      }
+    }
+    const unsigned int v1650 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1652 = v967 + v1650;
+    const unsigned int v1653 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1655 = v970 + v1653;
+    const bool v1656 = v1652 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1657 = v1655 < v79;
+    const bool v1658 = v1656 && v1657;
+    if (v1658) {
+      const float v1659 = v92.x[38];
+      const unsigned int v1661 = v1655 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1662 = v1661 < v2;
+      const bool v1663 = v1656 && v1662;
+      if (v1663) {
+        const unsigned int v1665 = v1652 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1666 = v1665 + v1655;
+        const unsigned int v1667 = v1666 - v78;
+        out[v1667] = v1659;
+      }
+    }
+    const unsigned int v1668 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1670 = v967 + v1668;
+    const unsigned int v1671 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1673 = v970 + v1671;
+    const bool v1674 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1675 = v1673 < v79;
+    const bool v1676 = v1674 && v1675;
+    if (v1676) {
+      const float v1677 = v92.x[39];
+      const unsigned int v1679 = v1673 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1680 = v1679 < v2;
+      const bool v1681 = v1674 && v1680;
+      if (v1681) {
+        const unsigned int v1683 = v1670 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1684 = v1683 + v1673;
+        const unsigned int v1685 = v1684 - v78;
+        out[v1685] = v1677;
+      }
+    }
+    const unsigned int v1686 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1688 = v967 + v1686;
+    const unsigned int v1689 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1691 = v970 + v1689;
+    const bool v1692 = v1688 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1693 = v1691 < v79;
+    const bool v1694 = v1692 && v1693;
+    if (v1694) {
+      const float v1695 = v92.x[40];
+      const unsigned int v1697 = v1691 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1698 = v1697 < v2;
+      const bool v1699 = v1692 && v1698;
+      if (v1699) {
+        const unsigned int v1701 = v1688 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1702 = v1701 + v1691;
+        const unsigned int v1703 = v1702 - v78;
+        out[v1703] = v1695;
+      }
+    }
+    const unsigned int v1704 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1706 = v967 + v1704;
+    const unsigned int v1707 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1709 = v970 + v1707;
+    const bool v1710 = v1706 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1711 = v1709 < v79;
+    const bool v1712 = v1710 && v1711;
+    if (v1712) {
+      const float v1713 = v92.x[41];
+      const unsigned int v1715 = v1709 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1716 = v1715 < v2;
+      const bool v1717 = v1710 && v1716;
+      if (v1717) {
+        const unsigned int v1719 = v1706 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1720 = v1719 + v1709;
+        const unsigned int v1721 = v1720 - v78;
+        out[v1721] = v1713;
+      }
+    }
+    const unsigned int v1722 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1724 = v967 + v1722;
+    const unsigned int v1725 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1727 = v970 + v1725;
+    const bool v1728 = v1724 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1729 = v1727 < v79;
+    const bool v1730 = v1728 && v1729;
+    if (v1730) {
+      const float v1731 = v92.x[42];
+      const unsigned int v1733 = v1727 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1734 = v1733 < v2;
+      const bool v1735 = v1728 && v1734;
+      if (v1735) {
+        const unsigned int v1737 = v1724 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1738 = v1737 + v1727;
+        const unsigned int v1739 = v1738 - v78;
+        out[v1739] = v1731;
+      }
+    }
+    const unsigned int v1740 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1742 = v967 + v1740;
+    const unsigned int v1743 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1745 = v970 + v1743;
+    const bool v1746 = v1742 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1747 = v1745 < v79;
+    const bool v1748 = v1746 && v1747;
+    if (v1748) {
+      const float v1749 = v92.x[43];
+      const unsigned int v1751 = v1745 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1752 = v1751 < v2;
+      const bool v1753 = v1746 && v1752;
+      if (v1753) {
+        const unsigned int v1755 = v1742 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1756 = v1755 + v1745;
+        const unsigned int v1757 = v1756 - v78;
+        out[v1757] = v1749;
+      }
+    }
+    const unsigned int v1758 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1760 = v967 + v1758;
+    const unsigned int v1761 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1763 = v970 + v1761;
+    const bool v1764 = v1760 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1765 = v1763 < v79;
+    const bool v1766 = v1764 && v1765;
+    if (v1766) {
+      const float v1767 = v92.x[44];
+      const unsigned int v1769 = v1763 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1770 = v1769 < v2;
+      const bool v1771 = v1764 && v1770;
+      if (v1771) {
+        const unsigned int v1773 = v1760 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1774 = v1773 + v1763;
+        const unsigned int v1775 = v1774 - v78;
+        out[v1775] = v1767;
+      }
+    }
+    const unsigned int v1776 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1778 = v967 + v1776;
+    const unsigned int v1779 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1781 = v970 + v1779;
+    const bool v1782 = v1778 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1783 = v1781 < v79;
+    const bool v1784 = v1782 && v1783;
+    if (v1784) {
+      const float v1785 = v92.x[45];
+      const unsigned int v1787 = v1781 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1788 = v1787 < v2;
+      const bool v1789 = v1782 && v1788;
+      if (v1789) {
+        const unsigned int v1791 = v1778 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1792 = v1791 + v1781;
+        const unsigned int v1793 = v1792 - v78;
+        out[v1793] = v1785;
+      }
+    }
+    const unsigned int v1794 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1796 = v967 + v1794;
+    const unsigned int v1797 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1799 = v970 + v1797;
+    const bool v1800 = v1796 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1801 = v1799 < v79;
+    const bool v1802 = v1800 && v1801;
+    if (v1802) {
+      const float v1803 = v92.x[46];
+      const unsigned int v1805 = v1799 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1806 = v1805 < v2;
+      const bool v1807 = v1800 && v1806;
+      if (v1807) {
+        const unsigned int v1809 = v1796 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1810 = v1809 + v1799;
+        const unsigned int v1811 = v1810 - v78;
+        out[v1811] = v1803;
+      }
+    }
+    const unsigned int v1812 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1814 = v967 + v1812;
+    const unsigned int v1815 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1817 = v970 + v1815;
+    const bool v1818 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1819 = v1817 < v79;
+    const bool v1820 = v1818 && v1819;
+    if (v1820) {
+      const float v1821 = v92.x[47];
+      const unsigned int v1823 = v1817 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1824 = v1823 < v2;
+      const bool v1825 = v1818 && v1824;
+      if (v1825) {
+        const unsigned int v1827 = v1814 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1828 = v1827 + v1817;
+        const unsigned int v1829 = v1828 - v78;
+        out[v1829] = v1821;
+      }
+    }
+    const unsigned int v1830 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1832 = v967 + v1830;
+    const unsigned int v1833 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1835 = v970 + v1833;
+    const bool v1836 = v1832 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1837 = v1835 < v79;
+    const bool v1838 = v1836 && v1837;
+    if (v1838) {
+      const float v1839 = v92.x[48];
+      const unsigned int v1841 = v1835 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1842 = v1841 < v2;
+      const bool v1843 = v1836 && v1842;
+      if (v1843) {
+        const unsigned int v1845 = v1832 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1846 = v1845 + v1835;
+        const unsigned int v1847 = v1846 - v78;
+        out[v1847] = v1839;
+      }
+    }
+    const unsigned int v1848 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1850 = v967 + v1848;
+    const unsigned int v1851 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1853 = v970 + v1851;
+    const bool v1854 = v1850 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1855 = v1853 < v79;
+    const bool v1856 = v1854 && v1855;
+    if (v1856) {
+      const float v1857 = v92.x[49];
+      const unsigned int v1859 = v1853 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1860 = v1859 < v2;
+      const bool v1861 = v1854 && v1860;
+      if (v1861) {
+        const unsigned int v1863 = v1850 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1864 = v1863 + v1853;
+        const unsigned int v1865 = v1864 - v78;
+        out[v1865] = v1857;
+      }
+    }
+    const unsigned int v1866 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1868 = v967 + v1866;
+    const unsigned int v1869 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1871 = v970 + v1869;
+    const bool v1872 = v1868 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1873 = v1871 < v79;
+    const bool v1874 = v1872 && v1873;
+    if (v1874) {
+      const float v1875 = v92.x[50];
+      const unsigned int v1877 = v1871 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1878 = v1877 < v2;
+      const bool v1879 = v1872 && v1878;
+      if (v1879) {
+        const unsigned int v1881 = v1868 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1882 = v1881 + v1871;
+        const unsigned int v1883 = v1882 - v78;
+        out[v1883] = v1875;
+      }
+    }
+    const unsigned int v1884 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1886 = v967 + v1884;
+    const unsigned int v1887 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1889 = v970 + v1887;
+    const bool v1890 = v1886 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1891 = v1889 < v79;
+    const bool v1892 = v1890 && v1891;
+    if (v1892) {
+      const float v1893 = v92.x[51];
+      const unsigned int v1895 = v1889 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1896 = v1895 < v2;
+      const bool v1897 = v1890 && v1896;
+      if (v1897) {
+        const unsigned int v1899 = v1886 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1900 = v1899 + v1889;
+        const unsigned int v1901 = v1900 - v78;
+        out[v1901] = v1893;
+      }
+    }
+    const unsigned int v1902 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1904 = v967 + v1902;
+    const unsigned int v1905 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1907 = v970 + v1905;
+    const bool v1908 = v1904 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1909 = v1907 < v79;
+    const bool v1910 = v1908 && v1909;
+    if (v1910) {
+      const float v1911 = v92.x[52];
+      const unsigned int v1913 = v1907 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1914 = v1913 < v2;
+      const bool v1915 = v1908 && v1914;
+      if (v1915) {
+        const unsigned int v1917 = v1904 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1918 = v1917 + v1907;
+        const unsigned int v1919 = v1918 - v78;
+        out[v1919] = v1911;
+      }
+    }
+    const unsigned int v1920 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1922 = v967 + v1920;
+    const unsigned int v1923 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1925 = v970 + v1923;
+    const bool v1926 = v1922 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1927 = v1925 < v79;
+    const bool v1928 = v1926 && v1927;
+    if (v1928) {
+      const float v1929 = v92.x[53];
+      const unsigned int v1931 = v1925 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1932 = v1931 < v2;
+      const bool v1933 = v1926 && v1932;
+      if (v1933) {
+        const unsigned int v1935 = v1922 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1936 = v1935 + v1925;
+        const unsigned int v1937 = v1936 - v78;
+        out[v1937] = v1929;
+      }
+    }
+    const unsigned int v1938 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1940 = v967 + v1938;
+    const unsigned int v1941 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1943 = v970 + v1941;
+    const bool v1944 = v1940 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1945 = v1943 < v79;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const float v1947 = v92.x[54];
+      const unsigned int v1949 = v1943 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1950 = v1949 < v2;
+      const bool v1951 = v1944 && v1950;
+      if (v1951) {
+        const unsigned int v1953 = v1940 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1954 = v1953 + v1943;
+        const unsigned int v1955 = v1954 - v78;
+        out[v1955] = v1947;
+      }
+    }
+    const unsigned int v1956 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1958 = v967 + v1956;
+    const unsigned int v1959 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1961 = v970 + v1959;
+    const bool v1962 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1963 = v1961 < v79;
+    const bool v1964 = v1962 && v1963;
+    if (v1964) {
+      const float v1965 = v92.x[55];
+      const unsigned int v1967 = v1961 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1968 = v1967 < v2;
+      const bool v1969 = v1962 && v1968;
+      if (v1969) {
+        const unsigned int v1971 = v1958 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1972 = v1971 + v1961;
+        const unsigned int v1973 = v1972 - v78;
+        out[v1973] = v1965;
+      }
+    }
+    const unsigned int v1974 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1976 = v967 + v1974;
+    const unsigned int v1977 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1979 = v970 + v1977;
+    const bool v1980 = v1976 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1981 = v1979 < v79;
+    const bool v1982 = v1980 && v1981;
+    if (v1982) {
+      const float v1983 = v92.x[56];
+      const unsigned int v1985 = v1979 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1986 = v1985 < v2;
+      const bool v1987 = v1980 && v1986;
+      if (v1987) {
+        const unsigned int v1989 = v1976 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1990 = v1989 + v1979;
+        const unsigned int v1991 = v1990 - v78;
+        out[v1991] = v1983;
+      }
+    }
+    const unsigned int v1992 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1994 = v967 + v1992;
+    const unsigned int v1995 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1997 = v970 + v1995;
+    const bool v1998 = v1994 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1999 = v1997 < v79;
+    const bool v2000 = v1998 && v1999;
+    if (v2000) {
+      const float v2001 = v92.x[57];
+      const unsigned int v2003 = v1997 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2004 = v2003 < v2;
+      const bool v2005 = v1998 && v2004;
+      if (v2005) {
+        const unsigned int v2007 = v1994 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2008 = v2007 + v1997;
+        const unsigned int v2009 = v2008 - v78;
+        out[v2009] = v2001;
+      }
+    }
+    const unsigned int v2010 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2012 = v967 + v2010;
+    const unsigned int v2013 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2015 = v970 + v2013;
+    const bool v2016 = v2012 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2017 = v2015 < v79;
+    const bool v2018 = v2016 && v2017;
+    if (v2018) {
+      const float v2019 = v92.x[58];
+      const unsigned int v2021 = v2015 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2022 = v2021 < v2;
+      const bool v2023 = v2016 && v2022;
+      if (v2023) {
+        const unsigned int v2025 = v2012 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2026 = v2025 + v2015;
+        const unsigned int v2027 = v2026 - v78;
+        out[v2027] = v2019;
+      }
+    }
+    const unsigned int v2028 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2030 = v967 + v2028;
+    const unsigned int v2031 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2033 = v970 + v2031;
+    const bool v2034 = v2030 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2035 = v2033 < v79;
+    const bool v2036 = v2034 && v2035;
+    if (v2036) {
+      const float v2037 = v92.x[59];
+      const unsigned int v2039 = v2033 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2040 = v2039 < v2;
+      const bool v2041 = v2034 && v2040;
+      if (v2041) {
+        const unsigned int v2043 = v2030 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2044 = v2043 + v2033;
+        const unsigned int v2045 = v2044 - v78;
+        out[v2045] = v2037;
+      }
+    }
+    const unsigned int v2046 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2048 = v967 + v2046;
+    const unsigned int v2049 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2051 = v970 + v2049;
+    const bool v2052 = v2048 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2053 = v2051 < v79;
+    const bool v2054 = v2052 && v2053;
+    if (v2054) {
+      const float v2055 = v92.x[60];
+      const unsigned int v2057 = v2051 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2058 = v2057 < v2;
+      const bool v2059 = v2052 && v2058;
+      if (v2059) {
+        const unsigned int v2061 = v2048 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2062 = v2061 + v2051;
+        const unsigned int v2063 = v2062 - v78;
+        out[v2063] = v2055;
+      }
+    }
+    const unsigned int v2064 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2066 = v967 + v2064;
+    const unsigned int v2067 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2069 = v970 + v2067;
+    const bool v2070 = v2066 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2071 = v2069 < v79;
+    const bool v2072 = v2070 && v2071;
+    if (v2072) {
+      const float v2073 = v92.x[61];
+      const unsigned int v2075 = v2069 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2076 = v2075 < v2;
+      const bool v2077 = v2070 && v2076;
+      if (v2077) {
+        const unsigned int v2079 = v2066 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2080 = v2079 + v2069;
+        const unsigned int v2081 = v2080 - v78;
+        out[v2081] = v2073;
+      }
+    }
+    const unsigned int v2082 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2084 = v967 + v2082;
+    const unsigned int v2085 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2087 = v970 + v2085;
+    const bool v2088 = v2084 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2089 = v2087 < v79;
+    const bool v2090 = v2088 && v2089;
+    if (v2090) {
+      const float v2091 = v92.x[62];
+      const unsigned int v2093 = v2087 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2094 = v2093 < v2;
+      const bool v2095 = v2088 && v2094;
+      if (v2095) {
+        const unsigned int v2097 = v2084 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2098 = v2097 + v2087;
+        const unsigned int v2099 = v2098 - v78;
+        out[v2099] = v2091;
+      }
+    }
+    const unsigned int v2100 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2102 = v967 + v2100;
+    const unsigned int v2103 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2105 = v970 + v2103;
+    const bool v2106 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2107 = v2105 < v79;
+    const bool v2108 = v2106 && v2107;
+    if (v2108) {
+      const float v2109 = v92.x[63];
+      const unsigned int v2111 = v2105 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2112 = v2111 < v2;
+      const bool v2113 = v2106 && v2112;
+      if (v2113) {
+        const unsigned int v2115 = v2102 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2116 = v2115 + v2105;
+        const unsigned int v2117 = v2116 - v78;
+        out[v2117] = v2109;
+      }
+    }
+    const unsigned int v2118 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2120 = v967 + v2118;
+    const unsigned int v2121 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2123 = v970 + v2121;
+    const bool v2124 = v2120 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2125 = v2123 < v79;
+    const bool v2126 = v2124 && v2125;
+    if (v2126) {
+      const float v2127 = v92.x[64];
+      const unsigned int v2129 = v2123 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2130 = v2129 < v2;
+      const bool v2131 = v2124 && v2130;
+      if (v2131) {
+        const unsigned int v2133 = v2120 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2134 = v2133 + v2123;
+        const unsigned int v2135 = v2134 - v78;
+        out[v2135] = v2127;
+      }
+    }
+    const unsigned int v2136 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2138 = v967 + v2136;
+    const unsigned int v2139 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2141 = v970 + v2139;
+    const bool v2142 = v2138 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2143 = v2141 < v79;
+    const bool v2144 = v2142 && v2143;
+    if (v2144) {
+      const float v2145 = v92.x[65];
+      const unsigned int v2147 = v2141 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2148 = v2147 < v2;
+      const bool v2149 = v2142 && v2148;
+      if (v2149) {
+        const unsigned int v2151 = v2138 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2152 = v2151 + v2141;
+        const unsigned int v2153 = v2152 - v78;
+        out[v2153] = v2145;
+      }
+    }
+    const unsigned int v2154 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2156 = v967 + v2154;
+    const unsigned int v2157 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2159 = v970 + v2157;
+    const bool v2160 = v2156 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2161 = v2159 < v79;
+    const bool v2162 = v2160 && v2161;
+    if (v2162) {
+      const float v2163 = v92.x[66];
+      const unsigned int v2165 = v2159 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2166 = v2165 < v2;
+      const bool v2167 = v2160 && v2166;
+      if (v2167) {
+        const unsigned int v2169 = v2156 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2170 = v2169 + v2159;
+        const unsigned int v2171 = v2170 - v78;
+        out[v2171] = v2163;
+      }
+    }
+    const unsigned int v2172 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2174 = v967 + v2172;
+    const unsigned int v2175 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2177 = v970 + v2175;
+    const bool v2178 = v2174 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2179 = v2177 < v79;
+    const bool v2180 = v2178 && v2179;
+    if (v2180) {
+      const float v2181 = v92.x[67];
+      const unsigned int v2183 = v2177 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2184 = v2183 < v2;
+      const bool v2185 = v2178 && v2184;
+      if (v2185) {
+        const unsigned int v2187 = v2174 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2188 = v2187 + v2177;
+        const unsigned int v2189 = v2188 - v78;
+        out[v2189] = v2181;
+      }
+    }
+    const unsigned int v2190 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2192 = v967 + v2190;
+    const unsigned int v2193 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2195 = v970 + v2193;
+    const bool v2196 = v2192 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2197 = v2195 < v79;
+    const bool v2198 = v2196 && v2197;
+    if (v2198) {
+      const float v2199 = v92.x[68];
+      const unsigned int v2201 = v2195 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2202 = v2201 < v2;
+      const bool v2203 = v2196 && v2202;
+      if (v2203) {
+        const unsigned int v2205 = v2192 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2206 = v2205 + v2195;
+        const unsigned int v2207 = v2206 - v78;
+        out[v2207] = v2199;
+      }
+    }
+    const unsigned int v2208 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2210 = v967 + v2208;
+    const unsigned int v2211 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2213 = v970 + v2211;
+    const bool v2214 = v2210 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2215 = v2213 < v79;
+    const bool v2216 = v2214 && v2215;
+    if (v2216) {
+      const float v2217 = v92.x[69];
+      const unsigned int v2219 = v2213 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2220 = v2219 < v2;
+      const bool v2221 = v2214 && v2220;
+      if (v2221) {
+        const unsigned int v2223 = v2210 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2224 = v2223 + v2213;
+        const unsigned int v2225 = v2224 - v78;
+        out[v2225] = v2217;
+      }
+    }
+    const unsigned int v2226 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2228 = v967 + v2226;
+    const unsigned int v2229 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2231 = v970 + v2229;
+    const bool v2232 = v2228 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2233 = v2231 < v79;
+    const bool v2234 = v2232 && v2233;
+    if (v2234) {
+      const float v2235 = v92.x[70];
+      const unsigned int v2237 = v2231 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2238 = v2237 < v2;
+      const bool v2239 = v2232 && v2238;
+      if (v2239) {
+        const unsigned int v2241 = v2228 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2242 = v2241 + v2231;
+        const unsigned int v2243 = v2242 - v78;
+        out[v2243] = v2235;
+      }
+    }
+    const unsigned int v2244 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2246 = v967 + v2244;
+    const unsigned int v2247 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2249 = v970 + v2247;
+    const bool v2250 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2251 = v2249 < v79;
+    const bool v2252 = v2250 && v2251;
+    if (v2252) {
+      const float v2253 = v92.x[71];
+      const unsigned int v2255 = v2249 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2256 = v2255 < v2;
+      const bool v2257 = v2250 && v2256;
+      if (v2257) {
+        const unsigned int v2259 = v2246 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2260 = v2259 + v2249;
+        const unsigned int v2261 = v2260 - v78;
+        out[v2261] = v2253;
+      }
+    }
+    const unsigned int v2262 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2264 = v967 + v2262;
+    const unsigned int v2265 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2267 = v970 + v2265;
+    const bool v2268 = v2264 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2269 = v2267 < v79;
+    const bool v2270 = v2268 && v2269;
+    if (v2270) {
+      const float v2271 = v92.x[72];
+      const unsigned int v2273 = v2267 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2274 = v2273 < v2;
+      const bool v2275 = v2268 && v2274;
+      if (v2275) {
+        const unsigned int v2277 = v2264 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2278 = v2277 + v2267;
+        const unsigned int v2279 = v2278 - v78;
+        out[v2279] = v2271;
+      }
+    }
+    const unsigned int v2280 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2282 = v967 + v2280;
+    const unsigned int v2283 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2285 = v970 + v2283;
+    const bool v2286 = v2282 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2287 = v2285 < v79;
+    const bool v2288 = v2286 && v2287;
+    if (v2288) {
+      const float v2289 = v92.x[73];
+      const unsigned int v2291 = v2285 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2292 = v2291 < v2;
+      const bool v2293 = v2286 && v2292;
+      if (v2293) {
+        const unsigned int v2295 = v2282 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2296 = v2295 + v2285;
+        const unsigned int v2297 = v2296 - v78;
+        out[v2297] = v2289;
+      }
+    }
+    const unsigned int v2298 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2300 = v967 + v2298;
+    const unsigned int v2301 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2303 = v970 + v2301;
+    const bool v2304 = v2300 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2305 = v2303 < v79;
+    const bool v2306 = v2304 && v2305;
+    if (v2306) {
+      const float v2307 = v92.x[74];
+      const unsigned int v2309 = v2303 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2310 = v2309 < v2;
+      const bool v2311 = v2304 && v2310;
+      if (v2311) {
+        const unsigned int v2313 = v2300 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2314 = v2313 + v2303;
+        const unsigned int v2315 = v2314 - v78;
+        out[v2315] = v2307;
+      }
+    }
+    const unsigned int v2316 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2318 = v967 + v2316;
+    const unsigned int v2319 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2321 = v970 + v2319;
+    const bool v2322 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2323 = v2321 < v79;
+    const bool v2324 = v2322 && v2323;
+    if (v2324) {
+      const float v2325 = v92.x[75];
+      const unsigned int v2327 = v2321 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2328 = v2327 < v2;
+      const bool v2329 = v2322 && v2328;
+      if (v2329) {
+        const unsigned int v2331 = v2318 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2332 = v2331 + v2321;
+        const unsigned int v2333 = v2332 - v78;
+        out[v2333] = v2325;
+      }
+    }
+    const unsigned int v2334 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2336 = v967 + v2334;
+    const unsigned int v2337 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2339 = v970 + v2337;
+    const bool v2340 = v2336 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2341 = v2339 < v79;
+    const bool v2342 = v2340 && v2341;
+    if (v2342) {
+      const float v2343 = v92.x[76];
+      const unsigned int v2345 = v2339 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2346 = v2345 < v2;
+      const bool v2347 = v2340 && v2346;
+      if (v2347) {
+        const unsigned int v2349 = v2336 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2350 = v2349 + v2339;
+        const unsigned int v2351 = v2350 - v78;
+        out[v2351] = v2343;
+      }
+    }
+    const unsigned int v2352 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2354 = v967 + v2352;
+    const unsigned int v2355 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2357 = v970 + v2355;
+    const bool v2358 = v2354 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2359 = v2357 < v79;
+    const bool v2360 = v2358 && v2359;
+    if (v2360) {
+      const float v2361 = v92.x[77];
+      const unsigned int v2363 = v2357 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2364 = v2363 < v2;
+      const bool v2365 = v2358 && v2364;
+      if (v2365) {
+        const unsigned int v2367 = v2354 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2368 = v2367 + v2357;
+        const unsigned int v2369 = v2368 - v78;
+        out[v2369] = v2361;
+      }
+    }
+    const unsigned int v2370 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2372 = v967 + v2370;
+    const unsigned int v2373 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2375 = v970 + v2373;
+    const bool v2376 = v2372 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2377 = v2375 < v79;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v92.x[78];
+      const unsigned int v2381 = v2375 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2382 = v2381 < v2;
+      const bool v2383 = v2376 && v2382;
+      if (v2383) {
+        const unsigned int v2385 = v2372 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2386 = v2385 + v2375;
+        const unsigned int v2387 = v2386 - v78;
+        out[v2387] = v2379;
+      }
+    }
+    const unsigned int v2388 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2390 = v967 + v2388;
+    const unsigned int v2391 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2393 = v970 + v2391;
+    const bool v2394 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2395 = v2393 < v79;
+    const bool v2396 = v2394 && v2395;
+    if (v2396) {
+      const float v2397 = v92.x[79];
+      const unsigned int v2399 = v2393 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2400 = v2399 < v2;
+      const bool v2401 = v2394 && v2400;
+      if (v2401) {
+        const unsigned int v2403 = v2390 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2404 = v2403 + v2393;
+        const unsigned int v2405 = v2404 - v78;
+        out[v2405] = v2397;
+      }
+    }
+    const unsigned int v2406 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2408 = v967 + v2406;
+    const unsigned int v2409 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2411 = v970 + v2409;
+    const bool v2412 = v2408 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2413 = v2411 < v79;
+    const bool v2414 = v2412 && v2413;
+    if (v2414) {
+      const float v2415 = v92.x[80];
+      const unsigned int v2417 = v2411 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2418 = v2417 < v2;
+      const bool v2419 = v2412 && v2418;
+      if (v2419) {
+        const unsigned int v2421 = v2408 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2422 = v2421 + v2411;
+        const unsigned int v2423 = v2422 - v78;
+        out[v2423] = v2415;
+      }
+    }
+    const unsigned int v2424 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2426 = v967 + v2424;
+    const unsigned int v2427 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2429 = v970 + v2427;
+    const bool v2430 = v2426 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2431 = v2429 < v79;
+    const bool v2432 = v2430 && v2431;
+    if (v2432) {
+      const float v2433 = v92.x[81];
+      const unsigned int v2435 = v2429 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2436 = v2435 < v2;
+      const bool v2437 = v2430 && v2436;
+      if (v2437) {
+        const unsigned int v2439 = v2426 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2440 = v2439 + v2429;
+        const unsigned int v2441 = v2440 - v78;
+        out[v2441] = v2433;
+      }
+    }
+    const unsigned int v2442 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2444 = v967 + v2442;
+    const unsigned int v2445 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2447 = v970 + v2445;
+    const bool v2448 = v2444 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2449 = v2447 < v79;
+    const bool v2450 = v2448 && v2449;
+    if (v2450) {
+      const float v2451 = v92.x[82];
+      const unsigned int v2453 = v2447 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2454 = v2453 < v2;
+      const bool v2455 = v2448 && v2454;
+      if (v2455) {
+        const unsigned int v2457 = v2444 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2458 = v2457 + v2447;
+        const unsigned int v2459 = v2458 - v78;
+        out[v2459] = v2451;
+      }
+    }
+    const unsigned int v2460 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2462 = v967 + v2460;
+    const unsigned int v2463 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2465 = v970 + v2463;
+    const bool v2466 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2467 = v2465 < v79;
+    const bool v2468 = v2466 && v2467;
+    if (v2468) {
+      const float v2469 = v92.x[83];
+      const unsigned int v2471 = v2465 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2472 = v2471 < v2;
+      const bool v2473 = v2466 && v2472;
+      if (v2473) {
+        const unsigned int v2475 = v2462 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2476 = v2475 + v2465;
+        const unsigned int v2477 = v2476 - v78;
+        out[v2477] = v2469;
+      }
+    }
+    const unsigned int v2478 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2480 = v967 + v2478;
+    const unsigned int v2481 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2483 = v970 + v2481;
+    const bool v2484 = v2480 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2485 = v2483 < v79;
+    const bool v2486 = v2484 && v2485;
+    if (v2486) {
+      const float v2487 = v92.x[84];
+      const unsigned int v2489 = v2483 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2490 = v2489 < v2;
+      const bool v2491 = v2484 && v2490;
+      if (v2491) {
+        const unsigned int v2493 = v2480 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2494 = v2493 + v2483;
+        const unsigned int v2495 = v2494 - v78;
+        out[v2495] = v2487;
+      }
+    }
+    const unsigned int v2496 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2498 = v967 + v2496;
+    const unsigned int v2499 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2501 = v970 + v2499;
+    const bool v2502 = v2498 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2503 = v2501 < v79;
+    const bool v2504 = v2502 && v2503;
+    if (v2504) {
+      const float v2505 = v92.x[85];
+      const unsigned int v2507 = v2501 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2508 = v2507 < v2;
+      const bool v2509 = v2502 && v2508;
+      if (v2509) {
+        const unsigned int v2511 = v2498 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2512 = v2511 + v2501;
+        const unsigned int v2513 = v2512 - v78;
+        out[v2513] = v2505;
+      }
+    }
+    const unsigned int v2514 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2516 = v967 + v2514;
+    const unsigned int v2517 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2519 = v970 + v2517;
+    const bool v2520 = v2516 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2521 = v2519 < v79;
+    const bool v2522 = v2520 && v2521;
+    if (v2522) {
+      const float v2523 = v92.x[86];
+      const unsigned int v2525 = v2519 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2526 = v2525 < v2;
+      const bool v2527 = v2520 && v2526;
+      if (v2527) {
+        const unsigned int v2529 = v2516 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2530 = v2529 + v2519;
+        const unsigned int v2531 = v2530 - v78;
+        out[v2531] = v2523;
+      }
+    }
+    const unsigned int v2532 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2534 = v967 + v2532;
+    const unsigned int v2535 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2537 = v970 + v2535;
+    const bool v2538 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2539 = v2537 < v79;
+    const bool v2540 = v2538 && v2539;
+    if (v2540) {
+      const float v2541 = v92.x[87];
+      const unsigned int v2543 = v2537 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2544 = v2543 < v2;
+      const bool v2545 = v2538 && v2544;
+      if (v2545) {
+        const unsigned int v2547 = v2534 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2548 = v2547 + v2537;
+        const unsigned int v2549 = v2548 - v78;
+        out[v2549] = v2541;
+      }
+    }
+    const unsigned int v2550 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2552 = v967 + v2550;
+    const unsigned int v2553 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2555 = v970 + v2553;
+    const bool v2556 = v2552 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2557 = v2555 < v79;
+    const bool v2558 = v2556 && v2557;
+    if (v2558) {
+      const float v2559 = v92.x[88];
+      const unsigned int v2561 = v2555 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2562 = v2561 < v2;
+      const bool v2563 = v2556 && v2562;
+      if (v2563) {
+        const unsigned int v2565 = v2552 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2566 = v2565 + v2555;
+        const unsigned int v2567 = v2566 - v78;
+        out[v2567] = v2559;
+      }
+    }
+    const unsigned int v2568 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2570 = v967 + v2568;
+    const unsigned int v2571 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2573 = v970 + v2571;
+    const bool v2574 = v2570 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2575 = v2573 < v79;
+    const bool v2576 = v2574 && v2575;
+    if (v2576) {
+      const float v2577 = v92.x[89];
+      const unsigned int v2579 = v2573 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2580 = v2579 < v2;
+      const bool v2581 = v2574 && v2580;
+      if (v2581) {
+        const unsigned int v2583 = v2570 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2584 = v2583 + v2573;
+        const unsigned int v2585 = v2584 - v78;
+        out[v2585] = v2577;
+      }
+    }
+    const unsigned int v2586 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2588 = v967 + v2586;
+    const unsigned int v2589 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2591 = v970 + v2589;
+    const bool v2592 = v2588 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2593 = v2591 < v79;
+    const bool v2594 = v2592 && v2593;
+    if (v2594) {
+      const float v2595 = v92.x[90];
+      const unsigned int v2597 = v2591 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2598 = v2597 < v2;
+      const bool v2599 = v2592 && v2598;
+      if (v2599) {
+        const unsigned int v2601 = v2588 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2602 = v2601 + v2591;
+        const unsigned int v2603 = v2602 - v78;
+        out[v2603] = v2595;
+      }
+    }
+    const unsigned int v2604 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2606 = v967 + v2604;
+    const unsigned int v2607 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2609 = v970 + v2607;
+    const bool v2610 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2611 = v2609 < v79;
+    const bool v2612 = v2610 && v2611;
+    if (v2612) {
+      const float v2613 = v92.x[91];
+      const unsigned int v2615 = v2609 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2616 = v2615 < v2;
+      const bool v2617 = v2610 && v2616;
+      if (v2617) {
+        const unsigned int v2619 = v2606 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2620 = v2619 + v2609;
+        const unsigned int v2621 = v2620 - v78;
+        out[v2621] = v2613;
+      }
+    }
+    const unsigned int v2622 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2624 = v967 + v2622;
+    const unsigned int v2625 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2627 = v970 + v2625;
+    const bool v2628 = v2624 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2629 = v2627 < v79;
+    const bool v2630 = v2628 && v2629;
+    if (v2630) {
+      const float v2631 = v92.x[92];
+      const unsigned int v2633 = v2627 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2634 = v2633 < v2;
+      const bool v2635 = v2628 && v2634;
+      if (v2635) {
+        const unsigned int v2637 = v2624 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2638 = v2637 + v2627;
+        const unsigned int v2639 = v2638 - v78;
+        out[v2639] = v2631;
+      }
+    }
+    const unsigned int v2640 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2642 = v967 + v2640;
+    const unsigned int v2643 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2645 = v970 + v2643;
+    const bool v2646 = v2642 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2647 = v2645 < v79;
+    const bool v2648 = v2646 && v2647;
+    if (v2648) {
+      const float v2649 = v92.x[93];
+      const unsigned int v2651 = v2645 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2652 = v2651 < v2;
+      const bool v2653 = v2646 && v2652;
+      if (v2653) {
+        const unsigned int v2655 = v2642 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2656 = v2655 + v2645;
+        const unsigned int v2657 = v2656 - v78;
+        out[v2657] = v2649;
+      }
+    }
+    const unsigned int v2658 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2660 = v967 + v2658;
+    const unsigned int v2661 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2663 = v970 + v2661;
+    const bool v2664 = v2660 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2665 = v2663 < v79;
+    const bool v2666 = v2664 && v2665;
+    if (v2666) {
+      const float v2667 = v92.x[94];
+      const unsigned int v2669 = v2663 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2670 = v2669 < v2;
+      const bool v2671 = v2664 && v2670;
+      if (v2671) {
+        const unsigned int v2673 = v2660 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2674 = v2673 + v2663;
+        const unsigned int v2675 = v2674 - v78;
+        out[v2675] = v2667;
+      }
+    }
+    const unsigned int v2676 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2678 = v967 + v2676;
+    const unsigned int v2679 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2681 = v970 + v2679;
+    const bool v2682 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2683 = v2681 < v79;
+    const bool v2684 = v2682 && v2683;
+    if (v2684) {
+      const float v2685 = v92.x[95];
+      const unsigned int v2687 = v2681 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2688 = v2687 < v2;
+      const bool v2689 = v2682 && v2688;
+      if (v2689) {
+        const unsigned int v2691 = v2678 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2692 = v2691 + v2681;
+        const unsigned int v2693 = v2692 - v78;
+        out[v2693] = v2685;
+      }
+    }
+    const unsigned int v2694 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2696 = v967 + v2694;
+    const unsigned int v2697 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2699 = v970 + v2697;
+    const bool v2700 = v2696 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2701 = v2699 < v79;
+    const bool v2702 = v2700 && v2701;
+    if (v2702) {
+      const float v2703 = v92.x[96];
+      const unsigned int v2705 = v2699 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2706 = v2705 < v2;
+      const bool v2707 = v2700 && v2706;
+      if (v2707) {
+        const unsigned int v2709 = v2696 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2710 = v2709 + v2699;
+        const unsigned int v2711 = v2710 - v78;
+        out[v2711] = v2703;
+      }
+    }
+    const unsigned int v2712 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2714 = v967 + v2712;
+    const unsigned int v2715 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2717 = v970 + v2715;
+    const bool v2718 = v2714 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2719 = v2717 < v79;
+    const bool v2720 = v2718 && v2719;
+    if (v2720) {
+      const float v2721 = v92.x[97];
+      const unsigned int v2723 = v2717 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2724 = v2723 < v2;
+      const bool v2725 = v2718 && v2724;
+      if (v2725) {
+        const unsigned int v2727 = v2714 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2728 = v2727 + v2717;
+        const unsigned int v2729 = v2728 - v78;
+        out[v2729] = v2721;
+      }
+    }
+    const unsigned int v2730 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2732 = v967 + v2730;
+    const unsigned int v2733 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2735 = v970 + v2733;
+    const bool v2736 = v2732 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2737 = v2735 < v79;
+    const bool v2738 = v2736 && v2737;
+    if (v2738) {
+      const float v2739 = v92.x[98];
+      const unsigned int v2741 = v2735 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2742 = v2741 < v2;
+      const bool v2743 = v2736 && v2742;
+      if (v2743) {
+        const unsigned int v2745 = v2732 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2746 = v2745 + v2735;
+        const unsigned int v2747 = v2746 - v78;
+        out[v2747] = v2739;
+      }
+    }
+    const unsigned int v2748 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2750 = v967 + v2748;
+    const unsigned int v2751 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2753 = v970 + v2751;
+    const bool v2754 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2755 = v2753 < v79;
+    const bool v2756 = v2754 && v2755;
+    if (v2756) {
+      const float v2757 = v92.x[99];
+      const unsigned int v2759 = v2753 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2760 = v2759 < v2;
+      const bool v2761 = v2754 && v2760;
+      if (v2761) {
+        const unsigned int v2763 = v2750 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2764 = v2763 + v2753;
+        const unsigned int v2765 = v2764 - v78;
+        out[v2765] = v2757;
+      }
+    }
+    const unsigned int v2766 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2768 = v967 + v2766;
+    const unsigned int v2769 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2771 = v970 + v2769;
+    const bool v2772 = v2768 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2773 = v2771 < v79;
+    const bool v2774 = v2772 && v2773;
+    if (v2774) {
+      const float v2775 = v92.x[100];
+      const unsigned int v2777 = v2771 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2778 = v2777 < v2;
+      const bool v2779 = v2772 && v2778;
+      if (v2779) {
+        const unsigned int v2781 = v2768 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2782 = v2781 + v2771;
+        const unsigned int v2783 = v2782 - v78;
+        out[v2783] = v2775;
+      }
+    }
+    const unsigned int v2784 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2786 = v967 + v2784;
+    const unsigned int v2787 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2789 = v970 + v2787;
+    const bool v2790 = v2786 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2791 = v2789 < v79;
+    const bool v2792 = v2790 && v2791;
+    if (v2792) {
+      const float v2793 = v92.x[101];
+      const unsigned int v2795 = v2789 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2796 = v2795 < v2;
+      const bool v2797 = v2790 && v2796;
+      if (v2797) {
+        const unsigned int v2799 = v2786 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2800 = v2799 + v2789;
+        const unsigned int v2801 = v2800 - v78;
+        out[v2801] = v2793;
+      }
+    }
+    const unsigned int v2802 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2804 = v967 + v2802;
+    const unsigned int v2805 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2807 = v970 + v2805;
+    const bool v2808 = v2804 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2809 = v2807 < v79;
+    const bool v2810 = v2808 && v2809;
+    if (v2810) {
+      const float v2811 = v92.x[102];
+      const unsigned int v2813 = v2807 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2814 = v2813 < v2;
+      const bool v2815 = v2808 && v2814;
+      if (v2815) {
+        const unsigned int v2817 = v2804 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2818 = v2817 + v2807;
+        const unsigned int v2819 = v2818 - v78;
+        out[v2819] = v2811;
+      }
+    }
+    const unsigned int v2820 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2822 = v967 + v2820;
+    const unsigned int v2823 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2825 = v970 + v2823;
+    const bool v2826 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2827 = v2825 < v79;
+    const bool v2828 = v2826 && v2827;
+    if (v2828) {
+      const float v2829 = v92.x[103];
+      const unsigned int v2831 = v2825 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2832 = v2831 < v2;
+      const bool v2833 = v2826 && v2832;
+      if (v2833) {
+        const unsigned int v2835 = v2822 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2836 = v2835 + v2825;
+        const unsigned int v2837 = v2836 - v78;
+        out[v2837] = v2829;
+      }
+    }
+    const unsigned int v2838 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2840 = v967 + v2838;
+    const unsigned int v2841 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2843 = v970 + v2841;
+    const bool v2844 = v2840 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2845 = v2843 < v79;
+    const bool v2846 = v2844 && v2845;
+    if (v2846) {
+      const float v2847 = v92.x[104];
+      const unsigned int v2849 = v2843 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2850 = v2849 < v2;
+      const bool v2851 = v2844 && v2850;
+      if (v2851) {
+        const unsigned int v2853 = v2840 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2854 = v2853 + v2843;
+        const unsigned int v2855 = v2854 - v78;
+        out[v2855] = v2847;
+      }
+    }
+    const unsigned int v2856 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2858 = v967 + v2856;
+    const unsigned int v2859 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2861 = v970 + v2859;
+    const bool v2862 = v2858 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2863 = v2861 < v79;
+    const bool v2864 = v2862 && v2863;
+    if (v2864) {
+      const float v2865 = v92.x[105];
+      const unsigned int v2867 = v2861 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2868 = v2867 < v2;
+      const bool v2869 = v2862 && v2868;
+      if (v2869) {
+        const unsigned int v2871 = v2858 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2872 = v2871 + v2861;
+        const unsigned int v2873 = v2872 - v78;
+        out[v2873] = v2865;
+      }
+    }
+    const unsigned int v2874 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2876 = v967 + v2874;
+    const unsigned int v2877 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2879 = v970 + v2877;
+    const bool v2880 = v2876 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2881 = v2879 < v79;
+    const bool v2882 = v2880 && v2881;
+    if (v2882) {
+      const float v2883 = v92.x[106];
+      const unsigned int v2885 = v2879 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2886 = v2885 < v2;
+      const bool v2887 = v2880 && v2886;
+      if (v2887) {
+        const unsigned int v2889 = v2876 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2890 = v2889 + v2879;
+        const unsigned int v2891 = v2890 - v78;
+        out[v2891] = v2883;
+      }
+    }
+    const unsigned int v2892 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2894 = v967 + v2892;
+    const unsigned int v2895 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2897 = v970 + v2895;
+    const bool v2898 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2899 = v2897 < v79;
+    const bool v2900 = v2898 && v2899;
+    if (v2900) {
+      const float v2901 = v92.x[107];
+      const unsigned int v2903 = v2897 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2904 = v2903 < v2;
+      const bool v2905 = v2898 && v2904;
+      if (v2905) {
+        const unsigned int v2907 = v2894 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2908 = v2907 + v2897;
+        const unsigned int v2909 = v2908 - v78;
+        out[v2909] = v2901;
+      }
+    }
+    const unsigned int v2910 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2912 = v967 + v2910;
+    const unsigned int v2913 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2915 = v970 + v2913;
+    const bool v2916 = v2912 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2917 = v2915 < v79;
+    const bool v2918 = v2916 && v2917;
+    if (v2918) {
+      const float v2919 = v92.x[108];
+      const unsigned int v2921 = v2915 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2922 = v2921 < v2;
+      const bool v2923 = v2916 && v2922;
+      if (v2923) {
+        const unsigned int v2925 = v2912 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2926 = v2925 + v2915;
+        const unsigned int v2927 = v2926 - v78;
+        out[v2927] = v2919;
+      }
+    }
+    const unsigned int v2928 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2930 = v967 + v2928;
+    const unsigned int v2931 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2933 = v970 + v2931;
+    const bool v2934 = v2930 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2935 = v2933 < v79;
+    const bool v2936 = v2934 && v2935;
+    if (v2936) {
+      const float v2937 = v92.x[109];
+      const unsigned int v2939 = v2933 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2940 = v2939 < v2;
+      const bool v2941 = v2934 && v2940;
+      if (v2941) {
+        const unsigned int v2943 = v2930 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2944 = v2943 + v2933;
+        const unsigned int v2945 = v2944 - v78;
+        out[v2945] = v2937;
+      }
+    }
+    const unsigned int v2946 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2948 = v967 + v2946;
+    const unsigned int v2949 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2951 = v970 + v2949;
+    const bool v2952 = v2948 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2953 = v2951 < v79;
+    const bool v2954 = v2952 && v2953;
+    if (v2954) {
+      const float v2955 = v92.x[110];
+      const unsigned int v2957 = v2951 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2958 = v2957 < v2;
+      const bool v2959 = v2952 && v2958;
+      if (v2959) {
+        const unsigned int v2961 = v2948 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2962 = v2961 + v2951;
+        const unsigned int v2963 = v2962 - v78;
+        out[v2963] = v2955;
+      }
+    }
+    const unsigned int v2964 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2966 = v967 + v2964;
+    const unsigned int v2967 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2969 = v970 + v2967;
+    const bool v2970 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2971 = v2969 < v79;
+    const bool v2972 = v2970 && v2971;
+    if (v2972) {
+      const float v2973 = v92.x[111];
+      const unsigned int v2975 = v2969 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2976 = v2975 < v2;
+      const bool v2977 = v2970 && v2976;
+      if (v2977) {
+        const unsigned int v2979 = v2966 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2980 = v2979 + v2969;
+        const unsigned int v2981 = v2980 - v78;
+        out[v2981] = v2973;
+      }
+    }
+    const unsigned int v2982 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2984 = v967 + v2982;
+    const unsigned int v2985 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2987 = v970 + v2985;
+    const bool v2988 = v2984 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2989 = v2987 < v79;
+    const bool v2990 = v2988 && v2989;
+    if (v2990) {
+      const float v2991 = v92.x[112];
+      const unsigned int v2993 = v2987 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2994 = v2993 < v2;
+      const bool v2995 = v2988 && v2994;
+      if (v2995) {
+        const unsigned int v2997 = v2984 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2998 = v2997 + v2987;
+        const unsigned int v2999 = v2998 - v78;
+        out[v2999] = v2991;
+      }
+    }
+    const unsigned int v3000 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3002 = v967 + v3000;
+    const unsigned int v3003 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3005 = v970 + v3003;
+    const bool v3006 = v3002 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3007 = v3005 < v79;
+    const bool v3008 = v3006 && v3007;
+    if (v3008) {
+      const float v3009 = v92.x[113];
+      const unsigned int v3011 = v3005 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3012 = v3011 < v2;
+      const bool v3013 = v3006 && v3012;
+      if (v3013) {
+        const unsigned int v3015 = v3002 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3016 = v3015 + v3005;
+        const unsigned int v3017 = v3016 - v78;
+        out[v3017] = v3009;
+      }
+    }
+    const unsigned int v3018 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3020 = v967 + v3018;
+    const unsigned int v3021 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3023 = v970 + v3021;
+    const bool v3024 = v3020 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3025 = v3023 < v79;
+    const bool v3026 = v3024 && v3025;
+    if (v3026) {
+      const float v3027 = v92.x[114];
+      const unsigned int v3029 = v3023 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3030 = v3029 < v2;
+      const bool v3031 = v3024 && v3030;
+      if (v3031) {
+        const unsigned int v3033 = v3020 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3034 = v3033 + v3023;
+        const unsigned int v3035 = v3034 - v78;
+        out[v3035] = v3027;
+      }
+    }
+    const unsigned int v3036 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3038 = v967 + v3036;
+    const unsigned int v3039 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3041 = v970 + v3039;
+    const bool v3042 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3043 = v3041 < v79;
+    const bool v3044 = v3042 && v3043;
+    if (v3044) {
+      const float v3045 = v92.x[115];
+      const unsigned int v3047 = v3041 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3048 = v3047 < v2;
+      const bool v3049 = v3042 && v3048;
+      if (v3049) {
+        const unsigned int v3051 = v3038 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3052 = v3051 + v3041;
+        const unsigned int v3053 = v3052 - v78;
+        out[v3053] = v3045;
+      }
+    }
+    const unsigned int v3054 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3056 = v967 + v3054;
+    const unsigned int v3057 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3059 = v970 + v3057;
+    const bool v3060 = v3056 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3061 = v3059 < v79;
+    const bool v3062 = v3060 && v3061;
+    if (v3062) {
+      const float v3063 = v92.x[116];
+      const unsigned int v3065 = v3059 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3066 = v3065 < v2;
+      const bool v3067 = v3060 && v3066;
+      if (v3067) {
+        const unsigned int v3069 = v3056 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3070 = v3069 + v3059;
+        const unsigned int v3071 = v3070 - v78;
+        out[v3071] = v3063;
+      }
+    }
+    const unsigned int v3072 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3074 = v967 + v3072;
+    const unsigned int v3075 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3077 = v970 + v3075;
+    const bool v3078 = v3074 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3079 = v3077 < v79;
+    const bool v3080 = v3078 && v3079;
+    if (v3080) {
+      const float v3081 = v92.x[117];
+      const unsigned int v3083 = v3077 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3084 = v3083 < v2;
+      const bool v3085 = v3078 && v3084;
+      if (v3085) {
+        const unsigned int v3087 = v3074 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3088 = v3087 + v3077;
+        const unsigned int v3089 = v3088 - v78;
+        out[v3089] = v3081;
+      }
+    }
+    const unsigned int v3090 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3092 = v967 + v3090;
+    const unsigned int v3093 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3095 = v970 + v3093;
+    const bool v3096 = v3092 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3097 = v3095 < v79;
+    const bool v3098 = v3096 && v3097;
+    if (v3098) {
+      const float v3099 = v92.x[118];
+      const unsigned int v3101 = v3095 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3102 = v3101 < v2;
+      const bool v3103 = v3096 && v3102;
+      if (v3103) {
+        const unsigned int v3105 = v3092 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3106 = v3105 + v3095;
+        const unsigned int v3107 = v3106 - v78;
+        out[v3107] = v3099;
+      }
+    }
+    const unsigned int v3108 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3110 = v967 + v3108;
+    const unsigned int v3111 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3113 = v970 + v3111;
+    const bool v3114 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3115 = v3113 < v79;
+    const bool v3116 = v3114 && v3115;
+    if (v3116) {
+      const float v3117 = v92.x[119];
+      const unsigned int v3119 = v3113 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3120 = v3119 < v2;
+      const bool v3121 = v3114 && v3120;
+      if (v3121) {
+        const unsigned int v3123 = v3110 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3124 = v3123 + v3113;
+        const unsigned int v3125 = v3124 - v78;
+        out[v3125] = v3117;
+      }
+    }
+    const unsigned int v3126 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3128 = v967 + v3126;
+    const unsigned int v3129 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3131 = v970 + v3129;
+    const bool v3132 = v3128 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3133 = v3131 < v79;
+    const bool v3134 = v3132 && v3133;
+    if (v3134) {
+      const float v3135 = v92.x[120];
+      const unsigned int v3137 = v3131 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3138 = v3137 < v2;
+      const bool v3139 = v3132 && v3138;
+      if (v3139) {
+        const unsigned int v3141 = v3128 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3142 = v3141 + v3131;
+        const unsigned int v3143 = v3142 - v78;
+        out[v3143] = v3135;
+      }
+    }
+    const unsigned int v3144 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3146 = v967 + v3144;
+    const unsigned int v3147 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3149 = v970 + v3147;
+    const bool v3150 = v3146 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3151 = v3149 < v79;
+    const bool v3152 = v3150 && v3151;
+    if (v3152) {
+      const float v3153 = v92.x[121];
+      const unsigned int v3155 = v3149 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3156 = v3155 < v2;
+      const bool v3157 = v3150 && v3156;
+      if (v3157) {
+        const unsigned int v3159 = v3146 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3160 = v3159 + v3149;
+        const unsigned int v3161 = v3160 - v78;
+        out[v3161] = v3153;
+      }
+    }
+    const unsigned int v3162 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3164 = v967 + v3162;
+    const unsigned int v3165 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3167 = v970 + v3165;
+    const bool v3168 = v3164 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3169 = v3167 < v79;
+    const bool v3170 = v3168 && v3169;
+    if (v3170) {
+      const float v3171 = v92.x[122];
+      const unsigned int v3173 = v3167 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3174 = v3173 < v2;
+      const bool v3175 = v3168 && v3174;
+      if (v3175) {
+        const unsigned int v3177 = v3164 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3178 = v3177 + v3167;
+        const unsigned int v3179 = v3178 - v78;
+        out[v3179] = v3171;
+      }
+    }
+    const unsigned int v3180 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3182 = v967 + v3180;
+    const unsigned int v3183 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3185 = v970 + v3183;
+    const bool v3186 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3187 = v3185 < v79;
+    const bool v3188 = v3186 && v3187;
+    if (v3188) {
+      const float v3189 = v92.x[123];
+      const unsigned int v3191 = v3185 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3192 = v3191 < v2;
+      const bool v3193 = v3186 && v3192;
+      if (v3193) {
+        const unsigned int v3195 = v3182 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3196 = v3195 + v3185;
+        const unsigned int v3197 = v3196 - v78;
+        out[v3197] = v3189;
+      }
+    }
+    const unsigned int v3198 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3200 = v967 + v3198;
+    const unsigned int v3201 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3203 = v970 + v3201;
+    const bool v3204 = v3200 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3205 = v3203 < v79;
+    const bool v3206 = v3204 && v3205;
+    if (v3206) {
+      const float v3207 = v92.x[124];
+      const unsigned int v3209 = v3203 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3210 = v3209 < v2;
+      const bool v3211 = v3204 && v3210;
+      if (v3211) {
+        const unsigned int v3213 = v3200 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3214 = v3213 + v3203;
+        const unsigned int v3215 = v3214 - v78;
+        out[v3215] = v3207;
+      }
+    }
+    const unsigned int v3216 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3218 = v967 + v3216;
+    const unsigned int v3219 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3221 = v970 + v3219;
+    const bool v3222 = v3218 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3223 = v3221 < v79;
+    const bool v3224 = v3222 && v3223;
+    if (v3224) {
+      const float v3225 = v92.x[125];
+      const unsigned int v3227 = v3221 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3228 = v3227 < v2;
+      const bool v3229 = v3222 && v3228;
+      if (v3229) {
+        const unsigned int v3231 = v3218 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3232 = v3231 + v3221;
+        const unsigned int v3233 = v3232 - v78;
+        out[v3233] = v3225;
+      }
+    }
+    const unsigned int v3234 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3236 = v967 + v3234;
+    const unsigned int v3237 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3239 = v970 + v3237;
+    const bool v3240 = v3236 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3241 = v3239 < v79;
+    const bool v3242 = v3240 && v3241;
+    if (v3242) {
+      const float v3243 = v92.x[126];
+      const unsigned int v3245 = v3239 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3246 = v3245 < v2;
+      const bool v3247 = v3240 && v3246;
+      if (v3247) {
+        const unsigned int v3249 = v3236 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3250 = v3249 + v3239;
+        const unsigned int v3251 = v3250 - v78;
+        out[v3251] = v3243;
+      }
+    }
+    const unsigned int v3252 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3254 = v967 + v3252;
+    const unsigned int v3255 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3257 = v970 + v3255;
+    const bool v3258 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3259 = v3257 < v79;
+    const bool v3260 = v3258 && v3259;
+    if (v3260) {
+      const float v3261 = v92.x[127];
+      const unsigned int v3263 = v3257 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3264 = v3263 < v2;
+      const bool v3265 = v3258 && v3264;
+      if (v3265) {
+        const unsigned int v3267 = v3254 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3268 = v3267 + v3257;
+        const unsigned int v3269 = v3268 - v78;
+        out[v3269] = v3261;
       }
     }
   } else {
-    const unsigned int v3266 = blockDim.x;  // kernels/moe/expert_tiles.hpp:60
-    const unsigned int v3267 = threadIdx.x;
+    const unsigned int v3270 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v3271 = threadIdx.x;
 
-    for (unsigned int v3269 = v3267; v3269 < 16384u; v3269 += v3266) {
-      const unsigned int v3271 = v3269 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const unsigned int v3272 = v71 + v3271;
-      const unsigned int v3274 = v3269 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const unsigned int v3275 = v26 + v3274;
-      const bool v3276 = v3272 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v3277 = v3275 < v2;
-      const bool v3278 = v3276 && v3277;
-      if (v3278) {
-        const unsigned int v3281 = v3272 * v2;
-        const unsigned int v3282 = v3281 + v3275;
-        out[v3282] = 0.0f;
+    for (unsigned int v3273 = v3271; v3273 < 16384u; v3273 += v3270) {
+      const unsigned int v3275 = v3273 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v3276 = v75 + v3275;
+      const unsigned int v3278 = v3273 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v3279 = v26 + v3278;
+      const bool v3280 = v3276 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3281 = v3279 < v2;
+      const bool v3282 = v3280 && v3281;
+      if (v3282) {
+        const unsigned int v3285 = v3276 * v2;
+        const unsigned int v3286 = v3285 + v3279;
+        out[v3286] = 0.0f;
       }
     }
   }

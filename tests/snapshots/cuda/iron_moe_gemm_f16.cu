@@ -266,3637 +266,3640 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_f16(
   const unsigned int v21 = v13 + v20;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 8u;
-  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  unsigned int v28 = 0u;  // kernels/moe/expert_tiles.hpp:28
+  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  unsigned int v28 = 0u;  // kernels/moe/expert_tiles.hpp:30
   unsigned int v29 = v28;
-  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  unsigned int v32 = v28;  // kernels/moe/expert_tiles.hpp:30
-  const unsigned int v34 = offsets[v28];  // kernels/moe/expert_tiles.hpp:31
-  unsigned int v35 = v34;
+  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  unsigned int v32 = v28;  // kernels/moe/expert_tiles.hpp:32
+  const unsigned int v34 = offsets[v28];  // kernels/moe/expert_tiles.hpp:35
+  const unsigned int v35 = min(v34, v0);
+  unsigned int v36 = v35;
 
-  for (unsigned int v38 = v28; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const unsigned int v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const unsigned int v41 = offsets[v40];
-    const unsigned int v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const unsigned int v45 = v41 - v44;
-    const unsigned int v46 = v45 + 127u;
-    const unsigned int v47 = v46 >> 7u;
-    const unsigned int v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const unsigned int v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const unsigned int v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const unsigned int v57 = v56 << 7u;
-    const unsigned int v59 = v44 + v57;
-    const unsigned int v6438 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v6439 = v53 ? v38 : v6438;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v6439;
-    const unsigned int v6440 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v6441 = v53 ? v59 : v6440;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v6441;
-    const unsigned int v6442 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v6443 = v53 ? v41 : v6442;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v6443;
-    const unsigned int v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const unsigned int v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (unsigned int v39 = v28; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const unsigned int v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const unsigned int v42 = v39 + 1u;
+    const unsigned int v43 = offsets[v42];
+    const unsigned int v44 = max(v43, v40);
+    const unsigned int v45 = min(v44, v0);
+    const unsigned int v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const unsigned int v50 = v49 + 127u;
+    const unsigned int v51 = v50 >> 7u;
+    const unsigned int v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const unsigned int v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const unsigned int v61 = v60 << 7u;
+    const unsigned int v63 = v40 + v61;
+    const unsigned int v6442 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6443 = v57 ? v39 : v6442;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v6443;
+    const unsigned int v6444 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6445 = v57 ? v63 : v6444;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v6445;
+    const unsigned int v6446 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6447 = v57 ? v45 : v6446;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v6447;
+    const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const unsigned int v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const unsigned int v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const unsigned int v65 = v32;
-  const unsigned int v66 = v21 - v65;
-  const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v35;
-  const unsigned int v69 = v68 + v67;
-  const unsigned int v6444 = v29;
-  const unsigned int v6445 = v63 ? v69 : v6444;
-  v29 = v6445;
-  const unsigned int v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const unsigned int v71 = v29;
-  const unsigned int v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:114
-  if (v73) {
-    const unsigned int v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:115
-    const unsigned int v75 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:117
-    const unsigned int v76 = v1 * v2;
-    const unsigned int v2236 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:50
-    const unsigned int v2237 = v2236 >> 2u;
-    iron_frag<float, 2, 16, 128> v2241;  // kernels/gemm/gemm_warpgroup.hpp:54
-    iron_frag_fill(v2241, 0.0f);
-    const unsigned int v2244 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
-    const bool v2245 = v2244 == v28;
-    if (v2245) {
-      const bool v6056 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:61
-      if (v6056) {
-        const unsigned int v6060 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const unsigned int v6063 = v2236 << 5u;
-        const unsigned int v6064 = v6063 + v6060;
-        const unsigned int v6065 = v6064 >> 3u;
-        const unsigned int v6066 = v6064 & 7u;
-        const unsigned int v6067 = v6066 << 3u;
-        const unsigned int v6068 = v71 + v6065;
-        const bool v6070 = v6068 < v0;
-        const bool v6071 = v6067 < v3;
-        const bool v6072 = v6070 && v6071;
-        const unsigned int v6073 = v6068 * v3;
-        const unsigned int v6074 = v6073 + v6067;
-        const unsigned int v6075 = v6072 ? v6074 : v28;
-        const unsigned int v6076 = v6065 << 6u;
-        const unsigned int v6078 = v6076 + v6067;
-        iron_copy_async<16>(shm2 + (v6078 ^ (((v6078 >> 6u) & 7u) << 3u)), x_sorted + v6075, v6072);
-        const unsigned int v6079 = v6064 + 256u;
-        const unsigned int v6080 = v6079 >> 3u;
-        const unsigned int v6081 = v6079 & 7u;
-        const unsigned int v6082 = v6081 << 3u;
-        const unsigned int v6083 = v71 + v6080;
-        const bool v6085 = v6083 < v0;
-        const bool v6086 = v6082 < v3;
-        const bool v6087 = v6085 && v6086;
-        const unsigned int v6088 = v6083 * v3;
-        const unsigned int v6089 = v6088 + v6082;
-        const unsigned int v6090 = v6087 ? v6089 : v28;
-        const unsigned int v6091 = v6080 << 6u;
-        const unsigned int v6093 = v6091 + v6082;
-        iron_copy_async<16>(shm2 + (v6093 ^ (((v6093 >> 6u) & 7u) << 3u)), x_sorted + v6090, v6087);
-        const unsigned int v6095 = v6064 + 512u;
-        const unsigned int v6096 = v6095 >> 3u;
-        const unsigned int v6097 = v6095 & 7u;
-        const unsigned int v6098 = v6097 << 3u;
-        const unsigned int v6099 = v71 + v6096;
-        const bool v6101 = v6099 < v0;
-        const bool v6102 = v6098 < v3;
-        const bool v6103 = v6101 && v6102;
-        const unsigned int v6104 = v6099 * v3;
-        const unsigned int v6105 = v6104 + v6098;
-        const unsigned int v6106 = v6103 ? v6105 : v28;
-        const unsigned int v6107 = v6096 << 6u;
-        const unsigned int v6109 = v6107 + v6098;
-        iron_copy_async<16>(shm2 + (v6109 ^ (((v6109 >> 6u) & 7u) << 3u)), x_sorted + v6106, v6103);
-        const unsigned int v6111 = v6064 + 768u;
-        const unsigned int v6112 = v6111 >> 3u;
-        const unsigned int v6113 = v6111 & 7u;
-        const unsigned int v6114 = v6113 << 3u;
-        const unsigned int v6115 = v71 + v6112;
-        const bool v6117 = v6115 < v0;
-        const bool v6118 = v6114 < v3;
-        const bool v6119 = v6117 && v6118;
-        const unsigned int v6120 = v6115 * v3;
-        const unsigned int v6121 = v6120 + v6114;
-        const unsigned int v6122 = v6119 ? v6121 : v28;
-        const unsigned int v6123 = v6112 << 6u;
-        const unsigned int v6125 = v6123 + v6114;
-        iron_copy_async<16>(shm2 + (v6125 ^ (((v6125 >> 6u) & 7u) << 3u)), x_sorted + v6122, v6119);
-        const unsigned int v6126 = v75 + v6065;  // kernels/gemm/gemm_warpgroup.hpp:65
-        const bool v6127 = v6126 < v76;
-        const bool v6128 = v6127 && v6071;
-        const unsigned int v6129 = v6126 * v3;
-        const unsigned int v6130 = v6129 + v6067;
-        const unsigned int v6131 = v6128 ? v6130 : v28;
-        iron_copy_async<16>(shm3 + (v6078 ^ (((v6078 >> 6u) & 7u) << 3u)), w + v6131, v6128);
-        const unsigned int v6132 = v75 + v6080;
-        const bool v6133 = v6132 < v76;
-        const bool v6134 = v6133 && v6086;
-        const unsigned int v6135 = v6132 * v3;
-        const unsigned int v6136 = v6135 + v6082;
-        const unsigned int v6137 = v6134 ? v6136 : v28;
-        iron_copy_async<16>(shm3 + (v6093 ^ (((v6093 >> 6u) & 7u) << 3u)), w + v6137, v6134);
-        const unsigned int v6138 = v75 + v6096;
-        const bool v6139 = v6138 < v76;
-        const bool v6140 = v6139 && v6102;
-        const unsigned int v6141 = v6138 * v3;
-        const unsigned int v6142 = v6141 + v6098;
-        const unsigned int v6143 = v6140 ? v6142 : v28;
-        iron_copy_async<16>(shm3 + (v6109 ^ (((v6109 >> 6u) & 7u) << 3u)), w + v6143, v6140);
-        const unsigned int v6144 = v75 + v6112;
-        const bool v6145 = v6144 < v76;
-        const bool v6146 = v6145 && v6118;
-        const unsigned int v6147 = v6144 * v3;
-        const unsigned int v6148 = v6147 + v6114;
-        const unsigned int v6149 = v6146 ? v6148 : v28;
-        iron_copy_async<16>(shm3 + (v6125 ^ (((v6125 >> 6u) & 7u) << 3u)), w + v6149, v6146);
+  const unsigned int v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const unsigned int v69 = v32;
+  const unsigned int v70 = v21 - v69;
+  const unsigned int v71 = v70 << 7u;
+  const unsigned int v72 = v36;
+  const unsigned int v73 = v72 + v71;
+  const unsigned int v6448 = v29;
+  const unsigned int v6449 = v67 ? v73 : v6448;
+  v29 = v6449;
+  const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const unsigned int v75 = v29;
+  const unsigned int v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:114
+  if (v77) {
+    const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:115
+    const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:117
+    const unsigned int v80 = v1 * v2;
+    const unsigned int v2240 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:50
+    const unsigned int v2241 = v2240 >> 2u;
+    iron_frag<float, 2, 16, 128> v2245;  // kernels/gemm/gemm_warpgroup.hpp:54
+    iron_frag_fill(v2245, 0.0f);
+    const unsigned int v2248 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
+    const bool v2249 = v2248 == v28;
+    if (v2249) {
+      const bool v6060 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:61
+      if (v6060) {
+        const unsigned int v6064 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const unsigned int v6067 = v2240 << 5u;
+        const unsigned int v6068 = v6067 + v6064;
+        const unsigned int v6069 = v6068 >> 3u;
+        const unsigned int v6070 = v6068 & 7u;
+        const unsigned int v6071 = v6070 << 3u;
+        const unsigned int v6072 = v75 + v6069;
+        const bool v6074 = v6072 < v0;
+        const bool v6075 = v6071 < v3;
+        const bool v6076 = v6074 && v6075;
+        const unsigned int v6077 = v6072 * v3;
+        const unsigned int v6078 = v6077 + v6071;
+        const unsigned int v6079 = v6076 ? v6078 : v28;
+        const unsigned int v6080 = v6069 << 6u;
+        const unsigned int v6082 = v6080 + v6071;
+        iron_copy_async<16>(shm2 + (v6082 ^ (((v6082 >> 6u) & 7u) << 3u)), x_sorted + v6079, v6076);
+        const unsigned int v6083 = v6068 + 256u;
+        const unsigned int v6084 = v6083 >> 3u;
+        const unsigned int v6085 = v6083 & 7u;
+        const unsigned int v6086 = v6085 << 3u;
+        const unsigned int v6087 = v75 + v6084;
+        const bool v6089 = v6087 < v0;
+        const bool v6090 = v6086 < v3;
+        const bool v6091 = v6089 && v6090;
+        const unsigned int v6092 = v6087 * v3;
+        const unsigned int v6093 = v6092 + v6086;
+        const unsigned int v6094 = v6091 ? v6093 : v28;
+        const unsigned int v6095 = v6084 << 6u;
+        const unsigned int v6097 = v6095 + v6086;
+        iron_copy_async<16>(shm2 + (v6097 ^ (((v6097 >> 6u) & 7u) << 3u)), x_sorted + v6094, v6091);
+        const unsigned int v6099 = v6068 + 512u;
+        const unsigned int v6100 = v6099 >> 3u;
+        const unsigned int v6101 = v6099 & 7u;
+        const unsigned int v6102 = v6101 << 3u;
+        const unsigned int v6103 = v75 + v6100;
+        const bool v6105 = v6103 < v0;
+        const bool v6106 = v6102 < v3;
+        const bool v6107 = v6105 && v6106;
+        const unsigned int v6108 = v6103 * v3;
+        const unsigned int v6109 = v6108 + v6102;
+        const unsigned int v6110 = v6107 ? v6109 : v28;
+        const unsigned int v6111 = v6100 << 6u;
+        const unsigned int v6113 = v6111 + v6102;
+        iron_copy_async<16>(shm2 + (v6113 ^ (((v6113 >> 6u) & 7u) << 3u)), x_sorted + v6110, v6107);
+        const unsigned int v6115 = v6068 + 768u;
+        const unsigned int v6116 = v6115 >> 3u;
+        const unsigned int v6117 = v6115 & 7u;
+        const unsigned int v6118 = v6117 << 3u;
+        const unsigned int v6119 = v75 + v6116;
+        const bool v6121 = v6119 < v0;
+        const bool v6122 = v6118 < v3;
+        const bool v6123 = v6121 && v6122;
+        const unsigned int v6124 = v6119 * v3;
+        const unsigned int v6125 = v6124 + v6118;
+        const unsigned int v6126 = v6123 ? v6125 : v28;
+        const unsigned int v6127 = v6116 << 6u;
+        const unsigned int v6129 = v6127 + v6118;
+        iron_copy_async<16>(shm2 + (v6129 ^ (((v6129 >> 6u) & 7u) << 3u)), x_sorted + v6126, v6123);
+        const unsigned int v6130 = v79 + v6069;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const bool v6131 = v6130 < v80;
+        const bool v6132 = v6131 && v6075;
+        const unsigned int v6133 = v6130 * v3;
+        const unsigned int v6134 = v6133 + v6071;
+        const unsigned int v6135 = v6132 ? v6134 : v28;
+        iron_copy_async<16>(shm3 + (v6082 ^ (((v6082 >> 6u) & 7u) << 3u)), w + v6135, v6132);
+        const unsigned int v6136 = v79 + v6084;
+        const bool v6137 = v6136 < v80;
+        const bool v6138 = v6137 && v6090;
+        const unsigned int v6139 = v6136 * v3;
+        const unsigned int v6140 = v6139 + v6086;
+        const unsigned int v6141 = v6138 ? v6140 : v28;
+        iron_copy_async<16>(shm3 + (v6097 ^ (((v6097 >> 6u) & 7u) << 3u)), w + v6141, v6138);
+        const unsigned int v6142 = v79 + v6100;
+        const bool v6143 = v6142 < v80;
+        const bool v6144 = v6143 && v6106;
+        const unsigned int v6145 = v6142 * v3;
+        const unsigned int v6146 = v6145 + v6102;
+        const unsigned int v6147 = v6144 ? v6146 : v28;
+        iron_copy_async<16>(shm3 + (v6113 ^ (((v6113 >> 6u) & 7u) << 3u)), w + v6147, v6144);
+        const unsigned int v6148 = v79 + v6116;
+        const bool v6149 = v6148 < v80;
+        const bool v6150 = v6149 && v6122;
+        const unsigned int v6151 = v6148 * v3;
+        const unsigned int v6152 = v6151 + v6118;
+        const unsigned int v6153 = v6150 ? v6152 : v28;
+        iron_copy_async<16>(shm3 + (v6129 ^ (((v6129 >> 6u) & 7u) << 3u)), w + v6153, v6150);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-      const bool v6152 = 64u < v3;
-      if (v6152) {
-        const unsigned int v6156 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const unsigned int v6159 = v2236 << 5u;
-        const unsigned int v6160 = v6159 + v6156;
-        const unsigned int v6161 = v6160 >> 3u;
-        const unsigned int v6162 = v6160 & 7u;
-        const unsigned int v6163 = v6162 << 3u;
-        const unsigned int v6164 = v71 + v6161;
-        const unsigned int v6165 = 64u + v6163;
-        const bool v6166 = v6164 < v0;
-        const bool v6167 = v6165 < v3;
-        const bool v6168 = v6166 && v6167;
-        const unsigned int v6169 = v6164 * v3;
-        const unsigned int v6170 = v6169 + v6165;
-        const unsigned int v6171 = v6168 ? v6170 : v28;
-        const unsigned int v6172 = v6161 << 6u;
-        const unsigned int v6173 = 8192u + v6172;
-        const unsigned int v6174 = v6173 + v6163;
-        iron_copy_async<16>(shm2 + (v6174 ^ (((v6174 >> 6u) & 7u) << 3u)), x_sorted + v6171, v6168);
-        const unsigned int v6175 = v6160 + 256u;
-        const unsigned int v6176 = v6175 >> 3u;
-        const unsigned int v6177 = v6175 & 7u;
-        const unsigned int v6178 = v6177 << 3u;
-        const unsigned int v6179 = v71 + v6176;
-        const unsigned int v6180 = 64u + v6178;
-        const bool v6181 = v6179 < v0;
-        const bool v6182 = v6180 < v3;
-        const bool v6183 = v6181 && v6182;
-        const unsigned int v6184 = v6179 * v3;
-        const unsigned int v6185 = v6184 + v6180;
-        const unsigned int v6186 = v6183 ? v6185 : v28;
-        const unsigned int v6187 = v6176 << 6u;
-        const unsigned int v6188 = 8192u + v6187;
-        const unsigned int v6189 = v6188 + v6178;
-        iron_copy_async<16>(shm2 + (v6189 ^ (((v6189 >> 6u) & 7u) << 3u)), x_sorted + v6186, v6183);
-        const unsigned int v6191 = v6160 + 512u;
-        const unsigned int v6192 = v6191 >> 3u;
-        const unsigned int v6193 = v6191 & 7u;
-        const unsigned int v6194 = v6193 << 3u;
-        const unsigned int v6195 = v71 + v6192;
-        const unsigned int v6196 = 64u + v6194;
-        const bool v6197 = v6195 < v0;
-        const bool v6198 = v6196 < v3;
-        const bool v6199 = v6197 && v6198;
-        const unsigned int v6200 = v6195 * v3;
-        const unsigned int v6201 = v6200 + v6196;
-        const unsigned int v6202 = v6199 ? v6201 : v28;
-        const unsigned int v6203 = v6192 << 6u;
-        const unsigned int v6204 = 8192u + v6203;
-        const unsigned int v6205 = v6204 + v6194;
-        iron_copy_async<16>(shm2 + (v6205 ^ (((v6205 >> 6u) & 7u) << 3u)), x_sorted + v6202, v6199);
-        const unsigned int v6207 = v6160 + 768u;
-        const unsigned int v6208 = v6207 >> 3u;
-        const unsigned int v6209 = v6207 & 7u;
-        const unsigned int v6210 = v6209 << 3u;
-        const unsigned int v6211 = v71 + v6208;
-        const unsigned int v6212 = 64u + v6210;
-        const bool v6213 = v6211 < v0;
-        const bool v6214 = v6212 < v3;
-        const bool v6215 = v6213 && v6214;
-        const unsigned int v6216 = v6211 * v3;
-        const unsigned int v6217 = v6216 + v6212;
-        const unsigned int v6218 = v6215 ? v6217 : v28;
-        const unsigned int v6219 = v6208 << 6u;
-        const unsigned int v6220 = 8192u + v6219;
-        const unsigned int v6221 = v6220 + v6210;
-        iron_copy_async<16>(shm2 + (v6221 ^ (((v6221 >> 6u) & 7u) << 3u)), x_sorted + v6218, v6215);
-        const unsigned int v6222 = v75 + v6161;  // kernels/gemm/gemm_warpgroup.hpp:65
-        const bool v6223 = v6222 < v76;
-        const bool v6224 = v6223 && v6167;
-        const unsigned int v6225 = v6222 * v3;
-        const unsigned int v6226 = v6225 + v6165;
-        const unsigned int v6227 = v6224 ? v6226 : v28;
-        iron_copy_async<16>(shm3 + (v6174 ^ (((v6174 >> 6u) & 7u) << 3u)), w + v6227, v6224);
-        const unsigned int v6228 = v75 + v6176;
-        const bool v6229 = v6228 < v76;
-        const bool v6230 = v6229 && v6182;
-        const unsigned int v6231 = v6228 * v3;
-        const unsigned int v6232 = v6231 + v6180;
-        const unsigned int v6233 = v6230 ? v6232 : v28;
-        iron_copy_async<16>(shm3 + (v6189 ^ (((v6189 >> 6u) & 7u) << 3u)), w + v6233, v6230);
-        const unsigned int v6234 = v75 + v6192;
-        const bool v6235 = v6234 < v76;
-        const bool v6236 = v6235 && v6198;
-        const unsigned int v6237 = v6234 * v3;
-        const unsigned int v6238 = v6237 + v6196;
-        const unsigned int v6239 = v6236 ? v6238 : v28;
-        iron_copy_async<16>(shm3 + (v6205 ^ (((v6205 >> 6u) & 7u) << 3u)), w + v6239, v6236);
-        const unsigned int v6240 = v75 + v6208;
-        const bool v6241 = v6240 < v76;
-        const bool v6242 = v6241 && v6214;
-        const unsigned int v6243 = v6240 * v3;
-        const unsigned int v6244 = v6243 + v6212;
-        const unsigned int v6245 = v6242 ? v6244 : v28;
-        iron_copy_async<16>(shm3 + (v6221 ^ (((v6221 >> 6u) & 7u) << 3u)), w + v6245, v6242);
+      const bool v6156 = 64u < v3;
+      if (v6156) {
+        const unsigned int v6160 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const unsigned int v6163 = v2240 << 5u;
+        const unsigned int v6164 = v6163 + v6160;
+        const unsigned int v6165 = v6164 >> 3u;
+        const unsigned int v6166 = v6164 & 7u;
+        const unsigned int v6167 = v6166 << 3u;
+        const unsigned int v6168 = v75 + v6165;
+        const unsigned int v6169 = 64u + v6167;
+        const bool v6170 = v6168 < v0;
+        const bool v6171 = v6169 < v3;
+        const bool v6172 = v6170 && v6171;
+        const unsigned int v6173 = v6168 * v3;
+        const unsigned int v6174 = v6173 + v6169;
+        const unsigned int v6175 = v6172 ? v6174 : v28;
+        const unsigned int v6176 = v6165 << 6u;
+        const unsigned int v6177 = 8192u + v6176;
+        const unsigned int v6178 = v6177 + v6167;
+        iron_copy_async<16>(shm2 + (v6178 ^ (((v6178 >> 6u) & 7u) << 3u)), x_sorted + v6175, v6172);
+        const unsigned int v6179 = v6164 + 256u;
+        const unsigned int v6180 = v6179 >> 3u;
+        const unsigned int v6181 = v6179 & 7u;
+        const unsigned int v6182 = v6181 << 3u;
+        const unsigned int v6183 = v75 + v6180;
+        const unsigned int v6184 = 64u + v6182;
+        const bool v6185 = v6183 < v0;
+        const bool v6186 = v6184 < v3;
+        const bool v6187 = v6185 && v6186;
+        const unsigned int v6188 = v6183 * v3;
+        const unsigned int v6189 = v6188 + v6184;
+        const unsigned int v6190 = v6187 ? v6189 : v28;
+        const unsigned int v6191 = v6180 << 6u;
+        const unsigned int v6192 = 8192u + v6191;
+        const unsigned int v6193 = v6192 + v6182;
+        iron_copy_async<16>(shm2 + (v6193 ^ (((v6193 >> 6u) & 7u) << 3u)), x_sorted + v6190, v6187);
+        const unsigned int v6195 = v6164 + 512u;
+        const unsigned int v6196 = v6195 >> 3u;
+        const unsigned int v6197 = v6195 & 7u;
+        const unsigned int v6198 = v6197 << 3u;
+        const unsigned int v6199 = v75 + v6196;
+        const unsigned int v6200 = 64u + v6198;
+        const bool v6201 = v6199 < v0;
+        const bool v6202 = v6200 < v3;
+        const bool v6203 = v6201 && v6202;
+        const unsigned int v6204 = v6199 * v3;
+        const unsigned int v6205 = v6204 + v6200;
+        const unsigned int v6206 = v6203 ? v6205 : v28;
+        const unsigned int v6207 = v6196 << 6u;
+        const unsigned int v6208 = 8192u + v6207;
+        const unsigned int v6209 = v6208 + v6198;
+        iron_copy_async<16>(shm2 + (v6209 ^ (((v6209 >> 6u) & 7u) << 3u)), x_sorted + v6206, v6203);
+        const unsigned int v6211 = v6164 + 768u;
+        const unsigned int v6212 = v6211 >> 3u;
+        const unsigned int v6213 = v6211 & 7u;
+        const unsigned int v6214 = v6213 << 3u;
+        const unsigned int v6215 = v75 + v6212;
+        const unsigned int v6216 = 64u + v6214;
+        const bool v6217 = v6215 < v0;
+        const bool v6218 = v6216 < v3;
+        const bool v6219 = v6217 && v6218;
+        const unsigned int v6220 = v6215 * v3;
+        const unsigned int v6221 = v6220 + v6216;
+        const unsigned int v6222 = v6219 ? v6221 : v28;
+        const unsigned int v6223 = v6212 << 6u;
+        const unsigned int v6224 = 8192u + v6223;
+        const unsigned int v6225 = v6224 + v6214;
+        iron_copy_async<16>(shm2 + (v6225 ^ (((v6225 >> 6u) & 7u) << 3u)), x_sorted + v6222, v6219);
+        const unsigned int v6226 = v79 + v6165;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const bool v6227 = v6226 < v80;
+        const bool v6228 = v6227 && v6171;
+        const unsigned int v6229 = v6226 * v3;
+        const unsigned int v6230 = v6229 + v6169;
+        const unsigned int v6231 = v6228 ? v6230 : v28;
+        iron_copy_async<16>(shm3 + (v6178 ^ (((v6178 >> 6u) & 7u) << 3u)), w + v6231, v6228);
+        const unsigned int v6232 = v79 + v6180;
+        const bool v6233 = v6232 < v80;
+        const bool v6234 = v6233 && v6186;
+        const unsigned int v6235 = v6232 * v3;
+        const unsigned int v6236 = v6235 + v6184;
+        const unsigned int v6237 = v6234 ? v6236 : v28;
+        iron_copy_async<16>(shm3 + (v6193 ^ (((v6193 >> 6u) & 7u) << 3u)), w + v6237, v6234);
+        const unsigned int v6238 = v79 + v6196;
+        const bool v6239 = v6238 < v80;
+        const bool v6240 = v6239 && v6202;
+        const unsigned int v6241 = v6238 * v3;
+        const unsigned int v6242 = v6241 + v6200;
+        const unsigned int v6243 = v6240 ? v6242 : v28;
+        iron_copy_async<16>(shm3 + (v6209 ^ (((v6209 >> 6u) & 7u) << 3u)), w + v6243, v6240);
+        const unsigned int v6244 = v79 + v6212;
+        const bool v6245 = v6244 < v80;
+        const bool v6246 = v6245 && v6218;
+        const unsigned int v6247 = v6244 * v3;
+        const unsigned int v6248 = v6247 + v6216;
+        const unsigned int v6249 = v6246 ? v6248 : v28;
+        iron_copy_async<16>(shm3 + (v6225 ^ (((v6225 >> 6u) & 7u) << 3u)), w + v6249, v6246);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-      const unsigned int v5076 = v2237 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const unsigned int v5077 = v5076 << 6u;
-      const unsigned int v5670 = v2236 & 3u;
-      const unsigned int v5672 = v5670 << 4u;
-      const unsigned int v5674 = v5672 << 6u;
+      const unsigned int v5080 = v2241 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const unsigned int v5081 = v5080 << 6u;
+      const unsigned int v5674 = v2240 & 3u;
+      const unsigned int v5676 = v5674 << 4u;
+      const unsigned int v5678 = v5676 << 6u;
 
-      for (unsigned int v5063 = v28; v5063 < v3; v5063 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-        const unsigned int v5065 = v5063 >> 6u;
-        const unsigned int v5067 = v5065 % 3u;
+      for (unsigned int v5067 = v28; v5067 < v3; v5067 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+        const unsigned int v5069 = v5067 >> 6u;
+        const unsigned int v5071 = v5069 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5069 = v5067 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
-        const unsigned int v5078 = v5069 + v5077;  // kernels/gemm/gemm_warpgroup.hpp:56
-        const unsigned int v5676 = v5078 + v5674;
-        iron_frag<iron_f16, 0, 16, 16> v5683;
-        iron_frag_fill(v5683, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5683, shm2, v5676, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5685;
-        iron_frag_fill(v5685, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5685, shm3, v5069, 64u);
-        iron_frag_mma_sync(v2241, v5683, v5685);
-        const unsigned int v5687 = v5676 + 16u;
-        const unsigned int v5690 = v5069 + 16u;
-        iron_frag<iron_f16, 0, 16, 16> v5692;
-        iron_frag_fill(v5692, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5692, shm2, v5687, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5694;
-        iron_frag_fill(v5694, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5694, shm3, v5690, 64u);
-        iron_frag_mma_sync(v2241, v5692, v5694);
-        const unsigned int v5696 = v5676 + 32u;
-        const unsigned int v5699 = v5069 + 32u;
-        iron_frag<iron_f16, 0, 16, 16> v5701;
-        iron_frag_fill(v5701, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5701, shm2, v5696, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5703;
-        iron_frag_fill(v5703, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5703, shm3, v5699, 64u);
-        iron_frag_mma_sync(v2241, v5701, v5703);
-        const unsigned int v5705 = v5676 + 48u;
-        const unsigned int v5708 = v5069 + 48u;
-        iron_frag<iron_f16, 0, 16, 16> v5710;
-        iron_frag_fill(v5710, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5710, shm2, v5705, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5712;
-        iron_frag_fill(v5712, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5712, shm3, v5708, 64u);
-        iron_frag_mma_sync(v2241, v5710, v5712);
-        const unsigned int v5081 = v5063 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
-        const unsigned int v5083 = v5065 + 2u;
-        const unsigned int v5084 = v5083 % 3u;
-        const bool v5085 = v5081 < v3;
-        if (v5085) {
-          const unsigned int v5088 = v5084 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-          const unsigned int v5090 = iron_linear_thread() & 31u;
-          const unsigned int v5092 = v2236 << 5u;
-          const unsigned int v5093 = v5092 + v5090;
-          const unsigned int v5097 = v5093 >> 3u;
-          const unsigned int v5099 = v5093 & 7u;
-          const unsigned int v5101 = v5099 << 3u;
-          const unsigned int v5102 = v71 + v5097;
-          const unsigned int v5103 = v5081 + v5101;
-          const bool v5104 = v5102 < v0;
-          const bool v5105 = v5103 < v3;
-          const bool v5106 = v5104 && v5105;
-          const unsigned int v5107 = v5102 * v3;
-          const unsigned int v5109 = v5107 + v5103;
-          const unsigned int v5110 = v5106 ? v5109 : v28;
-          const unsigned int v5112 = v5097 << 6u;
-          const unsigned int v5113 = v5088 + v5112;
-          const unsigned int v5114 = v5113 + v5101;
-          iron_copy_async<16>(shm2 + (v5114 ^ (((v5114 >> 6u) & 7u) << 3u)), x_sorted + v5110, v5106);
-          const unsigned int v5116 = v5093 + 256u;
-          const unsigned int v5118 = v5116 >> 3u;
-          const unsigned int v5120 = v5116 & 7u;
-          const unsigned int v5122 = v5120 << 3u;
-          const unsigned int v5123 = v71 + v5118;
-          const unsigned int v5124 = v5081 + v5122;
-          const bool v5125 = v5123 < v0;
-          const bool v5126 = v5124 < v3;
-          const bool v5127 = v5125 && v5126;
-          const unsigned int v5128 = v5123 * v3;
-          const unsigned int v5130 = v5128 + v5124;
-          const unsigned int v5131 = v5127 ? v5130 : v28;
-          const unsigned int v5133 = v5118 << 6u;
-          const unsigned int v5134 = v5088 + v5133;
-          const unsigned int v5135 = v5134 + v5122;
-          iron_copy_async<16>(shm2 + (v5135 ^ (((v5135 >> 6u) & 7u) << 3u)), x_sorted + v5131, v5127);
-          const unsigned int v5137 = v5093 + 512u;
-          const unsigned int v5139 = v5137 >> 3u;
-          const unsigned int v5141 = v5137 & 7u;
-          const unsigned int v5143 = v5141 << 3u;
-          const unsigned int v5144 = v71 + v5139;
-          const unsigned int v5145 = v5081 + v5143;
-          const bool v5146 = v5144 < v0;
-          const bool v5147 = v5145 < v3;
-          const bool v5148 = v5146 && v5147;
-          const unsigned int v5149 = v5144 * v3;
-          const unsigned int v5151 = v5149 + v5145;
-          const unsigned int v5152 = v5148 ? v5151 : v28;
-          const unsigned int v5154 = v5139 << 6u;
-          const unsigned int v5155 = v5088 + v5154;
-          const unsigned int v5156 = v5155 + v5143;
-          iron_copy_async<16>(shm2 + (v5156 ^ (((v5156 >> 6u) & 7u) << 3u)), x_sorted + v5152, v5148);
-          const unsigned int v5158 = v5093 + 768u;
-          const unsigned int v5160 = v5158 >> 3u;
-          const unsigned int v5162 = v5158 & 7u;
-          const unsigned int v5164 = v5162 << 3u;
-          const unsigned int v5165 = v71 + v5160;
-          const unsigned int v5166 = v5081 + v5164;
-          const bool v5167 = v5165 < v0;
-          const bool v5168 = v5166 < v3;
-          const bool v5169 = v5167 && v5168;
-          const unsigned int v5170 = v5165 * v3;
-          const unsigned int v5172 = v5170 + v5166;
-          const unsigned int v5173 = v5169 ? v5172 : v28;
-          const unsigned int v5175 = v5160 << 6u;
-          const unsigned int v5176 = v5088 + v5175;
-          const unsigned int v5177 = v5176 + v5164;
-          iron_copy_async<16>(shm2 + (v5177 ^ (((v5177 >> 6u) & 7u) << 3u)), x_sorted + v5173, v5169);
-          const unsigned int v5194 = v75 + v5097;  // kernels/gemm/gemm_warpgroup.hpp:65
-          const bool v5196 = v5194 < v76;
-          const bool v5198 = v5196 && v5105;
-          const unsigned int v5199 = v5194 * v3;
-          const unsigned int v5201 = v5199 + v5103;
-          const unsigned int v5202 = v5198 ? v5201 : v28;
-          iron_copy_async<16>(shm3 + (v5114 ^ (((v5114 >> 6u) & 7u) << 3u)), w + v5202, v5198);
-          const unsigned int v5215 = v75 + v5118;
-          const bool v5217 = v5215 < v76;
-          const bool v5219 = v5217 && v5126;
-          const unsigned int v5220 = v5215 * v3;
-          const unsigned int v5222 = v5220 + v5124;
-          const unsigned int v5223 = v5219 ? v5222 : v28;
-          iron_copy_async<16>(shm3 + (v5135 ^ (((v5135 >> 6u) & 7u) << 3u)), w + v5223, v5219);
-          const unsigned int v5236 = v75 + v5139;
-          const bool v5238 = v5236 < v76;
-          const bool v5240 = v5238 && v5147;
-          const unsigned int v5241 = v5236 * v3;
-          const unsigned int v5243 = v5241 + v5145;
-          const unsigned int v5244 = v5240 ? v5243 : v28;
-          iron_copy_async<16>(shm3 + (v5156 ^ (((v5156 >> 6u) & 7u) << 3u)), w + v5244, v5240);
-          const unsigned int v5257 = v75 + v5160;
-          const bool v5259 = v5257 < v76;
-          const bool v5261 = v5259 && v5168;
-          const unsigned int v5262 = v5257 * v3;
-          const unsigned int v5264 = v5262 + v5166;
-          const unsigned int v5265 = v5261 ? v5264 : v28;
-          iron_copy_async<16>(shm3 + (v5177 ^ (((v5177 >> 6u) & 7u) << 3u)), w + v5265, v5261);
+        const unsigned int v5073 = v5071 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
+        const unsigned int v5082 = v5073 + v5081;  // kernels/gemm/gemm_warpgroup.hpp:56
+        const unsigned int v5680 = v5082 + v5678;
+        iron_frag<iron_f16, 0, 16, 16> v5687;
+        iron_frag_fill(v5687, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5687, shm2, v5680, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5689;
+        iron_frag_fill(v5689, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5689, shm3, v5073, 64u);
+        iron_frag_mma_sync(v2245, v5687, v5689);
+        const unsigned int v5691 = v5680 + 16u;
+        const unsigned int v5694 = v5073 + 16u;
+        iron_frag<iron_f16, 0, 16, 16> v5696;
+        iron_frag_fill(v5696, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5696, shm2, v5691, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5698;
+        iron_frag_fill(v5698, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5698, shm3, v5694, 64u);
+        iron_frag_mma_sync(v2245, v5696, v5698);
+        const unsigned int v5700 = v5680 + 32u;
+        const unsigned int v5703 = v5073 + 32u;
+        iron_frag<iron_f16, 0, 16, 16> v5705;
+        iron_frag_fill(v5705, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5705, shm2, v5700, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5707;
+        iron_frag_fill(v5707, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5707, shm3, v5703, 64u);
+        iron_frag_mma_sync(v2245, v5705, v5707);
+        const unsigned int v5709 = v5680 + 48u;
+        const unsigned int v5712 = v5073 + 48u;
+        iron_frag<iron_f16, 0, 16, 16> v5714;
+        iron_frag_fill(v5714, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5714, shm2, v5709, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5716;
+        iron_frag_fill(v5716, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5716, shm3, v5712, 64u);
+        iron_frag_mma_sync(v2245, v5714, v5716);
+        const unsigned int v5085 = v5067 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
+        const unsigned int v5087 = v5069 + 2u;
+        const unsigned int v5088 = v5087 % 3u;
+        const bool v5089 = v5085 < v3;
+        if (v5089) {
+          const unsigned int v5092 = v5088 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+          const unsigned int v5094 = iron_linear_thread() & 31u;
+          const unsigned int v5096 = v2240 << 5u;
+          const unsigned int v5097 = v5096 + v5094;
+          const unsigned int v5101 = v5097 >> 3u;
+          const unsigned int v5103 = v5097 & 7u;
+          const unsigned int v5105 = v5103 << 3u;
+          const unsigned int v5106 = v75 + v5101;
+          const unsigned int v5107 = v5085 + v5105;
+          const bool v5108 = v5106 < v0;
+          const bool v5109 = v5107 < v3;
+          const bool v5110 = v5108 && v5109;
+          const unsigned int v5111 = v5106 * v3;
+          const unsigned int v5113 = v5111 + v5107;
+          const unsigned int v5114 = v5110 ? v5113 : v28;
+          const unsigned int v5116 = v5101 << 6u;
+          const unsigned int v5117 = v5092 + v5116;
+          const unsigned int v5118 = v5117 + v5105;
+          iron_copy_async<16>(shm2 + (v5118 ^ (((v5118 >> 6u) & 7u) << 3u)), x_sorted + v5114, v5110);
+          const unsigned int v5120 = v5097 + 256u;
+          const unsigned int v5122 = v5120 >> 3u;
+          const unsigned int v5124 = v5120 & 7u;
+          const unsigned int v5126 = v5124 << 3u;
+          const unsigned int v5127 = v75 + v5122;
+          const unsigned int v5128 = v5085 + v5126;
+          const bool v5129 = v5127 < v0;
+          const bool v5130 = v5128 < v3;
+          const bool v5131 = v5129 && v5130;
+          const unsigned int v5132 = v5127 * v3;
+          const unsigned int v5134 = v5132 + v5128;
+          const unsigned int v5135 = v5131 ? v5134 : v28;
+          const unsigned int v5137 = v5122 << 6u;
+          const unsigned int v5138 = v5092 + v5137;
+          const unsigned int v5139 = v5138 + v5126;
+          iron_copy_async<16>(shm2 + (v5139 ^ (((v5139 >> 6u) & 7u) << 3u)), x_sorted + v5135, v5131);
+          const unsigned int v5141 = v5097 + 512u;
+          const unsigned int v5143 = v5141 >> 3u;
+          const unsigned int v5145 = v5141 & 7u;
+          const unsigned int v5147 = v5145 << 3u;
+          const unsigned int v5148 = v75 + v5143;
+          const unsigned int v5149 = v5085 + v5147;
+          const bool v5150 = v5148 < v0;
+          const bool v5151 = v5149 < v3;
+          const bool v5152 = v5150 && v5151;
+          const unsigned int v5153 = v5148 * v3;
+          const unsigned int v5155 = v5153 + v5149;
+          const unsigned int v5156 = v5152 ? v5155 : v28;
+          const unsigned int v5158 = v5143 << 6u;
+          const unsigned int v5159 = v5092 + v5158;
+          const unsigned int v5160 = v5159 + v5147;
+          iron_copy_async<16>(shm2 + (v5160 ^ (((v5160 >> 6u) & 7u) << 3u)), x_sorted + v5156, v5152);
+          const unsigned int v5162 = v5097 + 768u;
+          const unsigned int v5164 = v5162 >> 3u;
+          const unsigned int v5166 = v5162 & 7u;
+          const unsigned int v5168 = v5166 << 3u;
+          const unsigned int v5169 = v75 + v5164;
+          const unsigned int v5170 = v5085 + v5168;
+          const bool v5171 = v5169 < v0;
+          const bool v5172 = v5170 < v3;
+          const bool v5173 = v5171 && v5172;
+          const unsigned int v5174 = v5169 * v3;
+          const unsigned int v5176 = v5174 + v5170;
+          const unsigned int v5177 = v5173 ? v5176 : v28;
+          const unsigned int v5179 = v5164 << 6u;
+          const unsigned int v5180 = v5092 + v5179;
+          const unsigned int v5181 = v5180 + v5168;
+          iron_copy_async<16>(shm2 + (v5181 ^ (((v5181 >> 6u) & 7u) << 3u)), x_sorted + v5177, v5173);
+          const unsigned int v5198 = v79 + v5101;  // kernels/gemm/gemm_warpgroup.hpp:65
+          const bool v5200 = v5198 < v80;
+          const bool v5202 = v5200 && v5109;
+          const unsigned int v5203 = v5198 * v3;
+          const unsigned int v5205 = v5203 + v5107;
+          const unsigned int v5206 = v5202 ? v5205 : v28;
+          iron_copy_async<16>(shm3 + (v5118 ^ (((v5118 >> 6u) & 7u) << 3u)), w + v5206, v5202);
+          const unsigned int v5219 = v79 + v5122;
+          const bool v5221 = v5219 < v80;
+          const bool v5223 = v5221 && v5130;
+          const unsigned int v5224 = v5219 * v3;
+          const unsigned int v5226 = v5224 + v5128;
+          const unsigned int v5227 = v5223 ? v5226 : v28;
+          iron_copy_async<16>(shm3 + (v5139 ^ (((v5139 >> 6u) & 7u) << 3u)), w + v5227, v5223);
+          const unsigned int v5240 = v79 + v5143;
+          const bool v5242 = v5240 < v80;
+          const bool v5244 = v5242 && v5151;
+          const unsigned int v5245 = v5240 * v3;
+          const unsigned int v5247 = v5245 + v5149;
+          const unsigned int v5248 = v5244 ? v5247 : v28;
+          iron_copy_async<16>(shm3 + (v5160 ^ (((v5160 >> 6u) & 7u) << 3u)), w + v5248, v5244);
+          const unsigned int v5261 = v79 + v5164;
+          const bool v5263 = v5261 < v80;
+          const bool v5265 = v5263 && v5172;
+          const unsigned int v5266 = v5261 * v3;
+          const unsigned int v5268 = v5266 + v5170;
+          const unsigned int v5269 = v5265 ? v5268 : v28;
+          iron_copy_async<16>(shm3 + (v5181 ^ (((v5181 >> 6u) & 7u) << 3u)), w + v5269, v5265);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
       }
       __syncthreads();
     } else {
-      const unsigned int v2272 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v2273 = threadIdx.x;
-      const unsigned int v2330 = v2237 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const unsigned int v2331 = v2330 << 6u;
-      const unsigned int v5715 = v2236 & 3u;
-      const unsigned int v5717 = v5715 << 4u;
-      const unsigned int v5719 = v5717 << 6u;
-      const unsigned int v5721 = v2331 + v5719;
-      const unsigned int v5732 = v5721 + 16u;
-      const unsigned int v5741 = v5721 + 32u;
-      const unsigned int v5750 = v5721 + 48u;
+      const unsigned int v2276 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2277 = threadIdx.x;
+      const unsigned int v2334 = v2241 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const unsigned int v2335 = v2334 << 6u;
+      const unsigned int v5719 = v2240 & 3u;
+      const unsigned int v5721 = v5719 << 4u;
+      const unsigned int v5723 = v5721 << 6u;
+      const unsigned int v5725 = v2335 + v5723;
+      const unsigned int v5736 = v5725 + 16u;
+      const unsigned int v5745 = v5725 + 32u;
+      const unsigned int v5754 = v5725 + 48u;
 
-      for (unsigned int v2271 = v28; v2271 < v3; v2271 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-        for (unsigned int v2275 = v2273; v2275 < 8192u; v2275 += v2272) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v2277 = v2275 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v2279 = v2275 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v2280 = v71 + v2277;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v2281 = v2280 < v0;
-          const unsigned int v2282 = v2271 + v2279;
-          const bool v2283 = v2282 < v3;
-          const bool v2284 = v2281 && v2283;
-          if (v2284) {
-            const unsigned int v2286 = v2280 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v2288 = v2286 + v2271;
-            const unsigned int v2289 = v2288 + v2279;
-            const iron_f16 v2290 = x_sorted[v2289];
-            const unsigned int v2292 = v2277 << 6u;
-            const unsigned int v2293 = v2292 + v2279;
-            shm2[(v2293 ^ (((v2293 >> 6u) & 7u) << 3u))] = v2290;
+      for (unsigned int v2275 = v28; v2275 < v3; v2275 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+        for (unsigned int v2279 = v2277; v2279 < 8192u; v2279 += v2276) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v2281 = v2279 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v2283 = v2279 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v2284 = v75 + v2281;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v2285 = v2284 < v0;
+          const unsigned int v2286 = v2275 + v2283;
+          const bool v2287 = v2286 < v3;
+          const bool v2288 = v2285 && v2287;
+          if (v2288) {
+            const unsigned int v2290 = v2284 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v2292 = v2290 + v2275;
+            const unsigned int v2293 = v2292 + v2283;
+            const iron_f16 v2294 = x_sorted[v2293];
+            const unsigned int v2296 = v2281 << 6u;
+            const unsigned int v2297 = v2296 + v2283;
+            shm2[(v2297 ^ (((v2297 >> 6u) & 7u) << 3u))] = v2294;
           } else {
-            const unsigned int v2295 = v2277 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v2296 = v2295 + v2279;
-            shm2[(v2296 ^ (((v2296 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+            const unsigned int v2299 = v2281 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v2300 = v2299 + v2283;
+            shm2[(v2300 ^ (((v2300 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
           }
         }
 
-        for (unsigned int v2301 = v2273; v2301 < 8192u; v2301 += v2272) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v2303 = v2301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v2305 = v2301 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v2306 = v75 + v2303;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v2307 = v2306 < v76;
-          const unsigned int v2308 = v2271 + v2305;
-          const bool v2309 = v2308 < v3;
-          const bool v2310 = v2307 && v2309;
-          if (v2310) {
-            const unsigned int v2312 = v2306 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v2314 = v2312 + v2271;
-            const unsigned int v2315 = v2314 + v2305;
-            const iron_f16 v2316 = w[v2315];
-            const unsigned int v2318 = v2303 << 6u;
-            const unsigned int v2319 = v2318 + v2305;
-            shm3[(v2319 ^ (((v2319 >> 6u) & 7u) << 3u))] = v2316;
+        for (unsigned int v2305 = v2277; v2305 < 8192u; v2305 += v2276) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v2307 = v2305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v2309 = v2305 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v2310 = v79 + v2307;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v2311 = v2310 < v80;
+          const unsigned int v2312 = v2275 + v2309;
+          const bool v2313 = v2312 < v3;
+          const bool v2314 = v2311 && v2313;
+          if (v2314) {
+            const unsigned int v2316 = v2310 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v2318 = v2316 + v2275;
+            const unsigned int v2319 = v2318 + v2309;
+            const iron_f16 v2320 = w[v2319];
+            const unsigned int v2322 = v2307 << 6u;
+            const unsigned int v2323 = v2322 + v2309;
+            shm3[(v2323 ^ (((v2323 >> 6u) & 7u) << 3u))] = v2320;
           } else {
-            const unsigned int v2321 = v2303 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v2322 = v2321 + v2305;
-            shm3[(v2322 ^ (((v2322 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+            const unsigned int v2325 = v2307 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v2326 = v2325 + v2309;
+            shm3[(v2326 ^ (((v2326 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
           }
         }
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:78
-        iron_frag<iron_f16, 0, 16, 16> v5728;  // kernels/gemm/gemm_warpgroup.hpp:56
-        iron_frag_fill(v5728, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5728, shm2, v5721, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5730;
-        iron_frag_fill(v5730, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5730, shm3, v28, 64u);
-        iron_frag_mma_sync(v2241, v5728, v5730);
-        iron_frag<iron_f16, 0, 16, 16> v5737;
-        iron_frag_fill(v5737, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5737, shm2, v5732, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5739;
-        iron_frag_fill(v5739, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5739, shm3, 16u, 64u);
-        iron_frag_mma_sync(v2241, v5737, v5739);
-        iron_frag<iron_f16, 0, 16, 16> v5746;
-        iron_frag_fill(v5746, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5746, shm2, v5741, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5748;
-        iron_frag_fill(v5748, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5748, shm3, 32u, 64u);
-        iron_frag_mma_sync(v2241, v5746, v5748);
-        iron_frag<iron_f16, 0, 16, 16> v5755;
-        iron_frag_fill(v5755, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5755, shm2, v5750, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5757;
-        iron_frag_fill(v5757, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5757, shm3, 48u, 64u);
-        iron_frag_mma_sync(v2241, v5755, v5757);
+        iron_frag<iron_f16, 0, 16, 16> v5732;  // kernels/gemm/gemm_warpgroup.hpp:56
+        iron_frag_fill(v5732, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5732, shm2, v5725, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5734;
+        iron_frag_fill(v5734, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5734, shm3, v28, 64u);
+        iron_frag_mma_sync(v2245, v5732, v5734);
+        iron_frag<iron_f16, 0, 16, 16> v5741;
+        iron_frag_fill(v5741, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5741, shm2, v5736, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5743;
+        iron_frag_fill(v5743, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5743, shm3, 16u, 64u);
+        iron_frag_mma_sync(v2245, v5741, v5743);
+        iron_frag<iron_f16, 0, 16, 16> v5750;
+        iron_frag_fill(v5750, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5750, shm2, v5745, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5752;
+        iron_frag_fill(v5752, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5752, shm3, 32u, 64u);
+        iron_frag_mma_sync(v2245, v5750, v5752);
+        iron_frag<iron_f16, 0, 16, 16> v5759;
+        iron_frag_fill(v5759, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5759, shm2, v5754, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5761;
+        iron_frag_fill(v5761, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5761, shm3, 48u, 64u);
+        iron_frag_mma_sync(v2245, v5759, v5761);
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:80
       }
     }
-    const unsigned int v2336 = v2236 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
-    const unsigned int v2337 = v2336 << 4u;
-    const unsigned int v2339 = v2237 << 6u;
-    const unsigned int v2340 = v71 + v2339;
-    const unsigned int v2341 = v2340 + v2337;
-    const unsigned int v2342 = static_cast<unsigned int>(v2241.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2343 = v2341 + v2342;
-    const unsigned int v2344 = static_cast<unsigned int>(v2241.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2345 = v75 + v2344;
-    const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2347 = v2345 < v76;
-    const bool v2348 = v2346 && v2347;
-    if (v2348) {
-      const float v2349 = v2241.x[0];
-      const bool v2350 = v2343 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2351 = v2345 - v74;
-      const bool v2352 = v2351 < v2;
-      const bool v2353 = v2350 && v2352;
-      if (v2353) {
-        const iron_f16 v2354 = iron_f32_to_f16(v2349);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2355 = v2343 * v2;
-        const unsigned int v2356 = v2355 + v2345;
-        const unsigned int v2357 = v2356 - v74;
-        out[v2357] = v2354;
-      }
-    }
-    const unsigned int v2358 = static_cast<unsigned int>(v2241.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2359 = v2341 + v2358;
-    const unsigned int v2360 = static_cast<unsigned int>(v2241.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2361 = v75 + v2360;
-    const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2363 = v2361 < v76;
-    const bool v2364 = v2362 && v2363;
-    if (v2364) {
-      const float v2365 = v2241.x[1];
-      const bool v2366 = v2359 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2367 = v2361 - v74;
-      const bool v2368 = v2367 < v2;
-      const bool v2369 = v2366 && v2368;
-      if (v2369) {
-        const iron_f16 v2370 = iron_f32_to_f16(v2365);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2371 = v2359 * v2;
-        const unsigned int v2372 = v2371 + v2361;
-        const unsigned int v2373 = v2372 - v74;
-        out[v2373] = v2370;
-      }
-    }
-    const unsigned int v2374 = static_cast<unsigned int>(v2241.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2375 = v2341 + v2374;
-    const unsigned int v2376 = static_cast<unsigned int>(v2241.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2377 = v75 + v2376;
-    const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2379 = v2377 < v76;
-    const bool v2380 = v2378 && v2379;
-    if (v2380) {
-      const float v2381 = v2241.x[2];
-      const bool v2382 = v2375 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2383 = v2377 - v74;
-      const bool v2384 = v2383 < v2;
-      const bool v2385 = v2382 && v2384;
-      if (v2385) {
-        const iron_f16 v2386 = iron_f32_to_f16(v2381);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2387 = v2375 * v2;
-        const unsigned int v2388 = v2387 + v2377;
-        const unsigned int v2389 = v2388 - v74;
-        out[v2389] = v2386;
-      }
-    }
-    const unsigned int v2390 = static_cast<unsigned int>(v2241.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2391 = v2341 + v2390;
-    const unsigned int v2392 = static_cast<unsigned int>(v2241.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2393 = v75 + v2392;
-    const bool v2394 = v2391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2395 = v2393 < v76;
-    const bool v2396 = v2394 && v2395;
-    if (v2396) {
-      const float v2397 = v2241.x[3];
-      const bool v2398 = v2391 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2399 = v2393 - v74;
-      const bool v2400 = v2399 < v2;
-      const bool v2401 = v2398 && v2400;
-      if (v2401) {
-        const iron_f16 v2402 = iron_f32_to_f16(v2397);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2403 = v2391 * v2;
-        const unsigned int v2404 = v2403 + v2393;
-        const unsigned int v2405 = v2404 - v74;
-        out[v2405] = v2402;
-      }
-    }
-    const unsigned int v2406 = static_cast<unsigned int>(v2241.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2407 = v2341 + v2406;
-    const unsigned int v2408 = static_cast<unsigned int>(v2241.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2409 = v75 + v2408;
-    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2411 = v2409 < v76;
-    const bool v2412 = v2410 && v2411;
-    if (v2412) {
-      const float v2413 = v2241.x[4];
-      const bool v2414 = v2407 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2415 = v2409 - v74;
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2414 && v2416;
-      if (v2417) {
-        const iron_f16 v2418 = iron_f32_to_f16(v2413);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2419 = v2407 * v2;
-        const unsigned int v2420 = v2419 + v2409;
-        const unsigned int v2421 = v2420 - v74;
-        out[v2421] = v2418;
-      }
-    }
-    const unsigned int v2422 = static_cast<unsigned int>(v2241.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2423 = v2341 + v2422;
-    const unsigned int v2424 = static_cast<unsigned int>(v2241.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2425 = v75 + v2424;
-    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2427 = v2425 < v76;
-    const bool v2428 = v2426 && v2427;
-    if (v2428) {
-      const float v2429 = v2241.x[5];
-      const bool v2430 = v2423 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2431 = v2425 - v74;
-      const bool v2432 = v2431 < v2;
-      const bool v2433 = v2430 && v2432;
-      if (v2433) {
-        const iron_f16 v2434 = iron_f32_to_f16(v2429);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2435 = v2423 * v2;
-        const unsigned int v2436 = v2435 + v2425;
-        const unsigned int v2437 = v2436 - v74;
-        out[v2437] = v2434;
-      }
-    }
-    const unsigned int v2438 = static_cast<unsigned int>(v2241.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2439 = v2341 + v2438;
-    const unsigned int v2440 = static_cast<unsigned int>(v2241.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2441 = v75 + v2440;
-    const bool v2442 = v2439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2443 = v2441 < v76;
-    const bool v2444 = v2442 && v2443;
-    if (v2444) {
-      const float v2445 = v2241.x[6];
-      const bool v2446 = v2439 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2447 = v2441 - v74;
-      const bool v2448 = v2447 < v2;
-      const bool v2449 = v2446 && v2448;
-      if (v2449) {
-        const iron_f16 v2450 = iron_f32_to_f16(v2445);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2451 = v2439 * v2;
-        const unsigned int v2452 = v2451 + v2441;
-        const unsigned int v2453 = v2452 - v74;
-        out[v2453] = v2450;
-      }
-    }
-    const unsigned int v2454 = static_cast<unsigned int>(v2241.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2455 = v2341 + v2454;
-    const unsigned int v2456 = static_cast<unsigned int>(v2241.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2457 = v75 + v2456;
-    const bool v2458 = v2455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2459 = v2457 < v76;
-    const bool v2460 = v2458 && v2459;
-    if (v2460) {
-      const float v2461 = v2241.x[7];
-      const bool v2462 = v2455 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2463 = v2457 - v74;
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2462 && v2464;
-      if (v2465) {
-        const iron_f16 v2466 = iron_f32_to_f16(v2461);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2467 = v2455 * v2;
-        const unsigned int v2468 = v2467 + v2457;
-        const unsigned int v2469 = v2468 - v74;
-        out[v2469] = v2466;
-      }
-    }
-    const unsigned int v2470 = static_cast<unsigned int>(v2241.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2471 = v2341 + v2470;
-    const unsigned int v2472 = static_cast<unsigned int>(v2241.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2473 = v75 + v2472;
-    const bool v2474 = v2471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2475 = v2473 < v76;
-    const bool v2476 = v2474 && v2475;
-    if (v2476) {
-      const float v2477 = v2241.x[8];
-      const bool v2478 = v2471 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2479 = v2473 - v74;
-      const bool v2480 = v2479 < v2;
-      const bool v2481 = v2478 && v2480;
-      if (v2481) {
-        const iron_f16 v2482 = iron_f32_to_f16(v2477);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2483 = v2471 * v2;
-        const unsigned int v2484 = v2483 + v2473;
-        const unsigned int v2485 = v2484 - v74;
-        out[v2485] = v2482;
-      }
-    }
-    const unsigned int v2486 = static_cast<unsigned int>(v2241.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2487 = v2341 + v2486;
-    const unsigned int v2488 = static_cast<unsigned int>(v2241.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2489 = v75 + v2488;
-    const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2491 = v2489 < v76;
-    const bool v2492 = v2490 && v2491;
-    if (v2492) {
-      const float v2493 = v2241.x[9];
-      const bool v2494 = v2487 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2495 = v2489 - v74;
-      const bool v2496 = v2495 < v2;
-      const bool v2497 = v2494 && v2496;
-      if (v2497) {
-        const iron_f16 v2498 = iron_f32_to_f16(v2493);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2499 = v2487 * v2;
-        const unsigned int v2500 = v2499 + v2489;
-        const unsigned int v2501 = v2500 - v74;
-        out[v2501] = v2498;
-      }
-    }
-    const unsigned int v2502 = static_cast<unsigned int>(v2241.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2503 = v2341 + v2502;
-    const unsigned int v2504 = static_cast<unsigned int>(v2241.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2505 = v75 + v2504;
-    const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2507 = v2505 < v76;
-    const bool v2508 = v2506 && v2507;
-    if (v2508) {
-      const float v2509 = v2241.x[10];
-      const bool v2510 = v2503 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2511 = v2505 - v74;
-      const bool v2512 = v2511 < v2;
-      const bool v2513 = v2510 && v2512;
-      if (v2513) {
-        const iron_f16 v2514 = iron_f32_to_f16(v2509);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2515 = v2503 * v2;
-        const unsigned int v2516 = v2515 + v2505;
-        const unsigned int v2517 = v2516 - v74;
-        out[v2517] = v2514;
-      }
-    }
-    const unsigned int v2518 = static_cast<unsigned int>(v2241.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2519 = v2341 + v2518;
-    const unsigned int v2520 = static_cast<unsigned int>(v2241.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2521 = v75 + v2520;
-    const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2523 = v2521 < v76;
-    const bool v2524 = v2522 && v2523;
-    if (v2524) {
-      const float v2525 = v2241.x[11];
-      const bool v2526 = v2519 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2527 = v2521 - v74;
-      const bool v2528 = v2527 < v2;
-      const bool v2529 = v2526 && v2528;
-      if (v2529) {
-        const iron_f16 v2530 = iron_f32_to_f16(v2525);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2531 = v2519 * v2;
-        const unsigned int v2532 = v2531 + v2521;
-        const unsigned int v2533 = v2532 - v74;
-        out[v2533] = v2530;
-      }
-    }
-    const unsigned int v2534 = static_cast<unsigned int>(v2241.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2535 = v2341 + v2534;
-    const unsigned int v2536 = static_cast<unsigned int>(v2241.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2537 = v75 + v2536;
-    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2539 = v2537 < v76;
-    const bool v2540 = v2538 && v2539;
-    if (v2540) {
-      const float v2541 = v2241.x[12];
-      const bool v2542 = v2535 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2543 = v2537 - v74;
-      const bool v2544 = v2543 < v2;
-      const bool v2545 = v2542 && v2544;
-      if (v2545) {
-        const iron_f16 v2546 = iron_f32_to_f16(v2541);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2547 = v2535 * v2;
-        const unsigned int v2548 = v2547 + v2537;
-        const unsigned int v2549 = v2548 - v74;
-        out[v2549] = v2546;
-      }
-    }
-    const unsigned int v2550 = static_cast<unsigned int>(v2241.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2551 = v2341 + v2550;
-    const unsigned int v2552 = static_cast<unsigned int>(v2241.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2553 = v75 + v2552;
-    const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2555 = v2553 < v76;
-    const bool v2556 = v2554 && v2555;
-    if (v2556) {
-      const float v2557 = v2241.x[13];
-      const bool v2558 = v2551 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2559 = v2553 - v74;
-      const bool v2560 = v2559 < v2;
-      const bool v2561 = v2558 && v2560;
-      if (v2561) {
-        const iron_f16 v2562 = iron_f32_to_f16(v2557);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2563 = v2551 * v2;
-        const unsigned int v2564 = v2563 + v2553;
-        const unsigned int v2565 = v2564 - v74;
-        out[v2565] = v2562;
-      }
-    }
-    const unsigned int v2566 = static_cast<unsigned int>(v2241.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2567 = v2341 + v2566;
-    const unsigned int v2568 = static_cast<unsigned int>(v2241.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2569 = v75 + v2568;
-    const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2571 = v2569 < v76;
-    const bool v2572 = v2570 && v2571;
-    if (v2572) {
-      const float v2573 = v2241.x[14];
-      const bool v2574 = v2567 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2575 = v2569 - v74;
-      const bool v2576 = v2575 < v2;
-      const bool v2577 = v2574 && v2576;
-      if (v2577) {
-        const iron_f16 v2578 = iron_f32_to_f16(v2573);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2579 = v2567 * v2;
-        const unsigned int v2580 = v2579 + v2569;
-        const unsigned int v2581 = v2580 - v74;
-        out[v2581] = v2578;
-      }
-    }
-    const unsigned int v2582 = static_cast<unsigned int>(v2241.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2583 = v2341 + v2582;
-    const unsigned int v2584 = static_cast<unsigned int>(v2241.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2585 = v75 + v2584;
-    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2587 = v2585 < v76;
-    const bool v2588 = v2586 && v2587;
-    if (v2588) {
-      const float v2589 = v2241.x[15];
-      const bool v2590 = v2583 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2591 = v2585 - v74;
-      const bool v2592 = v2591 < v2;
-      const bool v2593 = v2590 && v2592;
-      if (v2593) {
-        const iron_f16 v2594 = iron_f32_to_f16(v2589);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2595 = v2583 * v2;
-        const unsigned int v2596 = v2595 + v2585;
-        const unsigned int v2597 = v2596 - v74;
-        out[v2597] = v2594;
-      }
-    }
-    const unsigned int v2598 = static_cast<unsigned int>(v2241.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2599 = v2341 + v2598;
-    const unsigned int v2600 = static_cast<unsigned int>(v2241.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2601 = v75 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2603 = v2601 < v76;
-    const bool v2604 = v2602 && v2603;
-    if (v2604) {
-      const float v2605 = v2241.x[16];
-      const bool v2606 = v2599 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2607 = v2601 - v74;
-      const bool v2608 = v2607 < v2;
-      const bool v2609 = v2606 && v2608;
-      if (v2609) {
-        const iron_f16 v2610 = iron_f32_to_f16(v2605);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2611 = v2599 * v2;
-        const unsigned int v2612 = v2611 + v2601;
-        const unsigned int v2613 = v2612 - v74;
-        out[v2613] = v2610;
-      }
-    }
-    const unsigned int v2614 = static_cast<unsigned int>(v2241.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2615 = v2341 + v2614;
-    const unsigned int v2616 = static_cast<unsigned int>(v2241.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2617 = v75 + v2616;
-    const bool v2618 = v2615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2619 = v2617 < v76;
-    const bool v2620 = v2618 && v2619;
-    if (v2620) {
-      const float v2621 = v2241.x[17];
-      const bool v2622 = v2615 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2623 = v2617 - v74;
-      const bool v2624 = v2623 < v2;
-      const bool v2625 = v2622 && v2624;
-      if (v2625) {
-        const iron_f16 v2626 = iron_f32_to_f16(v2621);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2627 = v2615 * v2;
-        const unsigned int v2628 = v2627 + v2617;
-        const unsigned int v2629 = v2628 - v74;
-        out[v2629] = v2626;
-      }
-    }
-    const unsigned int v2630 = static_cast<unsigned int>(v2241.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2631 = v2341 + v2630;
-    const unsigned int v2632 = static_cast<unsigned int>(v2241.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2633 = v75 + v2632;
-    const bool v2634 = v2631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2635 = v2633 < v76;
-    const bool v2636 = v2634 && v2635;
-    if (v2636) {
-      const float v2637 = v2241.x[18];
-      const bool v2638 = v2631 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2639 = v2633 - v74;
-      const bool v2640 = v2639 < v2;
-      const bool v2641 = v2638 && v2640;
-      if (v2641) {
-        const iron_f16 v2642 = iron_f32_to_f16(v2637);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2643 = v2631 * v2;
-        const unsigned int v2644 = v2643 + v2633;
-        const unsigned int v2645 = v2644 - v74;
-        out[v2645] = v2642;
-      }
-    }
-    const unsigned int v2646 = static_cast<unsigned int>(v2241.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2647 = v2341 + v2646;
-    const unsigned int v2648 = static_cast<unsigned int>(v2241.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2649 = v75 + v2648;
-    const bool v2650 = v2647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2651 = v2649 < v76;
-    const bool v2652 = v2650 && v2651;
-    if (v2652) {
-      const float v2653 = v2241.x[19];
-      const bool v2654 = v2647 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2655 = v2649 - v74;
-      const bool v2656 = v2655 < v2;
-      const bool v2657 = v2654 && v2656;
-      if (v2657) {
-        const iron_f16 v2658 = iron_f32_to_f16(v2653);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2659 = v2647 * v2;
-        const unsigned int v2660 = v2659 + v2649;
-        const unsigned int v2661 = v2660 - v74;
-        out[v2661] = v2658;
-      }
-    }
-    const unsigned int v2662 = static_cast<unsigned int>(v2241.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2663 = v2341 + v2662;
-    const unsigned int v2664 = static_cast<unsigned int>(v2241.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2665 = v75 + v2664;
-    const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2667 = v2665 < v76;
-    const bool v2668 = v2666 && v2667;
-    if (v2668) {
-      const float v2669 = v2241.x[20];
-      const bool v2670 = v2663 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2671 = v2665 - v74;
-      const bool v2672 = v2671 < v2;
-      const bool v2673 = v2670 && v2672;
-      if (v2673) {
-        const iron_f16 v2674 = iron_f32_to_f16(v2669);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2675 = v2663 * v2;
-        const unsigned int v2676 = v2675 + v2665;
-        const unsigned int v2677 = v2676 - v74;
-        out[v2677] = v2674;
-      }
-    }
-    const unsigned int v2678 = static_cast<unsigned int>(v2241.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2679 = v2341 + v2678;
-    const unsigned int v2680 = static_cast<unsigned int>(v2241.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2681 = v75 + v2680;
-    const bool v2682 = v2679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2683 = v2681 < v76;
-    const bool v2684 = v2682 && v2683;
-    if (v2684) {
-      const float v2685 = v2241.x[21];
-      const bool v2686 = v2679 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2687 = v2681 - v74;
-      const bool v2688 = v2687 < v2;
-      const bool v2689 = v2686 && v2688;
-      if (v2689) {
-        const iron_f16 v2690 = iron_f32_to_f16(v2685);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2691 = v2679 * v2;
-        const unsigned int v2692 = v2691 + v2681;
-        const unsigned int v2693 = v2692 - v74;
-        out[v2693] = v2690;
-      }
-    }
-    const unsigned int v2694 = static_cast<unsigned int>(v2241.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2695 = v2341 + v2694;
-    const unsigned int v2696 = static_cast<unsigned int>(v2241.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2697 = v75 + v2696;
-    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2699 = v2697 < v76;
-    const bool v2700 = v2698 && v2699;
-    if (v2700) {
-      const float v2701 = v2241.x[22];
-      const bool v2702 = v2695 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2703 = v2697 - v74;
-      const bool v2704 = v2703 < v2;
-      const bool v2705 = v2702 && v2704;
-      if (v2705) {
-        const iron_f16 v2706 = iron_f32_to_f16(v2701);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2707 = v2695 * v2;
-        const unsigned int v2708 = v2707 + v2697;
-        const unsigned int v2709 = v2708 - v74;
-        out[v2709] = v2706;
-      }
-    }
-    const unsigned int v2710 = static_cast<unsigned int>(v2241.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2711 = v2341 + v2710;
-    const unsigned int v2712 = static_cast<unsigned int>(v2241.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2713 = v75 + v2712;
-    const bool v2714 = v2711 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2715 = v2713 < v76;
-    const bool v2716 = v2714 && v2715;
-    if (v2716) {
-      const float v2717 = v2241.x[23];
-      const bool v2718 = v2711 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2719 = v2713 - v74;
-      const bool v2720 = v2719 < v2;
-      const bool v2721 = v2718 && v2720;
-      if (v2721) {
-        const iron_f16 v2722 = iron_f32_to_f16(v2717);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2723 = v2711 * v2;
-        const unsigned int v2724 = v2723 + v2713;
-        const unsigned int v2725 = v2724 - v74;
-        out[v2725] = v2722;
-      }
-    }
-    const unsigned int v2726 = static_cast<unsigned int>(v2241.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2727 = v2341 + v2726;
-    const unsigned int v2728 = static_cast<unsigned int>(v2241.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2729 = v75 + v2728;
-    const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2731 = v2729 < v76;
-    const bool v2732 = v2730 && v2731;
-    if (v2732) {
-      const float v2733 = v2241.x[24];
-      const bool v2734 = v2727 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2735 = v2729 - v74;
-      const bool v2736 = v2735 < v2;
-      const bool v2737 = v2734 && v2736;
-      if (v2737) {
-        const iron_f16 v2738 = iron_f32_to_f16(v2733);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2739 = v2727 * v2;
-        const unsigned int v2740 = v2739 + v2729;
-        const unsigned int v2741 = v2740 - v74;
-        out[v2741] = v2738;
-      }
-    }
-    const unsigned int v2742 = static_cast<unsigned int>(v2241.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2743 = v2341 + v2742;
-    const unsigned int v2744 = static_cast<unsigned int>(v2241.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2745 = v75 + v2744;
-    const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2747 = v2745 < v76;
-    const bool v2748 = v2746 && v2747;
-    if (v2748) {
-      const float v2749 = v2241.x[25];
-      const bool v2750 = v2743 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2751 = v2745 - v74;
-      const bool v2752 = v2751 < v2;
-      const bool v2753 = v2750 && v2752;
-      if (v2753) {
-        const iron_f16 v2754 = iron_f32_to_f16(v2749);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2755 = v2743 * v2;
-        const unsigned int v2756 = v2755 + v2745;
-        const unsigned int v2757 = v2756 - v74;
-        out[v2757] = v2754;
-      }
-    }
-    const unsigned int v2758 = static_cast<unsigned int>(v2241.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2759 = v2341 + v2758;
-    const unsigned int v2760 = static_cast<unsigned int>(v2241.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2761 = v75 + v2760;
-    const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2763 = v2761 < v76;
-    const bool v2764 = v2762 && v2763;
-    if (v2764) {
-      const float v2765 = v2241.x[26];
-      const bool v2766 = v2759 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2767 = v2761 - v74;
-      const bool v2768 = v2767 < v2;
-      const bool v2769 = v2766 && v2768;
-      if (v2769) {
-        const iron_f16 v2770 = iron_f32_to_f16(v2765);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2771 = v2759 * v2;
-        const unsigned int v2772 = v2771 + v2761;
-        const unsigned int v2773 = v2772 - v74;
-        out[v2773] = v2770;
-      }
-    }
-    const unsigned int v2774 = static_cast<unsigned int>(v2241.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2775 = v2341 + v2774;
-    const unsigned int v2776 = static_cast<unsigned int>(v2241.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2777 = v75 + v2776;
-    const bool v2778 = v2775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2779 = v2777 < v76;
-    const bool v2780 = v2778 && v2779;
-    if (v2780) {
-      const float v2781 = v2241.x[27];
-      const bool v2782 = v2775 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2783 = v2777 - v74;
-      const bool v2784 = v2783 < v2;
-      const bool v2785 = v2782 && v2784;
-      if (v2785) {
-        const iron_f16 v2786 = iron_f32_to_f16(v2781);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2787 = v2775 * v2;
-        const unsigned int v2788 = v2787 + v2777;
-        const unsigned int v2789 = v2788 - v74;
-        out[v2789] = v2786;
-      }
-    }
-    const unsigned int v2790 = static_cast<unsigned int>(v2241.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2791 = v2341 + v2790;
-    const unsigned int v2792 = static_cast<unsigned int>(v2241.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2793 = v75 + v2792;
-    const bool v2794 = v2791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2795 = v2793 < v76;
-    const bool v2796 = v2794 && v2795;
-    if (v2796) {
-      const float v2797 = v2241.x[28];
-      const bool v2798 = v2791 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2799 = v2793 - v74;
-      const bool v2800 = v2799 < v2;
-      const bool v2801 = v2798 && v2800;
-      if (v2801) {
-        const iron_f16 v2802 = iron_f32_to_f16(v2797);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2803 = v2791 * v2;
-        const unsigned int v2804 = v2803 + v2793;
-        const unsigned int v2805 = v2804 - v74;
-        out[v2805] = v2802;
-      }
-    }
-    const unsigned int v2806 = static_cast<unsigned int>(v2241.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2807 = v2341 + v2806;
-    const unsigned int v2808 = static_cast<unsigned int>(v2241.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2809 = v75 + v2808;
-    const bool v2810 = v2807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2811 = v2809 < v76;
-    const bool v2812 = v2810 && v2811;
-    if (v2812) {
-      const float v2813 = v2241.x[29];
-      const bool v2814 = v2807 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2815 = v2809 - v74;
-      const bool v2816 = v2815 < v2;
-      const bool v2817 = v2814 && v2816;
-      if (v2817) {
-        const iron_f16 v2818 = iron_f32_to_f16(v2813);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2819 = v2807 * v2;
-        const unsigned int v2820 = v2819 + v2809;
-        const unsigned int v2821 = v2820 - v74;
-        out[v2821] = v2818;
-      }
-    }
-    const unsigned int v2822 = static_cast<unsigned int>(v2241.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2823 = v2341 + v2822;
-    const unsigned int v2824 = static_cast<unsigned int>(v2241.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2825 = v75 + v2824;
-    const bool v2826 = v2823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2827 = v2825 < v76;
-    const bool v2828 = v2826 && v2827;
-    if (v2828) {
-      const float v2829 = v2241.x[30];
-      const bool v2830 = v2823 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2831 = v2825 - v74;
-      const bool v2832 = v2831 < v2;
-      const bool v2833 = v2830 && v2832;
-      if (v2833) {
-        const iron_f16 v2834 = iron_f32_to_f16(v2829);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2835 = v2823 * v2;
-        const unsigned int v2836 = v2835 + v2825;
-        const unsigned int v2837 = v2836 - v74;
-        out[v2837] = v2834;
-      }
-    }
-    const unsigned int v2838 = static_cast<unsigned int>(v2241.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2839 = v2341 + v2838;
-    const unsigned int v2840 = static_cast<unsigned int>(v2241.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2841 = v75 + v2840;
-    const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2843 = v2841 < v76;
-    const bool v2844 = v2842 && v2843;
-    if (v2844) {
-      const float v2845 = v2241.x[31];
-      const bool v2846 = v2839 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2847 = v2841 - v74;
-      const bool v2848 = v2847 < v2;
-      const bool v2849 = v2846 && v2848;
-      if (v2849) {
-        const iron_f16 v2850 = iron_f32_to_f16(v2845);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2851 = v2839 * v2;
-        const unsigned int v2852 = v2851 + v2841;
-        const unsigned int v2853 = v2852 - v74;
-        out[v2853] = v2850;
-      }
-    }
-    const unsigned int v2854 = static_cast<unsigned int>(v2241.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2855 = v2341 + v2854;
-    const unsigned int v2856 = static_cast<unsigned int>(v2241.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2857 = v75 + v2856;
-    const bool v2858 = v2855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2859 = v2857 < v76;
-    const bool v2860 = v2858 && v2859;
-    if (v2860) {
-      const float v2861 = v2241.x[32];
-      const bool v2862 = v2855 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2863 = v2857 - v74;
-      const bool v2864 = v2863 < v2;
-      const bool v2865 = v2862 && v2864;
-      if (v2865) {
-        const iron_f16 v2866 = iron_f32_to_f16(v2861);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2867 = v2855 * v2;
-        const unsigned int v2868 = v2867 + v2857;
-        const unsigned int v2869 = v2868 - v74;
-        out[v2869] = v2866;
-      }
-    }
-    const unsigned int v2870 = static_cast<unsigned int>(v2241.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2871 = v2341 + v2870;
-    const unsigned int v2872 = static_cast<unsigned int>(v2241.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2873 = v75 + v2872;
-    const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2875 = v2873 < v76;
-    const bool v2876 = v2874 && v2875;
-    if (v2876) {
-      const float v2877 = v2241.x[33];
-      const bool v2878 = v2871 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2879 = v2873 - v74;
-      const bool v2880 = v2879 < v2;
-      const bool v2881 = v2878 && v2880;
-      if (v2881) {
-        const iron_f16 v2882 = iron_f32_to_f16(v2877);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2883 = v2871 * v2;
-        const unsigned int v2884 = v2883 + v2873;
-        const unsigned int v2885 = v2884 - v74;
-        out[v2885] = v2882;
-      }
-    }
-    const unsigned int v2886 = static_cast<unsigned int>(v2241.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2887 = v2341 + v2886;
-    const unsigned int v2888 = static_cast<unsigned int>(v2241.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2889 = v75 + v2888;
-    const bool v2890 = v2887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2891 = v2889 < v76;
-    const bool v2892 = v2890 && v2891;
-    if (v2892) {
-      const float v2893 = v2241.x[34];
-      const bool v2894 = v2887 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2895 = v2889 - v74;
-      const bool v2896 = v2895 < v2;
-      const bool v2897 = v2894 && v2896;
-      if (v2897) {
-        const iron_f16 v2898 = iron_f32_to_f16(v2893);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2899 = v2887 * v2;
-        const unsigned int v2900 = v2899 + v2889;
-        const unsigned int v2901 = v2900 - v74;
-        out[v2901] = v2898;
-      }
-    }
-    const unsigned int v2902 = static_cast<unsigned int>(v2241.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2903 = v2341 + v2902;
-    const unsigned int v2904 = static_cast<unsigned int>(v2241.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2905 = v75 + v2904;
-    const bool v2906 = v2903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2907 = v2905 < v76;
-    const bool v2908 = v2906 && v2907;
-    if (v2908) {
-      const float v2909 = v2241.x[35];
-      const bool v2910 = v2903 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2911 = v2905 - v74;
-      const bool v2912 = v2911 < v2;
-      const bool v2913 = v2910 && v2912;
-      if (v2913) {
-        const iron_f16 v2914 = iron_f32_to_f16(v2909);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2915 = v2903 * v2;
-        const unsigned int v2916 = v2915 + v2905;
-        const unsigned int v2917 = v2916 - v74;
-        out[v2917] = v2914;
-      }
-    }
-    const unsigned int v2918 = static_cast<unsigned int>(v2241.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2919 = v2341 + v2918;
-    const unsigned int v2920 = static_cast<unsigned int>(v2241.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2921 = v75 + v2920;
-    const bool v2922 = v2919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2923 = v2921 < v76;
-    const bool v2924 = v2922 && v2923;
-    if (v2924) {
-      const float v2925 = v2241.x[36];
-      const bool v2926 = v2919 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2927 = v2921 - v74;
-      const bool v2928 = v2927 < v2;
-      const bool v2929 = v2926 && v2928;
-      if (v2929) {
-        const iron_f16 v2930 = iron_f32_to_f16(v2925);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2931 = v2919 * v2;
-        const unsigned int v2932 = v2931 + v2921;
-        const unsigned int v2933 = v2932 - v74;
-        out[v2933] = v2930;
-      }
-    }
-    const unsigned int v2934 = static_cast<unsigned int>(v2241.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2935 = v2341 + v2934;
-    const unsigned int v2936 = static_cast<unsigned int>(v2241.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2937 = v75 + v2936;
-    const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2939 = v2937 < v76;
-    const bool v2940 = v2938 && v2939;
-    if (v2940) {
-      const float v2941 = v2241.x[37];
-      const bool v2942 = v2935 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2943 = v2937 - v74;
-      const bool v2944 = v2943 < v2;
-      const bool v2945 = v2942 && v2944;
-      if (v2945) {
-        const iron_f16 v2946 = iron_f32_to_f16(v2941);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2947 = v2935 * v2;
-        const unsigned int v2948 = v2947 + v2937;
-        const unsigned int v2949 = v2948 - v74;
-        out[v2949] = v2946;
-      }
-    }
-    const unsigned int v2950 = static_cast<unsigned int>(v2241.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2951 = v2341 + v2950;
-    const unsigned int v2952 = static_cast<unsigned int>(v2241.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2953 = v75 + v2952;
-    const bool v2954 = v2951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2955 = v2953 < v76;
-    const bool v2956 = v2954 && v2955;
-    if (v2956) {
-      const float v2957 = v2241.x[38];
-      const bool v2958 = v2951 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2959 = v2953 - v74;
-      const bool v2960 = v2959 < v2;
-      const bool v2961 = v2958 && v2960;
-      if (v2961) {
-        const iron_f16 v2962 = iron_f32_to_f16(v2957);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2963 = v2951 * v2;
-        const unsigned int v2964 = v2963 + v2953;
-        const unsigned int v2965 = v2964 - v74;
-        out[v2965] = v2962;
-      }
-    }
-    const unsigned int v2966 = static_cast<unsigned int>(v2241.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2967 = v2341 + v2966;
-    const unsigned int v2968 = static_cast<unsigned int>(v2241.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2969 = v75 + v2968;
-    const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2971 = v2969 < v76;
-    const bool v2972 = v2970 && v2971;
-    if (v2972) {
-      const float v2973 = v2241.x[39];
-      const bool v2974 = v2967 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2975 = v2969 - v74;
-      const bool v2976 = v2975 < v2;
-      const bool v2977 = v2974 && v2976;
-      if (v2977) {
-        const iron_f16 v2978 = iron_f32_to_f16(v2973);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2979 = v2967 * v2;
-        const unsigned int v2980 = v2979 + v2969;
-        const unsigned int v2981 = v2980 - v74;
-        out[v2981] = v2978;
-      }
-    }
-    const unsigned int v2982 = static_cast<unsigned int>(v2241.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2983 = v2341 + v2982;
-    const unsigned int v2984 = static_cast<unsigned int>(v2241.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v2985 = v75 + v2984;
-    const bool v2986 = v2983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2987 = v2985 < v76;
-    const bool v2988 = v2986 && v2987;
-    if (v2988) {
-      const float v2989 = v2241.x[40];
-      const bool v2990 = v2983 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v2991 = v2985 - v74;
-      const bool v2992 = v2991 < v2;
-      const bool v2993 = v2990 && v2992;
-      if (v2993) {
-        const iron_f16 v2994 = iron_f32_to_f16(v2989);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v2995 = v2983 * v2;
-        const unsigned int v2996 = v2995 + v2985;
-        const unsigned int v2997 = v2996 - v74;
-        out[v2997] = v2994;
-      }
-    }
-    const unsigned int v2998 = static_cast<unsigned int>(v2241.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v2999 = v2341 + v2998;
-    const unsigned int v3000 = static_cast<unsigned int>(v2241.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3001 = v75 + v3000;
-    const bool v3002 = v2999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3003 = v3001 < v76;
-    const bool v3004 = v3002 && v3003;
-    if (v3004) {
-      const float v3005 = v2241.x[41];
-      const bool v3006 = v2999 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3007 = v3001 - v74;
-      const bool v3008 = v3007 < v2;
-      const bool v3009 = v3006 && v3008;
-      if (v3009) {
-        const iron_f16 v3010 = iron_f32_to_f16(v3005);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3011 = v2999 * v2;
-        const unsigned int v3012 = v3011 + v3001;
-        const unsigned int v3013 = v3012 - v74;
-        out[v3013] = v3010;
-      }
-    }
-    const unsigned int v3014 = static_cast<unsigned int>(v2241.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3015 = v2341 + v3014;
-    const unsigned int v3016 = static_cast<unsigned int>(v2241.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3017 = v75 + v3016;
-    const bool v3018 = v3015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3019 = v3017 < v76;
-    const bool v3020 = v3018 && v3019;
-    if (v3020) {
-      const float v3021 = v2241.x[42];
-      const bool v3022 = v3015 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3023 = v3017 - v74;
-      const bool v3024 = v3023 < v2;
-      const bool v3025 = v3022 && v3024;
-      if (v3025) {
-        const iron_f16 v3026 = iron_f32_to_f16(v3021);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3027 = v3015 * v2;
-        const unsigned int v3028 = v3027 + v3017;
-        const unsigned int v3029 = v3028 - v74;
-        out[v3029] = v3026;
-      }
-    }
-    const unsigned int v3030 = static_cast<unsigned int>(v2241.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3031 = v2341 + v3030;
-    const unsigned int v3032 = static_cast<unsigned int>(v2241.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3033 = v75 + v3032;
-    const bool v3034 = v3031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3035 = v3033 < v76;
-    const bool v3036 = v3034 && v3035;
-    if (v3036) {
-      const float v3037 = v2241.x[43];
-      const bool v3038 = v3031 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3039 = v3033 - v74;
-      const bool v3040 = v3039 < v2;
-      const bool v3041 = v3038 && v3040;
-      if (v3041) {
-        const iron_f16 v3042 = iron_f32_to_f16(v3037);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3043 = v3031 * v2;
-        const unsigned int v3044 = v3043 + v3033;
-        const unsigned int v3045 = v3044 - v74;
-        out[v3045] = v3042;
-      }
-    }
-    const unsigned int v3046 = static_cast<unsigned int>(v2241.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3047 = v2341 + v3046;
-    const unsigned int v3048 = static_cast<unsigned int>(v2241.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3049 = v75 + v3048;
-    const bool v3050 = v3047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3051 = v3049 < v76;
-    const bool v3052 = v3050 && v3051;
-    if (v3052) {
-      const float v3053 = v2241.x[44];
-      const bool v3054 = v3047 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3055 = v3049 - v74;
-      const bool v3056 = v3055 < v2;
-      const bool v3057 = v3054 && v3056;
-      if (v3057) {
-        const iron_f16 v3058 = iron_f32_to_f16(v3053);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3059 = v3047 * v2;
-        const unsigned int v3060 = v3059 + v3049;
-        const unsigned int v3061 = v3060 - v74;
-        out[v3061] = v3058;
-      }
-    }
-    const unsigned int v3062 = static_cast<unsigned int>(v2241.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3063 = v2341 + v3062;
-    const unsigned int v3064 = static_cast<unsigned int>(v2241.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3065 = v75 + v3064;
-    const bool v3066 = v3063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3067 = v3065 < v76;
-    const bool v3068 = v3066 && v3067;
-    if (v3068) {
-      const float v3069 = v2241.x[45];
-      const bool v3070 = v3063 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3071 = v3065 - v74;
-      const bool v3072 = v3071 < v2;
-      const bool v3073 = v3070 && v3072;
-      if (v3073) {
-        const iron_f16 v3074 = iron_f32_to_f16(v3069);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3075 = v3063 * v2;
-        const unsigned int v3076 = v3075 + v3065;
-        const unsigned int v3077 = v3076 - v74;
-        out[v3077] = v3074;
-      }
-    }
-    const unsigned int v3078 = static_cast<unsigned int>(v2241.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3079 = v2341 + v3078;
-    const unsigned int v3080 = static_cast<unsigned int>(v2241.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3081 = v75 + v3080;
-    const bool v3082 = v3079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3083 = v3081 < v76;
-    const bool v3084 = v3082 && v3083;
-    if (v3084) {
-      const float v3085 = v2241.x[46];
-      const bool v3086 = v3079 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3087 = v3081 - v74;
-      const bool v3088 = v3087 < v2;
-      const bool v3089 = v3086 && v3088;
-      if (v3089) {
-        const iron_f16 v3090 = iron_f32_to_f16(v3085);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3091 = v3079 * v2;
-        const unsigned int v3092 = v3091 + v3081;
-        const unsigned int v3093 = v3092 - v74;
-        out[v3093] = v3090;
-      }
-    }
-    const unsigned int v3094 = static_cast<unsigned int>(v2241.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3095 = v2341 + v3094;
-    const unsigned int v3096 = static_cast<unsigned int>(v2241.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3097 = v75 + v3096;
-    const bool v3098 = v3095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3099 = v3097 < v76;
-    const bool v3100 = v3098 && v3099;
-    if (v3100) {
-      const float v3101 = v2241.x[47];
-      const bool v3102 = v3095 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3103 = v3097 - v74;
-      const bool v3104 = v3103 < v2;
-      const bool v3105 = v3102 && v3104;
-      if (v3105) {
-        const iron_f16 v3106 = iron_f32_to_f16(v3101);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3107 = v3095 * v2;
-        const unsigned int v3108 = v3107 + v3097;
-        const unsigned int v3109 = v3108 - v74;
-        out[v3109] = v3106;
-      }
-    }
-    const unsigned int v3110 = static_cast<unsigned int>(v2241.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3111 = v2341 + v3110;
-    const unsigned int v3112 = static_cast<unsigned int>(v2241.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3113 = v75 + v3112;
-    const bool v3114 = v3111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3115 = v3113 < v76;
-    const bool v3116 = v3114 && v3115;
-    if (v3116) {
-      const float v3117 = v2241.x[48];
-      const bool v3118 = v3111 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3119 = v3113 - v74;
-      const bool v3120 = v3119 < v2;
-      const bool v3121 = v3118 && v3120;
-      if (v3121) {
-        const iron_f16 v3122 = iron_f32_to_f16(v3117);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3123 = v3111 * v2;
-        const unsigned int v3124 = v3123 + v3113;
-        const unsigned int v3125 = v3124 - v74;
-        out[v3125] = v3122;
-      }
-    }
-    const unsigned int v3126 = static_cast<unsigned int>(v2241.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3127 = v2341 + v3126;
-    const unsigned int v3128 = static_cast<unsigned int>(v2241.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3129 = v75 + v3128;
-    const bool v3130 = v3127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3131 = v3129 < v76;
-    const bool v3132 = v3130 && v3131;
-    if (v3132) {
-      const float v3133 = v2241.x[49];
-      const bool v3134 = v3127 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3135 = v3129 - v74;
-      const bool v3136 = v3135 < v2;
-      const bool v3137 = v3134 && v3136;
-      if (v3137) {
-        const iron_f16 v3138 = iron_f32_to_f16(v3133);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3139 = v3127 * v2;
-        const unsigned int v3140 = v3139 + v3129;
-        const unsigned int v3141 = v3140 - v74;
-        out[v3141] = v3138;
-      }
-    }
-    const unsigned int v3142 = static_cast<unsigned int>(v2241.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3143 = v2341 + v3142;
-    const unsigned int v3144 = static_cast<unsigned int>(v2241.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3145 = v75 + v3144;
-    const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3147 = v3145 < v76;
-    const bool v3148 = v3146 && v3147;
-    if (v3148) {
-      const float v3149 = v2241.x[50];
-      const bool v3150 = v3143 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3151 = v3145 - v74;
-      const bool v3152 = v3151 < v2;
-      const bool v3153 = v3150 && v3152;
-      if (v3153) {
-        const iron_f16 v3154 = iron_f32_to_f16(v3149);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3155 = v3143 * v2;
-        const unsigned int v3156 = v3155 + v3145;
-        const unsigned int v3157 = v3156 - v74;
-        out[v3157] = v3154;
-      }
-    }
-    const unsigned int v3158 = static_cast<unsigned int>(v2241.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3159 = v2341 + v3158;
-    const unsigned int v3160 = static_cast<unsigned int>(v2241.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3161 = v75 + v3160;
-    const bool v3162 = v3159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3163 = v3161 < v76;
-    const bool v3164 = v3162 && v3163;
-    if (v3164) {
-      const float v3165 = v2241.x[51];
-      const bool v3166 = v3159 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3167 = v3161 - v74;
-      const bool v3168 = v3167 < v2;
-      const bool v3169 = v3166 && v3168;
-      if (v3169) {
-        const iron_f16 v3170 = iron_f32_to_f16(v3165);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3171 = v3159 * v2;
-        const unsigned int v3172 = v3171 + v3161;
-        const unsigned int v3173 = v3172 - v74;
-        out[v3173] = v3170;
-      }
-    }
-    const unsigned int v3174 = static_cast<unsigned int>(v2241.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3175 = v2341 + v3174;
-    const unsigned int v3176 = static_cast<unsigned int>(v2241.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3177 = v75 + v3176;
-    const bool v3178 = v3175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3179 = v3177 < v76;
-    const bool v3180 = v3178 && v3179;
-    if (v3180) {
-      const float v3181 = v2241.x[52];
-      const bool v3182 = v3175 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3183 = v3177 - v74;
-      const bool v3184 = v3183 < v2;
-      const bool v3185 = v3182 && v3184;
-      if (v3185) {
-        const iron_f16 v3186 = iron_f32_to_f16(v3181);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3187 = v3175 * v2;
-        const unsigned int v3188 = v3187 + v3177;
-        const unsigned int v3189 = v3188 - v74;
-        out[v3189] = v3186;
-      }
-    }
-    const unsigned int v3190 = static_cast<unsigned int>(v2241.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3191 = v2341 + v3190;
-    const unsigned int v3192 = static_cast<unsigned int>(v2241.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3193 = v75 + v3192;
-    const bool v3194 = v3191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3195 = v3193 < v76;
-    const bool v3196 = v3194 && v3195;
-    if (v3196) {
-      const float v3197 = v2241.x[53];
-      const bool v3198 = v3191 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3199 = v3193 - v74;
-      const bool v3200 = v3199 < v2;
-      const bool v3201 = v3198 && v3200;
-      if (v3201) {
-        const iron_f16 v3202 = iron_f32_to_f16(v3197);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3203 = v3191 * v2;
-        const unsigned int v3204 = v3203 + v3193;
-        const unsigned int v3205 = v3204 - v74;
-        out[v3205] = v3202;
-      }
-    }
-    const unsigned int v3206 = static_cast<unsigned int>(v2241.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3207 = v2341 + v3206;
-    const unsigned int v3208 = static_cast<unsigned int>(v2241.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3209 = v75 + v3208;
-    const bool v3210 = v3207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3211 = v3209 < v76;
-    const bool v3212 = v3210 && v3211;
-    if (v3212) {
-      const float v3213 = v2241.x[54];
-      const bool v3214 = v3207 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3215 = v3209 - v74;
-      const bool v3216 = v3215 < v2;
-      const bool v3217 = v3214 && v3216;
-      if (v3217) {
-        const iron_f16 v3218 = iron_f32_to_f16(v3213);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3219 = v3207 * v2;
-        const unsigned int v3220 = v3219 + v3209;
-        const unsigned int v3221 = v3220 - v74;
-        out[v3221] = v3218;
-      }
-    }
-    const unsigned int v3222 = static_cast<unsigned int>(v2241.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3223 = v2341 + v3222;
-    const unsigned int v3224 = static_cast<unsigned int>(v2241.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3225 = v75 + v3224;
-    const bool v3226 = v3223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3227 = v3225 < v76;
-    const bool v3228 = v3226 && v3227;
-    if (v3228) {
-      const float v3229 = v2241.x[55];
-      const bool v3230 = v3223 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3231 = v3225 - v74;
-      const bool v3232 = v3231 < v2;
-      const bool v3233 = v3230 && v3232;
-      if (v3233) {
-        const iron_f16 v3234 = iron_f32_to_f16(v3229);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3235 = v3223 * v2;
-        const unsigned int v3236 = v3235 + v3225;
-        const unsigned int v3237 = v3236 - v74;
-        out[v3237] = v3234;
-      }
-    }
-    const unsigned int v3238 = static_cast<unsigned int>(v2241.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3239 = v2341 + v3238;
-    const unsigned int v3240 = static_cast<unsigned int>(v2241.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3241 = v75 + v3240;
-    const bool v3242 = v3239 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3243 = v3241 < v76;
-    const bool v3244 = v3242 && v3243;
-    if (v3244) {
-      const float v3245 = v2241.x[56];
-      const bool v3246 = v3239 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3247 = v3241 - v74;
-      const bool v3248 = v3247 < v2;
-      const bool v3249 = v3246 && v3248;
-      if (v3249) {
-        const iron_f16 v3250 = iron_f32_to_f16(v3245);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3251 = v3239 * v2;
-        const unsigned int v3252 = v3251 + v3241;
-        const unsigned int v3253 = v3252 - v74;
-        out[v3253] = v3250;
-      }
-    }
-    const unsigned int v3254 = static_cast<unsigned int>(v2241.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3255 = v2341 + v3254;
-    const unsigned int v3256 = static_cast<unsigned int>(v2241.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3257 = v75 + v3256;
-    const bool v3258 = v3255 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3259 = v3257 < v76;
-    const bool v3260 = v3258 && v3259;
-    if (v3260) {
-      const float v3261 = v2241.x[57];
-      const bool v3262 = v3255 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3263 = v3257 - v74;
-      const bool v3264 = v3263 < v2;
-      const bool v3265 = v3262 && v3264;
-      if (v3265) {
-        const iron_f16 v3266 = iron_f32_to_f16(v3261);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3267 = v3255 * v2;
-        const unsigned int v3268 = v3267 + v3257;
-        const unsigned int v3269 = v3268 - v74;
-        out[v3269] = v3266;
-      }
-    }
-    const unsigned int v3270 = static_cast<unsigned int>(v2241.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3271 = v2341 + v3270;
-    const unsigned int v3272 = static_cast<unsigned int>(v2241.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3273 = v75 + v3272;
-    const bool v3274 = v3271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3275 = v3273 < v76;
-    const bool v3276 = v3274 && v3275;
-    if (v3276) {
-      const float v3277 = v2241.x[58];
-      const bool v3278 = v3271 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3279 = v3273 - v74;
-      const bool v3280 = v3279 < v2;
-      const bool v3281 = v3278 && v3280;
-      if (v3281) {
-        const iron_f16 v3282 = iron_f32_to_f16(v3277);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3283 = v3271 * v2;
-        const unsigned int v3284 = v3283 + v3273;
-        const unsigned int v3285 = v3284 - v74;
-        out[v3285] = v3282;
-      }
-    }
-    const unsigned int v3286 = static_cast<unsigned int>(v2241.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3287 = v2341 + v3286;
-    const unsigned int v3288 = static_cast<unsigned int>(v2241.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3289 = v75 + v3288;
-    const bool v3290 = v3287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3291 = v3289 < v76;
-    const bool v3292 = v3290 && v3291;
-    if (v3292) {
-      const float v3293 = v2241.x[59];
-      const bool v3294 = v3287 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3295 = v3289 - v74;
-      const bool v3296 = v3295 < v2;
-      const bool v3297 = v3294 && v3296;
-      if (v3297) {
-        const iron_f16 v3298 = iron_f32_to_f16(v3293);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3299 = v3287 * v2;
-        const unsigned int v3300 = v3299 + v3289;
-        const unsigned int v3301 = v3300 - v74;
-        out[v3301] = v3298;
-      }
-    }
-    const unsigned int v3302 = static_cast<unsigned int>(v2241.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3303 = v2341 + v3302;
-    const unsigned int v3304 = static_cast<unsigned int>(v2241.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3305 = v75 + v3304;
-    const bool v3306 = v3303 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3307 = v3305 < v76;
-    const bool v3308 = v3306 && v3307;
-    if (v3308) {
-      const float v3309 = v2241.x[60];
-      const bool v3310 = v3303 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3311 = v3305 - v74;
-      const bool v3312 = v3311 < v2;
-      const bool v3313 = v3310 && v3312;
-      if (v3313) {
-        const iron_f16 v3314 = iron_f32_to_f16(v3309);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3315 = v3303 * v2;
-        const unsigned int v3316 = v3315 + v3305;
-        const unsigned int v3317 = v3316 - v74;
-        out[v3317] = v3314;
-      }
-    }
-    const unsigned int v3318 = static_cast<unsigned int>(v2241.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3319 = v2341 + v3318;
-    const unsigned int v3320 = static_cast<unsigned int>(v2241.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3321 = v75 + v3320;
-    const bool v3322 = v3319 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3323 = v3321 < v76;
-    const bool v3324 = v3322 && v3323;
-    if (v3324) {
-      const float v3325 = v2241.x[61];
-      const bool v3326 = v3319 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3327 = v3321 - v74;
-      const bool v3328 = v3327 < v2;
-      const bool v3329 = v3326 && v3328;
-      if (v3329) {
-        const iron_f16 v3330 = iron_f32_to_f16(v3325);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3331 = v3319 * v2;
-        const unsigned int v3332 = v3331 + v3321;
-        const unsigned int v3333 = v3332 - v74;
-        out[v3333] = v3330;
-      }
-    }
-    const unsigned int v3334 = static_cast<unsigned int>(v2241.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3335 = v2341 + v3334;
-    const unsigned int v3336 = static_cast<unsigned int>(v2241.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3337 = v75 + v3336;
-    const bool v3338 = v3335 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3339 = v3337 < v76;
-    const bool v3340 = v3338 && v3339;
-    if (v3340) {
-      const float v3341 = v2241.x[62];
-      const bool v3342 = v3335 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3343 = v3337 - v74;
-      const bool v3344 = v3343 < v2;
-      const bool v3345 = v3342 && v3344;
-      if (v3345) {
-        const iron_f16 v3346 = iron_f32_to_f16(v3341);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3347 = v3335 * v2;
-        const unsigned int v3348 = v3347 + v3337;
-        const unsigned int v3349 = v3348 - v74;
-        out[v3349] = v3346;
-      }
-    }
-    const unsigned int v3350 = static_cast<unsigned int>(v2241.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3351 = v2341 + v3350;
-    const unsigned int v3352 = static_cast<unsigned int>(v2241.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3353 = v75 + v3352;
-    const bool v3354 = v3351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3355 = v3353 < v76;
-    const bool v3356 = v3354 && v3355;
-    if (v3356) {
-      const float v3357 = v2241.x[63];
-      const bool v3358 = v3351 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3359 = v3353 - v74;
-      const bool v3360 = v3359 < v2;
-      const bool v3361 = v3358 && v3360;
-      if (v3361) {
-        const iron_f16 v3362 = iron_f32_to_f16(v3357);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3363 = v3351 * v2;
-        const unsigned int v3364 = v3363 + v3353;
-        const unsigned int v3365 = v3364 - v74;
-        out[v3365] = v3362;
-      }
-    }
-    const unsigned int v3367 = v75 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:111
-    iron_frag<float, 2, 16, 128> v3374;  // kernels/gemm/gemm_warpgroup.hpp:54
-    iron_frag_fill(v3374, 0.0f);
-    if (v2245) {  // kernels/gemm/gemm_warpgroup.hpp:60
-      const bool v6248 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:61
-      if (v6248) {
-        const unsigned int v6252 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const unsigned int v6255 = v2236 << 5u;
-        const unsigned int v6256 = v6255 + v6252;
-        const unsigned int v6257 = v6256 >> 3u;
-        const unsigned int v6258 = v6256 & 7u;
-        const unsigned int v6259 = v6258 << 3u;
-        const unsigned int v6260 = v71 + v6257;
-        const bool v6262 = v6260 < v0;
-        const bool v6263 = v6259 < v3;
-        const bool v6264 = v6262 && v6263;
-        const unsigned int v6265 = v6260 * v3;
-        const unsigned int v6266 = v6265 + v6259;
-        const unsigned int v6267 = v6264 ? v6266 : v28;
-        const unsigned int v6268 = v6257 << 6u;
-        const unsigned int v6270 = v6268 + v6259;
-        iron_copy_async<16>(shm2 + (v6270 ^ (((v6270 >> 6u) & 7u) << 3u)), x_sorted + v6267, v6264);
-        const unsigned int v6271 = v6256 + 256u;
-        const unsigned int v6272 = v6271 >> 3u;
-        const unsigned int v6273 = v6271 & 7u;
-        const unsigned int v6274 = v6273 << 3u;
-        const unsigned int v6275 = v71 + v6272;
-        const bool v6277 = v6275 < v0;
-        const bool v6278 = v6274 < v3;
-        const bool v6279 = v6277 && v6278;
-        const unsigned int v6280 = v6275 * v3;
-        const unsigned int v6281 = v6280 + v6274;
-        const unsigned int v6282 = v6279 ? v6281 : v28;
-        const unsigned int v6283 = v6272 << 6u;
-        const unsigned int v6285 = v6283 + v6274;
-        iron_copy_async<16>(shm2 + (v6285 ^ (((v6285 >> 6u) & 7u) << 3u)), x_sorted + v6282, v6279);
-        const unsigned int v6287 = v6256 + 512u;
-        const unsigned int v6288 = v6287 >> 3u;
-        const unsigned int v6289 = v6287 & 7u;
-        const unsigned int v6290 = v6289 << 3u;
-        const unsigned int v6291 = v71 + v6288;
-        const bool v6293 = v6291 < v0;
-        const bool v6294 = v6290 < v3;
-        const bool v6295 = v6293 && v6294;
-        const unsigned int v6296 = v6291 * v3;
-        const unsigned int v6297 = v6296 + v6290;
-        const unsigned int v6298 = v6295 ? v6297 : v28;
-        const unsigned int v6299 = v6288 << 6u;
-        const unsigned int v6301 = v6299 + v6290;
-        iron_copy_async<16>(shm2 + (v6301 ^ (((v6301 >> 6u) & 7u) << 3u)), x_sorted + v6298, v6295);
-        const unsigned int v6303 = v6256 + 768u;
-        const unsigned int v6304 = v6303 >> 3u;
-        const unsigned int v6305 = v6303 & 7u;
-        const unsigned int v6306 = v6305 << 3u;
-        const unsigned int v6307 = v71 + v6304;
-        const bool v6309 = v6307 < v0;
-        const bool v6310 = v6306 < v3;
-        const bool v6311 = v6309 && v6310;
-        const unsigned int v6312 = v6307 * v3;
-        const unsigned int v6313 = v6312 + v6306;
-        const unsigned int v6314 = v6311 ? v6313 : v28;
-        const unsigned int v6315 = v6304 << 6u;
-        const unsigned int v6317 = v6315 + v6306;
-        iron_copy_async<16>(shm2 + (v6317 ^ (((v6317 >> 6u) & 7u) << 3u)), x_sorted + v6314, v6311);
-        const unsigned int v6318 = v3367 + v6257;  // kernels/gemm/gemm_warpgroup.hpp:65
-        const bool v6319 = v6318 < v76;
-        const bool v6320 = v6319 && v6263;
-        const unsigned int v6321 = v6318 * v3;
-        const unsigned int v6322 = v6321 + v6259;
-        const unsigned int v6323 = v6320 ? v6322 : v28;
-        iron_copy_async<16>(shm3 + (v6270 ^ (((v6270 >> 6u) & 7u) << 3u)), w + v6323, v6320);
-        const unsigned int v6324 = v3367 + v6272;
-        const bool v6325 = v6324 < v76;
-        const bool v6326 = v6325 && v6278;
-        const unsigned int v6327 = v6324 * v3;
-        const unsigned int v6328 = v6327 + v6274;
-        const unsigned int v6329 = v6326 ? v6328 : v28;
-        iron_copy_async<16>(shm3 + (v6285 ^ (((v6285 >> 6u) & 7u) << 3u)), w + v6329, v6326);
-        const unsigned int v6330 = v3367 + v6288;
-        const bool v6331 = v6330 < v76;
-        const bool v6332 = v6331 && v6294;
-        const unsigned int v6333 = v6330 * v3;
-        const unsigned int v6334 = v6333 + v6290;
-        const unsigned int v6335 = v6332 ? v6334 : v28;
-        iron_copy_async<16>(shm3 + (v6301 ^ (((v6301 >> 6u) & 7u) << 3u)), w + v6335, v6332);
-        const unsigned int v6336 = v3367 + v6304;
-        const bool v6337 = v6336 < v76;
-        const bool v6338 = v6337 && v6310;
-        const unsigned int v6339 = v6336 * v3;
-        const unsigned int v6340 = v6339 + v6306;
-        const unsigned int v6341 = v6338 ? v6340 : v28;
-        iron_copy_async<16>(shm3 + (v6317 ^ (((v6317 >> 6u) & 7u) << 3u)), w + v6341, v6338);
+    const unsigned int v2340 = v2240 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
+    const unsigned int v2341 = v2340 << 4u;
+    const unsigned int v2343 = v2241 << 6u;
+    const unsigned int v2344 = v75 + v2343;
+    const unsigned int v2345 = v2344 + v2341;
+    const unsigned int v2346 = static_cast<unsigned int>(v2245.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2347 = v2345 + v2346;
+    const unsigned int v2348 = static_cast<unsigned int>(v2245.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2349 = v79 + v2348;
+    const bool v2350 = v2347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2351 = v2349 < v80;
+    const bool v2352 = v2350 && v2351;
+    if (v2352) {
+      const float v2353 = v2245.x[0];
+      const bool v2354 = v2347 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2355 = v2349 - v78;
+      const bool v2356 = v2355 < v2;
+      const bool v2357 = v2354 && v2356;
+      if (v2357) {
+        const iron_f16 v2358 = iron_f32_to_f16(v2353);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2359 = v2347 * v2;
+        const unsigned int v2360 = v2359 + v2349;
+        const unsigned int v2361 = v2360 - v78;
+        out[v2361] = v2358;
+      }
+    }
+    const unsigned int v2362 = static_cast<unsigned int>(v2245.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2363 = v2345 + v2362;
+    const unsigned int v2364 = static_cast<unsigned int>(v2245.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2365 = v79 + v2364;
+    const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2367 = v2365 < v80;
+    const bool v2368 = v2366 && v2367;
+    if (v2368) {
+      const float v2369 = v2245.x[1];
+      const bool v2370 = v2363 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2371 = v2365 - v78;
+      const bool v2372 = v2371 < v2;
+      const bool v2373 = v2370 && v2372;
+      if (v2373) {
+        const iron_f16 v2374 = iron_f32_to_f16(v2369);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2375 = v2363 * v2;
+        const unsigned int v2376 = v2375 + v2365;
+        const unsigned int v2377 = v2376 - v78;
+        out[v2377] = v2374;
+      }
+    }
+    const unsigned int v2378 = static_cast<unsigned int>(v2245.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2379 = v2345 + v2378;
+    const unsigned int v2380 = static_cast<unsigned int>(v2245.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2381 = v79 + v2380;
+    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2383 = v2381 < v80;
+    const bool v2384 = v2382 && v2383;
+    if (v2384) {
+      const float v2385 = v2245.x[2];
+      const bool v2386 = v2379 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2387 = v2381 - v78;
+      const bool v2388 = v2387 < v2;
+      const bool v2389 = v2386 && v2388;
+      if (v2389) {
+        const iron_f16 v2390 = iron_f32_to_f16(v2385);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2391 = v2379 * v2;
+        const unsigned int v2392 = v2391 + v2381;
+        const unsigned int v2393 = v2392 - v78;
+        out[v2393] = v2390;
+      }
+    }
+    const unsigned int v2394 = static_cast<unsigned int>(v2245.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2395 = v2345 + v2394;
+    const unsigned int v2396 = static_cast<unsigned int>(v2245.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2397 = v79 + v2396;
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2399 = v2397 < v80;
+    const bool v2400 = v2398 && v2399;
+    if (v2400) {
+      const float v2401 = v2245.x[3];
+      const bool v2402 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2403 = v2397 - v78;
+      const bool v2404 = v2403 < v2;
+      const bool v2405 = v2402 && v2404;
+      if (v2405) {
+        const iron_f16 v2406 = iron_f32_to_f16(v2401);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2407 = v2395 * v2;
+        const unsigned int v2408 = v2407 + v2397;
+        const unsigned int v2409 = v2408 - v78;
+        out[v2409] = v2406;
+      }
+    }
+    const unsigned int v2410 = static_cast<unsigned int>(v2245.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2411 = v2345 + v2410;
+    const unsigned int v2412 = static_cast<unsigned int>(v2245.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2413 = v79 + v2412;
+    const bool v2414 = v2411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2415 = v2413 < v80;
+    const bool v2416 = v2414 && v2415;
+    if (v2416) {
+      const float v2417 = v2245.x[4];
+      const bool v2418 = v2411 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2419 = v2413 - v78;
+      const bool v2420 = v2419 < v2;
+      const bool v2421 = v2418 && v2420;
+      if (v2421) {
+        const iron_f16 v2422 = iron_f32_to_f16(v2417);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2423 = v2411 * v2;
+        const unsigned int v2424 = v2423 + v2413;
+        const unsigned int v2425 = v2424 - v78;
+        out[v2425] = v2422;
+      }
+    }
+    const unsigned int v2426 = static_cast<unsigned int>(v2245.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2427 = v2345 + v2426;
+    const unsigned int v2428 = static_cast<unsigned int>(v2245.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2429 = v79 + v2428;
+    const bool v2430 = v2427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2431 = v2429 < v80;
+    const bool v2432 = v2430 && v2431;
+    if (v2432) {
+      const float v2433 = v2245.x[5];
+      const bool v2434 = v2427 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2435 = v2429 - v78;
+      const bool v2436 = v2435 < v2;
+      const bool v2437 = v2434 && v2436;
+      if (v2437) {
+        const iron_f16 v2438 = iron_f32_to_f16(v2433);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2439 = v2427 * v2;
+        const unsigned int v2440 = v2439 + v2429;
+        const unsigned int v2441 = v2440 - v78;
+        out[v2441] = v2438;
+      }
+    }
+    const unsigned int v2442 = static_cast<unsigned int>(v2245.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2443 = v2345 + v2442;
+    const unsigned int v2444 = static_cast<unsigned int>(v2245.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2445 = v79 + v2444;
+    const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2447 = v2445 < v80;
+    const bool v2448 = v2446 && v2447;
+    if (v2448) {
+      const float v2449 = v2245.x[6];
+      const bool v2450 = v2443 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2451 = v2445 - v78;
+      const bool v2452 = v2451 < v2;
+      const bool v2453 = v2450 && v2452;
+      if (v2453) {
+        const iron_f16 v2454 = iron_f32_to_f16(v2449);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2455 = v2443 * v2;
+        const unsigned int v2456 = v2455 + v2445;
+        const unsigned int v2457 = v2456 - v78;
+        out[v2457] = v2454;
+      }
+    }
+    const unsigned int v2458 = static_cast<unsigned int>(v2245.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2459 = v2345 + v2458;
+    const unsigned int v2460 = static_cast<unsigned int>(v2245.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2461 = v79 + v2460;
+    const bool v2462 = v2459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2463 = v2461 < v80;
+    const bool v2464 = v2462 && v2463;
+    if (v2464) {
+      const float v2465 = v2245.x[7];
+      const bool v2466 = v2459 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2467 = v2461 - v78;
+      const bool v2468 = v2467 < v2;
+      const bool v2469 = v2466 && v2468;
+      if (v2469) {
+        const iron_f16 v2470 = iron_f32_to_f16(v2465);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2471 = v2459 * v2;
+        const unsigned int v2472 = v2471 + v2461;
+        const unsigned int v2473 = v2472 - v78;
+        out[v2473] = v2470;
+      }
+    }
+    const unsigned int v2474 = static_cast<unsigned int>(v2245.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2475 = v2345 + v2474;
+    const unsigned int v2476 = static_cast<unsigned int>(v2245.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2477 = v79 + v2476;
+    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2479 = v2477 < v80;
+    const bool v2480 = v2478 && v2479;
+    if (v2480) {
+      const float v2481 = v2245.x[8];
+      const bool v2482 = v2475 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2483 = v2477 - v78;
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2482 && v2484;
+      if (v2485) {
+        const iron_f16 v2486 = iron_f32_to_f16(v2481);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2487 = v2475 * v2;
+        const unsigned int v2488 = v2487 + v2477;
+        const unsigned int v2489 = v2488 - v78;
+        out[v2489] = v2486;
+      }
+    }
+    const unsigned int v2490 = static_cast<unsigned int>(v2245.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2491 = v2345 + v2490;
+    const unsigned int v2492 = static_cast<unsigned int>(v2245.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2493 = v79 + v2492;
+    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2495 = v2493 < v80;
+    const bool v2496 = v2494 && v2495;
+    if (v2496) {
+      const float v2497 = v2245.x[9];
+      const bool v2498 = v2491 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2499 = v2493 - v78;
+      const bool v2500 = v2499 < v2;
+      const bool v2501 = v2498 && v2500;
+      if (v2501) {
+        const iron_f16 v2502 = iron_f32_to_f16(v2497);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2503 = v2491 * v2;
+        const unsigned int v2504 = v2503 + v2493;
+        const unsigned int v2505 = v2504 - v78;
+        out[v2505] = v2502;
+      }
+    }
+    const unsigned int v2506 = static_cast<unsigned int>(v2245.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2507 = v2345 + v2506;
+    const unsigned int v2508 = static_cast<unsigned int>(v2245.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2509 = v79 + v2508;
+    const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2511 = v2509 < v80;
+    const bool v2512 = v2510 && v2511;
+    if (v2512) {
+      const float v2513 = v2245.x[10];
+      const bool v2514 = v2507 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2515 = v2509 - v78;
+      const bool v2516 = v2515 < v2;
+      const bool v2517 = v2514 && v2516;
+      if (v2517) {
+        const iron_f16 v2518 = iron_f32_to_f16(v2513);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2519 = v2507 * v2;
+        const unsigned int v2520 = v2519 + v2509;
+        const unsigned int v2521 = v2520 - v78;
+        out[v2521] = v2518;
+      }
+    }
+    const unsigned int v2522 = static_cast<unsigned int>(v2245.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2523 = v2345 + v2522;
+    const unsigned int v2524 = static_cast<unsigned int>(v2245.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2525 = v79 + v2524;
+    const bool v2526 = v2523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2527 = v2525 < v80;
+    const bool v2528 = v2526 && v2527;
+    if (v2528) {
+      const float v2529 = v2245.x[11];
+      const bool v2530 = v2523 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2531 = v2525 - v78;
+      const bool v2532 = v2531 < v2;
+      const bool v2533 = v2530 && v2532;
+      if (v2533) {
+        const iron_f16 v2534 = iron_f32_to_f16(v2529);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2535 = v2523 * v2;
+        const unsigned int v2536 = v2535 + v2525;
+        const unsigned int v2537 = v2536 - v78;
+        out[v2537] = v2534;
+      }
+    }
+    const unsigned int v2538 = static_cast<unsigned int>(v2245.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2539 = v2345 + v2538;
+    const unsigned int v2540 = static_cast<unsigned int>(v2245.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2541 = v79 + v2540;
+    const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2543 = v2541 < v80;
+    const bool v2544 = v2542 && v2543;
+    if (v2544) {
+      const float v2545 = v2245.x[12];
+      const bool v2546 = v2539 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2547 = v2541 - v78;
+      const bool v2548 = v2547 < v2;
+      const bool v2549 = v2546 && v2548;
+      if (v2549) {
+        const iron_f16 v2550 = iron_f32_to_f16(v2545);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2551 = v2539 * v2;
+        const unsigned int v2552 = v2551 + v2541;
+        const unsigned int v2553 = v2552 - v78;
+        out[v2553] = v2550;
+      }
+    }
+    const unsigned int v2554 = static_cast<unsigned int>(v2245.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2555 = v2345 + v2554;
+    const unsigned int v2556 = static_cast<unsigned int>(v2245.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2557 = v79 + v2556;
+    const bool v2558 = v2555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2559 = v2557 < v80;
+    const bool v2560 = v2558 && v2559;
+    if (v2560) {
+      const float v2561 = v2245.x[13];
+      const bool v2562 = v2555 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2563 = v2557 - v78;
+      const bool v2564 = v2563 < v2;
+      const bool v2565 = v2562 && v2564;
+      if (v2565) {
+        const iron_f16 v2566 = iron_f32_to_f16(v2561);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2567 = v2555 * v2;
+        const unsigned int v2568 = v2567 + v2557;
+        const unsigned int v2569 = v2568 - v78;
+        out[v2569] = v2566;
+      }
+    }
+    const unsigned int v2570 = static_cast<unsigned int>(v2245.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2571 = v2345 + v2570;
+    const unsigned int v2572 = static_cast<unsigned int>(v2245.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2573 = v79 + v2572;
+    const bool v2574 = v2571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2575 = v2573 < v80;
+    const bool v2576 = v2574 && v2575;
+    if (v2576) {
+      const float v2577 = v2245.x[14];
+      const bool v2578 = v2571 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2579 = v2573 - v78;
+      const bool v2580 = v2579 < v2;
+      const bool v2581 = v2578 && v2580;
+      if (v2581) {
+        const iron_f16 v2582 = iron_f32_to_f16(v2577);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2583 = v2571 * v2;
+        const unsigned int v2584 = v2583 + v2573;
+        const unsigned int v2585 = v2584 - v78;
+        out[v2585] = v2582;
+      }
+    }
+    const unsigned int v2586 = static_cast<unsigned int>(v2245.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2587 = v2345 + v2586;
+    const unsigned int v2588 = static_cast<unsigned int>(v2245.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2589 = v79 + v2588;
+    const bool v2590 = v2587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2591 = v2589 < v80;
+    const bool v2592 = v2590 && v2591;
+    if (v2592) {
+      const float v2593 = v2245.x[15];
+      const bool v2594 = v2587 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2595 = v2589 - v78;
+      const bool v2596 = v2595 < v2;
+      const bool v2597 = v2594 && v2596;
+      if (v2597) {
+        const iron_f16 v2598 = iron_f32_to_f16(v2593);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2599 = v2587 * v2;
+        const unsigned int v2600 = v2599 + v2589;
+        const unsigned int v2601 = v2600 - v78;
+        out[v2601] = v2598;
+      }
+    }
+    const unsigned int v2602 = static_cast<unsigned int>(v2245.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2603 = v2345 + v2602;
+    const unsigned int v2604 = static_cast<unsigned int>(v2245.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2605 = v79 + v2604;
+    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2607 = v2605 < v80;
+    const bool v2608 = v2606 && v2607;
+    if (v2608) {
+      const float v2609 = v2245.x[16];
+      const bool v2610 = v2603 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2611 = v2605 - v78;
+      const bool v2612 = v2611 < v2;
+      const bool v2613 = v2610 && v2612;
+      if (v2613) {
+        const iron_f16 v2614 = iron_f32_to_f16(v2609);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2615 = v2603 * v2;
+        const unsigned int v2616 = v2615 + v2605;
+        const unsigned int v2617 = v2616 - v78;
+        out[v2617] = v2614;
+      }
+    }
+    const unsigned int v2618 = static_cast<unsigned int>(v2245.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2619 = v2345 + v2618;
+    const unsigned int v2620 = static_cast<unsigned int>(v2245.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2621 = v79 + v2620;
+    const bool v2622 = v2619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2623 = v2621 < v80;
+    const bool v2624 = v2622 && v2623;
+    if (v2624) {
+      const float v2625 = v2245.x[17];
+      const bool v2626 = v2619 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2627 = v2621 - v78;
+      const bool v2628 = v2627 < v2;
+      const bool v2629 = v2626 && v2628;
+      if (v2629) {
+        const iron_f16 v2630 = iron_f32_to_f16(v2625);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2631 = v2619 * v2;
+        const unsigned int v2632 = v2631 + v2621;
+        const unsigned int v2633 = v2632 - v78;
+        out[v2633] = v2630;
+      }
+    }
+    const unsigned int v2634 = static_cast<unsigned int>(v2245.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2635 = v2345 + v2634;
+    const unsigned int v2636 = static_cast<unsigned int>(v2245.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2637 = v79 + v2636;
+    const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2639 = v2637 < v80;
+    const bool v2640 = v2638 && v2639;
+    if (v2640) {
+      const float v2641 = v2245.x[18];
+      const bool v2642 = v2635 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2643 = v2637 - v78;
+      const bool v2644 = v2643 < v2;
+      const bool v2645 = v2642 && v2644;
+      if (v2645) {
+        const iron_f16 v2646 = iron_f32_to_f16(v2641);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2647 = v2635 * v2;
+        const unsigned int v2648 = v2647 + v2637;
+        const unsigned int v2649 = v2648 - v78;
+        out[v2649] = v2646;
+      }
+    }
+    const unsigned int v2650 = static_cast<unsigned int>(v2245.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2651 = v2345 + v2650;
+    const unsigned int v2652 = static_cast<unsigned int>(v2245.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2653 = v79 + v2652;
+    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2655 = v2653 < v80;
+    const bool v2656 = v2654 && v2655;
+    if (v2656) {
+      const float v2657 = v2245.x[19];
+      const bool v2658 = v2651 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2659 = v2653 - v78;
+      const bool v2660 = v2659 < v2;
+      const bool v2661 = v2658 && v2660;
+      if (v2661) {
+        const iron_f16 v2662 = iron_f32_to_f16(v2657);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2663 = v2651 * v2;
+        const unsigned int v2664 = v2663 + v2653;
+        const unsigned int v2665 = v2664 - v78;
+        out[v2665] = v2662;
+      }
+    }
+    const unsigned int v2666 = static_cast<unsigned int>(v2245.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2667 = v2345 + v2666;
+    const unsigned int v2668 = static_cast<unsigned int>(v2245.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2669 = v79 + v2668;
+    const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2671 = v2669 < v80;
+    const bool v2672 = v2670 && v2671;
+    if (v2672) {
+      const float v2673 = v2245.x[20];
+      const bool v2674 = v2667 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2675 = v2669 - v78;
+      const bool v2676 = v2675 < v2;
+      const bool v2677 = v2674 && v2676;
+      if (v2677) {
+        const iron_f16 v2678 = iron_f32_to_f16(v2673);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2679 = v2667 * v2;
+        const unsigned int v2680 = v2679 + v2669;
+        const unsigned int v2681 = v2680 - v78;
+        out[v2681] = v2678;
+      }
+    }
+    const unsigned int v2682 = static_cast<unsigned int>(v2245.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2683 = v2345 + v2682;
+    const unsigned int v2684 = static_cast<unsigned int>(v2245.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2685 = v79 + v2684;
+    const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2687 = v2685 < v80;
+    const bool v2688 = v2686 && v2687;
+    if (v2688) {
+      const float v2689 = v2245.x[21];
+      const bool v2690 = v2683 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2691 = v2685 - v78;
+      const bool v2692 = v2691 < v2;
+      const bool v2693 = v2690 && v2692;
+      if (v2693) {
+        const iron_f16 v2694 = iron_f32_to_f16(v2689);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2695 = v2683 * v2;
+        const unsigned int v2696 = v2695 + v2685;
+        const unsigned int v2697 = v2696 - v78;
+        out[v2697] = v2694;
+      }
+    }
+    const unsigned int v2698 = static_cast<unsigned int>(v2245.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2699 = v2345 + v2698;
+    const unsigned int v2700 = static_cast<unsigned int>(v2245.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2701 = v79 + v2700;
+    const bool v2702 = v2699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2703 = v2701 < v80;
+    const bool v2704 = v2702 && v2703;
+    if (v2704) {
+      const float v2705 = v2245.x[22];
+      const bool v2706 = v2699 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2707 = v2701 - v78;
+      const bool v2708 = v2707 < v2;
+      const bool v2709 = v2706 && v2708;
+      if (v2709) {
+        const iron_f16 v2710 = iron_f32_to_f16(v2705);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2711 = v2699 * v2;
+        const unsigned int v2712 = v2711 + v2701;
+        const unsigned int v2713 = v2712 - v78;
+        out[v2713] = v2710;
+      }
+    }
+    const unsigned int v2714 = static_cast<unsigned int>(v2245.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2715 = v2345 + v2714;
+    const unsigned int v2716 = static_cast<unsigned int>(v2245.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2717 = v79 + v2716;
+    const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2719 = v2717 < v80;
+    const bool v2720 = v2718 && v2719;
+    if (v2720) {
+      const float v2721 = v2245.x[23];
+      const bool v2722 = v2715 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2723 = v2717 - v78;
+      const bool v2724 = v2723 < v2;
+      const bool v2725 = v2722 && v2724;
+      if (v2725) {
+        const iron_f16 v2726 = iron_f32_to_f16(v2721);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2727 = v2715 * v2;
+        const unsigned int v2728 = v2727 + v2717;
+        const unsigned int v2729 = v2728 - v78;
+        out[v2729] = v2726;
+      }
+    }
+    const unsigned int v2730 = static_cast<unsigned int>(v2245.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2731 = v2345 + v2730;
+    const unsigned int v2732 = static_cast<unsigned int>(v2245.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2733 = v79 + v2732;
+    const bool v2734 = v2731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2735 = v2733 < v80;
+    const bool v2736 = v2734 && v2735;
+    if (v2736) {
+      const float v2737 = v2245.x[24];
+      const bool v2738 = v2731 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2739 = v2733 - v78;
+      const bool v2740 = v2739 < v2;
+      const bool v2741 = v2738 && v2740;
+      if (v2741) {
+        const iron_f16 v2742 = iron_f32_to_f16(v2737);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2743 = v2731 * v2;
+        const unsigned int v2744 = v2743 + v2733;
+        const unsigned int v2745 = v2744 - v78;
+        out[v2745] = v2742;
+      }
+    }
+    const unsigned int v2746 = static_cast<unsigned int>(v2245.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2747 = v2345 + v2746;
+    const unsigned int v2748 = static_cast<unsigned int>(v2245.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2749 = v79 + v2748;
+    const bool v2750 = v2747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2751 = v2749 < v80;
+    const bool v2752 = v2750 && v2751;
+    if (v2752) {
+      const float v2753 = v2245.x[25];
+      const bool v2754 = v2747 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2755 = v2749 - v78;
+      const bool v2756 = v2755 < v2;
+      const bool v2757 = v2754 && v2756;
+      if (v2757) {
+        const iron_f16 v2758 = iron_f32_to_f16(v2753);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2759 = v2747 * v2;
+        const unsigned int v2760 = v2759 + v2749;
+        const unsigned int v2761 = v2760 - v78;
+        out[v2761] = v2758;
+      }
+    }
+    const unsigned int v2762 = static_cast<unsigned int>(v2245.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2763 = v2345 + v2762;
+    const unsigned int v2764 = static_cast<unsigned int>(v2245.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2765 = v79 + v2764;
+    const bool v2766 = v2763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2767 = v2765 < v80;
+    const bool v2768 = v2766 && v2767;
+    if (v2768) {
+      const float v2769 = v2245.x[26];
+      const bool v2770 = v2763 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2771 = v2765 - v78;
+      const bool v2772 = v2771 < v2;
+      const bool v2773 = v2770 && v2772;
+      if (v2773) {
+        const iron_f16 v2774 = iron_f32_to_f16(v2769);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2775 = v2763 * v2;
+        const unsigned int v2776 = v2775 + v2765;
+        const unsigned int v2777 = v2776 - v78;
+        out[v2777] = v2774;
+      }
+    }
+    const unsigned int v2778 = static_cast<unsigned int>(v2245.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2779 = v2345 + v2778;
+    const unsigned int v2780 = static_cast<unsigned int>(v2245.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2781 = v79 + v2780;
+    const bool v2782 = v2779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2783 = v2781 < v80;
+    const bool v2784 = v2782 && v2783;
+    if (v2784) {
+      const float v2785 = v2245.x[27];
+      const bool v2786 = v2779 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2787 = v2781 - v78;
+      const bool v2788 = v2787 < v2;
+      const bool v2789 = v2786 && v2788;
+      if (v2789) {
+        const iron_f16 v2790 = iron_f32_to_f16(v2785);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2791 = v2779 * v2;
+        const unsigned int v2792 = v2791 + v2781;
+        const unsigned int v2793 = v2792 - v78;
+        out[v2793] = v2790;
+      }
+    }
+    const unsigned int v2794 = static_cast<unsigned int>(v2245.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2795 = v2345 + v2794;
+    const unsigned int v2796 = static_cast<unsigned int>(v2245.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2797 = v79 + v2796;
+    const bool v2798 = v2795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2799 = v2797 < v80;
+    const bool v2800 = v2798 && v2799;
+    if (v2800) {
+      const float v2801 = v2245.x[28];
+      const bool v2802 = v2795 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2803 = v2797 - v78;
+      const bool v2804 = v2803 < v2;
+      const bool v2805 = v2802 && v2804;
+      if (v2805) {
+        const iron_f16 v2806 = iron_f32_to_f16(v2801);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2807 = v2795 * v2;
+        const unsigned int v2808 = v2807 + v2797;
+        const unsigned int v2809 = v2808 - v78;
+        out[v2809] = v2806;
+      }
+    }
+    const unsigned int v2810 = static_cast<unsigned int>(v2245.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2811 = v2345 + v2810;
+    const unsigned int v2812 = static_cast<unsigned int>(v2245.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2813 = v79 + v2812;
+    const bool v2814 = v2811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2815 = v2813 < v80;
+    const bool v2816 = v2814 && v2815;
+    if (v2816) {
+      const float v2817 = v2245.x[29];
+      const bool v2818 = v2811 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2819 = v2813 - v78;
+      const bool v2820 = v2819 < v2;
+      const bool v2821 = v2818 && v2820;
+      if (v2821) {
+        const iron_f16 v2822 = iron_f32_to_f16(v2817);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2823 = v2811 * v2;
+        const unsigned int v2824 = v2823 + v2813;
+        const unsigned int v2825 = v2824 - v78;
+        out[v2825] = v2822;
+      }
+    }
+    const unsigned int v2826 = static_cast<unsigned int>(v2245.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2827 = v2345 + v2826;
+    const unsigned int v2828 = static_cast<unsigned int>(v2245.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2829 = v79 + v2828;
+    const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2831 = v2829 < v80;
+    const bool v2832 = v2830 && v2831;
+    if (v2832) {
+      const float v2833 = v2245.x[30];
+      const bool v2834 = v2827 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2835 = v2829 - v78;
+      const bool v2836 = v2835 < v2;
+      const bool v2837 = v2834 && v2836;
+      if (v2837) {
+        const iron_f16 v2838 = iron_f32_to_f16(v2833);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2839 = v2827 * v2;
+        const unsigned int v2840 = v2839 + v2829;
+        const unsigned int v2841 = v2840 - v78;
+        out[v2841] = v2838;
+      }
+    }
+    const unsigned int v2842 = static_cast<unsigned int>(v2245.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2843 = v2345 + v2842;
+    const unsigned int v2844 = static_cast<unsigned int>(v2245.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2845 = v79 + v2844;
+    const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2847 = v2845 < v80;
+    const bool v2848 = v2846 && v2847;
+    if (v2848) {
+      const float v2849 = v2245.x[31];
+      const bool v2850 = v2843 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2851 = v2845 - v78;
+      const bool v2852 = v2851 < v2;
+      const bool v2853 = v2850 && v2852;
+      if (v2853) {
+        const iron_f16 v2854 = iron_f32_to_f16(v2849);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2855 = v2843 * v2;
+        const unsigned int v2856 = v2855 + v2845;
+        const unsigned int v2857 = v2856 - v78;
+        out[v2857] = v2854;
+      }
+    }
+    const unsigned int v2858 = static_cast<unsigned int>(v2245.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2859 = v2345 + v2858;
+    const unsigned int v2860 = static_cast<unsigned int>(v2245.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2861 = v79 + v2860;
+    const bool v2862 = v2859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2863 = v2861 < v80;
+    const bool v2864 = v2862 && v2863;
+    if (v2864) {
+      const float v2865 = v2245.x[32];
+      const bool v2866 = v2859 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2867 = v2861 - v78;
+      const bool v2868 = v2867 < v2;
+      const bool v2869 = v2866 && v2868;
+      if (v2869) {
+        const iron_f16 v2870 = iron_f32_to_f16(v2865);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2871 = v2859 * v2;
+        const unsigned int v2872 = v2871 + v2861;
+        const unsigned int v2873 = v2872 - v78;
+        out[v2873] = v2870;
+      }
+    }
+    const unsigned int v2874 = static_cast<unsigned int>(v2245.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2875 = v2345 + v2874;
+    const unsigned int v2876 = static_cast<unsigned int>(v2245.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2877 = v79 + v2876;
+    const bool v2878 = v2875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2879 = v2877 < v80;
+    const bool v2880 = v2878 && v2879;
+    if (v2880) {
+      const float v2881 = v2245.x[33];
+      const bool v2882 = v2875 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2883 = v2877 - v78;
+      const bool v2884 = v2883 < v2;
+      const bool v2885 = v2882 && v2884;
+      if (v2885) {
+        const iron_f16 v2886 = iron_f32_to_f16(v2881);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2887 = v2875 * v2;
+        const unsigned int v2888 = v2887 + v2877;
+        const unsigned int v2889 = v2888 - v78;
+        out[v2889] = v2886;
+      }
+    }
+    const unsigned int v2890 = static_cast<unsigned int>(v2245.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2891 = v2345 + v2890;
+    const unsigned int v2892 = static_cast<unsigned int>(v2245.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2893 = v79 + v2892;
+    const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2895 = v2893 < v80;
+    const bool v2896 = v2894 && v2895;
+    if (v2896) {
+      const float v2897 = v2245.x[34];
+      const bool v2898 = v2891 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2899 = v2893 - v78;
+      const bool v2900 = v2899 < v2;
+      const bool v2901 = v2898 && v2900;
+      if (v2901) {
+        const iron_f16 v2902 = iron_f32_to_f16(v2897);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2903 = v2891 * v2;
+        const unsigned int v2904 = v2903 + v2893;
+        const unsigned int v2905 = v2904 - v78;
+        out[v2905] = v2902;
+      }
+    }
+    const unsigned int v2906 = static_cast<unsigned int>(v2245.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2907 = v2345 + v2906;
+    const unsigned int v2908 = static_cast<unsigned int>(v2245.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2909 = v79 + v2908;
+    const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2911 = v2909 < v80;
+    const bool v2912 = v2910 && v2911;
+    if (v2912) {
+      const float v2913 = v2245.x[35];
+      const bool v2914 = v2907 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2915 = v2909 - v78;
+      const bool v2916 = v2915 < v2;
+      const bool v2917 = v2914 && v2916;
+      if (v2917) {
+        const iron_f16 v2918 = iron_f32_to_f16(v2913);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2919 = v2907 * v2;
+        const unsigned int v2920 = v2919 + v2909;
+        const unsigned int v2921 = v2920 - v78;
+        out[v2921] = v2918;
+      }
+    }
+    const unsigned int v2922 = static_cast<unsigned int>(v2245.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2923 = v2345 + v2922;
+    const unsigned int v2924 = static_cast<unsigned int>(v2245.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2925 = v79 + v2924;
+    const bool v2926 = v2923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2927 = v2925 < v80;
+    const bool v2928 = v2926 && v2927;
+    if (v2928) {
+      const float v2929 = v2245.x[36];
+      const bool v2930 = v2923 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2931 = v2925 - v78;
+      const bool v2932 = v2931 < v2;
+      const bool v2933 = v2930 && v2932;
+      if (v2933) {
+        const iron_f16 v2934 = iron_f32_to_f16(v2929);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2935 = v2923 * v2;
+        const unsigned int v2936 = v2935 + v2925;
+        const unsigned int v2937 = v2936 - v78;
+        out[v2937] = v2934;
+      }
+    }
+    const unsigned int v2938 = static_cast<unsigned int>(v2245.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2939 = v2345 + v2938;
+    const unsigned int v2940 = static_cast<unsigned int>(v2245.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2941 = v79 + v2940;
+    const bool v2942 = v2939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2943 = v2941 < v80;
+    const bool v2944 = v2942 && v2943;
+    if (v2944) {
+      const float v2945 = v2245.x[37];
+      const bool v2946 = v2939 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2947 = v2941 - v78;
+      const bool v2948 = v2947 < v2;
+      const bool v2949 = v2946 && v2948;
+      if (v2949) {
+        const iron_f16 v2950 = iron_f32_to_f16(v2945);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2951 = v2939 * v2;
+        const unsigned int v2952 = v2951 + v2941;
+        const unsigned int v2953 = v2952 - v78;
+        out[v2953] = v2950;
+      }
+    }
+    const unsigned int v2954 = static_cast<unsigned int>(v2245.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2955 = v2345 + v2954;
+    const unsigned int v2956 = static_cast<unsigned int>(v2245.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2957 = v79 + v2956;
+    const bool v2958 = v2955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2959 = v2957 < v80;
+    const bool v2960 = v2958 && v2959;
+    if (v2960) {
+      const float v2961 = v2245.x[38];
+      const bool v2962 = v2955 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2963 = v2957 - v78;
+      const bool v2964 = v2963 < v2;
+      const bool v2965 = v2962 && v2964;
+      if (v2965) {
+        const iron_f16 v2966 = iron_f32_to_f16(v2961);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2967 = v2955 * v2;
+        const unsigned int v2968 = v2967 + v2957;
+        const unsigned int v2969 = v2968 - v78;
+        out[v2969] = v2966;
+      }
+    }
+    const unsigned int v2970 = static_cast<unsigned int>(v2245.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2971 = v2345 + v2970;
+    const unsigned int v2972 = static_cast<unsigned int>(v2245.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2973 = v79 + v2972;
+    const bool v2974 = v2971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2975 = v2973 < v80;
+    const bool v2976 = v2974 && v2975;
+    if (v2976) {
+      const float v2977 = v2245.x[39];
+      const bool v2978 = v2971 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2979 = v2973 - v78;
+      const bool v2980 = v2979 < v2;
+      const bool v2981 = v2978 && v2980;
+      if (v2981) {
+        const iron_f16 v2982 = iron_f32_to_f16(v2977);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2983 = v2971 * v2;
+        const unsigned int v2984 = v2983 + v2973;
+        const unsigned int v2985 = v2984 - v78;
+        out[v2985] = v2982;
+      }
+    }
+    const unsigned int v2986 = static_cast<unsigned int>(v2245.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v2987 = v2345 + v2986;
+    const unsigned int v2988 = static_cast<unsigned int>(v2245.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v2989 = v79 + v2988;
+    const bool v2990 = v2987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2991 = v2989 < v80;
+    const bool v2992 = v2990 && v2991;
+    if (v2992) {
+      const float v2993 = v2245.x[40];
+      const bool v2994 = v2987 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v2995 = v2989 - v78;
+      const bool v2996 = v2995 < v2;
+      const bool v2997 = v2994 && v2996;
+      if (v2997) {
+        const iron_f16 v2998 = iron_f32_to_f16(v2993);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v2999 = v2987 * v2;
+        const unsigned int v3000 = v2999 + v2989;
+        const unsigned int v3001 = v3000 - v78;
+        out[v3001] = v2998;
+      }
+    }
+    const unsigned int v3002 = static_cast<unsigned int>(v2245.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3003 = v2345 + v3002;
+    const unsigned int v3004 = static_cast<unsigned int>(v2245.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3005 = v79 + v3004;
+    const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3007 = v3005 < v80;
+    const bool v3008 = v3006 && v3007;
+    if (v3008) {
+      const float v3009 = v2245.x[41];
+      const bool v3010 = v3003 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3011 = v3005 - v78;
+      const bool v3012 = v3011 < v2;
+      const bool v3013 = v3010 && v3012;
+      if (v3013) {
+        const iron_f16 v3014 = iron_f32_to_f16(v3009);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3015 = v3003 * v2;
+        const unsigned int v3016 = v3015 + v3005;
+        const unsigned int v3017 = v3016 - v78;
+        out[v3017] = v3014;
+      }
+    }
+    const unsigned int v3018 = static_cast<unsigned int>(v2245.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3019 = v2345 + v3018;
+    const unsigned int v3020 = static_cast<unsigned int>(v2245.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3021 = v79 + v3020;
+    const bool v3022 = v3019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3023 = v3021 < v80;
+    const bool v3024 = v3022 && v3023;
+    if (v3024) {
+      const float v3025 = v2245.x[42];
+      const bool v3026 = v3019 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3027 = v3021 - v78;
+      const bool v3028 = v3027 < v2;
+      const bool v3029 = v3026 && v3028;
+      if (v3029) {
+        const iron_f16 v3030 = iron_f32_to_f16(v3025);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3031 = v3019 * v2;
+        const unsigned int v3032 = v3031 + v3021;
+        const unsigned int v3033 = v3032 - v78;
+        out[v3033] = v3030;
+      }
+    }
+    const unsigned int v3034 = static_cast<unsigned int>(v2245.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3035 = v2345 + v3034;
+    const unsigned int v3036 = static_cast<unsigned int>(v2245.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3037 = v79 + v3036;
+    const bool v3038 = v3035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3039 = v3037 < v80;
+    const bool v3040 = v3038 && v3039;
+    if (v3040) {
+      const float v3041 = v2245.x[43];
+      const bool v3042 = v3035 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3043 = v3037 - v78;
+      const bool v3044 = v3043 < v2;
+      const bool v3045 = v3042 && v3044;
+      if (v3045) {
+        const iron_f16 v3046 = iron_f32_to_f16(v3041);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3047 = v3035 * v2;
+        const unsigned int v3048 = v3047 + v3037;
+        const unsigned int v3049 = v3048 - v78;
+        out[v3049] = v3046;
+      }
+    }
+    const unsigned int v3050 = static_cast<unsigned int>(v2245.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3051 = v2345 + v3050;
+    const unsigned int v3052 = static_cast<unsigned int>(v2245.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3053 = v79 + v3052;
+    const bool v3054 = v3051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3055 = v3053 < v80;
+    const bool v3056 = v3054 && v3055;
+    if (v3056) {
+      const float v3057 = v2245.x[44];
+      const bool v3058 = v3051 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3059 = v3053 - v78;
+      const bool v3060 = v3059 < v2;
+      const bool v3061 = v3058 && v3060;
+      if (v3061) {
+        const iron_f16 v3062 = iron_f32_to_f16(v3057);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3063 = v3051 * v2;
+        const unsigned int v3064 = v3063 + v3053;
+        const unsigned int v3065 = v3064 - v78;
+        out[v3065] = v3062;
+      }
+    }
+    const unsigned int v3066 = static_cast<unsigned int>(v2245.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3067 = v2345 + v3066;
+    const unsigned int v3068 = static_cast<unsigned int>(v2245.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3069 = v79 + v3068;
+    const bool v3070 = v3067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3071 = v3069 < v80;
+    const bool v3072 = v3070 && v3071;
+    if (v3072) {
+      const float v3073 = v2245.x[45];
+      const bool v3074 = v3067 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3075 = v3069 - v78;
+      const bool v3076 = v3075 < v2;
+      const bool v3077 = v3074 && v3076;
+      if (v3077) {
+        const iron_f16 v3078 = iron_f32_to_f16(v3073);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3079 = v3067 * v2;
+        const unsigned int v3080 = v3079 + v3069;
+        const unsigned int v3081 = v3080 - v78;
+        out[v3081] = v3078;
+      }
+    }
+    const unsigned int v3082 = static_cast<unsigned int>(v2245.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3083 = v2345 + v3082;
+    const unsigned int v3084 = static_cast<unsigned int>(v2245.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3085 = v79 + v3084;
+    const bool v3086 = v3083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3087 = v3085 < v80;
+    const bool v3088 = v3086 && v3087;
+    if (v3088) {
+      const float v3089 = v2245.x[46];
+      const bool v3090 = v3083 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3091 = v3085 - v78;
+      const bool v3092 = v3091 < v2;
+      const bool v3093 = v3090 && v3092;
+      if (v3093) {
+        const iron_f16 v3094 = iron_f32_to_f16(v3089);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3095 = v3083 * v2;
+        const unsigned int v3096 = v3095 + v3085;
+        const unsigned int v3097 = v3096 - v78;
+        out[v3097] = v3094;
+      }
+    }
+    const unsigned int v3098 = static_cast<unsigned int>(v2245.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3099 = v2345 + v3098;
+    const unsigned int v3100 = static_cast<unsigned int>(v2245.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3101 = v79 + v3100;
+    const bool v3102 = v3099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3103 = v3101 < v80;
+    const bool v3104 = v3102 && v3103;
+    if (v3104) {
+      const float v3105 = v2245.x[47];
+      const bool v3106 = v3099 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3107 = v3101 - v78;
+      const bool v3108 = v3107 < v2;
+      const bool v3109 = v3106 && v3108;
+      if (v3109) {
+        const iron_f16 v3110 = iron_f32_to_f16(v3105);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3111 = v3099 * v2;
+        const unsigned int v3112 = v3111 + v3101;
+        const unsigned int v3113 = v3112 - v78;
+        out[v3113] = v3110;
+      }
+    }
+    const unsigned int v3114 = static_cast<unsigned int>(v2245.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3115 = v2345 + v3114;
+    const unsigned int v3116 = static_cast<unsigned int>(v2245.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3117 = v79 + v3116;
+    const bool v3118 = v3115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3119 = v3117 < v80;
+    const bool v3120 = v3118 && v3119;
+    if (v3120) {
+      const float v3121 = v2245.x[48];
+      const bool v3122 = v3115 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3123 = v3117 - v78;
+      const bool v3124 = v3123 < v2;
+      const bool v3125 = v3122 && v3124;
+      if (v3125) {
+        const iron_f16 v3126 = iron_f32_to_f16(v3121);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3127 = v3115 * v2;
+        const unsigned int v3128 = v3127 + v3117;
+        const unsigned int v3129 = v3128 - v78;
+        out[v3129] = v3126;
+      }
+    }
+    const unsigned int v3130 = static_cast<unsigned int>(v2245.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3131 = v2345 + v3130;
+    const unsigned int v3132 = static_cast<unsigned int>(v2245.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3133 = v79 + v3132;
+    const bool v3134 = v3131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3135 = v3133 < v80;
+    const bool v3136 = v3134 && v3135;
+    if (v3136) {
+      const float v3137 = v2245.x[49];
+      const bool v3138 = v3131 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3139 = v3133 - v78;
+      const bool v3140 = v3139 < v2;
+      const bool v3141 = v3138 && v3140;
+      if (v3141) {
+        const iron_f16 v3142 = iron_f32_to_f16(v3137);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3143 = v3131 * v2;
+        const unsigned int v3144 = v3143 + v3133;
+        const unsigned int v3145 = v3144 - v78;
+        out[v3145] = v3142;
+      }
+    }
+    const unsigned int v3146 = static_cast<unsigned int>(v2245.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3147 = v2345 + v3146;
+    const unsigned int v3148 = static_cast<unsigned int>(v2245.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3149 = v79 + v3148;
+    const bool v3150 = v3147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3151 = v3149 < v80;
+    const bool v3152 = v3150 && v3151;
+    if (v3152) {
+      const float v3153 = v2245.x[50];
+      const bool v3154 = v3147 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3155 = v3149 - v78;
+      const bool v3156 = v3155 < v2;
+      const bool v3157 = v3154 && v3156;
+      if (v3157) {
+        const iron_f16 v3158 = iron_f32_to_f16(v3153);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3159 = v3147 * v2;
+        const unsigned int v3160 = v3159 + v3149;
+        const unsigned int v3161 = v3160 - v78;
+        out[v3161] = v3158;
+      }
+    }
+    const unsigned int v3162 = static_cast<unsigned int>(v2245.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3163 = v2345 + v3162;
+    const unsigned int v3164 = static_cast<unsigned int>(v2245.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3165 = v79 + v3164;
+    const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3167 = v3165 < v80;
+    const bool v3168 = v3166 && v3167;
+    if (v3168) {
+      const float v3169 = v2245.x[51];
+      const bool v3170 = v3163 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3171 = v3165 - v78;
+      const bool v3172 = v3171 < v2;
+      const bool v3173 = v3170 && v3172;
+      if (v3173) {
+        const iron_f16 v3174 = iron_f32_to_f16(v3169);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3175 = v3163 * v2;
+        const unsigned int v3176 = v3175 + v3165;
+        const unsigned int v3177 = v3176 - v78;
+        out[v3177] = v3174;
+      }
+    }
+    const unsigned int v3178 = static_cast<unsigned int>(v2245.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3179 = v2345 + v3178;
+    const unsigned int v3180 = static_cast<unsigned int>(v2245.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3181 = v79 + v3180;
+    const bool v3182 = v3179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3183 = v3181 < v80;
+    const bool v3184 = v3182 && v3183;
+    if (v3184) {
+      const float v3185 = v2245.x[52];
+      const bool v3186 = v3179 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3187 = v3181 - v78;
+      const bool v3188 = v3187 < v2;
+      const bool v3189 = v3186 && v3188;
+      if (v3189) {
+        const iron_f16 v3190 = iron_f32_to_f16(v3185);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3191 = v3179 * v2;
+        const unsigned int v3192 = v3191 + v3181;
+        const unsigned int v3193 = v3192 - v78;
+        out[v3193] = v3190;
+      }
+    }
+    const unsigned int v3194 = static_cast<unsigned int>(v2245.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3195 = v2345 + v3194;
+    const unsigned int v3196 = static_cast<unsigned int>(v2245.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3197 = v79 + v3196;
+    const bool v3198 = v3195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3199 = v3197 < v80;
+    const bool v3200 = v3198 && v3199;
+    if (v3200) {
+      const float v3201 = v2245.x[53];
+      const bool v3202 = v3195 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3203 = v3197 - v78;
+      const bool v3204 = v3203 < v2;
+      const bool v3205 = v3202 && v3204;
+      if (v3205) {
+        const iron_f16 v3206 = iron_f32_to_f16(v3201);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3207 = v3195 * v2;
+        const unsigned int v3208 = v3207 + v3197;
+        const unsigned int v3209 = v3208 - v78;
+        out[v3209] = v3206;
+      }
+    }
+    const unsigned int v3210 = static_cast<unsigned int>(v2245.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3211 = v2345 + v3210;
+    const unsigned int v3212 = static_cast<unsigned int>(v2245.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3213 = v79 + v3212;
+    const bool v3214 = v3211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3215 = v3213 < v80;
+    const bool v3216 = v3214 && v3215;
+    if (v3216) {
+      const float v3217 = v2245.x[54];
+      const bool v3218 = v3211 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3219 = v3213 - v78;
+      const bool v3220 = v3219 < v2;
+      const bool v3221 = v3218 && v3220;
+      if (v3221) {
+        const iron_f16 v3222 = iron_f32_to_f16(v3217);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3223 = v3211 * v2;
+        const unsigned int v3224 = v3223 + v3213;
+        const unsigned int v3225 = v3224 - v78;
+        out[v3225] = v3222;
+      }
+    }
+    const unsigned int v3226 = static_cast<unsigned int>(v2245.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3227 = v2345 + v3226;
+    const unsigned int v3228 = static_cast<unsigned int>(v2245.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3229 = v79 + v3228;
+    const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3231 = v3229 < v80;
+    const bool v3232 = v3230 && v3231;
+    if (v3232) {
+      const float v3233 = v2245.x[55];
+      const bool v3234 = v3227 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3235 = v3229 - v78;
+      const bool v3236 = v3235 < v2;
+      const bool v3237 = v3234 && v3236;
+      if (v3237) {
+        const iron_f16 v3238 = iron_f32_to_f16(v3233);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3239 = v3227 * v2;
+        const unsigned int v3240 = v3239 + v3229;
+        const unsigned int v3241 = v3240 - v78;
+        out[v3241] = v3238;
+      }
+    }
+    const unsigned int v3242 = static_cast<unsigned int>(v2245.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3243 = v2345 + v3242;
+    const unsigned int v3244 = static_cast<unsigned int>(v2245.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3245 = v79 + v3244;
+    const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3247 = v3245 < v80;
+    const bool v3248 = v3246 && v3247;
+    if (v3248) {
+      const float v3249 = v2245.x[56];
+      const bool v3250 = v3243 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3251 = v3245 - v78;
+      const bool v3252 = v3251 < v2;
+      const bool v3253 = v3250 && v3252;
+      if (v3253) {
+        const iron_f16 v3254 = iron_f32_to_f16(v3249);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3255 = v3243 * v2;
+        const unsigned int v3256 = v3255 + v3245;
+        const unsigned int v3257 = v3256 - v78;
+        out[v3257] = v3254;
+      }
+    }
+    const unsigned int v3258 = static_cast<unsigned int>(v2245.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3259 = v2345 + v3258;
+    const unsigned int v3260 = static_cast<unsigned int>(v2245.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3261 = v79 + v3260;
+    const bool v3262 = v3259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3263 = v3261 < v80;
+    const bool v3264 = v3262 && v3263;
+    if (v3264) {
+      const float v3265 = v2245.x[57];
+      const bool v3266 = v3259 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3267 = v3261 - v78;
+      const bool v3268 = v3267 < v2;
+      const bool v3269 = v3266 && v3268;
+      if (v3269) {
+        const iron_f16 v3270 = iron_f32_to_f16(v3265);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3271 = v3259 * v2;
+        const unsigned int v3272 = v3271 + v3261;
+        const unsigned int v3273 = v3272 - v78;
+        out[v3273] = v3270;
+      }
+    }
+    const unsigned int v3274 = static_cast<unsigned int>(v2245.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3275 = v2345 + v3274;
+    const unsigned int v3276 = static_cast<unsigned int>(v2245.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3277 = v79 + v3276;
+    const bool v3278 = v3275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3279 = v3277 < v80;
+    const bool v3280 = v3278 && v3279;
+    if (v3280) {
+      const float v3281 = v2245.x[58];
+      const bool v3282 = v3275 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3283 = v3277 - v78;
+      const bool v3284 = v3283 < v2;
+      const bool v3285 = v3282 && v3284;
+      if (v3285) {
+        const iron_f16 v3286 = iron_f32_to_f16(v3281);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3287 = v3275 * v2;
+        const unsigned int v3288 = v3287 + v3277;
+        const unsigned int v3289 = v3288 - v78;
+        out[v3289] = v3286;
+      }
+    }
+    const unsigned int v3290 = static_cast<unsigned int>(v2245.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3291 = v2345 + v3290;
+    const unsigned int v3292 = static_cast<unsigned int>(v2245.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3293 = v79 + v3292;
+    const bool v3294 = v3291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3295 = v3293 < v80;
+    const bool v3296 = v3294 && v3295;
+    if (v3296) {
+      const float v3297 = v2245.x[59];
+      const bool v3298 = v3291 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3299 = v3293 - v78;
+      const bool v3300 = v3299 < v2;
+      const bool v3301 = v3298 && v3300;
+      if (v3301) {
+        const iron_f16 v3302 = iron_f32_to_f16(v3297);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3303 = v3291 * v2;
+        const unsigned int v3304 = v3303 + v3293;
+        const unsigned int v3305 = v3304 - v78;
+        out[v3305] = v3302;
+      }
+    }
+    const unsigned int v3306 = static_cast<unsigned int>(v2245.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3307 = v2345 + v3306;
+    const unsigned int v3308 = static_cast<unsigned int>(v2245.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3309 = v79 + v3308;
+    const bool v3310 = v3307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3311 = v3309 < v80;
+    const bool v3312 = v3310 && v3311;
+    if (v3312) {
+      const float v3313 = v2245.x[60];
+      const bool v3314 = v3307 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3315 = v3309 - v78;
+      const bool v3316 = v3315 < v2;
+      const bool v3317 = v3314 && v3316;
+      if (v3317) {
+        const iron_f16 v3318 = iron_f32_to_f16(v3313);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3319 = v3307 * v2;
+        const unsigned int v3320 = v3319 + v3309;
+        const unsigned int v3321 = v3320 - v78;
+        out[v3321] = v3318;
+      }
+    }
+    const unsigned int v3322 = static_cast<unsigned int>(v2245.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3323 = v2345 + v3322;
+    const unsigned int v3324 = static_cast<unsigned int>(v2245.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3325 = v79 + v3324;
+    const bool v3326 = v3323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3327 = v3325 < v80;
+    const bool v3328 = v3326 && v3327;
+    if (v3328) {
+      const float v3329 = v2245.x[61];
+      const bool v3330 = v3323 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3331 = v3325 - v78;
+      const bool v3332 = v3331 < v2;
+      const bool v3333 = v3330 && v3332;
+      if (v3333) {
+        const iron_f16 v3334 = iron_f32_to_f16(v3329);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3335 = v3323 * v2;
+        const unsigned int v3336 = v3335 + v3325;
+        const unsigned int v3337 = v3336 - v78;
+        out[v3337] = v3334;
+      }
+    }
+    const unsigned int v3338 = static_cast<unsigned int>(v2245.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3339 = v2345 + v3338;
+    const unsigned int v3340 = static_cast<unsigned int>(v2245.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3341 = v79 + v3340;
+    const bool v3342 = v3339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3343 = v3341 < v80;
+    const bool v3344 = v3342 && v3343;
+    if (v3344) {
+      const float v3345 = v2245.x[62];
+      const bool v3346 = v3339 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3347 = v3341 - v78;
+      const bool v3348 = v3347 < v2;
+      const bool v3349 = v3346 && v3348;
+      if (v3349) {
+        const iron_f16 v3350 = iron_f32_to_f16(v3345);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3351 = v3339 * v2;
+        const unsigned int v3352 = v3351 + v3341;
+        const unsigned int v3353 = v3352 - v78;
+        out[v3353] = v3350;
+      }
+    }
+    const unsigned int v3354 = static_cast<unsigned int>(v2245.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3355 = v2345 + v3354;
+    const unsigned int v3356 = static_cast<unsigned int>(v2245.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3357 = v79 + v3356;
+    const bool v3358 = v3355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3359 = v3357 < v80;
+    const bool v3360 = v3358 && v3359;
+    if (v3360) {
+      const float v3361 = v2245.x[63];
+      const bool v3362 = v3355 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3363 = v3357 - v78;
+      const bool v3364 = v3363 < v2;
+      const bool v3365 = v3362 && v3364;
+      if (v3365) {
+        const iron_f16 v3366 = iron_f32_to_f16(v3361);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3367 = v3355 * v2;
+        const unsigned int v3368 = v3367 + v3357;
+        const unsigned int v3369 = v3368 - v78;
+        out[v3369] = v3366;
+      }
+    }
+    const unsigned int v3371 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:111
+    iron_frag<float, 2, 16, 128> v3378;  // kernels/gemm/gemm_warpgroup.hpp:54
+    iron_frag_fill(v3378, 0.0f);
+    if (v2249) {  // kernels/gemm/gemm_warpgroup.hpp:60
+      const bool v6252 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:61
+      if (v6252) {
+        const unsigned int v6256 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const unsigned int v6259 = v2240 << 5u;
+        const unsigned int v6260 = v6259 + v6256;
+        const unsigned int v6261 = v6260 >> 3u;
+        const unsigned int v6262 = v6260 & 7u;
+        const unsigned int v6263 = v6262 << 3u;
+        const unsigned int v6264 = v75 + v6261;
+        const bool v6266 = v6264 < v0;
+        const bool v6267 = v6263 < v3;
+        const bool v6268 = v6266 && v6267;
+        const unsigned int v6269 = v6264 * v3;
+        const unsigned int v6270 = v6269 + v6263;
+        const unsigned int v6271 = v6268 ? v6270 : v28;
+        const unsigned int v6272 = v6261 << 6u;
+        const unsigned int v6274 = v6272 + v6263;
+        iron_copy_async<16>(shm2 + (v6274 ^ (((v6274 >> 6u) & 7u) << 3u)), x_sorted + v6271, v6268);
+        const unsigned int v6275 = v6260 + 256u;
+        const unsigned int v6276 = v6275 >> 3u;
+        const unsigned int v6277 = v6275 & 7u;
+        const unsigned int v6278 = v6277 << 3u;
+        const unsigned int v6279 = v75 + v6276;
+        const bool v6281 = v6279 < v0;
+        const bool v6282 = v6278 < v3;
+        const bool v6283 = v6281 && v6282;
+        const unsigned int v6284 = v6279 * v3;
+        const unsigned int v6285 = v6284 + v6278;
+        const unsigned int v6286 = v6283 ? v6285 : v28;
+        const unsigned int v6287 = v6276 << 6u;
+        const unsigned int v6289 = v6287 + v6278;
+        iron_copy_async<16>(shm2 + (v6289 ^ (((v6289 >> 6u) & 7u) << 3u)), x_sorted + v6286, v6283);
+        const unsigned int v6291 = v6260 + 512u;
+        const unsigned int v6292 = v6291 >> 3u;
+        const unsigned int v6293 = v6291 & 7u;
+        const unsigned int v6294 = v6293 << 3u;
+        const unsigned int v6295 = v75 + v6292;
+        const bool v6297 = v6295 < v0;
+        const bool v6298 = v6294 < v3;
+        const bool v6299 = v6297 && v6298;
+        const unsigned int v6300 = v6295 * v3;
+        const unsigned int v6301 = v6300 + v6294;
+        const unsigned int v6302 = v6299 ? v6301 : v28;
+        const unsigned int v6303 = v6292 << 6u;
+        const unsigned int v6305 = v6303 + v6294;
+        iron_copy_async<16>(shm2 + (v6305 ^ (((v6305 >> 6u) & 7u) << 3u)), x_sorted + v6302, v6299);
+        const unsigned int v6307 = v6260 + 768u;
+        const unsigned int v6308 = v6307 >> 3u;
+        const unsigned int v6309 = v6307 & 7u;
+        const unsigned int v6310 = v6309 << 3u;
+        const unsigned int v6311 = v75 + v6308;
+        const bool v6313 = v6311 < v0;
+        const bool v6314 = v6310 < v3;
+        const bool v6315 = v6313 && v6314;
+        const unsigned int v6316 = v6311 * v3;
+        const unsigned int v6317 = v6316 + v6310;
+        const unsigned int v6318 = v6315 ? v6317 : v28;
+        const unsigned int v6319 = v6308 << 6u;
+        const unsigned int v6321 = v6319 + v6310;
+        iron_copy_async<16>(shm2 + (v6321 ^ (((v6321 >> 6u) & 7u) << 3u)), x_sorted + v6318, v6315);
+        const unsigned int v6322 = v3371 + v6261;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const bool v6323 = v6322 < v80;
+        const bool v6324 = v6323 && v6267;
+        const unsigned int v6325 = v6322 * v3;
+        const unsigned int v6326 = v6325 + v6263;
+        const unsigned int v6327 = v6324 ? v6326 : v28;
+        iron_copy_async<16>(shm3 + (v6274 ^ (((v6274 >> 6u) & 7u) << 3u)), w + v6327, v6324);
+        const unsigned int v6328 = v3371 + v6276;
+        const bool v6329 = v6328 < v80;
+        const bool v6330 = v6329 && v6282;
+        const unsigned int v6331 = v6328 * v3;
+        const unsigned int v6332 = v6331 + v6278;
+        const unsigned int v6333 = v6330 ? v6332 : v28;
+        iron_copy_async<16>(shm3 + (v6289 ^ (((v6289 >> 6u) & 7u) << 3u)), w + v6333, v6330);
+        const unsigned int v6334 = v3371 + v6292;
+        const bool v6335 = v6334 < v80;
+        const bool v6336 = v6335 && v6298;
+        const unsigned int v6337 = v6334 * v3;
+        const unsigned int v6338 = v6337 + v6294;
+        const unsigned int v6339 = v6336 ? v6338 : v28;
+        iron_copy_async<16>(shm3 + (v6305 ^ (((v6305 >> 6u) & 7u) << 3u)), w + v6339, v6336);
+        const unsigned int v6340 = v3371 + v6308;
+        const bool v6341 = v6340 < v80;
+        const bool v6342 = v6341 && v6314;
+        const unsigned int v6343 = v6340 * v3;
+        const unsigned int v6344 = v6343 + v6310;
+        const unsigned int v6345 = v6342 ? v6344 : v28;
+        iron_copy_async<16>(shm3 + (v6321 ^ (((v6321 >> 6u) & 7u) << 3u)), w + v6345, v6342);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-      const bool v6344 = 64u < v3;
-      if (v6344) {
-        const unsigned int v6348 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const unsigned int v6351 = v2236 << 5u;
-        const unsigned int v6352 = v6351 + v6348;
-        const unsigned int v6353 = v6352 >> 3u;
-        const unsigned int v6354 = v6352 & 7u;
-        const unsigned int v6355 = v6354 << 3u;
-        const unsigned int v6356 = v71 + v6353;
-        const unsigned int v6357 = 64u + v6355;
-        const bool v6358 = v6356 < v0;
-        const bool v6359 = v6357 < v3;
-        const bool v6360 = v6358 && v6359;
-        const unsigned int v6361 = v6356 * v3;
-        const unsigned int v6362 = v6361 + v6357;
-        const unsigned int v6363 = v6360 ? v6362 : v28;
-        const unsigned int v6364 = v6353 << 6u;
-        const unsigned int v6365 = 8192u + v6364;
-        const unsigned int v6366 = v6365 + v6355;
-        iron_copy_async<16>(shm2 + (v6366 ^ (((v6366 >> 6u) & 7u) << 3u)), x_sorted + v6363, v6360);
-        const unsigned int v6367 = v6352 + 256u;
-        const unsigned int v6368 = v6367 >> 3u;
-        const unsigned int v6369 = v6367 & 7u;
-        const unsigned int v6370 = v6369 << 3u;
-        const unsigned int v6371 = v71 + v6368;
-        const unsigned int v6372 = 64u + v6370;
-        const bool v6373 = v6371 < v0;
-        const bool v6374 = v6372 < v3;
-        const bool v6375 = v6373 && v6374;
-        const unsigned int v6376 = v6371 * v3;
-        const unsigned int v6377 = v6376 + v6372;
-        const unsigned int v6378 = v6375 ? v6377 : v28;
-        const unsigned int v6379 = v6368 << 6u;
-        const unsigned int v6380 = 8192u + v6379;
-        const unsigned int v6381 = v6380 + v6370;
-        iron_copy_async<16>(shm2 + (v6381 ^ (((v6381 >> 6u) & 7u) << 3u)), x_sorted + v6378, v6375);
-        const unsigned int v6383 = v6352 + 512u;
-        const unsigned int v6384 = v6383 >> 3u;
-        const unsigned int v6385 = v6383 & 7u;
-        const unsigned int v6386 = v6385 << 3u;
-        const unsigned int v6387 = v71 + v6384;
-        const unsigned int v6388 = 64u + v6386;
-        const bool v6389 = v6387 < v0;
-        const bool v6390 = v6388 < v3;
-        const bool v6391 = v6389 && v6390;
-        const unsigned int v6392 = v6387 * v3;
-        const unsigned int v6393 = v6392 + v6388;
-        const unsigned int v6394 = v6391 ? v6393 : v28;
-        const unsigned int v6395 = v6384 << 6u;
-        const unsigned int v6396 = 8192u + v6395;
-        const unsigned int v6397 = v6396 + v6386;
-        iron_copy_async<16>(shm2 + (v6397 ^ (((v6397 >> 6u) & 7u) << 3u)), x_sorted + v6394, v6391);
-        const unsigned int v6399 = v6352 + 768u;
-        const unsigned int v6400 = v6399 >> 3u;
-        const unsigned int v6401 = v6399 & 7u;
-        const unsigned int v6402 = v6401 << 3u;
-        const unsigned int v6403 = v71 + v6400;
-        const unsigned int v6404 = 64u + v6402;
-        const bool v6405 = v6403 < v0;
-        const bool v6406 = v6404 < v3;
-        const bool v6407 = v6405 && v6406;
-        const unsigned int v6408 = v6403 * v3;
-        const unsigned int v6409 = v6408 + v6404;
-        const unsigned int v6410 = v6407 ? v6409 : v28;
-        const unsigned int v6411 = v6400 << 6u;
-        const unsigned int v6412 = 8192u + v6411;
-        const unsigned int v6413 = v6412 + v6402;
-        iron_copy_async<16>(shm2 + (v6413 ^ (((v6413 >> 6u) & 7u) << 3u)), x_sorted + v6410, v6407);
-        const unsigned int v6414 = v3367 + v6353;  // kernels/gemm/gemm_warpgroup.hpp:65
-        const bool v6415 = v6414 < v76;
-        const bool v6416 = v6415 && v6359;
-        const unsigned int v6417 = v6414 * v3;
-        const unsigned int v6418 = v6417 + v6357;
-        const unsigned int v6419 = v6416 ? v6418 : v28;
-        iron_copy_async<16>(shm3 + (v6366 ^ (((v6366 >> 6u) & 7u) << 3u)), w + v6419, v6416);
-        const unsigned int v6420 = v3367 + v6368;
-        const bool v6421 = v6420 < v76;
-        const bool v6422 = v6421 && v6374;
-        const unsigned int v6423 = v6420 * v3;
-        const unsigned int v6424 = v6423 + v6372;
-        const unsigned int v6425 = v6422 ? v6424 : v28;
-        iron_copy_async<16>(shm3 + (v6381 ^ (((v6381 >> 6u) & 7u) << 3u)), w + v6425, v6422);
-        const unsigned int v6426 = v3367 + v6384;
-        const bool v6427 = v6426 < v76;
-        const bool v6428 = v6427 && v6390;
-        const unsigned int v6429 = v6426 * v3;
-        const unsigned int v6430 = v6429 + v6388;
-        const unsigned int v6431 = v6428 ? v6430 : v28;
-        iron_copy_async<16>(shm3 + (v6397 ^ (((v6397 >> 6u) & 7u) << 3u)), w + v6431, v6428);
-        const unsigned int v6432 = v3367 + v6400;
-        const bool v6433 = v6432 < v76;
-        const bool v6434 = v6433 && v6406;
-        const unsigned int v6435 = v6432 * v3;
-        const unsigned int v6436 = v6435 + v6404;
-        const unsigned int v6437 = v6434 ? v6436 : v28;
-        iron_copy_async<16>(shm3 + (v6413 ^ (((v6413 >> 6u) & 7u) << 3u)), w + v6437, v6434);
+      const bool v6348 = 64u < v3;
+      if (v6348) {
+        const unsigned int v6352 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const unsigned int v6355 = v2240 << 5u;
+        const unsigned int v6356 = v6355 + v6352;
+        const unsigned int v6357 = v6356 >> 3u;
+        const unsigned int v6358 = v6356 & 7u;
+        const unsigned int v6359 = v6358 << 3u;
+        const unsigned int v6360 = v75 + v6357;
+        const unsigned int v6361 = 64u + v6359;
+        const bool v6362 = v6360 < v0;
+        const bool v6363 = v6361 < v3;
+        const bool v6364 = v6362 && v6363;
+        const unsigned int v6365 = v6360 * v3;
+        const unsigned int v6366 = v6365 + v6361;
+        const unsigned int v6367 = v6364 ? v6366 : v28;
+        const unsigned int v6368 = v6357 << 6u;
+        const unsigned int v6369 = 8192u + v6368;
+        const unsigned int v6370 = v6369 + v6359;
+        iron_copy_async<16>(shm2 + (v6370 ^ (((v6370 >> 6u) & 7u) << 3u)), x_sorted + v6367, v6364);
+        const unsigned int v6371 = v6356 + 256u;
+        const unsigned int v6372 = v6371 >> 3u;
+        const unsigned int v6373 = v6371 & 7u;
+        const unsigned int v6374 = v6373 << 3u;
+        const unsigned int v6375 = v75 + v6372;
+        const unsigned int v6376 = 64u + v6374;
+        const bool v6377 = v6375 < v0;
+        const bool v6378 = v6376 < v3;
+        const bool v6379 = v6377 && v6378;
+        const unsigned int v6380 = v6375 * v3;
+        const unsigned int v6381 = v6380 + v6376;
+        const unsigned int v6382 = v6379 ? v6381 : v28;
+        const unsigned int v6383 = v6372 << 6u;
+        const unsigned int v6384 = 8192u + v6383;
+        const unsigned int v6385 = v6384 + v6374;
+        iron_copy_async<16>(shm2 + (v6385 ^ (((v6385 >> 6u) & 7u) << 3u)), x_sorted + v6382, v6379);
+        const unsigned int v6387 = v6356 + 512u;
+        const unsigned int v6388 = v6387 >> 3u;
+        const unsigned int v6389 = v6387 & 7u;
+        const unsigned int v6390 = v6389 << 3u;
+        const unsigned int v6391 = v75 + v6388;
+        const unsigned int v6392 = 64u + v6390;
+        const bool v6393 = v6391 < v0;
+        const bool v6394 = v6392 < v3;
+        const bool v6395 = v6393 && v6394;
+        const unsigned int v6396 = v6391 * v3;
+        const unsigned int v6397 = v6396 + v6392;
+        const unsigned int v6398 = v6395 ? v6397 : v28;
+        const unsigned int v6399 = v6388 << 6u;
+        const unsigned int v6400 = 8192u + v6399;
+        const unsigned int v6401 = v6400 + v6390;
+        iron_copy_async<16>(shm2 + (v6401 ^ (((v6401 >> 6u) & 7u) << 3u)), x_sorted + v6398, v6395);
+        const unsigned int v6403 = v6356 + 768u;
+        const unsigned int v6404 = v6403 >> 3u;
+        const unsigned int v6405 = v6403 & 7u;
+        const unsigned int v6406 = v6405 << 3u;
+        const unsigned int v6407 = v75 + v6404;
+        const unsigned int v6408 = 64u + v6406;
+        const bool v6409 = v6407 < v0;
+        const bool v6410 = v6408 < v3;
+        const bool v6411 = v6409 && v6410;
+        const unsigned int v6412 = v6407 * v3;
+        const unsigned int v6413 = v6412 + v6408;
+        const unsigned int v6414 = v6411 ? v6413 : v28;
+        const unsigned int v6415 = v6404 << 6u;
+        const unsigned int v6416 = 8192u + v6415;
+        const unsigned int v6417 = v6416 + v6406;
+        iron_copy_async<16>(shm2 + (v6417 ^ (((v6417 >> 6u) & 7u) << 3u)), x_sorted + v6414, v6411);
+        const unsigned int v6418 = v3371 + v6357;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const bool v6419 = v6418 < v80;
+        const bool v6420 = v6419 && v6363;
+        const unsigned int v6421 = v6418 * v3;
+        const unsigned int v6422 = v6421 + v6361;
+        const unsigned int v6423 = v6420 ? v6422 : v28;
+        iron_copy_async<16>(shm3 + (v6370 ^ (((v6370 >> 6u) & 7u) << 3u)), w + v6423, v6420);
+        const unsigned int v6424 = v3371 + v6372;
+        const bool v6425 = v6424 < v80;
+        const bool v6426 = v6425 && v6378;
+        const unsigned int v6427 = v6424 * v3;
+        const unsigned int v6428 = v6427 + v6376;
+        const unsigned int v6429 = v6426 ? v6428 : v28;
+        iron_copy_async<16>(shm3 + (v6385 ^ (((v6385 >> 6u) & 7u) << 3u)), w + v6429, v6426);
+        const unsigned int v6430 = v3371 + v6388;
+        const bool v6431 = v6430 < v80;
+        const bool v6432 = v6431 && v6394;
+        const unsigned int v6433 = v6430 * v3;
+        const unsigned int v6434 = v6433 + v6392;
+        const unsigned int v6435 = v6432 ? v6434 : v28;
+        iron_copy_async<16>(shm3 + (v6401 ^ (((v6401 >> 6u) & 7u) << 3u)), w + v6435, v6432);
+        const unsigned int v6436 = v3371 + v6404;
+        const bool v6437 = v6436 < v80;
+        const bool v6438 = v6437 && v6410;
+        const unsigned int v6439 = v6436 * v3;
+        const unsigned int v6440 = v6439 + v6408;
+        const unsigned int v6441 = v6438 ? v6440 : v28;
+        iron_copy_async<16>(shm3 + (v6417 ^ (((v6417 >> 6u) & 7u) << 3u)), w + v6441, v6438);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
-      const unsigned int v5475 = v2339 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const unsigned int v5764 = v2337 << 6u;
+      const unsigned int v5479 = v2343 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const unsigned int v5768 = v2341 << 6u;
 
-      for (unsigned int v5461 = v28; v5461 < v3; v5461 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-        const unsigned int v5463 = v5461 >> 6u;
-        const unsigned int v5465 = v5463 % 3u;
+      for (unsigned int v5465 = v28; v5465 < v3; v5465 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+        const unsigned int v5467 = v5465 >> 6u;
+        const unsigned int v5469 = v5467 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5467 = v5465 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
-        const unsigned int v5476 = v5467 + v5475;  // kernels/gemm/gemm_warpgroup.hpp:56
-        const unsigned int v5766 = v5476 + v5764;
-        iron_frag<iron_f16, 0, 16, 16> v5773;
-        iron_frag_fill(v5773, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5773, shm2, v5766, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5775;
-        iron_frag_fill(v5775, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5775, shm3, v5467, 64u);
-        iron_frag_mma_sync(v3374, v5773, v5775);
-        const unsigned int v5777 = v5766 + 16u;
-        const unsigned int v5780 = v5467 + 16u;
-        iron_frag<iron_f16, 0, 16, 16> v5782;
-        iron_frag_fill(v5782, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5782, shm2, v5777, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5784;
-        iron_frag_fill(v5784, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5784, shm3, v5780, 64u);
-        iron_frag_mma_sync(v3374, v5782, v5784);
-        const unsigned int v5786 = v5766 + 32u;
-        const unsigned int v5789 = v5467 + 32u;
-        iron_frag<iron_f16, 0, 16, 16> v5791;
-        iron_frag_fill(v5791, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5791, shm2, v5786, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5793;
-        iron_frag_fill(v5793, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5793, shm3, v5789, 64u);
-        iron_frag_mma_sync(v3374, v5791, v5793);
-        const unsigned int v5795 = v5766 + 48u;
-        const unsigned int v5798 = v5467 + 48u;
-        iron_frag<iron_f16, 0, 16, 16> v5800;
-        iron_frag_fill(v5800, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5800, shm2, v5795, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5802;
-        iron_frag_fill(v5802, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5802, shm3, v5798, 64u);
-        iron_frag_mma_sync(v3374, v5800, v5802);
-        const unsigned int v5479 = v5461 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
-        const unsigned int v5481 = v5463 + 2u;
-        const unsigned int v5482 = v5481 % 3u;
-        const bool v5483 = v5479 < v3;
-        if (v5483) {
-          const unsigned int v5486 = v5482 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-          const unsigned int v5488 = iron_linear_thread() & 31u;
-          const unsigned int v5490 = v2236 << 5u;
-          const unsigned int v5491 = v5490 + v5488;
-          const unsigned int v5495 = v5491 >> 3u;
-          const unsigned int v5497 = v5491 & 7u;
-          const unsigned int v5499 = v5497 << 3u;
-          const unsigned int v5500 = v71 + v5495;
-          const unsigned int v5501 = v5479 + v5499;
-          const bool v5502 = v5500 < v0;
-          const bool v5503 = v5501 < v3;
-          const bool v5504 = v5502 && v5503;
-          const unsigned int v5505 = v5500 * v3;
-          const unsigned int v5507 = v5505 + v5501;
-          const unsigned int v5508 = v5504 ? v5507 : v28;
-          const unsigned int v5510 = v5495 << 6u;
-          const unsigned int v5511 = v5486 + v5510;
-          const unsigned int v5512 = v5511 + v5499;
-          iron_copy_async<16>(shm2 + (v5512 ^ (((v5512 >> 6u) & 7u) << 3u)), x_sorted + v5508, v5504);
-          const unsigned int v5514 = v5491 + 256u;
-          const unsigned int v5516 = v5514 >> 3u;
-          const unsigned int v5518 = v5514 & 7u;
-          const unsigned int v5520 = v5518 << 3u;
-          const unsigned int v5521 = v71 + v5516;
-          const unsigned int v5522 = v5479 + v5520;
-          const bool v5523 = v5521 < v0;
-          const bool v5524 = v5522 < v3;
-          const bool v5525 = v5523 && v5524;
-          const unsigned int v5526 = v5521 * v3;
-          const unsigned int v5528 = v5526 + v5522;
-          const unsigned int v5529 = v5525 ? v5528 : v28;
-          const unsigned int v5531 = v5516 << 6u;
-          const unsigned int v5532 = v5486 + v5531;
-          const unsigned int v5533 = v5532 + v5520;
-          iron_copy_async<16>(shm2 + (v5533 ^ (((v5533 >> 6u) & 7u) << 3u)), x_sorted + v5529, v5525);
-          const unsigned int v5535 = v5491 + 512u;
-          const unsigned int v5537 = v5535 >> 3u;
-          const unsigned int v5539 = v5535 & 7u;
-          const unsigned int v5541 = v5539 << 3u;
-          const unsigned int v5542 = v71 + v5537;
-          const unsigned int v5543 = v5479 + v5541;
-          const bool v5544 = v5542 < v0;
-          const bool v5545 = v5543 < v3;
-          const bool v5546 = v5544 && v5545;
-          const unsigned int v5547 = v5542 * v3;
-          const unsigned int v5549 = v5547 + v5543;
-          const unsigned int v5550 = v5546 ? v5549 : v28;
-          const unsigned int v5552 = v5537 << 6u;
-          const unsigned int v5553 = v5486 + v5552;
-          const unsigned int v5554 = v5553 + v5541;
-          iron_copy_async<16>(shm2 + (v5554 ^ (((v5554 >> 6u) & 7u) << 3u)), x_sorted + v5550, v5546);
-          const unsigned int v5556 = v5491 + 768u;
-          const unsigned int v5558 = v5556 >> 3u;
-          const unsigned int v5560 = v5556 & 7u;
-          const unsigned int v5562 = v5560 << 3u;
-          const unsigned int v5563 = v71 + v5558;
-          const unsigned int v5564 = v5479 + v5562;
-          const bool v5565 = v5563 < v0;
-          const bool v5566 = v5564 < v3;
-          const bool v5567 = v5565 && v5566;
-          const unsigned int v5568 = v5563 * v3;
-          const unsigned int v5570 = v5568 + v5564;
-          const unsigned int v5571 = v5567 ? v5570 : v28;
-          const unsigned int v5573 = v5558 << 6u;
-          const unsigned int v5574 = v5486 + v5573;
-          const unsigned int v5575 = v5574 + v5562;
-          iron_copy_async<16>(shm2 + (v5575 ^ (((v5575 >> 6u) & 7u) << 3u)), x_sorted + v5571, v5567);
-          const unsigned int v5592 = v3367 + v5495;  // kernels/gemm/gemm_warpgroup.hpp:65
-          const bool v5594 = v5592 < v76;
-          const bool v5596 = v5594 && v5503;
-          const unsigned int v5597 = v5592 * v3;
-          const unsigned int v5599 = v5597 + v5501;
-          const unsigned int v5600 = v5596 ? v5599 : v28;
-          iron_copy_async<16>(shm3 + (v5512 ^ (((v5512 >> 6u) & 7u) << 3u)), w + v5600, v5596);
-          const unsigned int v5613 = v3367 + v5516;
-          const bool v5615 = v5613 < v76;
-          const bool v5617 = v5615 && v5524;
-          const unsigned int v5618 = v5613 * v3;
-          const unsigned int v5620 = v5618 + v5522;
-          const unsigned int v5621 = v5617 ? v5620 : v28;
-          iron_copy_async<16>(shm3 + (v5533 ^ (((v5533 >> 6u) & 7u) << 3u)), w + v5621, v5617);
-          const unsigned int v5634 = v3367 + v5537;
-          const bool v5636 = v5634 < v76;
-          const bool v5638 = v5636 && v5545;
-          const unsigned int v5639 = v5634 * v3;
-          const unsigned int v5641 = v5639 + v5543;
-          const unsigned int v5642 = v5638 ? v5641 : v28;
-          iron_copy_async<16>(shm3 + (v5554 ^ (((v5554 >> 6u) & 7u) << 3u)), w + v5642, v5638);
-          const unsigned int v5655 = v3367 + v5558;
-          const bool v5657 = v5655 < v76;
-          const bool v5659 = v5657 && v5566;
-          const unsigned int v5660 = v5655 * v3;
-          const unsigned int v5662 = v5660 + v5564;
-          const unsigned int v5663 = v5659 ? v5662 : v28;
-          iron_copy_async<16>(shm3 + (v5575 ^ (((v5575 >> 6u) & 7u) << 3u)), w + v5663, v5659);
+        const unsigned int v5471 = v5469 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:68
+        const unsigned int v5480 = v5471 + v5479;  // kernels/gemm/gemm_warpgroup.hpp:56
+        const unsigned int v5770 = v5480 + v5768;
+        iron_frag<iron_f16, 0, 16, 16> v5777;
+        iron_frag_fill(v5777, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5777, shm2, v5770, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5779;
+        iron_frag_fill(v5779, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5779, shm3, v5471, 64u);
+        iron_frag_mma_sync(v3378, v5777, v5779);
+        const unsigned int v5781 = v5770 + 16u;
+        const unsigned int v5784 = v5471 + 16u;
+        iron_frag<iron_f16, 0, 16, 16> v5786;
+        iron_frag_fill(v5786, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5786, shm2, v5781, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5788;
+        iron_frag_fill(v5788, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5788, shm3, v5784, 64u);
+        iron_frag_mma_sync(v3378, v5786, v5788);
+        const unsigned int v5790 = v5770 + 32u;
+        const unsigned int v5793 = v5471 + 32u;
+        iron_frag<iron_f16, 0, 16, 16> v5795;
+        iron_frag_fill(v5795, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5795, shm2, v5790, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5797;
+        iron_frag_fill(v5797, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5797, shm3, v5793, 64u);
+        iron_frag_mma_sync(v3378, v5795, v5797);
+        const unsigned int v5799 = v5770 + 48u;
+        const unsigned int v5802 = v5471 + 48u;
+        iron_frag<iron_f16, 0, 16, 16> v5804;
+        iron_frag_fill(v5804, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5804, shm2, v5799, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5806;
+        iron_frag_fill(v5806, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5806, shm3, v5802, 64u);
+        iron_frag_mma_sync(v3378, v5804, v5806);
+        const unsigned int v5483 = v5465 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:61
+        const unsigned int v5485 = v5467 + 2u;
+        const unsigned int v5486 = v5485 % 3u;
+        const bool v5487 = v5483 < v3;
+        if (v5487) {
+          const unsigned int v5490 = v5486 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+          const unsigned int v5492 = iron_linear_thread() & 31u;
+          const unsigned int v5494 = v2240 << 5u;
+          const unsigned int v5495 = v5494 + v5492;
+          const unsigned int v5499 = v5495 >> 3u;
+          const unsigned int v5501 = v5495 & 7u;
+          const unsigned int v5503 = v5501 << 3u;
+          const unsigned int v5504 = v75 + v5499;
+          const unsigned int v5505 = v5483 + v5503;
+          const bool v5506 = v5504 < v0;
+          const bool v5507 = v5505 < v3;
+          const bool v5508 = v5506 && v5507;
+          const unsigned int v5509 = v5504 * v3;
+          const unsigned int v5511 = v5509 + v5505;
+          const unsigned int v5512 = v5508 ? v5511 : v28;
+          const unsigned int v5514 = v5499 << 6u;
+          const unsigned int v5515 = v5490 + v5514;
+          const unsigned int v5516 = v5515 + v5503;
+          iron_copy_async<16>(shm2 + (v5516 ^ (((v5516 >> 6u) & 7u) << 3u)), x_sorted + v5512, v5508);
+          const unsigned int v5518 = v5495 + 256u;
+          const unsigned int v5520 = v5518 >> 3u;
+          const unsigned int v5522 = v5518 & 7u;
+          const unsigned int v5524 = v5522 << 3u;
+          const unsigned int v5525 = v75 + v5520;
+          const unsigned int v5526 = v5483 + v5524;
+          const bool v5527 = v5525 < v0;
+          const bool v5528 = v5526 < v3;
+          const bool v5529 = v5527 && v5528;
+          const unsigned int v5530 = v5525 * v3;
+          const unsigned int v5532 = v5530 + v5526;
+          const unsigned int v5533 = v5529 ? v5532 : v28;
+          const unsigned int v5535 = v5520 << 6u;
+          const unsigned int v5536 = v5490 + v5535;
+          const unsigned int v5537 = v5536 + v5524;
+          iron_copy_async<16>(shm2 + (v5537 ^ (((v5537 >> 6u) & 7u) << 3u)), x_sorted + v5533, v5529);
+          const unsigned int v5539 = v5495 + 512u;
+          const unsigned int v5541 = v5539 >> 3u;
+          const unsigned int v5543 = v5539 & 7u;
+          const unsigned int v5545 = v5543 << 3u;
+          const unsigned int v5546 = v75 + v5541;
+          const unsigned int v5547 = v5483 + v5545;
+          const bool v5548 = v5546 < v0;
+          const bool v5549 = v5547 < v3;
+          const bool v5550 = v5548 && v5549;
+          const unsigned int v5551 = v5546 * v3;
+          const unsigned int v5553 = v5551 + v5547;
+          const unsigned int v5554 = v5550 ? v5553 : v28;
+          const unsigned int v5556 = v5541 << 6u;
+          const unsigned int v5557 = v5490 + v5556;
+          const unsigned int v5558 = v5557 + v5545;
+          iron_copy_async<16>(shm2 + (v5558 ^ (((v5558 >> 6u) & 7u) << 3u)), x_sorted + v5554, v5550);
+          const unsigned int v5560 = v5495 + 768u;
+          const unsigned int v5562 = v5560 >> 3u;
+          const unsigned int v5564 = v5560 & 7u;
+          const unsigned int v5566 = v5564 << 3u;
+          const unsigned int v5567 = v75 + v5562;
+          const unsigned int v5568 = v5483 + v5566;
+          const bool v5569 = v5567 < v0;
+          const bool v5570 = v5568 < v3;
+          const bool v5571 = v5569 && v5570;
+          const unsigned int v5572 = v5567 * v3;
+          const unsigned int v5574 = v5572 + v5568;
+          const unsigned int v5575 = v5571 ? v5574 : v28;
+          const unsigned int v5577 = v5562 << 6u;
+          const unsigned int v5578 = v5490 + v5577;
+          const unsigned int v5579 = v5578 + v5566;
+          iron_copy_async<16>(shm2 + (v5579 ^ (((v5579 >> 6u) & 7u) << 3u)), x_sorted + v5575, v5571);
+          const unsigned int v5596 = v3371 + v5499;  // kernels/gemm/gemm_warpgroup.hpp:65
+          const bool v5598 = v5596 < v80;
+          const bool v5600 = v5598 && v5507;
+          const unsigned int v5601 = v5596 * v3;
+          const unsigned int v5603 = v5601 + v5505;
+          const unsigned int v5604 = v5600 ? v5603 : v28;
+          iron_copy_async<16>(shm3 + (v5516 ^ (((v5516 >> 6u) & 7u) << 3u)), w + v5604, v5600);
+          const unsigned int v5617 = v3371 + v5520;
+          const bool v5619 = v5617 < v80;
+          const bool v5621 = v5619 && v5528;
+          const unsigned int v5622 = v5617 * v3;
+          const unsigned int v5624 = v5622 + v5526;
+          const unsigned int v5625 = v5621 ? v5624 : v28;
+          iron_copy_async<16>(shm3 + (v5537 ^ (((v5537 >> 6u) & 7u) << 3u)), w + v5625, v5621);
+          const unsigned int v5638 = v3371 + v5541;
+          const bool v5640 = v5638 < v80;
+          const bool v5642 = v5640 && v5549;
+          const unsigned int v5643 = v5638 * v3;
+          const unsigned int v5645 = v5643 + v5547;
+          const unsigned int v5646 = v5642 ? v5645 : v28;
+          iron_copy_async<16>(shm3 + (v5558 ^ (((v5558 >> 6u) & 7u) << 3u)), w + v5646, v5642);
+          const unsigned int v5659 = v3371 + v5562;
+          const bool v5661 = v5659 < v80;
+          const bool v5663 = v5661 && v5570;
+          const unsigned int v5664 = v5659 * v3;
+          const unsigned int v5666 = v5664 + v5568;
+          const unsigned int v5667 = v5663 ? v5666 : v28;
+          iron_copy_async<16>(shm3 + (v5579 ^ (((v5579 >> 6u) & 7u) << 3u)), w + v5667, v5663);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:61
       }
       __syncthreads();
     } else {
-      const unsigned int v3405 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v3406 = threadIdx.x;
-      const unsigned int v3464 = v2339 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const unsigned int v5809 = v2337 << 6u;
-      const unsigned int v5811 = v3464 + v5809;
-      const unsigned int v5822 = v5811 + 16u;
-      const unsigned int v5831 = v5811 + 32u;
-      const unsigned int v5840 = v5811 + 48u;
+      const unsigned int v3409 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v3410 = threadIdx.x;
+      const unsigned int v3468 = v2343 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const unsigned int v5813 = v2341 << 6u;
+      const unsigned int v5815 = v3468 + v5813;
+      const unsigned int v5826 = v5815 + 16u;
+      const unsigned int v5835 = v5815 + 32u;
+      const unsigned int v5844 = v5815 + 48u;
 
-      for (unsigned int v3404 = v28; v3404 < v3; v3404 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-        for (unsigned int v3408 = v3406; v3408 < 8192u; v3408 += v3405) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3410 = v3408 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v3412 = v3408 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v3413 = v71 + v3410;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v3414 = v3413 < v0;
-          const unsigned int v3415 = v3404 + v3412;
-          const bool v3416 = v3415 < v3;
-          const bool v3417 = v3414 && v3416;
-          if (v3417) {
-            const unsigned int v3419 = v3413 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v3421 = v3419 + v3404;
-            const unsigned int v3422 = v3421 + v3412;
-            const iron_f16 v3423 = x_sorted[v3422];
-            const unsigned int v3425 = v3410 << 6u;
-            const unsigned int v3426 = v3425 + v3412;
-            shm2[(v3426 ^ (((v3426 >> 6u) & 7u) << 3u))] = v3423;
+      for (unsigned int v3408 = v28; v3408 < v3; v3408 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+        for (unsigned int v3412 = v3410; v3412 < 8192u; v3412 += v3409) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3414 = v3412 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v3416 = v3412 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v3417 = v75 + v3414;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v3418 = v3417 < v0;
+          const unsigned int v3419 = v3408 + v3416;
+          const bool v3420 = v3419 < v3;
+          const bool v3421 = v3418 && v3420;
+          if (v3421) {
+            const unsigned int v3423 = v3417 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v3425 = v3423 + v3408;
+            const unsigned int v3426 = v3425 + v3416;
+            const iron_f16 v3427 = x_sorted[v3426];
+            const unsigned int v3429 = v3414 << 6u;
+            const unsigned int v3430 = v3429 + v3416;
+            shm2[(v3430 ^ (((v3430 >> 6u) & 7u) << 3u))] = v3427;
           } else {
-            const unsigned int v3428 = v3410 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v3429 = v3428 + v3412;
-            shm2[(v3429 ^ (((v3429 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+            const unsigned int v3432 = v3414 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v3433 = v3432 + v3416;
+            shm2[(v3433 ^ (((v3433 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
           }
         }
 
-        for (unsigned int v3434 = v3406; v3434 < 8192u; v3434 += v3405) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3436 = v3434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v3438 = v3434 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v3439 = v3367 + v3436;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v3440 = v3439 < v76;
-          const unsigned int v3441 = v3404 + v3438;
-          const bool v3442 = v3441 < v3;
-          const bool v3443 = v3440 && v3442;
-          if (v3443) {
-            const unsigned int v3445 = v3439 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v3447 = v3445 + v3404;
-            const unsigned int v3448 = v3447 + v3438;
-            const iron_f16 v3449 = w[v3448];
-            const unsigned int v3451 = v3436 << 6u;
-            const unsigned int v3452 = v3451 + v3438;
-            shm3[(v3452 ^ (((v3452 >> 6u) & 7u) << 3u))] = v3449;
+        for (unsigned int v3438 = v3410; v3438 < 8192u; v3438 += v3409) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3440 = v3438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v3442 = v3438 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v3443 = v3371 + v3440;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v3444 = v3443 < v80;
+          const unsigned int v3445 = v3408 + v3442;
+          const bool v3446 = v3445 < v3;
+          const bool v3447 = v3444 && v3446;
+          if (v3447) {
+            const unsigned int v3449 = v3443 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v3451 = v3449 + v3408;
+            const unsigned int v3452 = v3451 + v3442;
+            const iron_f16 v3453 = w[v3452];
+            const unsigned int v3455 = v3440 << 6u;
+            const unsigned int v3456 = v3455 + v3442;
+            shm3[(v3456 ^ (((v3456 >> 6u) & 7u) << 3u))] = v3453;
           } else {
-            const unsigned int v3454 = v3436 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v3455 = v3454 + v3438;
-            shm3[(v3455 ^ (((v3455 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+            const unsigned int v3458 = v3440 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v3459 = v3458 + v3442;
+            shm3[(v3459 ^ (((v3459 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
           }
         }
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:78
-        iron_frag<iron_f16, 0, 16, 16> v5818;  // kernels/gemm/gemm_warpgroup.hpp:56
-        iron_frag_fill(v5818, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5818, shm2, v5811, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5820;
-        iron_frag_fill(v5820, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5820, shm3, v28, 64u);
-        iron_frag_mma_sync(v3374, v5818, v5820);
-        iron_frag<iron_f16, 0, 16, 16> v5827;
-        iron_frag_fill(v5827, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5827, shm2, v5822, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5829;
-        iron_frag_fill(v5829, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5829, shm3, 16u, 64u);
-        iron_frag_mma_sync(v3374, v5827, v5829);
-        iron_frag<iron_f16, 0, 16, 16> v5836;
-        iron_frag_fill(v5836, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5836, shm2, v5831, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5838;
-        iron_frag_fill(v5838, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5838, shm3, 32u, 64u);
-        iron_frag_mma_sync(v3374, v5836, v5838);
-        iron_frag<iron_f16, 0, 16, 16> v5845;
-        iron_frag_fill(v5845, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v5845, shm2, v5840, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v5847;
-        iron_frag_fill(v5847, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v5847, shm3, 48u, 64u);
-        iron_frag_mma_sync(v3374, v5845, v5847);
+        iron_frag<iron_f16, 0, 16, 16> v5822;  // kernels/gemm/gemm_warpgroup.hpp:56
+        iron_frag_fill(v5822, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5822, shm2, v5815, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5824;
+        iron_frag_fill(v5824, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5824, shm3, v28, 64u);
+        iron_frag_mma_sync(v3378, v5822, v5824);
+        iron_frag<iron_f16, 0, 16, 16> v5831;
+        iron_frag_fill(v5831, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5831, shm2, v5826, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5833;
+        iron_frag_fill(v5833, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5833, shm3, 16u, 64u);
+        iron_frag_mma_sync(v3378, v5831, v5833);
+        iron_frag<iron_f16, 0, 16, 16> v5840;
+        iron_frag_fill(v5840, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5840, shm2, v5835, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5842;
+        iron_frag_fill(v5842, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5842, shm3, 32u, 64u);
+        iron_frag_mma_sync(v3378, v5840, v5842);
+        iron_frag<iron_f16, 0, 16, 16> v5849;
+        iron_frag_fill(v5849, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v5849, shm2, v5844, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v5851;
+        iron_frag_fill(v5851, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v5851, shm3, 48u, 64u);
+        iron_frag_mma_sync(v3378, v5849, v5851);
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:80
       }
     }
-    const unsigned int v3475 = static_cast<unsigned int>(v3374.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3476 = v2341 + v3475;
-    const unsigned int v3477 = static_cast<unsigned int>(v3374.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3478 = v3367 + v3477;
-    const bool v3479 = v3476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3480 = v3478 < v76;
-    const bool v3481 = v3479 && v3480;
-    if (v3481) {
-      const float v3482 = v3374.x[0];
-      const bool v3483 = v3476 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3484 = v3478 - v74;
-      const bool v3485 = v3484 < v2;
-      const bool v3486 = v3483 && v3485;
-      if (v3486) {
-        const iron_f16 v3487 = iron_f32_to_f16(v3482);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3488 = v3476 * v2;
-        const unsigned int v3489 = v3488 + v3478;
-        const unsigned int v3490 = v3489 - v74;
-        out[v3490] = v3487;
+    const unsigned int v3479 = static_cast<unsigned int>(v3378.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3480 = v2345 + v3479;
+    const unsigned int v3481 = static_cast<unsigned int>(v3378.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3482 = v3371 + v3481;
+    const bool v3483 = v3480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3484 = v3482 < v80;
+    const bool v3485 = v3483 && v3484;
+    if (v3485) {
+      const float v3486 = v3378.x[0];
+      const bool v3487 = v3480 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3488 = v3482 - v78;
+      const bool v3489 = v3488 < v2;
+      const bool v3490 = v3487 && v3489;
+      if (v3490) {
+        const iron_f16 v3491 = iron_f32_to_f16(v3486);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3492 = v3480 * v2;
+        const unsigned int v3493 = v3492 + v3482;
+        const unsigned int v3494 = v3493 - v78;
+        out[v3494] = v3491;
       }
     }
-    const unsigned int v3491 = static_cast<unsigned int>(v3374.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3492 = v2341 + v3491;
-    const unsigned int v3493 = static_cast<unsigned int>(v3374.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3494 = v3367 + v3493;
-    const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3496 = v3494 < v76;
-    const bool v3497 = v3495 && v3496;
-    if (v3497) {
-      const float v3498 = v3374.x[1];
-      const bool v3499 = v3492 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3500 = v3494 - v74;
-      const bool v3501 = v3500 < v2;
-      const bool v3502 = v3499 && v3501;
-      if (v3502) {
-        const iron_f16 v3503 = iron_f32_to_f16(v3498);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3504 = v3492 * v2;
-        const unsigned int v3505 = v3504 + v3494;
-        const unsigned int v3506 = v3505 - v74;
-        out[v3506] = v3503;
+    const unsigned int v3495 = static_cast<unsigned int>(v3378.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3496 = v2345 + v3495;
+    const unsigned int v3497 = static_cast<unsigned int>(v3378.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3498 = v3371 + v3497;
+    const bool v3499 = v3496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3500 = v3498 < v80;
+    const bool v3501 = v3499 && v3500;
+    if (v3501) {
+      const float v3502 = v3378.x[1];
+      const bool v3503 = v3496 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3504 = v3498 - v78;
+      const bool v3505 = v3504 < v2;
+      const bool v3506 = v3503 && v3505;
+      if (v3506) {
+        const iron_f16 v3507 = iron_f32_to_f16(v3502);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3508 = v3496 * v2;
+        const unsigned int v3509 = v3508 + v3498;
+        const unsigned int v3510 = v3509 - v78;
+        out[v3510] = v3507;
       }
     }
-    const unsigned int v3507 = static_cast<unsigned int>(v3374.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3508 = v2341 + v3507;
-    const unsigned int v3509 = static_cast<unsigned int>(v3374.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3510 = v3367 + v3509;
-    const bool v3511 = v3508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3512 = v3510 < v76;
-    const bool v3513 = v3511 && v3512;
-    if (v3513) {
-      const float v3514 = v3374.x[2];
-      const bool v3515 = v3508 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3516 = v3510 - v74;
-      const bool v3517 = v3516 < v2;
-      const bool v3518 = v3515 && v3517;
-      if (v3518) {
-        const iron_f16 v3519 = iron_f32_to_f16(v3514);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3520 = v3508 * v2;
-        const unsigned int v3521 = v3520 + v3510;
-        const unsigned int v3522 = v3521 - v74;
-        out[v3522] = v3519;
+    const unsigned int v3511 = static_cast<unsigned int>(v3378.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3512 = v2345 + v3511;
+    const unsigned int v3513 = static_cast<unsigned int>(v3378.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3514 = v3371 + v3513;
+    const bool v3515 = v3512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3516 = v3514 < v80;
+    const bool v3517 = v3515 && v3516;
+    if (v3517) {
+      const float v3518 = v3378.x[2];
+      const bool v3519 = v3512 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3520 = v3514 - v78;
+      const bool v3521 = v3520 < v2;
+      const bool v3522 = v3519 && v3521;
+      if (v3522) {
+        const iron_f16 v3523 = iron_f32_to_f16(v3518);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3524 = v3512 * v2;
+        const unsigned int v3525 = v3524 + v3514;
+        const unsigned int v3526 = v3525 - v78;
+        out[v3526] = v3523;
       }
     }
-    const unsigned int v3523 = static_cast<unsigned int>(v3374.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3524 = v2341 + v3523;
-    const unsigned int v3525 = static_cast<unsigned int>(v3374.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3526 = v3367 + v3525;
-    const bool v3527 = v3524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3528 = v3526 < v76;
-    const bool v3529 = v3527 && v3528;
-    if (v3529) {
-      const float v3530 = v3374.x[3];
-      const bool v3531 = v3524 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3532 = v3526 - v74;
-      const bool v3533 = v3532 < v2;
-      const bool v3534 = v3531 && v3533;
-      if (v3534) {
-        const iron_f16 v3535 = iron_f32_to_f16(v3530);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3536 = v3524 * v2;
-        const unsigned int v3537 = v3536 + v3526;
-        const unsigned int v3538 = v3537 - v74;
-        out[v3538] = v3535;
+    const unsigned int v3527 = static_cast<unsigned int>(v3378.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3528 = v2345 + v3527;
+    const unsigned int v3529 = static_cast<unsigned int>(v3378.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3530 = v3371 + v3529;
+    const bool v3531 = v3528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3532 = v3530 < v80;
+    const bool v3533 = v3531 && v3532;
+    if (v3533) {
+      const float v3534 = v3378.x[3];
+      const bool v3535 = v3528 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3536 = v3530 - v78;
+      const bool v3537 = v3536 < v2;
+      const bool v3538 = v3535 && v3537;
+      if (v3538) {
+        const iron_f16 v3539 = iron_f32_to_f16(v3534);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3540 = v3528 * v2;
+        const unsigned int v3541 = v3540 + v3530;
+        const unsigned int v3542 = v3541 - v78;
+        out[v3542] = v3539;
       }
     }
-    const unsigned int v3539 = static_cast<unsigned int>(v3374.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3540 = v2341 + v3539;
-    const unsigned int v3541 = static_cast<unsigned int>(v3374.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3542 = v3367 + v3541;
-    const bool v3543 = v3540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3544 = v3542 < v76;
-    const bool v3545 = v3543 && v3544;
-    if (v3545) {
-      const float v3546 = v3374.x[4];
-      const bool v3547 = v3540 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3548 = v3542 - v74;
-      const bool v3549 = v3548 < v2;
-      const bool v3550 = v3547 && v3549;
-      if (v3550) {
-        const iron_f16 v3551 = iron_f32_to_f16(v3546);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3552 = v3540 * v2;
-        const unsigned int v3553 = v3552 + v3542;
-        const unsigned int v3554 = v3553 - v74;
-        out[v3554] = v3551;
+    const unsigned int v3543 = static_cast<unsigned int>(v3378.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3544 = v2345 + v3543;
+    const unsigned int v3545 = static_cast<unsigned int>(v3378.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3546 = v3371 + v3545;
+    const bool v3547 = v3544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3548 = v3546 < v80;
+    const bool v3549 = v3547 && v3548;
+    if (v3549) {
+      const float v3550 = v3378.x[4];
+      const bool v3551 = v3544 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3552 = v3546 - v78;
+      const bool v3553 = v3552 < v2;
+      const bool v3554 = v3551 && v3553;
+      if (v3554) {
+        const iron_f16 v3555 = iron_f32_to_f16(v3550);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3556 = v3544 * v2;
+        const unsigned int v3557 = v3556 + v3546;
+        const unsigned int v3558 = v3557 - v78;
+        out[v3558] = v3555;
       }
     }
-    const unsigned int v3555 = static_cast<unsigned int>(v3374.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3556 = v2341 + v3555;
-    const unsigned int v3557 = static_cast<unsigned int>(v3374.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3558 = v3367 + v3557;
-    const bool v3559 = v3556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3560 = v3558 < v76;
-    const bool v3561 = v3559 && v3560;
-    if (v3561) {
-      const float v3562 = v3374.x[5];
-      const bool v3563 = v3556 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3564 = v3558 - v74;
-      const bool v3565 = v3564 < v2;
-      const bool v3566 = v3563 && v3565;
-      if (v3566) {
-        const iron_f16 v3567 = iron_f32_to_f16(v3562);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3568 = v3556 * v2;
-        const unsigned int v3569 = v3568 + v3558;
-        const unsigned int v3570 = v3569 - v74;
-        out[v3570] = v3567;
+    const unsigned int v3559 = static_cast<unsigned int>(v3378.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3560 = v2345 + v3559;
+    const unsigned int v3561 = static_cast<unsigned int>(v3378.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3562 = v3371 + v3561;
+    const bool v3563 = v3560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3564 = v3562 < v80;
+    const bool v3565 = v3563 && v3564;
+    if (v3565) {
+      const float v3566 = v3378.x[5];
+      const bool v3567 = v3560 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3568 = v3562 - v78;
+      const bool v3569 = v3568 < v2;
+      const bool v3570 = v3567 && v3569;
+      if (v3570) {
+        const iron_f16 v3571 = iron_f32_to_f16(v3566);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3572 = v3560 * v2;
+        const unsigned int v3573 = v3572 + v3562;
+        const unsigned int v3574 = v3573 - v78;
+        out[v3574] = v3571;
       }
     }
-    const unsigned int v3571 = static_cast<unsigned int>(v3374.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3572 = v2341 + v3571;
-    const unsigned int v3573 = static_cast<unsigned int>(v3374.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3574 = v3367 + v3573;
-    const bool v3575 = v3572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3576 = v3574 < v76;
-    const bool v3577 = v3575 && v3576;
-    if (v3577) {
-      const float v3578 = v3374.x[6];
-      const bool v3579 = v3572 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3580 = v3574 - v74;
-      const bool v3581 = v3580 < v2;
-      const bool v3582 = v3579 && v3581;
-      if (v3582) {
-        const iron_f16 v3583 = iron_f32_to_f16(v3578);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3584 = v3572 * v2;
-        const unsigned int v3585 = v3584 + v3574;
-        const unsigned int v3586 = v3585 - v74;
-        out[v3586] = v3583;
+    const unsigned int v3575 = static_cast<unsigned int>(v3378.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3576 = v2345 + v3575;
+    const unsigned int v3577 = static_cast<unsigned int>(v3378.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3578 = v3371 + v3577;
+    const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3580 = v3578 < v80;
+    const bool v3581 = v3579 && v3580;
+    if (v3581) {
+      const float v3582 = v3378.x[6];
+      const bool v3583 = v3576 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3584 = v3578 - v78;
+      const bool v3585 = v3584 < v2;
+      const bool v3586 = v3583 && v3585;
+      if (v3586) {
+        const iron_f16 v3587 = iron_f32_to_f16(v3582);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3588 = v3576 * v2;
+        const unsigned int v3589 = v3588 + v3578;
+        const unsigned int v3590 = v3589 - v78;
+        out[v3590] = v3587;
       }
     }
-    const unsigned int v3587 = static_cast<unsigned int>(v3374.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3588 = v2341 + v3587;
-    const unsigned int v3589 = static_cast<unsigned int>(v3374.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3590 = v3367 + v3589;
-    const bool v3591 = v3588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3592 = v3590 < v76;
-    const bool v3593 = v3591 && v3592;
-    if (v3593) {
-      const float v3594 = v3374.x[7];
-      const bool v3595 = v3588 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3596 = v3590 - v74;
-      const bool v3597 = v3596 < v2;
-      const bool v3598 = v3595 && v3597;
-      if (v3598) {
-        const iron_f16 v3599 = iron_f32_to_f16(v3594);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3600 = v3588 * v2;
-        const unsigned int v3601 = v3600 + v3590;
-        const unsigned int v3602 = v3601 - v74;
-        out[v3602] = v3599;
+    const unsigned int v3591 = static_cast<unsigned int>(v3378.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3592 = v2345 + v3591;
+    const unsigned int v3593 = static_cast<unsigned int>(v3378.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3594 = v3371 + v3593;
+    const bool v3595 = v3592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3596 = v3594 < v80;
+    const bool v3597 = v3595 && v3596;
+    if (v3597) {
+      const float v3598 = v3378.x[7];
+      const bool v3599 = v3592 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3600 = v3594 - v78;
+      const bool v3601 = v3600 < v2;
+      const bool v3602 = v3599 && v3601;
+      if (v3602) {
+        const iron_f16 v3603 = iron_f32_to_f16(v3598);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3604 = v3592 * v2;
+        const unsigned int v3605 = v3604 + v3594;
+        const unsigned int v3606 = v3605 - v78;
+        out[v3606] = v3603;
       }
     }
-    const unsigned int v3603 = static_cast<unsigned int>(v3374.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3604 = v2341 + v3603;
-    const unsigned int v3605 = static_cast<unsigned int>(v3374.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3606 = v3367 + v3605;
-    const bool v3607 = v3604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3608 = v3606 < v76;
-    const bool v3609 = v3607 && v3608;
-    if (v3609) {
-      const float v3610 = v3374.x[8];
-      const bool v3611 = v3604 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3612 = v3606 - v74;
-      const bool v3613 = v3612 < v2;
-      const bool v3614 = v3611 && v3613;
-      if (v3614) {
-        const iron_f16 v3615 = iron_f32_to_f16(v3610);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3616 = v3604 * v2;
-        const unsigned int v3617 = v3616 + v3606;
-        const unsigned int v3618 = v3617 - v74;
-        out[v3618] = v3615;
+    const unsigned int v3607 = static_cast<unsigned int>(v3378.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3608 = v2345 + v3607;
+    const unsigned int v3609 = static_cast<unsigned int>(v3378.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3610 = v3371 + v3609;
+    const bool v3611 = v3608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3612 = v3610 < v80;
+    const bool v3613 = v3611 && v3612;
+    if (v3613) {
+      const float v3614 = v3378.x[8];
+      const bool v3615 = v3608 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3616 = v3610 - v78;
+      const bool v3617 = v3616 < v2;
+      const bool v3618 = v3615 && v3617;
+      if (v3618) {
+        const iron_f16 v3619 = iron_f32_to_f16(v3614);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3620 = v3608 * v2;
+        const unsigned int v3621 = v3620 + v3610;
+        const unsigned int v3622 = v3621 - v78;
+        out[v3622] = v3619;
       }
     }
-    const unsigned int v3619 = static_cast<unsigned int>(v3374.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3620 = v2341 + v3619;
-    const unsigned int v3621 = static_cast<unsigned int>(v3374.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3622 = v3367 + v3621;
-    const bool v3623 = v3620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3624 = v3622 < v76;
-    const bool v3625 = v3623 && v3624;
-    if (v3625) {
-      const float v3626 = v3374.x[9];
-      const bool v3627 = v3620 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3628 = v3622 - v74;
-      const bool v3629 = v3628 < v2;
-      const bool v3630 = v3627 && v3629;
-      if (v3630) {
-        const iron_f16 v3631 = iron_f32_to_f16(v3626);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3632 = v3620 * v2;
-        const unsigned int v3633 = v3632 + v3622;
-        const unsigned int v3634 = v3633 - v74;
-        out[v3634] = v3631;
+    const unsigned int v3623 = static_cast<unsigned int>(v3378.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3624 = v2345 + v3623;
+    const unsigned int v3625 = static_cast<unsigned int>(v3378.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3626 = v3371 + v3625;
+    const bool v3627 = v3624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3628 = v3626 < v80;
+    const bool v3629 = v3627 && v3628;
+    if (v3629) {
+      const float v3630 = v3378.x[9];
+      const bool v3631 = v3624 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3632 = v3626 - v78;
+      const bool v3633 = v3632 < v2;
+      const bool v3634 = v3631 && v3633;
+      if (v3634) {
+        const iron_f16 v3635 = iron_f32_to_f16(v3630);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3636 = v3624 * v2;
+        const unsigned int v3637 = v3636 + v3626;
+        const unsigned int v3638 = v3637 - v78;
+        out[v3638] = v3635;
       }
     }
-    const unsigned int v3635 = static_cast<unsigned int>(v3374.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3636 = v2341 + v3635;
-    const unsigned int v3637 = static_cast<unsigned int>(v3374.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3638 = v3367 + v3637;
-    const bool v3639 = v3636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3640 = v3638 < v76;
-    const bool v3641 = v3639 && v3640;
-    if (v3641) {
-      const float v3642 = v3374.x[10];
-      const bool v3643 = v3636 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3644 = v3638 - v74;
-      const bool v3645 = v3644 < v2;
-      const bool v3646 = v3643 && v3645;
-      if (v3646) {
-        const iron_f16 v3647 = iron_f32_to_f16(v3642);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3648 = v3636 * v2;
-        const unsigned int v3649 = v3648 + v3638;
-        const unsigned int v3650 = v3649 - v74;
-        out[v3650] = v3647;
+    const unsigned int v3639 = static_cast<unsigned int>(v3378.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3640 = v2345 + v3639;
+    const unsigned int v3641 = static_cast<unsigned int>(v3378.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3642 = v3371 + v3641;
+    const bool v3643 = v3640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3644 = v3642 < v80;
+    const bool v3645 = v3643 && v3644;
+    if (v3645) {
+      const float v3646 = v3378.x[10];
+      const bool v3647 = v3640 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3648 = v3642 - v78;
+      const bool v3649 = v3648 < v2;
+      const bool v3650 = v3647 && v3649;
+      if (v3650) {
+        const iron_f16 v3651 = iron_f32_to_f16(v3646);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3652 = v3640 * v2;
+        const unsigned int v3653 = v3652 + v3642;
+        const unsigned int v3654 = v3653 - v78;
+        out[v3654] = v3651;
       }
     }
-    const unsigned int v3651 = static_cast<unsigned int>(v3374.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3652 = v2341 + v3651;
-    const unsigned int v3653 = static_cast<unsigned int>(v3374.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3654 = v3367 + v3653;
-    const bool v3655 = v3652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3656 = v3654 < v76;
-    const bool v3657 = v3655 && v3656;
-    if (v3657) {
-      const float v3658 = v3374.x[11];
-      const bool v3659 = v3652 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3660 = v3654 - v74;
-      const bool v3661 = v3660 < v2;
-      const bool v3662 = v3659 && v3661;
-      if (v3662) {
-        const iron_f16 v3663 = iron_f32_to_f16(v3658);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3664 = v3652 * v2;
-        const unsigned int v3665 = v3664 + v3654;
-        const unsigned int v3666 = v3665 - v74;
-        out[v3666] = v3663;
+    const unsigned int v3655 = static_cast<unsigned int>(v3378.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3656 = v2345 + v3655;
+    const unsigned int v3657 = static_cast<unsigned int>(v3378.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3658 = v3371 + v3657;
+    const bool v3659 = v3656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3660 = v3658 < v80;
+    const bool v3661 = v3659 && v3660;
+    if (v3661) {
+      const float v3662 = v3378.x[11];
+      const bool v3663 = v3656 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3664 = v3658 - v78;
+      const bool v3665 = v3664 < v2;
+      const bool v3666 = v3663 && v3665;
+      if (v3666) {
+        const iron_f16 v3667 = iron_f32_to_f16(v3662);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3668 = v3656 * v2;
+        const unsigned int v3669 = v3668 + v3658;
+        const unsigned int v3670 = v3669 - v78;
+        out[v3670] = v3667;
       }
     }
-    const unsigned int v3667 = static_cast<unsigned int>(v3374.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3668 = v2341 + v3667;
-    const unsigned int v3669 = static_cast<unsigned int>(v3374.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3670 = v3367 + v3669;
-    const bool v3671 = v3668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3672 = v3670 < v76;
-    const bool v3673 = v3671 && v3672;
-    if (v3673) {
-      const float v3674 = v3374.x[12];
-      const bool v3675 = v3668 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3676 = v3670 - v74;
-      const bool v3677 = v3676 < v2;
-      const bool v3678 = v3675 && v3677;
-      if (v3678) {
-        const iron_f16 v3679 = iron_f32_to_f16(v3674);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3680 = v3668 * v2;
-        const unsigned int v3681 = v3680 + v3670;
-        const unsigned int v3682 = v3681 - v74;
-        out[v3682] = v3679;
+    const unsigned int v3671 = static_cast<unsigned int>(v3378.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3672 = v2345 + v3671;
+    const unsigned int v3673 = static_cast<unsigned int>(v3378.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3674 = v3371 + v3673;
+    const bool v3675 = v3672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3676 = v3674 < v80;
+    const bool v3677 = v3675 && v3676;
+    if (v3677) {
+      const float v3678 = v3378.x[12];
+      const bool v3679 = v3672 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3680 = v3674 - v78;
+      const bool v3681 = v3680 < v2;
+      const bool v3682 = v3679 && v3681;
+      if (v3682) {
+        const iron_f16 v3683 = iron_f32_to_f16(v3678);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3684 = v3672 * v2;
+        const unsigned int v3685 = v3684 + v3674;
+        const unsigned int v3686 = v3685 - v78;
+        out[v3686] = v3683;
       }
     }
-    const unsigned int v3683 = static_cast<unsigned int>(v3374.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3684 = v2341 + v3683;
-    const unsigned int v3685 = static_cast<unsigned int>(v3374.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3686 = v3367 + v3685;
-    const bool v3687 = v3684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3688 = v3686 < v76;
-    const bool v3689 = v3687 && v3688;
-    if (v3689) {
-      const float v3690 = v3374.x[13];
-      const bool v3691 = v3684 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3692 = v3686 - v74;
-      const bool v3693 = v3692 < v2;
-      const bool v3694 = v3691 && v3693;
-      if (v3694) {
-        const iron_f16 v3695 = iron_f32_to_f16(v3690);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3696 = v3684 * v2;
-        const unsigned int v3697 = v3696 + v3686;
-        const unsigned int v3698 = v3697 - v74;
-        out[v3698] = v3695;
+    const unsigned int v3687 = static_cast<unsigned int>(v3378.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3688 = v2345 + v3687;
+    const unsigned int v3689 = static_cast<unsigned int>(v3378.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3690 = v3371 + v3689;
+    const bool v3691 = v3688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3692 = v3690 < v80;
+    const bool v3693 = v3691 && v3692;
+    if (v3693) {
+      const float v3694 = v3378.x[13];
+      const bool v3695 = v3688 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3696 = v3690 - v78;
+      const bool v3697 = v3696 < v2;
+      const bool v3698 = v3695 && v3697;
+      if (v3698) {
+        const iron_f16 v3699 = iron_f32_to_f16(v3694);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3700 = v3688 * v2;
+        const unsigned int v3701 = v3700 + v3690;
+        const unsigned int v3702 = v3701 - v78;
+        out[v3702] = v3699;
       }
     }
-    const unsigned int v3699 = static_cast<unsigned int>(v3374.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3700 = v2341 + v3699;
-    const unsigned int v3701 = static_cast<unsigned int>(v3374.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3702 = v3367 + v3701;
-    const bool v3703 = v3700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3704 = v3702 < v76;
-    const bool v3705 = v3703 && v3704;
-    if (v3705) {
-      const float v3706 = v3374.x[14];
-      const bool v3707 = v3700 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3708 = v3702 - v74;
-      const bool v3709 = v3708 < v2;
-      const bool v3710 = v3707 && v3709;
-      if (v3710) {
-        const iron_f16 v3711 = iron_f32_to_f16(v3706);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3712 = v3700 * v2;
-        const unsigned int v3713 = v3712 + v3702;
-        const unsigned int v3714 = v3713 - v74;
-        out[v3714] = v3711;
+    const unsigned int v3703 = static_cast<unsigned int>(v3378.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3704 = v2345 + v3703;
+    const unsigned int v3705 = static_cast<unsigned int>(v3378.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3706 = v3371 + v3705;
+    const bool v3707 = v3704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3708 = v3706 < v80;
+    const bool v3709 = v3707 && v3708;
+    if (v3709) {
+      const float v3710 = v3378.x[14];
+      const bool v3711 = v3704 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3712 = v3706 - v78;
+      const bool v3713 = v3712 < v2;
+      const bool v3714 = v3711 && v3713;
+      if (v3714) {
+        const iron_f16 v3715 = iron_f32_to_f16(v3710);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3716 = v3704 * v2;
+        const unsigned int v3717 = v3716 + v3706;
+        const unsigned int v3718 = v3717 - v78;
+        out[v3718] = v3715;
       }
     }
-    const unsigned int v3715 = static_cast<unsigned int>(v3374.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3716 = v2341 + v3715;
-    const unsigned int v3717 = static_cast<unsigned int>(v3374.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3718 = v3367 + v3717;
-    const bool v3719 = v3716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3720 = v3718 < v76;
-    const bool v3721 = v3719 && v3720;
-    if (v3721) {
-      const float v3722 = v3374.x[15];
-      const bool v3723 = v3716 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3724 = v3718 - v74;
-      const bool v3725 = v3724 < v2;
-      const bool v3726 = v3723 && v3725;
-      if (v3726) {
-        const iron_f16 v3727 = iron_f32_to_f16(v3722);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3728 = v3716 * v2;
-        const unsigned int v3729 = v3728 + v3718;
-        const unsigned int v3730 = v3729 - v74;
-        out[v3730] = v3727;
+    const unsigned int v3719 = static_cast<unsigned int>(v3378.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3720 = v2345 + v3719;
+    const unsigned int v3721 = static_cast<unsigned int>(v3378.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3722 = v3371 + v3721;
+    const bool v3723 = v3720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3724 = v3722 < v80;
+    const bool v3725 = v3723 && v3724;
+    if (v3725) {
+      const float v3726 = v3378.x[15];
+      const bool v3727 = v3720 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3728 = v3722 - v78;
+      const bool v3729 = v3728 < v2;
+      const bool v3730 = v3727 && v3729;
+      if (v3730) {
+        const iron_f16 v3731 = iron_f32_to_f16(v3726);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3732 = v3720 * v2;
+        const unsigned int v3733 = v3732 + v3722;
+        const unsigned int v3734 = v3733 - v78;
+        out[v3734] = v3731;
       }
     }
-    const unsigned int v3731 = static_cast<unsigned int>(v3374.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3732 = v2341 + v3731;
-    const unsigned int v3733 = static_cast<unsigned int>(v3374.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3734 = v3367 + v3733;
-    const bool v3735 = v3732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3736 = v3734 < v76;
-    const bool v3737 = v3735 && v3736;
-    if (v3737) {
-      const float v3738 = v3374.x[16];
-      const bool v3739 = v3732 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3740 = v3734 - v74;
-      const bool v3741 = v3740 < v2;
-      const bool v3742 = v3739 && v3741;
-      if (v3742) {
-        const iron_f16 v3743 = iron_f32_to_f16(v3738);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3744 = v3732 * v2;
-        const unsigned int v3745 = v3744 + v3734;
-        const unsigned int v3746 = v3745 - v74;
-        out[v3746] = v3743;
+    const unsigned int v3735 = static_cast<unsigned int>(v3378.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3736 = v2345 + v3735;
+    const unsigned int v3737 = static_cast<unsigned int>(v3378.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3738 = v3371 + v3737;
+    const bool v3739 = v3736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3740 = v3738 < v80;
+    const bool v3741 = v3739 && v3740;
+    if (v3741) {
+      const float v3742 = v3378.x[16];
+      const bool v3743 = v3736 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3744 = v3738 - v78;
+      const bool v3745 = v3744 < v2;
+      const bool v3746 = v3743 && v3745;
+      if (v3746) {
+        const iron_f16 v3747 = iron_f32_to_f16(v3742);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3748 = v3736 * v2;
+        const unsigned int v3749 = v3748 + v3738;
+        const unsigned int v3750 = v3749 - v78;
+        out[v3750] = v3747;
       }
     }
-    const unsigned int v3747 = static_cast<unsigned int>(v3374.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3748 = v2341 + v3747;
-    const unsigned int v3749 = static_cast<unsigned int>(v3374.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3750 = v3367 + v3749;
-    const bool v3751 = v3748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3752 = v3750 < v76;
-    const bool v3753 = v3751 && v3752;
-    if (v3753) {
-      const float v3754 = v3374.x[17];
-      const bool v3755 = v3748 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3756 = v3750 - v74;
-      const bool v3757 = v3756 < v2;
-      const bool v3758 = v3755 && v3757;
-      if (v3758) {
-        const iron_f16 v3759 = iron_f32_to_f16(v3754);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3760 = v3748 * v2;
-        const unsigned int v3761 = v3760 + v3750;
-        const unsigned int v3762 = v3761 - v74;
-        out[v3762] = v3759;
+    const unsigned int v3751 = static_cast<unsigned int>(v3378.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3752 = v2345 + v3751;
+    const unsigned int v3753 = static_cast<unsigned int>(v3378.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3754 = v3371 + v3753;
+    const bool v3755 = v3752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3756 = v3754 < v80;
+    const bool v3757 = v3755 && v3756;
+    if (v3757) {
+      const float v3758 = v3378.x[17];
+      const bool v3759 = v3752 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3760 = v3754 - v78;
+      const bool v3761 = v3760 < v2;
+      const bool v3762 = v3759 && v3761;
+      if (v3762) {
+        const iron_f16 v3763 = iron_f32_to_f16(v3758);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3764 = v3752 * v2;
+        const unsigned int v3765 = v3764 + v3754;
+        const unsigned int v3766 = v3765 - v78;
+        out[v3766] = v3763;
       }
     }
-    const unsigned int v3763 = static_cast<unsigned int>(v3374.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3764 = v2341 + v3763;
-    const unsigned int v3765 = static_cast<unsigned int>(v3374.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3766 = v3367 + v3765;
-    const bool v3767 = v3764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3768 = v3766 < v76;
-    const bool v3769 = v3767 && v3768;
-    if (v3769) {
-      const float v3770 = v3374.x[18];
-      const bool v3771 = v3764 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3772 = v3766 - v74;
-      const bool v3773 = v3772 < v2;
-      const bool v3774 = v3771 && v3773;
-      if (v3774) {
-        const iron_f16 v3775 = iron_f32_to_f16(v3770);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3776 = v3764 * v2;
-        const unsigned int v3777 = v3776 + v3766;
-        const unsigned int v3778 = v3777 - v74;
-        out[v3778] = v3775;
+    const unsigned int v3767 = static_cast<unsigned int>(v3378.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3768 = v2345 + v3767;
+    const unsigned int v3769 = static_cast<unsigned int>(v3378.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3770 = v3371 + v3769;
+    const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3772 = v3770 < v80;
+    const bool v3773 = v3771 && v3772;
+    if (v3773) {
+      const float v3774 = v3378.x[18];
+      const bool v3775 = v3768 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3776 = v3770 - v78;
+      const bool v3777 = v3776 < v2;
+      const bool v3778 = v3775 && v3777;
+      if (v3778) {
+        const iron_f16 v3779 = iron_f32_to_f16(v3774);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3780 = v3768 * v2;
+        const unsigned int v3781 = v3780 + v3770;
+        const unsigned int v3782 = v3781 - v78;
+        out[v3782] = v3779;
       }
     }
-    const unsigned int v3779 = static_cast<unsigned int>(v3374.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3780 = v2341 + v3779;
-    const unsigned int v3781 = static_cast<unsigned int>(v3374.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3782 = v3367 + v3781;
-    const bool v3783 = v3780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3784 = v3782 < v76;
-    const bool v3785 = v3783 && v3784;
-    if (v3785) {
-      const float v3786 = v3374.x[19];
-      const bool v3787 = v3780 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3788 = v3782 - v74;
-      const bool v3789 = v3788 < v2;
-      const bool v3790 = v3787 && v3789;
-      if (v3790) {
-        const iron_f16 v3791 = iron_f32_to_f16(v3786);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3792 = v3780 * v2;
-        const unsigned int v3793 = v3792 + v3782;
-        const unsigned int v3794 = v3793 - v74;
-        out[v3794] = v3791;
+    const unsigned int v3783 = static_cast<unsigned int>(v3378.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3784 = v2345 + v3783;
+    const unsigned int v3785 = static_cast<unsigned int>(v3378.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3786 = v3371 + v3785;
+    const bool v3787 = v3784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3788 = v3786 < v80;
+    const bool v3789 = v3787 && v3788;
+    if (v3789) {
+      const float v3790 = v3378.x[19];
+      const bool v3791 = v3784 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3792 = v3786 - v78;
+      const bool v3793 = v3792 < v2;
+      const bool v3794 = v3791 && v3793;
+      if (v3794) {
+        const iron_f16 v3795 = iron_f32_to_f16(v3790);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3796 = v3784 * v2;
+        const unsigned int v3797 = v3796 + v3786;
+        const unsigned int v3798 = v3797 - v78;
+        out[v3798] = v3795;
       }
     }
-    const unsigned int v3795 = static_cast<unsigned int>(v3374.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3796 = v2341 + v3795;
-    const unsigned int v3797 = static_cast<unsigned int>(v3374.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3798 = v3367 + v3797;
-    const bool v3799 = v3796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3800 = v3798 < v76;
-    const bool v3801 = v3799 && v3800;
-    if (v3801) {
-      const float v3802 = v3374.x[20];
-      const bool v3803 = v3796 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3804 = v3798 - v74;
-      const bool v3805 = v3804 < v2;
-      const bool v3806 = v3803 && v3805;
-      if (v3806) {
-        const iron_f16 v3807 = iron_f32_to_f16(v3802);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3808 = v3796 * v2;
-        const unsigned int v3809 = v3808 + v3798;
-        const unsigned int v3810 = v3809 - v74;
-        out[v3810] = v3807;
+    const unsigned int v3799 = static_cast<unsigned int>(v3378.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3800 = v2345 + v3799;
+    const unsigned int v3801 = static_cast<unsigned int>(v3378.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3802 = v3371 + v3801;
+    const bool v3803 = v3800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3804 = v3802 < v80;
+    const bool v3805 = v3803 && v3804;
+    if (v3805) {
+      const float v3806 = v3378.x[20];
+      const bool v3807 = v3800 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3808 = v3802 - v78;
+      const bool v3809 = v3808 < v2;
+      const bool v3810 = v3807 && v3809;
+      if (v3810) {
+        const iron_f16 v3811 = iron_f32_to_f16(v3806);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3812 = v3800 * v2;
+        const unsigned int v3813 = v3812 + v3802;
+        const unsigned int v3814 = v3813 - v78;
+        out[v3814] = v3811;
       }
     }
-    const unsigned int v3811 = static_cast<unsigned int>(v3374.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3812 = v2341 + v3811;
-    const unsigned int v3813 = static_cast<unsigned int>(v3374.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3814 = v3367 + v3813;
-    const bool v3815 = v3812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3816 = v3814 < v76;
-    const bool v3817 = v3815 && v3816;
-    if (v3817) {
-      const float v3818 = v3374.x[21];
-      const bool v3819 = v3812 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3820 = v3814 - v74;
-      const bool v3821 = v3820 < v2;
-      const bool v3822 = v3819 && v3821;
-      if (v3822) {
-        const iron_f16 v3823 = iron_f32_to_f16(v3818);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3824 = v3812 * v2;
-        const unsigned int v3825 = v3824 + v3814;
-        const unsigned int v3826 = v3825 - v74;
-        out[v3826] = v3823;
+    const unsigned int v3815 = static_cast<unsigned int>(v3378.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3816 = v2345 + v3815;
+    const unsigned int v3817 = static_cast<unsigned int>(v3378.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3818 = v3371 + v3817;
+    const bool v3819 = v3816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3820 = v3818 < v80;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v3378.x[21];
+      const bool v3823 = v3816 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3824 = v3818 - v78;
+      const bool v3825 = v3824 < v2;
+      const bool v3826 = v3823 && v3825;
+      if (v3826) {
+        const iron_f16 v3827 = iron_f32_to_f16(v3822);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3828 = v3816 * v2;
+        const unsigned int v3829 = v3828 + v3818;
+        const unsigned int v3830 = v3829 - v78;
+        out[v3830] = v3827;
       }
     }
-    const unsigned int v3827 = static_cast<unsigned int>(v3374.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3828 = v2341 + v3827;
-    const unsigned int v3829 = static_cast<unsigned int>(v3374.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3830 = v3367 + v3829;
-    const bool v3831 = v3828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3832 = v3830 < v76;
-    const bool v3833 = v3831 && v3832;
-    if (v3833) {
-      const float v3834 = v3374.x[22];
-      const bool v3835 = v3828 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3836 = v3830 - v74;
-      const bool v3837 = v3836 < v2;
-      const bool v3838 = v3835 && v3837;
-      if (v3838) {
-        const iron_f16 v3839 = iron_f32_to_f16(v3834);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3840 = v3828 * v2;
-        const unsigned int v3841 = v3840 + v3830;
-        const unsigned int v3842 = v3841 - v74;
-        out[v3842] = v3839;
+    const unsigned int v3831 = static_cast<unsigned int>(v3378.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3832 = v2345 + v3831;
+    const unsigned int v3833 = static_cast<unsigned int>(v3378.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3834 = v3371 + v3833;
+    const bool v3835 = v3832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3836 = v3834 < v80;
+    const bool v3837 = v3835 && v3836;
+    if (v3837) {
+      const float v3838 = v3378.x[22];
+      const bool v3839 = v3832 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3840 = v3834 - v78;
+      const bool v3841 = v3840 < v2;
+      const bool v3842 = v3839 && v3841;
+      if (v3842) {
+        const iron_f16 v3843 = iron_f32_to_f16(v3838);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3844 = v3832 * v2;
+        const unsigned int v3845 = v3844 + v3834;
+        const unsigned int v3846 = v3845 - v78;
+        out[v3846] = v3843;
       }
     }
-    const unsigned int v3843 = static_cast<unsigned int>(v3374.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3844 = v2341 + v3843;
-    const unsigned int v3845 = static_cast<unsigned int>(v3374.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3846 = v3367 + v3845;
-    const bool v3847 = v3844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3848 = v3846 < v76;
-    const bool v3849 = v3847 && v3848;
-    if (v3849) {
-      const float v3850 = v3374.x[23];
-      const bool v3851 = v3844 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3852 = v3846 - v74;
-      const bool v3853 = v3852 < v2;
-      const bool v3854 = v3851 && v3853;
-      if (v3854) {
-        const iron_f16 v3855 = iron_f32_to_f16(v3850);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3856 = v3844 * v2;
-        const unsigned int v3857 = v3856 + v3846;
-        const unsigned int v3858 = v3857 - v74;
-        out[v3858] = v3855;
+    const unsigned int v3847 = static_cast<unsigned int>(v3378.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3848 = v2345 + v3847;
+    const unsigned int v3849 = static_cast<unsigned int>(v3378.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3850 = v3371 + v3849;
+    const bool v3851 = v3848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3852 = v3850 < v80;
+    const bool v3853 = v3851 && v3852;
+    if (v3853) {
+      const float v3854 = v3378.x[23];
+      const bool v3855 = v3848 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3856 = v3850 - v78;
+      const bool v3857 = v3856 < v2;
+      const bool v3858 = v3855 && v3857;
+      if (v3858) {
+        const iron_f16 v3859 = iron_f32_to_f16(v3854);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3860 = v3848 * v2;
+        const unsigned int v3861 = v3860 + v3850;
+        const unsigned int v3862 = v3861 - v78;
+        out[v3862] = v3859;
       }
     }
-    const unsigned int v3859 = static_cast<unsigned int>(v3374.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3860 = v2341 + v3859;
-    const unsigned int v3861 = static_cast<unsigned int>(v3374.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3862 = v3367 + v3861;
-    const bool v3863 = v3860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3864 = v3862 < v76;
-    const bool v3865 = v3863 && v3864;
-    if (v3865) {
-      const float v3866 = v3374.x[24];
-      const bool v3867 = v3860 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3868 = v3862 - v74;
-      const bool v3869 = v3868 < v2;
-      const bool v3870 = v3867 && v3869;
-      if (v3870) {
-        const iron_f16 v3871 = iron_f32_to_f16(v3866);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3872 = v3860 * v2;
-        const unsigned int v3873 = v3872 + v3862;
-        const unsigned int v3874 = v3873 - v74;
-        out[v3874] = v3871;
+    const unsigned int v3863 = static_cast<unsigned int>(v3378.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3864 = v2345 + v3863;
+    const unsigned int v3865 = static_cast<unsigned int>(v3378.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3866 = v3371 + v3865;
+    const bool v3867 = v3864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3868 = v3866 < v80;
+    const bool v3869 = v3867 && v3868;
+    if (v3869) {
+      const float v3870 = v3378.x[24];
+      const bool v3871 = v3864 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3872 = v3866 - v78;
+      const bool v3873 = v3872 < v2;
+      const bool v3874 = v3871 && v3873;
+      if (v3874) {
+        const iron_f16 v3875 = iron_f32_to_f16(v3870);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3876 = v3864 * v2;
+        const unsigned int v3877 = v3876 + v3866;
+        const unsigned int v3878 = v3877 - v78;
+        out[v3878] = v3875;
       }
     }
-    const unsigned int v3875 = static_cast<unsigned int>(v3374.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3876 = v2341 + v3875;
-    const unsigned int v3877 = static_cast<unsigned int>(v3374.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3878 = v3367 + v3877;
-    const bool v3879 = v3876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3880 = v3878 < v76;
-    const bool v3881 = v3879 && v3880;
-    if (v3881) {
-      const float v3882 = v3374.x[25];
-      const bool v3883 = v3876 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3884 = v3878 - v74;
-      const bool v3885 = v3884 < v2;
-      const bool v3886 = v3883 && v3885;
-      if (v3886) {
-        const iron_f16 v3887 = iron_f32_to_f16(v3882);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3888 = v3876 * v2;
-        const unsigned int v3889 = v3888 + v3878;
-        const unsigned int v3890 = v3889 - v74;
-        out[v3890] = v3887;
+    const unsigned int v3879 = static_cast<unsigned int>(v3378.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3880 = v2345 + v3879;
+    const unsigned int v3881 = static_cast<unsigned int>(v3378.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3882 = v3371 + v3881;
+    const bool v3883 = v3880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3884 = v3882 < v80;
+    const bool v3885 = v3883 && v3884;
+    if (v3885) {
+      const float v3886 = v3378.x[25];
+      const bool v3887 = v3880 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3888 = v3882 - v78;
+      const bool v3889 = v3888 < v2;
+      const bool v3890 = v3887 && v3889;
+      if (v3890) {
+        const iron_f16 v3891 = iron_f32_to_f16(v3886);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3892 = v3880 * v2;
+        const unsigned int v3893 = v3892 + v3882;
+        const unsigned int v3894 = v3893 - v78;
+        out[v3894] = v3891;
       }
     }
-    const unsigned int v3891 = static_cast<unsigned int>(v3374.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3892 = v2341 + v3891;
-    const unsigned int v3893 = static_cast<unsigned int>(v3374.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3894 = v3367 + v3893;
-    const bool v3895 = v3892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3896 = v3894 < v76;
-    const bool v3897 = v3895 && v3896;
-    if (v3897) {
-      const float v3898 = v3374.x[26];
-      const bool v3899 = v3892 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3900 = v3894 - v74;
-      const bool v3901 = v3900 < v2;
-      const bool v3902 = v3899 && v3901;
-      if (v3902) {
-        const iron_f16 v3903 = iron_f32_to_f16(v3898);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3904 = v3892 * v2;
-        const unsigned int v3905 = v3904 + v3894;
-        const unsigned int v3906 = v3905 - v74;
-        out[v3906] = v3903;
+    const unsigned int v3895 = static_cast<unsigned int>(v3378.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3896 = v2345 + v3895;
+    const unsigned int v3897 = static_cast<unsigned int>(v3378.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3898 = v3371 + v3897;
+    const bool v3899 = v3896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3900 = v3898 < v80;
+    const bool v3901 = v3899 && v3900;
+    if (v3901) {
+      const float v3902 = v3378.x[26];
+      const bool v3903 = v3896 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3904 = v3898 - v78;
+      const bool v3905 = v3904 < v2;
+      const bool v3906 = v3903 && v3905;
+      if (v3906) {
+        const iron_f16 v3907 = iron_f32_to_f16(v3902);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3908 = v3896 * v2;
+        const unsigned int v3909 = v3908 + v3898;
+        const unsigned int v3910 = v3909 - v78;
+        out[v3910] = v3907;
       }
     }
-    const unsigned int v3907 = static_cast<unsigned int>(v3374.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3908 = v2341 + v3907;
-    const unsigned int v3909 = static_cast<unsigned int>(v3374.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3910 = v3367 + v3909;
-    const bool v3911 = v3908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3912 = v3910 < v76;
-    const bool v3913 = v3911 && v3912;
-    if (v3913) {
-      const float v3914 = v3374.x[27];
-      const bool v3915 = v3908 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3916 = v3910 - v74;
-      const bool v3917 = v3916 < v2;
-      const bool v3918 = v3915 && v3917;
-      if (v3918) {
-        const iron_f16 v3919 = iron_f32_to_f16(v3914);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3920 = v3908 * v2;
-        const unsigned int v3921 = v3920 + v3910;
-        const unsigned int v3922 = v3921 - v74;
-        out[v3922] = v3919;
+    const unsigned int v3911 = static_cast<unsigned int>(v3378.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3912 = v2345 + v3911;
+    const unsigned int v3913 = static_cast<unsigned int>(v3378.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3914 = v3371 + v3913;
+    const bool v3915 = v3912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3916 = v3914 < v80;
+    const bool v3917 = v3915 && v3916;
+    if (v3917) {
+      const float v3918 = v3378.x[27];
+      const bool v3919 = v3912 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3920 = v3914 - v78;
+      const bool v3921 = v3920 < v2;
+      const bool v3922 = v3919 && v3921;
+      if (v3922) {
+        const iron_f16 v3923 = iron_f32_to_f16(v3918);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3924 = v3912 * v2;
+        const unsigned int v3925 = v3924 + v3914;
+        const unsigned int v3926 = v3925 - v78;
+        out[v3926] = v3923;
       }
     }
-    const unsigned int v3923 = static_cast<unsigned int>(v3374.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3924 = v2341 + v3923;
-    const unsigned int v3925 = static_cast<unsigned int>(v3374.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3926 = v3367 + v3925;
-    const bool v3927 = v3924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3928 = v3926 < v76;
-    const bool v3929 = v3927 && v3928;
-    if (v3929) {
-      const float v3930 = v3374.x[28];
-      const bool v3931 = v3924 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3932 = v3926 - v74;
-      const bool v3933 = v3932 < v2;
-      const bool v3934 = v3931 && v3933;
-      if (v3934) {
-        const iron_f16 v3935 = iron_f32_to_f16(v3930);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3936 = v3924 * v2;
-        const unsigned int v3937 = v3936 + v3926;
-        const unsigned int v3938 = v3937 - v74;
-        out[v3938] = v3935;
+    const unsigned int v3927 = static_cast<unsigned int>(v3378.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3928 = v2345 + v3927;
+    const unsigned int v3929 = static_cast<unsigned int>(v3378.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3930 = v3371 + v3929;
+    const bool v3931 = v3928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3932 = v3930 < v80;
+    const bool v3933 = v3931 && v3932;
+    if (v3933) {
+      const float v3934 = v3378.x[28];
+      const bool v3935 = v3928 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3936 = v3930 - v78;
+      const bool v3937 = v3936 < v2;
+      const bool v3938 = v3935 && v3937;
+      if (v3938) {
+        const iron_f16 v3939 = iron_f32_to_f16(v3934);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3940 = v3928 * v2;
+        const unsigned int v3941 = v3940 + v3930;
+        const unsigned int v3942 = v3941 - v78;
+        out[v3942] = v3939;
       }
     }
-    const unsigned int v3939 = static_cast<unsigned int>(v3374.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3940 = v2341 + v3939;
-    const unsigned int v3941 = static_cast<unsigned int>(v3374.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3942 = v3367 + v3941;
-    const bool v3943 = v3940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3944 = v3942 < v76;
-    const bool v3945 = v3943 && v3944;
-    if (v3945) {
-      const float v3946 = v3374.x[29];
-      const bool v3947 = v3940 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3948 = v3942 - v74;
-      const bool v3949 = v3948 < v2;
-      const bool v3950 = v3947 && v3949;
-      if (v3950) {
-        const iron_f16 v3951 = iron_f32_to_f16(v3946);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3952 = v3940 * v2;
-        const unsigned int v3953 = v3952 + v3942;
-        const unsigned int v3954 = v3953 - v74;
-        out[v3954] = v3951;
+    const unsigned int v3943 = static_cast<unsigned int>(v3378.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3944 = v2345 + v3943;
+    const unsigned int v3945 = static_cast<unsigned int>(v3378.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3946 = v3371 + v3945;
+    const bool v3947 = v3944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3948 = v3946 < v80;
+    const bool v3949 = v3947 && v3948;
+    if (v3949) {
+      const float v3950 = v3378.x[29];
+      const bool v3951 = v3944 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3952 = v3946 - v78;
+      const bool v3953 = v3952 < v2;
+      const bool v3954 = v3951 && v3953;
+      if (v3954) {
+        const iron_f16 v3955 = iron_f32_to_f16(v3950);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3956 = v3944 * v2;
+        const unsigned int v3957 = v3956 + v3946;
+        const unsigned int v3958 = v3957 - v78;
+        out[v3958] = v3955;
       }
     }
-    const unsigned int v3955 = static_cast<unsigned int>(v3374.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3956 = v2341 + v3955;
-    const unsigned int v3957 = static_cast<unsigned int>(v3374.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3958 = v3367 + v3957;
-    const bool v3959 = v3956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3960 = v3958 < v76;
-    const bool v3961 = v3959 && v3960;
-    if (v3961) {
-      const float v3962 = v3374.x[30];
-      const bool v3963 = v3956 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3964 = v3958 - v74;
-      const bool v3965 = v3964 < v2;
-      const bool v3966 = v3963 && v3965;
-      if (v3966) {
-        const iron_f16 v3967 = iron_f32_to_f16(v3962);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3968 = v3956 * v2;
-        const unsigned int v3969 = v3968 + v3958;
-        const unsigned int v3970 = v3969 - v74;
-        out[v3970] = v3967;
+    const unsigned int v3959 = static_cast<unsigned int>(v3378.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3960 = v2345 + v3959;
+    const unsigned int v3961 = static_cast<unsigned int>(v3378.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3962 = v3371 + v3961;
+    const bool v3963 = v3960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3964 = v3962 < v80;
+    const bool v3965 = v3963 && v3964;
+    if (v3965) {
+      const float v3966 = v3378.x[30];
+      const bool v3967 = v3960 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3968 = v3962 - v78;
+      const bool v3969 = v3968 < v2;
+      const bool v3970 = v3967 && v3969;
+      if (v3970) {
+        const iron_f16 v3971 = iron_f32_to_f16(v3966);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3972 = v3960 * v2;
+        const unsigned int v3973 = v3972 + v3962;
+        const unsigned int v3974 = v3973 - v78;
+        out[v3974] = v3971;
       }
     }
-    const unsigned int v3971 = static_cast<unsigned int>(v3374.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3972 = v2341 + v3971;
-    const unsigned int v3973 = static_cast<unsigned int>(v3374.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3974 = v3367 + v3973;
-    const bool v3975 = v3972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3976 = v3974 < v76;
-    const bool v3977 = v3975 && v3976;
-    if (v3977) {
-      const float v3978 = v3374.x[31];
-      const bool v3979 = v3972 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3980 = v3974 - v74;
-      const bool v3981 = v3980 < v2;
-      const bool v3982 = v3979 && v3981;
-      if (v3982) {
-        const iron_f16 v3983 = iron_f32_to_f16(v3978);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v3984 = v3972 * v2;
-        const unsigned int v3985 = v3984 + v3974;
-        const unsigned int v3986 = v3985 - v74;
-        out[v3986] = v3983;
+    const unsigned int v3975 = static_cast<unsigned int>(v3378.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3976 = v2345 + v3975;
+    const unsigned int v3977 = static_cast<unsigned int>(v3378.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3978 = v3371 + v3977;
+    const bool v3979 = v3976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3980 = v3978 < v80;
+    const bool v3981 = v3979 && v3980;
+    if (v3981) {
+      const float v3982 = v3378.x[31];
+      const bool v3983 = v3976 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v3984 = v3978 - v78;
+      const bool v3985 = v3984 < v2;
+      const bool v3986 = v3983 && v3985;
+      if (v3986) {
+        const iron_f16 v3987 = iron_f32_to_f16(v3982);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v3988 = v3976 * v2;
+        const unsigned int v3989 = v3988 + v3978;
+        const unsigned int v3990 = v3989 - v78;
+        out[v3990] = v3987;
       }
     }
-    const unsigned int v3987 = static_cast<unsigned int>(v3374.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v3988 = v2341 + v3987;
-    const unsigned int v3989 = static_cast<unsigned int>(v3374.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v3990 = v3367 + v3989;
-    const bool v3991 = v3988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3992 = v3990 < v76;
-    const bool v3993 = v3991 && v3992;
-    if (v3993) {
-      const float v3994 = v3374.x[32];
-      const bool v3995 = v3988 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v3996 = v3990 - v74;
-      const bool v3997 = v3996 < v2;
-      const bool v3998 = v3995 && v3997;
-      if (v3998) {
-        const iron_f16 v3999 = iron_f32_to_f16(v3994);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4000 = v3988 * v2;
-        const unsigned int v4001 = v4000 + v3990;
-        const unsigned int v4002 = v4001 - v74;
-        out[v4002] = v3999;
+    const unsigned int v3991 = static_cast<unsigned int>(v3378.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v3992 = v2345 + v3991;
+    const unsigned int v3993 = static_cast<unsigned int>(v3378.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v3994 = v3371 + v3993;
+    const bool v3995 = v3992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3996 = v3994 < v80;
+    const bool v3997 = v3995 && v3996;
+    if (v3997) {
+      const float v3998 = v3378.x[32];
+      const bool v3999 = v3992 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4000 = v3994 - v78;
+      const bool v4001 = v4000 < v2;
+      const bool v4002 = v3999 && v4001;
+      if (v4002) {
+        const iron_f16 v4003 = iron_f32_to_f16(v3998);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4004 = v3992 * v2;
+        const unsigned int v4005 = v4004 + v3994;
+        const unsigned int v4006 = v4005 - v78;
+        out[v4006] = v4003;
       }
     }
-    const unsigned int v4003 = static_cast<unsigned int>(v3374.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4004 = v2341 + v4003;
-    const unsigned int v4005 = static_cast<unsigned int>(v3374.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4006 = v3367 + v4005;
-    const bool v4007 = v4004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4008 = v4006 < v76;
-    const bool v4009 = v4007 && v4008;
-    if (v4009) {
-      const float v4010 = v3374.x[33];
-      const bool v4011 = v4004 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4012 = v4006 - v74;
-      const bool v4013 = v4012 < v2;
-      const bool v4014 = v4011 && v4013;
-      if (v4014) {
-        const iron_f16 v4015 = iron_f32_to_f16(v4010);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4016 = v4004 * v2;
-        const unsigned int v4017 = v4016 + v4006;
-        const unsigned int v4018 = v4017 - v74;
-        out[v4018] = v4015;
+    const unsigned int v4007 = static_cast<unsigned int>(v3378.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4008 = v2345 + v4007;
+    const unsigned int v4009 = static_cast<unsigned int>(v3378.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4010 = v3371 + v4009;
+    const bool v4011 = v4008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4012 = v4010 < v80;
+    const bool v4013 = v4011 && v4012;
+    if (v4013) {
+      const float v4014 = v3378.x[33];
+      const bool v4015 = v4008 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4016 = v4010 - v78;
+      const bool v4017 = v4016 < v2;
+      const bool v4018 = v4015 && v4017;
+      if (v4018) {
+        const iron_f16 v4019 = iron_f32_to_f16(v4014);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4020 = v4008 * v2;
+        const unsigned int v4021 = v4020 + v4010;
+        const unsigned int v4022 = v4021 - v78;
+        out[v4022] = v4019;
       }
     }
-    const unsigned int v4019 = static_cast<unsigned int>(v3374.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4020 = v2341 + v4019;
-    const unsigned int v4021 = static_cast<unsigned int>(v3374.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4022 = v3367 + v4021;
-    const bool v4023 = v4020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4024 = v4022 < v76;
-    const bool v4025 = v4023 && v4024;
-    if (v4025) {
-      const float v4026 = v3374.x[34];
-      const bool v4027 = v4020 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4028 = v4022 - v74;
-      const bool v4029 = v4028 < v2;
-      const bool v4030 = v4027 && v4029;
-      if (v4030) {
-        const iron_f16 v4031 = iron_f32_to_f16(v4026);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4032 = v4020 * v2;
-        const unsigned int v4033 = v4032 + v4022;
-        const unsigned int v4034 = v4033 - v74;
-        out[v4034] = v4031;
+    const unsigned int v4023 = static_cast<unsigned int>(v3378.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4024 = v2345 + v4023;
+    const unsigned int v4025 = static_cast<unsigned int>(v3378.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4026 = v3371 + v4025;
+    const bool v4027 = v4024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4028 = v4026 < v80;
+    const bool v4029 = v4027 && v4028;
+    if (v4029) {
+      const float v4030 = v3378.x[34];
+      const bool v4031 = v4024 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4032 = v4026 - v78;
+      const bool v4033 = v4032 < v2;
+      const bool v4034 = v4031 && v4033;
+      if (v4034) {
+        const iron_f16 v4035 = iron_f32_to_f16(v4030);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4036 = v4024 * v2;
+        const unsigned int v4037 = v4036 + v4026;
+        const unsigned int v4038 = v4037 - v78;
+        out[v4038] = v4035;
       }
     }
-    const unsigned int v4035 = static_cast<unsigned int>(v3374.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4036 = v2341 + v4035;
-    const unsigned int v4037 = static_cast<unsigned int>(v3374.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4038 = v3367 + v4037;
-    const bool v4039 = v4036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4040 = v4038 < v76;
-    const bool v4041 = v4039 && v4040;
-    if (v4041) {
-      const float v4042 = v3374.x[35];
-      const bool v4043 = v4036 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4044 = v4038 - v74;
-      const bool v4045 = v4044 < v2;
-      const bool v4046 = v4043 && v4045;
-      if (v4046) {
-        const iron_f16 v4047 = iron_f32_to_f16(v4042);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4048 = v4036 * v2;
-        const unsigned int v4049 = v4048 + v4038;
-        const unsigned int v4050 = v4049 - v74;
-        out[v4050] = v4047;
+    const unsigned int v4039 = static_cast<unsigned int>(v3378.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4040 = v2345 + v4039;
+    const unsigned int v4041 = static_cast<unsigned int>(v3378.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4042 = v3371 + v4041;
+    const bool v4043 = v4040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4044 = v4042 < v80;
+    const bool v4045 = v4043 && v4044;
+    if (v4045) {
+      const float v4046 = v3378.x[35];
+      const bool v4047 = v4040 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4048 = v4042 - v78;
+      const bool v4049 = v4048 < v2;
+      const bool v4050 = v4047 && v4049;
+      if (v4050) {
+        const iron_f16 v4051 = iron_f32_to_f16(v4046);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4052 = v4040 * v2;
+        const unsigned int v4053 = v4052 + v4042;
+        const unsigned int v4054 = v4053 - v78;
+        out[v4054] = v4051;
       }
     }
-    const unsigned int v4051 = static_cast<unsigned int>(v3374.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4052 = v2341 + v4051;
-    const unsigned int v4053 = static_cast<unsigned int>(v3374.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4054 = v3367 + v4053;
-    const bool v4055 = v4052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4056 = v4054 < v76;
-    const bool v4057 = v4055 && v4056;
-    if (v4057) {
-      const float v4058 = v3374.x[36];
-      const bool v4059 = v4052 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4060 = v4054 - v74;
-      const bool v4061 = v4060 < v2;
-      const bool v4062 = v4059 && v4061;
-      if (v4062) {
-        const iron_f16 v4063 = iron_f32_to_f16(v4058);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4064 = v4052 * v2;
-        const unsigned int v4065 = v4064 + v4054;
-        const unsigned int v4066 = v4065 - v74;
-        out[v4066] = v4063;
+    const unsigned int v4055 = static_cast<unsigned int>(v3378.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4056 = v2345 + v4055;
+    const unsigned int v4057 = static_cast<unsigned int>(v3378.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4058 = v3371 + v4057;
+    const bool v4059 = v4056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4060 = v4058 < v80;
+    const bool v4061 = v4059 && v4060;
+    if (v4061) {
+      const float v4062 = v3378.x[36];
+      const bool v4063 = v4056 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4064 = v4058 - v78;
+      const bool v4065 = v4064 < v2;
+      const bool v4066 = v4063 && v4065;
+      if (v4066) {
+        const iron_f16 v4067 = iron_f32_to_f16(v4062);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4068 = v4056 * v2;
+        const unsigned int v4069 = v4068 + v4058;
+        const unsigned int v4070 = v4069 - v78;
+        out[v4070] = v4067;
       }
     }
-    const unsigned int v4067 = static_cast<unsigned int>(v3374.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4068 = v2341 + v4067;
-    const unsigned int v4069 = static_cast<unsigned int>(v3374.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4070 = v3367 + v4069;
-    const bool v4071 = v4068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4072 = v4070 < v76;
-    const bool v4073 = v4071 && v4072;
-    if (v4073) {
-      const float v4074 = v3374.x[37];
-      const bool v4075 = v4068 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4076 = v4070 - v74;
-      const bool v4077 = v4076 < v2;
-      const bool v4078 = v4075 && v4077;
-      if (v4078) {
-        const iron_f16 v4079 = iron_f32_to_f16(v4074);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4080 = v4068 * v2;
-        const unsigned int v4081 = v4080 + v4070;
-        const unsigned int v4082 = v4081 - v74;
-        out[v4082] = v4079;
+    const unsigned int v4071 = static_cast<unsigned int>(v3378.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4072 = v2345 + v4071;
+    const unsigned int v4073 = static_cast<unsigned int>(v3378.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4074 = v3371 + v4073;
+    const bool v4075 = v4072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4076 = v4074 < v80;
+    const bool v4077 = v4075 && v4076;
+    if (v4077) {
+      const float v4078 = v3378.x[37];
+      const bool v4079 = v4072 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4080 = v4074 - v78;
+      const bool v4081 = v4080 < v2;
+      const bool v4082 = v4079 && v4081;
+      if (v4082) {
+        const iron_f16 v4083 = iron_f32_to_f16(v4078);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4084 = v4072 * v2;
+        const unsigned int v4085 = v4084 + v4074;
+        const unsigned int v4086 = v4085 - v78;
+        out[v4086] = v4083;
       }
     }
-    const unsigned int v4083 = static_cast<unsigned int>(v3374.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4084 = v2341 + v4083;
-    const unsigned int v4085 = static_cast<unsigned int>(v3374.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4086 = v3367 + v4085;
-    const bool v4087 = v4084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4088 = v4086 < v76;
-    const bool v4089 = v4087 && v4088;
-    if (v4089) {
-      const float v4090 = v3374.x[38];
-      const bool v4091 = v4084 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4092 = v4086 - v74;
-      const bool v4093 = v4092 < v2;
-      const bool v4094 = v4091 && v4093;
-      if (v4094) {
-        const iron_f16 v4095 = iron_f32_to_f16(v4090);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4096 = v4084 * v2;
-        const unsigned int v4097 = v4096 + v4086;
-        const unsigned int v4098 = v4097 - v74;
-        out[v4098] = v4095;
+    const unsigned int v4087 = static_cast<unsigned int>(v3378.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4088 = v2345 + v4087;
+    const unsigned int v4089 = static_cast<unsigned int>(v3378.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4090 = v3371 + v4089;
+    const bool v4091 = v4088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4092 = v4090 < v80;
+    const bool v4093 = v4091 && v4092;
+    if (v4093) {
+      const float v4094 = v3378.x[38];
+      const bool v4095 = v4088 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4096 = v4090 - v78;
+      const bool v4097 = v4096 < v2;
+      const bool v4098 = v4095 && v4097;
+      if (v4098) {
+        const iron_f16 v4099 = iron_f32_to_f16(v4094);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4100 = v4088 * v2;
+        const unsigned int v4101 = v4100 + v4090;
+        const unsigned int v4102 = v4101 - v78;
+        out[v4102] = v4099;
       }
     }
-    const unsigned int v4099 = static_cast<unsigned int>(v3374.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4100 = v2341 + v4099;
-    const unsigned int v4101 = static_cast<unsigned int>(v3374.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4102 = v3367 + v4101;
-    const bool v4103 = v4100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4104 = v4102 < v76;
-    const bool v4105 = v4103 && v4104;
-    if (v4105) {
-      const float v4106 = v3374.x[39];
-      const bool v4107 = v4100 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4108 = v4102 - v74;
-      const bool v4109 = v4108 < v2;
-      const bool v4110 = v4107 && v4109;
-      if (v4110) {
-        const iron_f16 v4111 = iron_f32_to_f16(v4106);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4112 = v4100 * v2;
-        const unsigned int v4113 = v4112 + v4102;
-        const unsigned int v4114 = v4113 - v74;
-        out[v4114] = v4111;
+    const unsigned int v4103 = static_cast<unsigned int>(v3378.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4104 = v2345 + v4103;
+    const unsigned int v4105 = static_cast<unsigned int>(v3378.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4106 = v3371 + v4105;
+    const bool v4107 = v4104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4108 = v4106 < v80;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v3378.x[39];
+      const bool v4111 = v4104 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4112 = v4106 - v78;
+      const bool v4113 = v4112 < v2;
+      const bool v4114 = v4111 && v4113;
+      if (v4114) {
+        const iron_f16 v4115 = iron_f32_to_f16(v4110);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4116 = v4104 * v2;
+        const unsigned int v4117 = v4116 + v4106;
+        const unsigned int v4118 = v4117 - v78;
+        out[v4118] = v4115;
       }
     }
-    const unsigned int v4115 = static_cast<unsigned int>(v3374.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4116 = v2341 + v4115;
-    const unsigned int v4117 = static_cast<unsigned int>(v3374.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4118 = v3367 + v4117;
-    const bool v4119 = v4116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4120 = v4118 < v76;
-    const bool v4121 = v4119 && v4120;
-    if (v4121) {
-      const float v4122 = v3374.x[40];
-      const bool v4123 = v4116 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4124 = v4118 - v74;
-      const bool v4125 = v4124 < v2;
-      const bool v4126 = v4123 && v4125;
-      if (v4126) {
-        const iron_f16 v4127 = iron_f32_to_f16(v4122);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4128 = v4116 * v2;
-        const unsigned int v4129 = v4128 + v4118;
-        const unsigned int v4130 = v4129 - v74;
-        out[v4130] = v4127;
+    const unsigned int v4119 = static_cast<unsigned int>(v3378.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4120 = v2345 + v4119;
+    const unsigned int v4121 = static_cast<unsigned int>(v3378.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4122 = v3371 + v4121;
+    const bool v4123 = v4120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4124 = v4122 < v80;
+    const bool v4125 = v4123 && v4124;
+    if (v4125) {
+      const float v4126 = v3378.x[40];
+      const bool v4127 = v4120 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4128 = v4122 - v78;
+      const bool v4129 = v4128 < v2;
+      const bool v4130 = v4127 && v4129;
+      if (v4130) {
+        const iron_f16 v4131 = iron_f32_to_f16(v4126);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4132 = v4120 * v2;
+        const unsigned int v4133 = v4132 + v4122;
+        const unsigned int v4134 = v4133 - v78;
+        out[v4134] = v4131;
       }
     }
-    const unsigned int v4131 = static_cast<unsigned int>(v3374.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4132 = v2341 + v4131;
-    const unsigned int v4133 = static_cast<unsigned int>(v3374.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4134 = v3367 + v4133;
-    const bool v4135 = v4132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4136 = v4134 < v76;
-    const bool v4137 = v4135 && v4136;
-    if (v4137) {
-      const float v4138 = v3374.x[41];
-      const bool v4139 = v4132 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4140 = v4134 - v74;
-      const bool v4141 = v4140 < v2;
-      const bool v4142 = v4139 && v4141;
-      if (v4142) {
-        const iron_f16 v4143 = iron_f32_to_f16(v4138);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4144 = v4132 * v2;
-        const unsigned int v4145 = v4144 + v4134;
-        const unsigned int v4146 = v4145 - v74;
-        out[v4146] = v4143;
+    const unsigned int v4135 = static_cast<unsigned int>(v3378.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4136 = v2345 + v4135;
+    const unsigned int v4137 = static_cast<unsigned int>(v3378.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4138 = v3371 + v4137;
+    const bool v4139 = v4136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4140 = v4138 < v80;
+    const bool v4141 = v4139 && v4140;
+    if (v4141) {
+      const float v4142 = v3378.x[41];
+      const bool v4143 = v4136 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4144 = v4138 - v78;
+      const bool v4145 = v4144 < v2;
+      const bool v4146 = v4143 && v4145;
+      if (v4146) {
+        const iron_f16 v4147 = iron_f32_to_f16(v4142);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4148 = v4136 * v2;
+        const unsigned int v4149 = v4148 + v4138;
+        const unsigned int v4150 = v4149 - v78;
+        out[v4150] = v4147;
       }
     }
-    const unsigned int v4147 = static_cast<unsigned int>(v3374.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4148 = v2341 + v4147;
-    const unsigned int v4149 = static_cast<unsigned int>(v3374.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4150 = v3367 + v4149;
-    const bool v4151 = v4148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4152 = v4150 < v76;
-    const bool v4153 = v4151 && v4152;
-    if (v4153) {
-      const float v4154 = v3374.x[42];
-      const bool v4155 = v4148 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4156 = v4150 - v74;
-      const bool v4157 = v4156 < v2;
-      const bool v4158 = v4155 && v4157;
-      if (v4158) {
-        const iron_f16 v4159 = iron_f32_to_f16(v4154);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4160 = v4148 * v2;
-        const unsigned int v4161 = v4160 + v4150;
-        const unsigned int v4162 = v4161 - v74;
-        out[v4162] = v4159;
+    const unsigned int v4151 = static_cast<unsigned int>(v3378.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4152 = v2345 + v4151;
+    const unsigned int v4153 = static_cast<unsigned int>(v3378.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4154 = v3371 + v4153;
+    const bool v4155 = v4152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4156 = v4154 < v80;
+    const bool v4157 = v4155 && v4156;
+    if (v4157) {
+      const float v4158 = v3378.x[42];
+      const bool v4159 = v4152 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4160 = v4154 - v78;
+      const bool v4161 = v4160 < v2;
+      const bool v4162 = v4159 && v4161;
+      if (v4162) {
+        const iron_f16 v4163 = iron_f32_to_f16(v4158);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4164 = v4152 * v2;
+        const unsigned int v4165 = v4164 + v4154;
+        const unsigned int v4166 = v4165 - v78;
+        out[v4166] = v4163;
       }
     }
-    const unsigned int v4163 = static_cast<unsigned int>(v3374.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4164 = v2341 + v4163;
-    const unsigned int v4165 = static_cast<unsigned int>(v3374.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4166 = v3367 + v4165;
-    const bool v4167 = v4164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4168 = v4166 < v76;
-    const bool v4169 = v4167 && v4168;
-    if (v4169) {
-      const float v4170 = v3374.x[43];
-      const bool v4171 = v4164 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4172 = v4166 - v74;
-      const bool v4173 = v4172 < v2;
-      const bool v4174 = v4171 && v4173;
-      if (v4174) {
-        const iron_f16 v4175 = iron_f32_to_f16(v4170);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4176 = v4164 * v2;
-        const unsigned int v4177 = v4176 + v4166;
-        const unsigned int v4178 = v4177 - v74;
-        out[v4178] = v4175;
+    const unsigned int v4167 = static_cast<unsigned int>(v3378.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4168 = v2345 + v4167;
+    const unsigned int v4169 = static_cast<unsigned int>(v3378.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4170 = v3371 + v4169;
+    const bool v4171 = v4168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4172 = v4170 < v80;
+    const bool v4173 = v4171 && v4172;
+    if (v4173) {
+      const float v4174 = v3378.x[43];
+      const bool v4175 = v4168 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4176 = v4170 - v78;
+      const bool v4177 = v4176 < v2;
+      const bool v4178 = v4175 && v4177;
+      if (v4178) {
+        const iron_f16 v4179 = iron_f32_to_f16(v4174);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4180 = v4168 * v2;
+        const unsigned int v4181 = v4180 + v4170;
+        const unsigned int v4182 = v4181 - v78;
+        out[v4182] = v4179;
       }
     }
-    const unsigned int v4179 = static_cast<unsigned int>(v3374.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4180 = v2341 + v4179;
-    const unsigned int v4181 = static_cast<unsigned int>(v3374.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4182 = v3367 + v4181;
-    const bool v4183 = v4180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4184 = v4182 < v76;
-    const bool v4185 = v4183 && v4184;
-    if (v4185) {
-      const float v4186 = v3374.x[44];
-      const bool v4187 = v4180 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4188 = v4182 - v74;
-      const bool v4189 = v4188 < v2;
-      const bool v4190 = v4187 && v4189;
-      if (v4190) {
-        const iron_f16 v4191 = iron_f32_to_f16(v4186);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4192 = v4180 * v2;
-        const unsigned int v4193 = v4192 + v4182;
-        const unsigned int v4194 = v4193 - v74;
-        out[v4194] = v4191;
+    const unsigned int v4183 = static_cast<unsigned int>(v3378.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4184 = v2345 + v4183;
+    const unsigned int v4185 = static_cast<unsigned int>(v3378.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4186 = v3371 + v4185;
+    const bool v4187 = v4184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4188 = v4186 < v80;
+    const bool v4189 = v4187 && v4188;
+    if (v4189) {
+      const float v4190 = v3378.x[44];
+      const bool v4191 = v4184 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4192 = v4186 - v78;
+      const bool v4193 = v4192 < v2;
+      const bool v4194 = v4191 && v4193;
+      if (v4194) {
+        const iron_f16 v4195 = iron_f32_to_f16(v4190);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4196 = v4184 * v2;
+        const unsigned int v4197 = v4196 + v4186;
+        const unsigned int v4198 = v4197 - v78;
+        out[v4198] = v4195;
       }
     }
-    const unsigned int v4195 = static_cast<unsigned int>(v3374.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4196 = v2341 + v4195;
-    const unsigned int v4197 = static_cast<unsigned int>(v3374.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4198 = v3367 + v4197;
-    const bool v4199 = v4196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4200 = v4198 < v76;
-    const bool v4201 = v4199 && v4200;
-    if (v4201) {
-      const float v4202 = v3374.x[45];
-      const bool v4203 = v4196 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4204 = v4198 - v74;
-      const bool v4205 = v4204 < v2;
-      const bool v4206 = v4203 && v4205;
-      if (v4206) {
-        const iron_f16 v4207 = iron_f32_to_f16(v4202);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4208 = v4196 * v2;
-        const unsigned int v4209 = v4208 + v4198;
-        const unsigned int v4210 = v4209 - v74;
-        out[v4210] = v4207;
+    const unsigned int v4199 = static_cast<unsigned int>(v3378.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4200 = v2345 + v4199;
+    const unsigned int v4201 = static_cast<unsigned int>(v3378.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4202 = v3371 + v4201;
+    const bool v4203 = v4200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4204 = v4202 < v80;
+    const bool v4205 = v4203 && v4204;
+    if (v4205) {
+      const float v4206 = v3378.x[45];
+      const bool v4207 = v4200 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4208 = v4202 - v78;
+      const bool v4209 = v4208 < v2;
+      const bool v4210 = v4207 && v4209;
+      if (v4210) {
+        const iron_f16 v4211 = iron_f32_to_f16(v4206);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4212 = v4200 * v2;
+        const unsigned int v4213 = v4212 + v4202;
+        const unsigned int v4214 = v4213 - v78;
+        out[v4214] = v4211;
       }
     }
-    const unsigned int v4211 = static_cast<unsigned int>(v3374.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4212 = v2341 + v4211;
-    const unsigned int v4213 = static_cast<unsigned int>(v3374.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4214 = v3367 + v4213;
-    const bool v4215 = v4212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4216 = v4214 < v76;
-    const bool v4217 = v4215 && v4216;
-    if (v4217) {
-      const float v4218 = v3374.x[46];
-      const bool v4219 = v4212 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4220 = v4214 - v74;
-      const bool v4221 = v4220 < v2;
-      const bool v4222 = v4219 && v4221;
-      if (v4222) {
-        const iron_f16 v4223 = iron_f32_to_f16(v4218);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4224 = v4212 * v2;
-        const unsigned int v4225 = v4224 + v4214;
-        const unsigned int v4226 = v4225 - v74;
-        out[v4226] = v4223;
+    const unsigned int v4215 = static_cast<unsigned int>(v3378.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4216 = v2345 + v4215;
+    const unsigned int v4217 = static_cast<unsigned int>(v3378.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4218 = v3371 + v4217;
+    const bool v4219 = v4216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4220 = v4218 < v80;
+    const bool v4221 = v4219 && v4220;
+    if (v4221) {
+      const float v4222 = v3378.x[46];
+      const bool v4223 = v4216 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4224 = v4218 - v78;
+      const bool v4225 = v4224 < v2;
+      const bool v4226 = v4223 && v4225;
+      if (v4226) {
+        const iron_f16 v4227 = iron_f32_to_f16(v4222);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4228 = v4216 * v2;
+        const unsigned int v4229 = v4228 + v4218;
+        const unsigned int v4230 = v4229 - v78;
+        out[v4230] = v4227;
       }
     }
-    const unsigned int v4227 = static_cast<unsigned int>(v3374.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4228 = v2341 + v4227;
-    const unsigned int v4229 = static_cast<unsigned int>(v3374.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4230 = v3367 + v4229;
-    const bool v4231 = v4228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4232 = v4230 < v76;
-    const bool v4233 = v4231 && v4232;
-    if (v4233) {
-      const float v4234 = v3374.x[47];
-      const bool v4235 = v4228 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4236 = v4230 - v74;
-      const bool v4237 = v4236 < v2;
-      const bool v4238 = v4235 && v4237;
-      if (v4238) {
-        const iron_f16 v4239 = iron_f32_to_f16(v4234);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4240 = v4228 * v2;
-        const unsigned int v4241 = v4240 + v4230;
-        const unsigned int v4242 = v4241 - v74;
-        out[v4242] = v4239;
+    const unsigned int v4231 = static_cast<unsigned int>(v3378.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4232 = v2345 + v4231;
+    const unsigned int v4233 = static_cast<unsigned int>(v3378.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4234 = v3371 + v4233;
+    const bool v4235 = v4232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4236 = v4234 < v80;
+    const bool v4237 = v4235 && v4236;
+    if (v4237) {
+      const float v4238 = v3378.x[47];
+      const bool v4239 = v4232 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4240 = v4234 - v78;
+      const bool v4241 = v4240 < v2;
+      const bool v4242 = v4239 && v4241;
+      if (v4242) {
+        const iron_f16 v4243 = iron_f32_to_f16(v4238);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4244 = v4232 * v2;
+        const unsigned int v4245 = v4244 + v4234;
+        const unsigned int v4246 = v4245 - v78;
+        out[v4246] = v4243;
       }
     }
-    const unsigned int v4243 = static_cast<unsigned int>(v3374.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4244 = v2341 + v4243;
-    const unsigned int v4245 = static_cast<unsigned int>(v3374.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4246 = v3367 + v4245;
-    const bool v4247 = v4244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4248 = v4246 < v76;
-    const bool v4249 = v4247 && v4248;
-    if (v4249) {
-      const float v4250 = v3374.x[48];
-      const bool v4251 = v4244 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4252 = v4246 - v74;
-      const bool v4253 = v4252 < v2;
-      const bool v4254 = v4251 && v4253;
-      if (v4254) {
-        const iron_f16 v4255 = iron_f32_to_f16(v4250);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4256 = v4244 * v2;
-        const unsigned int v4257 = v4256 + v4246;
-        const unsigned int v4258 = v4257 - v74;
-        out[v4258] = v4255;
+    const unsigned int v4247 = static_cast<unsigned int>(v3378.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4248 = v2345 + v4247;
+    const unsigned int v4249 = static_cast<unsigned int>(v3378.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4250 = v3371 + v4249;
+    const bool v4251 = v4248 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4252 = v4250 < v80;
+    const bool v4253 = v4251 && v4252;
+    if (v4253) {
+      const float v4254 = v3378.x[48];
+      const bool v4255 = v4248 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4256 = v4250 - v78;
+      const bool v4257 = v4256 < v2;
+      const bool v4258 = v4255 && v4257;
+      if (v4258) {
+        const iron_f16 v4259 = iron_f32_to_f16(v4254);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4260 = v4248 * v2;
+        const unsigned int v4261 = v4260 + v4250;
+        const unsigned int v4262 = v4261 - v78;
+        out[v4262] = v4259;
       }
     }
-    const unsigned int v4259 = static_cast<unsigned int>(v3374.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4260 = v2341 + v4259;
-    const unsigned int v4261 = static_cast<unsigned int>(v3374.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4262 = v3367 + v4261;
-    const bool v4263 = v4260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4264 = v4262 < v76;
-    const bool v4265 = v4263 && v4264;
-    if (v4265) {
-      const float v4266 = v3374.x[49];
-      const bool v4267 = v4260 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4268 = v4262 - v74;
-      const bool v4269 = v4268 < v2;
-      const bool v4270 = v4267 && v4269;
-      if (v4270) {
-        const iron_f16 v4271 = iron_f32_to_f16(v4266);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4272 = v4260 * v2;
-        const unsigned int v4273 = v4272 + v4262;
-        const unsigned int v4274 = v4273 - v74;
-        out[v4274] = v4271;
+    const unsigned int v4263 = static_cast<unsigned int>(v3378.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4264 = v2345 + v4263;
+    const unsigned int v4265 = static_cast<unsigned int>(v3378.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4266 = v3371 + v4265;
+    const bool v4267 = v4264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4268 = v4266 < v80;
+    const bool v4269 = v4267 && v4268;
+    if (v4269) {
+      const float v4270 = v3378.x[49];
+      const bool v4271 = v4264 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4272 = v4266 - v78;
+      const bool v4273 = v4272 < v2;
+      const bool v4274 = v4271 && v4273;
+      if (v4274) {
+        const iron_f16 v4275 = iron_f32_to_f16(v4270);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4276 = v4264 * v2;
+        const unsigned int v4277 = v4276 + v4266;
+        const unsigned int v4278 = v4277 - v78;
+        out[v4278] = v4275;
       }
     }
-    const unsigned int v4275 = static_cast<unsigned int>(v3374.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4276 = v2341 + v4275;
-    const unsigned int v4277 = static_cast<unsigned int>(v3374.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4278 = v3367 + v4277;
-    const bool v4279 = v4276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4280 = v4278 < v76;
-    const bool v4281 = v4279 && v4280;
-    if (v4281) {
-      const float v4282 = v3374.x[50];
-      const bool v4283 = v4276 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4284 = v4278 - v74;
-      const bool v4285 = v4284 < v2;
-      const bool v4286 = v4283 && v4285;
-      if (v4286) {
-        const iron_f16 v4287 = iron_f32_to_f16(v4282);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4288 = v4276 * v2;
-        const unsigned int v4289 = v4288 + v4278;
-        const unsigned int v4290 = v4289 - v74;
-        out[v4290] = v4287;
+    const unsigned int v4279 = static_cast<unsigned int>(v3378.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4280 = v2345 + v4279;
+    const unsigned int v4281 = static_cast<unsigned int>(v3378.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4282 = v3371 + v4281;
+    const bool v4283 = v4280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4284 = v4282 < v80;
+    const bool v4285 = v4283 && v4284;
+    if (v4285) {
+      const float v4286 = v3378.x[50];
+      const bool v4287 = v4280 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4288 = v4282 - v78;
+      const bool v4289 = v4288 < v2;
+      const bool v4290 = v4287 && v4289;
+      if (v4290) {
+        const iron_f16 v4291 = iron_f32_to_f16(v4286);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4292 = v4280 * v2;
+        const unsigned int v4293 = v4292 + v4282;
+        const unsigned int v4294 = v4293 - v78;
+        out[v4294] = v4291;
       }
     }
-    const unsigned int v4291 = static_cast<unsigned int>(v3374.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4292 = v2341 + v4291;
-    const unsigned int v4293 = static_cast<unsigned int>(v3374.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4294 = v3367 + v4293;
-    const bool v4295 = v4292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4296 = v4294 < v76;
-    const bool v4297 = v4295 && v4296;
-    if (v4297) {
-      const float v4298 = v3374.x[51];
-      const bool v4299 = v4292 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4300 = v4294 - v74;
-      const bool v4301 = v4300 < v2;
-      const bool v4302 = v4299 && v4301;
-      if (v4302) {
-        const iron_f16 v4303 = iron_f32_to_f16(v4298);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4304 = v4292 * v2;
-        const unsigned int v4305 = v4304 + v4294;
-        const unsigned int v4306 = v4305 - v74;
-        out[v4306] = v4303;
+    const unsigned int v4295 = static_cast<unsigned int>(v3378.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4296 = v2345 + v4295;
+    const unsigned int v4297 = static_cast<unsigned int>(v3378.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4298 = v3371 + v4297;
+    const bool v4299 = v4296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4300 = v4298 < v80;
+    const bool v4301 = v4299 && v4300;
+    if (v4301) {
+      const float v4302 = v3378.x[51];
+      const bool v4303 = v4296 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4304 = v4298 - v78;
+      const bool v4305 = v4304 < v2;
+      const bool v4306 = v4303 && v4305;
+      if (v4306) {
+        const iron_f16 v4307 = iron_f32_to_f16(v4302);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4308 = v4296 * v2;
+        const unsigned int v4309 = v4308 + v4298;
+        const unsigned int v4310 = v4309 - v78;
+        out[v4310] = v4307;
       }
     }
-    const unsigned int v4307 = static_cast<unsigned int>(v3374.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4308 = v2341 + v4307;
-    const unsigned int v4309 = static_cast<unsigned int>(v3374.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4310 = v3367 + v4309;
-    const bool v4311 = v4308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4312 = v4310 < v76;
-    const bool v4313 = v4311 && v4312;
-    if (v4313) {
-      const float v4314 = v3374.x[52];
-      const bool v4315 = v4308 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4316 = v4310 - v74;
-      const bool v4317 = v4316 < v2;
-      const bool v4318 = v4315 && v4317;
-      if (v4318) {
-        const iron_f16 v4319 = iron_f32_to_f16(v4314);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4320 = v4308 * v2;
-        const unsigned int v4321 = v4320 + v4310;
-        const unsigned int v4322 = v4321 - v74;
-        out[v4322] = v4319;
+    const unsigned int v4311 = static_cast<unsigned int>(v3378.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4312 = v2345 + v4311;
+    const unsigned int v4313 = static_cast<unsigned int>(v3378.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4314 = v3371 + v4313;
+    const bool v4315 = v4312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4316 = v4314 < v80;
+    const bool v4317 = v4315 && v4316;
+    if (v4317) {
+      const float v4318 = v3378.x[52];
+      const bool v4319 = v4312 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4320 = v4314 - v78;
+      const bool v4321 = v4320 < v2;
+      const bool v4322 = v4319 && v4321;
+      if (v4322) {
+        const iron_f16 v4323 = iron_f32_to_f16(v4318);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4324 = v4312 * v2;
+        const unsigned int v4325 = v4324 + v4314;
+        const unsigned int v4326 = v4325 - v78;
+        out[v4326] = v4323;
       }
     }
-    const unsigned int v4323 = static_cast<unsigned int>(v3374.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4324 = v2341 + v4323;
-    const unsigned int v4325 = static_cast<unsigned int>(v3374.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4326 = v3367 + v4325;
-    const bool v4327 = v4324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4328 = v4326 < v76;
-    const bool v4329 = v4327 && v4328;
-    if (v4329) {
-      const float v4330 = v3374.x[53];
-      const bool v4331 = v4324 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4332 = v4326 - v74;
-      const bool v4333 = v4332 < v2;
-      const bool v4334 = v4331 && v4333;
-      if (v4334) {
-        const iron_f16 v4335 = iron_f32_to_f16(v4330);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4336 = v4324 * v2;
-        const unsigned int v4337 = v4336 + v4326;
-        const unsigned int v4338 = v4337 - v74;
-        out[v4338] = v4335;
+    const unsigned int v4327 = static_cast<unsigned int>(v3378.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4328 = v2345 + v4327;
+    const unsigned int v4329 = static_cast<unsigned int>(v3378.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4330 = v3371 + v4329;
+    const bool v4331 = v4328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4332 = v4330 < v80;
+    const bool v4333 = v4331 && v4332;
+    if (v4333) {
+      const float v4334 = v3378.x[53];
+      const bool v4335 = v4328 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4336 = v4330 - v78;
+      const bool v4337 = v4336 < v2;
+      const bool v4338 = v4335 && v4337;
+      if (v4338) {
+        const iron_f16 v4339 = iron_f32_to_f16(v4334);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4340 = v4328 * v2;
+        const unsigned int v4341 = v4340 + v4330;
+        const unsigned int v4342 = v4341 - v78;
+        out[v4342] = v4339;
       }
     }
-    const unsigned int v4339 = static_cast<unsigned int>(v3374.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4340 = v2341 + v4339;
-    const unsigned int v4341 = static_cast<unsigned int>(v3374.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4342 = v3367 + v4341;
-    const bool v4343 = v4340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4344 = v4342 < v76;
-    const bool v4345 = v4343 && v4344;
-    if (v4345) {
-      const float v4346 = v3374.x[54];
-      const bool v4347 = v4340 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4348 = v4342 - v74;
-      const bool v4349 = v4348 < v2;
-      const bool v4350 = v4347 && v4349;
-      if (v4350) {
-        const iron_f16 v4351 = iron_f32_to_f16(v4346);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4352 = v4340 * v2;
-        const unsigned int v4353 = v4352 + v4342;
-        const unsigned int v4354 = v4353 - v74;
-        out[v4354] = v4351;
+    const unsigned int v4343 = static_cast<unsigned int>(v3378.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4344 = v2345 + v4343;
+    const unsigned int v4345 = static_cast<unsigned int>(v3378.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4346 = v3371 + v4345;
+    const bool v4347 = v4344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4348 = v4346 < v80;
+    const bool v4349 = v4347 && v4348;
+    if (v4349) {
+      const float v4350 = v3378.x[54];
+      const bool v4351 = v4344 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4352 = v4346 - v78;
+      const bool v4353 = v4352 < v2;
+      const bool v4354 = v4351 && v4353;
+      if (v4354) {
+        const iron_f16 v4355 = iron_f32_to_f16(v4350);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4356 = v4344 * v2;
+        const unsigned int v4357 = v4356 + v4346;
+        const unsigned int v4358 = v4357 - v78;
+        out[v4358] = v4355;
       }
     }
-    const unsigned int v4355 = static_cast<unsigned int>(v3374.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4356 = v2341 + v4355;
-    const unsigned int v4357 = static_cast<unsigned int>(v3374.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4358 = v3367 + v4357;
-    const bool v4359 = v4356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4360 = v4358 < v76;
-    const bool v4361 = v4359 && v4360;
-    if (v4361) {
-      const float v4362 = v3374.x[55];
-      const bool v4363 = v4356 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4364 = v4358 - v74;
-      const bool v4365 = v4364 < v2;
-      const bool v4366 = v4363 && v4365;
-      if (v4366) {
-        const iron_f16 v4367 = iron_f32_to_f16(v4362);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4368 = v4356 * v2;
-        const unsigned int v4369 = v4368 + v4358;
-        const unsigned int v4370 = v4369 - v74;
-        out[v4370] = v4367;
+    const unsigned int v4359 = static_cast<unsigned int>(v3378.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4360 = v2345 + v4359;
+    const unsigned int v4361 = static_cast<unsigned int>(v3378.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4362 = v3371 + v4361;
+    const bool v4363 = v4360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4364 = v4362 < v80;
+    const bool v4365 = v4363 && v4364;
+    if (v4365) {
+      const float v4366 = v3378.x[55];
+      const bool v4367 = v4360 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4368 = v4362 - v78;
+      const bool v4369 = v4368 < v2;
+      const bool v4370 = v4367 && v4369;
+      if (v4370) {
+        const iron_f16 v4371 = iron_f32_to_f16(v4366);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4372 = v4360 * v2;
+        const unsigned int v4373 = v4372 + v4362;
+        const unsigned int v4374 = v4373 - v78;
+        out[v4374] = v4371;
       }
     }
-    const unsigned int v4371 = static_cast<unsigned int>(v3374.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4372 = v2341 + v4371;
-    const unsigned int v4373 = static_cast<unsigned int>(v3374.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4374 = v3367 + v4373;
-    const bool v4375 = v4372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4376 = v4374 < v76;
-    const bool v4377 = v4375 && v4376;
-    if (v4377) {
-      const float v4378 = v3374.x[56];
-      const bool v4379 = v4372 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4380 = v4374 - v74;
-      const bool v4381 = v4380 < v2;
-      const bool v4382 = v4379 && v4381;
-      if (v4382) {
-        const iron_f16 v4383 = iron_f32_to_f16(v4378);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4384 = v4372 * v2;
-        const unsigned int v4385 = v4384 + v4374;
-        const unsigned int v4386 = v4385 - v74;
-        out[v4386] = v4383;
+    const unsigned int v4375 = static_cast<unsigned int>(v3378.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4376 = v2345 + v4375;
+    const unsigned int v4377 = static_cast<unsigned int>(v3378.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4378 = v3371 + v4377;
+    const bool v4379 = v4376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4380 = v4378 < v80;
+    const bool v4381 = v4379 && v4380;
+    if (v4381) {
+      const float v4382 = v3378.x[56];
+      const bool v4383 = v4376 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4384 = v4378 - v78;
+      const bool v4385 = v4384 < v2;
+      const bool v4386 = v4383 && v4385;
+      if (v4386) {
+        const iron_f16 v4387 = iron_f32_to_f16(v4382);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4388 = v4376 * v2;
+        const unsigned int v4389 = v4388 + v4378;
+        const unsigned int v4390 = v4389 - v78;
+        out[v4390] = v4387;
       }
     }
-    const unsigned int v4387 = static_cast<unsigned int>(v3374.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4388 = v2341 + v4387;
-    const unsigned int v4389 = static_cast<unsigned int>(v3374.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4390 = v3367 + v4389;
-    const bool v4391 = v4388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4392 = v4390 < v76;
-    const bool v4393 = v4391 && v4392;
-    if (v4393) {
-      const float v4394 = v3374.x[57];
-      const bool v4395 = v4388 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4396 = v4390 - v74;
-      const bool v4397 = v4396 < v2;
-      const bool v4398 = v4395 && v4397;
-      if (v4398) {
-        const iron_f16 v4399 = iron_f32_to_f16(v4394);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4400 = v4388 * v2;
-        const unsigned int v4401 = v4400 + v4390;
-        const unsigned int v4402 = v4401 - v74;
-        out[v4402] = v4399;
+    const unsigned int v4391 = static_cast<unsigned int>(v3378.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4392 = v2345 + v4391;
+    const unsigned int v4393 = static_cast<unsigned int>(v3378.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4394 = v3371 + v4393;
+    const bool v4395 = v4392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4396 = v4394 < v80;
+    const bool v4397 = v4395 && v4396;
+    if (v4397) {
+      const float v4398 = v3378.x[57];
+      const bool v4399 = v4392 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4400 = v4394 - v78;
+      const bool v4401 = v4400 < v2;
+      const bool v4402 = v4399 && v4401;
+      if (v4402) {
+        const iron_f16 v4403 = iron_f32_to_f16(v4398);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4404 = v4392 * v2;
+        const unsigned int v4405 = v4404 + v4394;
+        const unsigned int v4406 = v4405 - v78;
+        out[v4406] = v4403;
       }
     }
-    const unsigned int v4403 = static_cast<unsigned int>(v3374.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4404 = v2341 + v4403;
-    const unsigned int v4405 = static_cast<unsigned int>(v3374.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4406 = v3367 + v4405;
-    const bool v4407 = v4404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4408 = v4406 < v76;
-    const bool v4409 = v4407 && v4408;
-    if (v4409) {
-      const float v4410 = v3374.x[58];
-      const bool v4411 = v4404 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4412 = v4406 - v74;
-      const bool v4413 = v4412 < v2;
-      const bool v4414 = v4411 && v4413;
-      if (v4414) {
-        const iron_f16 v4415 = iron_f32_to_f16(v4410);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4416 = v4404 * v2;
-        const unsigned int v4417 = v4416 + v4406;
-        const unsigned int v4418 = v4417 - v74;
-        out[v4418] = v4415;
+    const unsigned int v4407 = static_cast<unsigned int>(v3378.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4408 = v2345 + v4407;
+    const unsigned int v4409 = static_cast<unsigned int>(v3378.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4410 = v3371 + v4409;
+    const bool v4411 = v4408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4412 = v4410 < v80;
+    const bool v4413 = v4411 && v4412;
+    if (v4413) {
+      const float v4414 = v3378.x[58];
+      const bool v4415 = v4408 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4416 = v4410 - v78;
+      const bool v4417 = v4416 < v2;
+      const bool v4418 = v4415 && v4417;
+      if (v4418) {
+        const iron_f16 v4419 = iron_f32_to_f16(v4414);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4420 = v4408 * v2;
+        const unsigned int v4421 = v4420 + v4410;
+        const unsigned int v4422 = v4421 - v78;
+        out[v4422] = v4419;
       }
     }
-    const unsigned int v4419 = static_cast<unsigned int>(v3374.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4420 = v2341 + v4419;
-    const unsigned int v4421 = static_cast<unsigned int>(v3374.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4422 = v3367 + v4421;
-    const bool v4423 = v4420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4424 = v4422 < v76;
-    const bool v4425 = v4423 && v4424;
-    if (v4425) {
-      const float v4426 = v3374.x[59];
-      const bool v4427 = v4420 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4428 = v4422 - v74;
-      const bool v4429 = v4428 < v2;
-      const bool v4430 = v4427 && v4429;
-      if (v4430) {
-        const iron_f16 v4431 = iron_f32_to_f16(v4426);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4432 = v4420 * v2;
-        const unsigned int v4433 = v4432 + v4422;
-        const unsigned int v4434 = v4433 - v74;
-        out[v4434] = v4431;
+    const unsigned int v4423 = static_cast<unsigned int>(v3378.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4424 = v2345 + v4423;
+    const unsigned int v4425 = static_cast<unsigned int>(v3378.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4426 = v3371 + v4425;
+    const bool v4427 = v4424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4428 = v4426 < v80;
+    const bool v4429 = v4427 && v4428;
+    if (v4429) {
+      const float v4430 = v3378.x[59];
+      const bool v4431 = v4424 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4432 = v4426 - v78;
+      const bool v4433 = v4432 < v2;
+      const bool v4434 = v4431 && v4433;
+      if (v4434) {
+        const iron_f16 v4435 = iron_f32_to_f16(v4430);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4436 = v4424 * v2;
+        const unsigned int v4437 = v4436 + v4426;
+        const unsigned int v4438 = v4437 - v78;
+        out[v4438] = v4435;
       }
     }
-    const unsigned int v4435 = static_cast<unsigned int>(v3374.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4436 = v2341 + v4435;
-    const unsigned int v4437 = static_cast<unsigned int>(v3374.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4438 = v3367 + v4437;
-    const bool v4439 = v4436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4440 = v4438 < v76;
-    const bool v4441 = v4439 && v4440;
-    if (v4441) {
-      const float v4442 = v3374.x[60];
-      const bool v4443 = v4436 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4444 = v4438 - v74;
-      const bool v4445 = v4444 < v2;
-      const bool v4446 = v4443 && v4445;
-      if (v4446) {
-        const iron_f16 v4447 = iron_f32_to_f16(v4442);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4448 = v4436 * v2;
-        const unsigned int v4449 = v4448 + v4438;
-        const unsigned int v4450 = v4449 - v74;
-        out[v4450] = v4447;
+    const unsigned int v4439 = static_cast<unsigned int>(v3378.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4440 = v2345 + v4439;
+    const unsigned int v4441 = static_cast<unsigned int>(v3378.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4442 = v3371 + v4441;
+    const bool v4443 = v4440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4444 = v4442 < v80;
+    const bool v4445 = v4443 && v4444;
+    if (v4445) {
+      const float v4446 = v3378.x[60];
+      const bool v4447 = v4440 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4448 = v4442 - v78;
+      const bool v4449 = v4448 < v2;
+      const bool v4450 = v4447 && v4449;
+      if (v4450) {
+        const iron_f16 v4451 = iron_f32_to_f16(v4446);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4452 = v4440 * v2;
+        const unsigned int v4453 = v4452 + v4442;
+        const unsigned int v4454 = v4453 - v78;
+        out[v4454] = v4451;
       }
     }
-    const unsigned int v4451 = static_cast<unsigned int>(v3374.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4452 = v2341 + v4451;
-    const unsigned int v4453 = static_cast<unsigned int>(v3374.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4454 = v3367 + v4453;
-    const bool v4455 = v4452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4456 = v4454 < v76;
-    const bool v4457 = v4455 && v4456;
-    if (v4457) {
-      const float v4458 = v3374.x[61];
-      const bool v4459 = v4452 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4460 = v4454 - v74;
-      const bool v4461 = v4460 < v2;
-      const bool v4462 = v4459 && v4461;
-      if (v4462) {
-        const iron_f16 v4463 = iron_f32_to_f16(v4458);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4464 = v4452 * v2;
-        const unsigned int v4465 = v4464 + v4454;
-        const unsigned int v4466 = v4465 - v74;
-        out[v4466] = v4463;
+    const unsigned int v4455 = static_cast<unsigned int>(v3378.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4456 = v2345 + v4455;
+    const unsigned int v4457 = static_cast<unsigned int>(v3378.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4458 = v3371 + v4457;
+    const bool v4459 = v4456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4460 = v4458 < v80;
+    const bool v4461 = v4459 && v4460;
+    if (v4461) {
+      const float v4462 = v3378.x[61];
+      const bool v4463 = v4456 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4464 = v4458 - v78;
+      const bool v4465 = v4464 < v2;
+      const bool v4466 = v4463 && v4465;
+      if (v4466) {
+        const iron_f16 v4467 = iron_f32_to_f16(v4462);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4468 = v4456 * v2;
+        const unsigned int v4469 = v4468 + v4458;
+        const unsigned int v4470 = v4469 - v78;
+        out[v4470] = v4467;
       }
     }
-    const unsigned int v4467 = static_cast<unsigned int>(v3374.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4468 = v2341 + v4467;
-    const unsigned int v4469 = static_cast<unsigned int>(v3374.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4470 = v3367 + v4469;
-    const bool v4471 = v4468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4472 = v4470 < v76;
-    const bool v4473 = v4471 && v4472;
-    if (v4473) {
-      const float v4474 = v3374.x[62];
-      const bool v4475 = v4468 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4476 = v4470 - v74;
-      const bool v4477 = v4476 < v2;
-      const bool v4478 = v4475 && v4477;
-      if (v4478) {
-        const iron_f16 v4479 = iron_f32_to_f16(v4474);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4480 = v4468 * v2;
-        const unsigned int v4481 = v4480 + v4470;
-        const unsigned int v4482 = v4481 - v74;
-        out[v4482] = v4479;
+    const unsigned int v4471 = static_cast<unsigned int>(v3378.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4472 = v2345 + v4471;
+    const unsigned int v4473 = static_cast<unsigned int>(v3378.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4474 = v3371 + v4473;
+    const bool v4475 = v4472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4476 = v4474 < v80;
+    const bool v4477 = v4475 && v4476;
+    if (v4477) {
+      const float v4478 = v3378.x[62];
+      const bool v4479 = v4472 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4480 = v4474 - v78;
+      const bool v4481 = v4480 < v2;
+      const bool v4482 = v4479 && v4481;
+      if (v4482) {
+        const iron_f16 v4483 = iron_f32_to_f16(v4478);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4484 = v4472 * v2;
+        const unsigned int v4485 = v4484 + v4474;
+        const unsigned int v4486 = v4485 - v78;
+        out[v4486] = v4483;
       }
     }
-    const unsigned int v4483 = static_cast<unsigned int>(v3374.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
-    const unsigned int v4484 = v2341 + v4483;
-    const unsigned int v4485 = static_cast<unsigned int>(v3374.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
-    const unsigned int v4486 = v3367 + v4485;
-    const bool v4487 = v4484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4488 = v4486 < v76;
-    const bool v4489 = v4487 && v4488;
-    if (v4489) {
-      const float v4490 = v3374.x[63];
-      const bool v4491 = v4484 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const unsigned int v4492 = v4486 - v74;
-      const bool v4493 = v4492 < v2;
-      const bool v4494 = v4491 && v4493;
-      if (v4494) {
-        const iron_f16 v4495 = iron_f32_to_f16(v4490);  // kernels/moe/grouped_gemm.cpp:120
-        const unsigned int v4496 = v4484 * v2;
-        const unsigned int v4497 = v4496 + v4486;
-        const unsigned int v4498 = v4497 - v74;
-        out[v4498] = v4495;
+    const unsigned int v4487 = static_cast<unsigned int>(v3378.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:85
+    const unsigned int v4488 = v2345 + v4487;
+    const unsigned int v4489 = static_cast<unsigned int>(v3378.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:86
+    const unsigned int v4490 = v3371 + v4489;
+    const bool v4491 = v4488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4492 = v4490 < v80;
+    const bool v4493 = v4491 && v4492;
+    if (v4493) {
+      const float v4494 = v3378.x[63];
+      const bool v4495 = v4488 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const unsigned int v4496 = v4490 - v78;
+      const bool v4497 = v4496 < v2;
+      const bool v4498 = v4495 && v4497;
+      if (v4498) {
+        const iron_f16 v4499 = iron_f32_to_f16(v4494);  // kernels/moe/grouped_gemm.cpp:120
+        const unsigned int v4500 = v4488 * v2;
+        const unsigned int v4501 = v4500 + v4490;
+        const unsigned int v4502 = v4501 - v78;
+        out[v4502] = v4499;
       }
     }
   } else {
-    const unsigned int v4499 = blockDim.x;  // kernels/moe/expert_tiles.hpp:60
-    const unsigned int v4500 = threadIdx.x;
+    const unsigned int v4503 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v4504 = threadIdx.x;
 
-    for (unsigned int v4502 = v4500; v4502 < 32768u; v4502 += v4499) {
-      const unsigned int v4504 = v4502 >> 8u;  // kernels/moe/expert_tiles.hpp:61
-      const unsigned int v4505 = v71 + v4504;
-      const unsigned int v4507 = v4502 & 255u;  // kernels/moe/expert_tiles.hpp:62
-      const unsigned int v4508 = v26 + v4507;
-      const bool v4509 = v4505 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v4510 = v4508 < v2;
-      const bool v4511 = v4509 && v4510;
-      if (v4511) {
-        const unsigned int v4514 = v4505 * v2;
-        const unsigned int v4515 = v4514 + v4508;
-        out[v4515] = iron_f32_to_f16(0.0f);
+    for (unsigned int v4506 = v4504; v4506 < 32768u; v4506 += v4503) {
+      const unsigned int v4508 = v4506 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v4509 = v75 + v4508;
+      const unsigned int v4511 = v4506 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v4512 = v26 + v4511;
+      const bool v4513 = v4509 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4514 = v4512 < v2;
+      const bool v4515 = v4513 && v4514;
+      if (v4515) {
+        const unsigned int v4518 = v4509 * v2;
+        const unsigned int v4519 = v4518 + v4512;
+        out[v4519] = iron_f32_to_f16(0.0f);
       }
     }
   }

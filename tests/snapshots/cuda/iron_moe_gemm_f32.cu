@@ -230,3029 +230,3032 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_f32(
   const unsigned int v21 = v13 + v20;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  unsigned int v28 = 0u;  // kernels/moe/expert_tiles.hpp:28
+  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  unsigned int v28 = 0u;  // kernels/moe/expert_tiles.hpp:30
   unsigned int v29 = v28;
-  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  unsigned int v32 = v28;  // kernels/moe/expert_tiles.hpp:30
-  const unsigned int v34 = offsets[v28];  // kernels/moe/expert_tiles.hpp:31
-  unsigned int v35 = v34;
+  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  unsigned int v32 = v28;  // kernels/moe/expert_tiles.hpp:32
+  const unsigned int v34 = offsets[v28];  // kernels/moe/expert_tiles.hpp:35
+  const unsigned int v35 = min(v34, v0);
+  unsigned int v36 = v35;
 
-  for (unsigned int v38 = v28; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const unsigned int v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const unsigned int v41 = offsets[v40];
-    const unsigned int v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const unsigned int v45 = v41 - v44;
-    const unsigned int v46 = v45 + 127u;
-    const unsigned int v47 = v46 >> 7u;
-    const unsigned int v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const unsigned int v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const unsigned int v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const unsigned int v57 = v56 << 7u;
-    const unsigned int v59 = v44 + v57;
-    const unsigned int v3416 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v3417 = v53 ? v38 : v3416;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v3417;
-    const unsigned int v3418 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v3419 = v53 ? v59 : v3418;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v3419;
-    const unsigned int v3420 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v3421 = v53 ? v41 : v3420;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v3421;
-    const unsigned int v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const unsigned int v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (unsigned int v39 = v28; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const unsigned int v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const unsigned int v42 = v39 + 1u;
+    const unsigned int v43 = offsets[v42];
+    const unsigned int v44 = max(v43, v40);
+    const unsigned int v45 = min(v44, v0);
+    const unsigned int v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const unsigned int v50 = v49 + 127u;
+    const unsigned int v51 = v50 >> 7u;
+    const unsigned int v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const unsigned int v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const unsigned int v61 = v60 << 7u;
+    const unsigned int v63 = v40 + v61;
+    const unsigned int v3420 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v3421 = v57 ? v39 : v3420;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3421;
+    const unsigned int v3422 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v3423 = v57 ? v63 : v3422;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3423;
+    const unsigned int v3424 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v3425 = v57 ? v45 : v3424;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3425;
+    const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const unsigned int v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const unsigned int v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const unsigned int v65 = v32;
-  const unsigned int v66 = v21 - v65;
-  const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v35;
-  const unsigned int v69 = v68 + v67;
-  const unsigned int v3422 = v29;
-  const unsigned int v3423 = v63 ? v69 : v3422;
-  v29 = v3423;
-  const unsigned int v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const unsigned int v71 = v29;
-  const unsigned int v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const unsigned int v75 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:130
-    const unsigned int v76 = v1 * v2;
-    const unsigned int v77 = v75 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const unsigned int v79 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-    const unsigned int v82 = v79 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const unsigned int v83 = v82 << 6u;
-    const unsigned int v86 = v79 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const unsigned int v69 = v32;
+  const unsigned int v70 = v21 - v69;
+  const unsigned int v71 = v70 << 7u;
+  const unsigned int v72 = v36;
+  const unsigned int v73 = v72 + v71;
+  const unsigned int v3426 = v29;
+  const unsigned int v3427 = v67 ? v73 : v3426;
+  v29 = v3427;
+  const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const unsigned int v75 = v29;
+  const unsigned int v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const unsigned int v79 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:130
+    const unsigned int v80 = v1 * v2;
+    const unsigned int v81 = v79 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const unsigned int v83 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+    const unsigned int v86 = v83 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const unsigned int v87 = v86 << 6u;
-    iron_frag<float, 2, 64, 64> v89;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v89, 0.0f);
-    iron_frag<float, 0, 64, 16> v91;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v91, 0.0f);
-    iron_frag<float, 1, 16, 64> v93;  // kernels/gemm/gemm_tiles.hpp:202
+    const unsigned int v90 = v83 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v91 = v90 << 6u;
+    iron_frag<float, 2, 64, 64> v93;  // kernels/gemm/gemm_tiles.hpp:200
     iron_frag_fill(v93, 0.0f);
-    const unsigned int v96 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v97 = v96 == v28;
-    const bool v112 = v97 && v97;
-    if (v112) {
-      const bool v3218 = v28 < v3;  // kernels/gemm/gemm_tiles.hpp:222
-      if (v3218) {
-        const unsigned int v3221 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3222 = v3221 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3223 = v3221 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3224 = v3223 << 2u;
-        const unsigned int v3225 = v71 + v3222;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3226 = v3225 < v0;
-        const bool v3228 = v3224 < v3;
-        const bool v3229 = v3226 && v3228;
-        const unsigned int v3230 = v3225 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3232 = v3230 + v3224;
-        const unsigned int v3233 = v3229 ? v3232 : v28;
-        const unsigned int v3235 = v3222 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3237 = v3235 + v3224;
-        iron_copy_async<16>(shm0 + v3237, x_sorted + v3233, v3229);
-        const unsigned int v3238 = v3221 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3239 = v3238 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3240 = v3238 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3241 = v3240 << 2u;
-        const unsigned int v3242 = v71 + v3239;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3243 = v3242 < v0;
-        const bool v3245 = v3241 < v3;
-        const bool v3246 = v3243 && v3245;
-        const unsigned int v3247 = v3242 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3249 = v3247 + v3241;
-        const unsigned int v3250 = v3246 ? v3249 : v28;
-        const unsigned int v3251 = v3239 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3253 = v3251 + v3241;
-        iron_copy_async<16>(shm0 + v3253, x_sorted + v3250, v3246);
-        const unsigned int v3255 = v3221 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3256 = v3255 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3257 = v3255 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3258 = v3257 << 2u;
-        const unsigned int v3259 = v71 + v3256;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3260 = v3259 < v0;
-        const bool v3262 = v3258 < v3;
-        const bool v3263 = v3260 && v3262;
-        const unsigned int v3264 = v3259 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3266 = v3264 + v3258;
-        const unsigned int v3267 = v3263 ? v3266 : v28;
-        const unsigned int v3268 = v3256 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3270 = v3268 + v3258;
-        iron_copy_async<16>(shm0 + v3270, x_sorted + v3267, v3263);
-        const unsigned int v3272 = v3221 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3273 = v3272 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3274 = v3272 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3275 = v3274 << 2u;
-        const unsigned int v3276 = v71 + v3273;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3277 = v3276 < v0;
-        const bool v3279 = v3275 < v3;
-        const bool v3280 = v3277 && v3279;
-        const unsigned int v3281 = v3276 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3283 = v3281 + v3275;
-        const unsigned int v3284 = v3280 ? v3283 : v28;
-        const unsigned int v3285 = v3273 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3287 = v3285 + v3275;
-        iron_copy_async<16>(shm0 + v3287, x_sorted + v3284, v3280);
-        const unsigned int v3288 = v77 + v3222;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3289 = v3288 < v76;
-        const bool v3290 = v3289 && v3228;
-        const unsigned int v3291 = v3288 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3293 = v3291 + v3224;
-        const unsigned int v3294 = v3290 ? v3293 : v28;
-        iron_copy_async<16>(shm1 + v3237, w + v3294, v3290);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3295 = v77 + v3239;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3296 = v3295 < v76;
-        const bool v3297 = v3296 && v3245;
-        const unsigned int v3298 = v3295 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3300 = v3298 + v3241;
-        const unsigned int v3301 = v3297 ? v3300 : v28;
-        iron_copy_async<16>(shm1 + v3253, w + v3301, v3297);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3302 = v77 + v3256;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3303 = v3302 < v76;
-        const bool v3304 = v3303 && v3262;
-        const unsigned int v3305 = v3302 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3307 = v3305 + v3258;
-        const unsigned int v3308 = v3304 ? v3307 : v28;
-        iron_copy_async<16>(shm1 + v3270, w + v3308, v3304);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3309 = v77 + v3273;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3310 = v3309 < v76;
-        const bool v3311 = v3310 && v3279;
-        const unsigned int v3312 = v3309 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3314 = v3312 + v3275;
-        const unsigned int v3315 = v3311 ? v3314 : v28;
-        iron_copy_async<16>(shm1 + v3287, w + v3315, v3311);  // kernels/gemm/gemm_tiles.hpp:82
+    iron_frag<float, 0, 64, 16> v95;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v95, 0.0f);
+    iron_frag<float, 1, 16, 64> v97;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v97, 0.0f);
+    const unsigned int v100 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v101 = v100 == v28;
+    const bool v116 = v101 && v101;
+    if (v116) {
+      const bool v3222 = v28 < v3;  // kernels/gemm/gemm_tiles.hpp:222
+      if (v3222) {
+        const unsigned int v3225 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3226 = v3225 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3227 = v3225 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3228 = v3227 << 2u;
+        const unsigned int v3229 = v75 + v3226;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3230 = v3229 < v0;
+        const bool v3232 = v3228 < v3;
+        const bool v3233 = v3230 && v3232;
+        const unsigned int v3234 = v3229 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3236 = v3234 + v3228;
+        const unsigned int v3237 = v3233 ? v3236 : v28;
+        const unsigned int v3239 = v3226 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3241 = v3239 + v3228;
+        iron_copy_async<16>(shm0 + v3241, x_sorted + v3237, v3233);
+        const unsigned int v3242 = v3225 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3243 = v3242 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3244 = v3242 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3245 = v3244 << 2u;
+        const unsigned int v3246 = v75 + v3243;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3247 = v3246 < v0;
+        const bool v3249 = v3245 < v3;
+        const bool v3250 = v3247 && v3249;
+        const unsigned int v3251 = v3246 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3253 = v3251 + v3245;
+        const unsigned int v3254 = v3250 ? v3253 : v28;
+        const unsigned int v3255 = v3243 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3257 = v3255 + v3245;
+        iron_copy_async<16>(shm0 + v3257, x_sorted + v3254, v3250);
+        const unsigned int v3259 = v3225 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3260 = v3259 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3261 = v3259 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3262 = v3261 << 2u;
+        const unsigned int v3263 = v75 + v3260;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3264 = v3263 < v0;
+        const bool v3266 = v3262 < v3;
+        const bool v3267 = v3264 && v3266;
+        const unsigned int v3268 = v3263 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3270 = v3268 + v3262;
+        const unsigned int v3271 = v3267 ? v3270 : v28;
+        const unsigned int v3272 = v3260 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3274 = v3272 + v3262;
+        iron_copy_async<16>(shm0 + v3274, x_sorted + v3271, v3267);
+        const unsigned int v3276 = v3225 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3277 = v3276 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3278 = v3276 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3279 = v3278 << 2u;
+        const unsigned int v3280 = v75 + v3277;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3281 = v3280 < v0;
+        const bool v3283 = v3279 < v3;
+        const bool v3284 = v3281 && v3283;
+        const unsigned int v3285 = v3280 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3287 = v3285 + v3279;
+        const unsigned int v3288 = v3284 ? v3287 : v28;
+        const unsigned int v3289 = v3277 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3291 = v3289 + v3279;
+        iron_copy_async<16>(shm0 + v3291, x_sorted + v3288, v3284);
+        const unsigned int v3292 = v81 + v3226;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3293 = v3292 < v80;
+        const bool v3294 = v3293 && v3232;
+        const unsigned int v3295 = v3292 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3297 = v3295 + v3228;
+        const unsigned int v3298 = v3294 ? v3297 : v28;
+        iron_copy_async<16>(shm1 + v3241, w + v3298, v3294);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3299 = v81 + v3243;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3300 = v3299 < v80;
+        const bool v3301 = v3300 && v3249;
+        const unsigned int v3302 = v3299 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3304 = v3302 + v3245;
+        const unsigned int v3305 = v3301 ? v3304 : v28;
+        iron_copy_async<16>(shm1 + v3257, w + v3305, v3301);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3306 = v81 + v3260;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3307 = v3306 < v80;
+        const bool v3308 = v3307 && v3266;
+        const unsigned int v3309 = v3306 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3311 = v3309 + v3262;
+        const unsigned int v3312 = v3308 ? v3311 : v28;
+        iron_copy_async<16>(shm1 + v3274, w + v3312, v3308);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3313 = v81 + v3277;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3314 = v3313 < v80;
+        const bool v3315 = v3314 && v3283;
+        const unsigned int v3316 = v3313 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3318 = v3316 + v3279;
+        const unsigned int v3319 = v3315 ? v3318 : v28;
+        iron_copy_async<16>(shm1 + v3291, w + v3319, v3315);  // kernels/gemm/gemm_tiles.hpp:82
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
-      const bool v3318 = 16u < v3;
-      if (v3318) {
-        const unsigned int v3321 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3322 = v3321 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3323 = v3321 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3324 = v3323 << 2u;
-        const unsigned int v3325 = v71 + v3322;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3326 = v3325 < v0;
-        const unsigned int v3327 = 16u + v3324;
-        const bool v3328 = v3327 < v3;
-        const bool v3329 = v3326 && v3328;
-        const unsigned int v3330 = v3325 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3331 = v3330 + 16u;
-        const unsigned int v3332 = v3331 + v3324;
-        const unsigned int v3333 = v3329 ? v3332 : v28;
-        const unsigned int v3335 = v3322 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3336 = 2560u + v3335;
-        const unsigned int v3337 = v3336 + v3324;
-        iron_copy_async<16>(shm0 + v3337, x_sorted + v3333, v3329);
-        const unsigned int v3338 = v3321 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3339 = v3338 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3340 = v3338 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3341 = v3340 << 2u;
-        const unsigned int v3342 = v71 + v3339;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3343 = v3342 < v0;
-        const unsigned int v3344 = 16u + v3341;
-        const bool v3345 = v3344 < v3;
-        const bool v3346 = v3343 && v3345;
-        const unsigned int v3347 = v3342 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3348 = v3347 + 16u;
-        const unsigned int v3349 = v3348 + v3341;
-        const unsigned int v3350 = v3346 ? v3349 : v28;
-        const unsigned int v3351 = v3339 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3352 = 2560u + v3351;
-        const unsigned int v3353 = v3352 + v3341;
-        iron_copy_async<16>(shm0 + v3353, x_sorted + v3350, v3346);
-        const unsigned int v3355 = v3321 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3356 = v3355 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3357 = v3355 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3358 = v3357 << 2u;
-        const unsigned int v3359 = v71 + v3356;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3360 = v3359 < v0;
-        const unsigned int v3361 = 16u + v3358;
-        const bool v3362 = v3361 < v3;
-        const bool v3363 = v3360 && v3362;
-        const unsigned int v3364 = v3359 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3365 = v3364 + 16u;
-        const unsigned int v3366 = v3365 + v3358;
-        const unsigned int v3367 = v3363 ? v3366 : v28;
-        const unsigned int v3368 = v3356 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3369 = 2560u + v3368;
-        const unsigned int v3370 = v3369 + v3358;
-        iron_copy_async<16>(shm0 + v3370, x_sorted + v3367, v3363);
-        const unsigned int v3372 = v3321 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-        const unsigned int v3373 = v3372 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-        const unsigned int v3374 = v3372 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v3375 = v3374 << 2u;
-        const unsigned int v3376 = v71 + v3373;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3377 = v3376 < v0;
-        const unsigned int v3378 = 16u + v3375;
-        const bool v3379 = v3378 < v3;
-        const bool v3380 = v3377 && v3379;
-        const unsigned int v3381 = v3376 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3382 = v3381 + 16u;
-        const unsigned int v3383 = v3382 + v3375;
-        const unsigned int v3384 = v3380 ? v3383 : v28;
-        const unsigned int v3385 = v3373 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3386 = 2560u + v3385;
-        const unsigned int v3387 = v3386 + v3375;
-        iron_copy_async<16>(shm0 + v3387, x_sorted + v3384, v3380);
-        const unsigned int v3388 = v77 + v3322;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3389 = v3388 < v76;
-        const bool v3390 = v3389 && v3328;
-        const unsigned int v3391 = v3388 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3392 = v3391 + 16u;
-        const unsigned int v3393 = v3392 + v3324;
-        const unsigned int v3394 = v3390 ? v3393 : v28;
-        iron_copy_async<16>(shm1 + v3337, w + v3394, v3390);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3395 = v77 + v3339;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3396 = v3395 < v76;
-        const bool v3397 = v3396 && v3345;
-        const unsigned int v3398 = v3395 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3399 = v3398 + 16u;
-        const unsigned int v3400 = v3399 + v3341;
-        const unsigned int v3401 = v3397 ? v3400 : v28;
-        iron_copy_async<16>(shm1 + v3353, w + v3401, v3397);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3402 = v77 + v3356;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3403 = v3402 < v76;
-        const bool v3404 = v3403 && v3362;
-        const unsigned int v3405 = v3402 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3406 = v3405 + 16u;
-        const unsigned int v3407 = v3406 + v3358;
-        const unsigned int v3408 = v3404 ? v3407 : v28;
-        iron_copy_async<16>(shm1 + v3370, w + v3408, v3404);  // kernels/gemm/gemm_tiles.hpp:82
-        const unsigned int v3409 = v77 + v3373;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3410 = v3409 < v76;
-        const bool v3411 = v3410 && v3379;
-        const unsigned int v3412 = v3409 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3413 = v3412 + 16u;
-        const unsigned int v3414 = v3413 + v3375;
-        const unsigned int v3415 = v3411 ? v3414 : v28;
-        iron_copy_async<16>(shm1 + v3387, w + v3415, v3411);  // kernels/gemm/gemm_tiles.hpp:82
+      const bool v3322 = 16u < v3;
+      if (v3322) {
+        const unsigned int v3325 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3326 = v3325 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3327 = v3325 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3328 = v3327 << 2u;
+        const unsigned int v3329 = v75 + v3326;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3330 = v3329 < v0;
+        const unsigned int v3331 = 16u + v3328;
+        const bool v3332 = v3331 < v3;
+        const bool v3333 = v3330 && v3332;
+        const unsigned int v3334 = v3329 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3335 = v3334 + 16u;
+        const unsigned int v3336 = v3335 + v3328;
+        const unsigned int v3337 = v3333 ? v3336 : v28;
+        const unsigned int v3339 = v3326 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3340 = 2560u + v3339;
+        const unsigned int v3341 = v3340 + v3328;
+        iron_copy_async<16>(shm0 + v3341, x_sorted + v3337, v3333);
+        const unsigned int v3342 = v3325 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3343 = v3342 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3344 = v3342 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3345 = v3344 << 2u;
+        const unsigned int v3346 = v75 + v3343;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3347 = v3346 < v0;
+        const unsigned int v3348 = 16u + v3345;
+        const bool v3349 = v3348 < v3;
+        const bool v3350 = v3347 && v3349;
+        const unsigned int v3351 = v3346 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3352 = v3351 + 16u;
+        const unsigned int v3353 = v3352 + v3345;
+        const unsigned int v3354 = v3350 ? v3353 : v28;
+        const unsigned int v3355 = v3343 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3356 = 2560u + v3355;
+        const unsigned int v3357 = v3356 + v3345;
+        iron_copy_async<16>(shm0 + v3357, x_sorted + v3354, v3350);
+        const unsigned int v3359 = v3325 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3360 = v3359 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3361 = v3359 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3362 = v3361 << 2u;
+        const unsigned int v3363 = v75 + v3360;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3364 = v3363 < v0;
+        const unsigned int v3365 = 16u + v3362;
+        const bool v3366 = v3365 < v3;
+        const bool v3367 = v3364 && v3366;
+        const unsigned int v3368 = v3363 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3369 = v3368 + 16u;
+        const unsigned int v3370 = v3369 + v3362;
+        const unsigned int v3371 = v3367 ? v3370 : v28;
+        const unsigned int v3372 = v3360 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3373 = 2560u + v3372;
+        const unsigned int v3374 = v3373 + v3362;
+        iron_copy_async<16>(shm0 + v3374, x_sorted + v3371, v3367);
+        const unsigned int v3376 = v3325 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+        const unsigned int v3377 = v3376 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+        const unsigned int v3378 = v3376 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+        const unsigned int v3379 = v3378 << 2u;
+        const unsigned int v3380 = v75 + v3377;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3381 = v3380 < v0;
+        const unsigned int v3382 = 16u + v3379;
+        const bool v3383 = v3382 < v3;
+        const bool v3384 = v3381 && v3383;
+        const unsigned int v3385 = v3380 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3386 = v3385 + 16u;
+        const unsigned int v3387 = v3386 + v3379;
+        const unsigned int v3388 = v3384 ? v3387 : v28;
+        const unsigned int v3389 = v3377 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3390 = 2560u + v3389;
+        const unsigned int v3391 = v3390 + v3379;
+        iron_copy_async<16>(shm0 + v3391, x_sorted + v3388, v3384);
+        const unsigned int v3392 = v81 + v3326;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3393 = v3392 < v80;
+        const bool v3394 = v3393 && v3332;
+        const unsigned int v3395 = v3392 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3396 = v3395 + 16u;
+        const unsigned int v3397 = v3396 + v3328;
+        const unsigned int v3398 = v3394 ? v3397 : v28;
+        iron_copy_async<16>(shm1 + v3341, w + v3398, v3394);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3399 = v81 + v3343;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3400 = v3399 < v80;
+        const bool v3401 = v3400 && v3349;
+        const unsigned int v3402 = v3399 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3403 = v3402 + 16u;
+        const unsigned int v3404 = v3403 + v3345;
+        const unsigned int v3405 = v3401 ? v3404 : v28;
+        iron_copy_async<16>(shm1 + v3357, w + v3405, v3401);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3406 = v81 + v3360;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3407 = v3406 < v80;
+        const bool v3408 = v3407 && v3366;
+        const unsigned int v3409 = v3406 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3410 = v3409 + 16u;
+        const unsigned int v3411 = v3410 + v3362;
+        const unsigned int v3412 = v3408 ? v3411 : v28;
+        iron_copy_async<16>(shm1 + v3374, w + v3412, v3408);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v3413 = v81 + v3377;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3414 = v3413 < v80;
+        const bool v3415 = v3414 && v3383;
+        const unsigned int v3416 = v3413 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+        const unsigned int v3417 = v3416 + 16u;
+        const unsigned int v3418 = v3417 + v3379;
+        const unsigned int v3419 = v3415 ? v3418 : v28;
+        iron_copy_async<16>(shm1 + v3391, w + v3419, v3415);  // kernels/gemm/gemm_tiles.hpp:82
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
-      const unsigned int v2936 = v83 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v2942 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v2940 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v2946 = v91 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v2924 = v28; v2924 < v3; v2924 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v2926 = v2924 >> 4u;
-        const unsigned int v2928 = v2926 % 3u;
+      for (unsigned int v2928 = v28; v2928 < v3; v2928 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v2930 = v2928 >> 4u;
+        const unsigned int v2932 = v2930 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v2930 = v2928 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
-        const unsigned int v2937 = v2930 + v2936;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<false>(v91, shm0, v2937, 20u);
-        const unsigned int v2943 = v2930 + v2942;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load_shared<true>(v93, shm1, v2943, 20u);
-        iron_frag_mma_software(v89, v91, v93);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v2947 = v2924 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v2949 = v2926 + 2u;
-        const unsigned int v2950 = v2949 % 3u;
-        const bool v2951 = v2947 < v3;
-        if (v2951) {
-          const unsigned int v2953 = v2950 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v2955 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v2958 = v2955 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v2961 = v2955 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v2962 = v2961 << 2u;
-          const unsigned int v2963 = v71 + v2958;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v2964 = v2963 < v0;
-          const unsigned int v2965 = v2947 + v2962;
-          const bool v2966 = v2965 < v3;
-          const bool v2967 = v2964 && v2966;
-          const unsigned int v2969 = v2963 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v2971 = v2969 + v2947;
-          const unsigned int v2972 = v2971 + v2962;
-          const unsigned int v2973 = v2967 ? v2972 : v28;
-          const unsigned int v2975 = v2958 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v2976 = v2953 + v2975;
-          const unsigned int v2977 = v2976 + v2962;
-          iron_copy_async<16>(shm0 + v2977, x_sorted + v2973, v2967);
-          const unsigned int v2980 = v2955 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v2982 = v2980 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v2985 = v2980 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v2986 = v2985 << 2u;
-          const unsigned int v2987 = v71 + v2982;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v2988 = v2987 < v0;
-          const unsigned int v2989 = v2947 + v2986;
-          const bool v2990 = v2989 < v3;
-          const bool v2991 = v2988 && v2990;
-          const unsigned int v2993 = v2987 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v2995 = v2993 + v2947;
-          const unsigned int v2996 = v2995 + v2986;
-          const unsigned int v2997 = v2991 ? v2996 : v28;
-          const unsigned int v2999 = v2982 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3000 = v2953 + v2999;
-          const unsigned int v3001 = v3000 + v2986;
-          iron_copy_async<16>(shm0 + v3001, x_sorted + v2997, v2991);
-          const unsigned int v3004 = v2955 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3006 = v3004 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3009 = v3004 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3010 = v3009 << 2u;
-          const unsigned int v3011 = v71 + v3006;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3012 = v3011 < v0;
-          const unsigned int v3013 = v2947 + v3010;
-          const bool v3014 = v3013 < v3;
-          const bool v3015 = v3012 && v3014;
-          const unsigned int v3017 = v3011 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3019 = v3017 + v2947;
-          const unsigned int v3020 = v3019 + v3010;
-          const unsigned int v3021 = v3015 ? v3020 : v28;
-          const unsigned int v3023 = v3006 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3024 = v2953 + v3023;
-          const unsigned int v3025 = v3024 + v3010;
-          iron_copy_async<16>(shm0 + v3025, x_sorted + v3021, v3015);
-          const unsigned int v3028 = v2955 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3030 = v3028 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3033 = v3028 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3034 = v3033 << 2u;
-          const unsigned int v3035 = v71 + v3030;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3036 = v3035 < v0;
-          const unsigned int v3037 = v2947 + v3034;
-          const bool v3038 = v3037 < v3;
-          const bool v3039 = v3036 && v3038;
-          const unsigned int v3041 = v3035 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3043 = v3041 + v2947;
-          const unsigned int v3044 = v3043 + v3034;
-          const unsigned int v3045 = v3039 ? v3044 : v28;
-          const unsigned int v3047 = v3030 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3048 = v2953 + v3047;
-          const unsigned int v3049 = v3048 + v3034;
-          iron_copy_async<16>(shm0 + v3049, x_sorted + v3045, v3039);
-          const unsigned int v3061 = v77 + v2958;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3062 = v3061 < v76;
-          const bool v3065 = v3062 && v2966;
-          const unsigned int v3067 = v3061 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3069 = v3067 + v2947;
-          const unsigned int v3070 = v3069 + v2962;
-          const unsigned int v3071 = v3065 ? v3070 : v28;
-          iron_copy_async<16>(shm1 + v2977, w + v3071, v3065);  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3085 = v77 + v2982;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3086 = v3085 < v76;
-          const bool v3089 = v3086 && v2990;
-          const unsigned int v3091 = v3085 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3093 = v3091 + v2947;
-          const unsigned int v3094 = v3093 + v2986;
-          const unsigned int v3095 = v3089 ? v3094 : v28;
-          iron_copy_async<16>(shm1 + v3001, w + v3095, v3089);  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3109 = v77 + v3006;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3110 = v3109 < v76;
-          const bool v3113 = v3110 && v3014;
-          const unsigned int v3115 = v3109 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3117 = v3115 + v2947;
-          const unsigned int v3118 = v3117 + v3010;
-          const unsigned int v3119 = v3113 ? v3118 : v28;
-          iron_copy_async<16>(shm1 + v3025, w + v3119, v3113);  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3133 = v77 + v3030;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3134 = v3133 < v76;
-          const bool v3137 = v3134 && v3038;
-          const unsigned int v3139 = v3133 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3141 = v3139 + v2947;
-          const unsigned int v3142 = v3141 + v3034;
-          const unsigned int v3143 = v3137 ? v3142 : v28;
-          iron_copy_async<16>(shm1 + v3049, w + v3143, v3137);  // kernels/gemm/gemm_tiles.hpp:82
+        const unsigned int v2934 = v2932 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+        const unsigned int v2941 = v2934 + v2940;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<false>(v95, shm0, v2941, 20u);
+        const unsigned int v2947 = v2934 + v2946;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load_shared<true>(v97, shm1, v2947, 20u);
+        iron_frag_mma_software(v93, v95, v97);  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v2951 = v2928 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v2953 = v2930 + 2u;
+        const unsigned int v2954 = v2953 % 3u;
+        const bool v2955 = v2951 < v3;
+        if (v2955) {
+          const unsigned int v2957 = v2954 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v2959 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v2962 = v2959 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2965 = v2959 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2966 = v2965 << 2u;
+          const unsigned int v2967 = v75 + v2962;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v2968 = v2967 < v0;
+          const unsigned int v2969 = v2951 + v2966;
+          const bool v2970 = v2969 < v3;
+          const bool v2971 = v2968 && v2970;
+          const unsigned int v2973 = v2967 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v2975 = v2973 + v2951;
+          const unsigned int v2976 = v2975 + v2966;
+          const unsigned int v2977 = v2971 ? v2976 : v28;
+          const unsigned int v2979 = v2962 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v2980 = v2957 + v2979;
+          const unsigned int v2981 = v2980 + v2966;
+          iron_copy_async<16>(shm0 + v2981, x_sorted + v2977, v2971);
+          const unsigned int v2984 = v2959 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v2986 = v2984 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v2989 = v2984 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v2990 = v2989 << 2u;
+          const unsigned int v2991 = v75 + v2986;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v2992 = v2991 < v0;
+          const unsigned int v2993 = v2951 + v2990;
+          const bool v2994 = v2993 < v3;
+          const bool v2995 = v2992 && v2994;
+          const unsigned int v2997 = v2991 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v2999 = v2997 + v2951;
+          const unsigned int v3000 = v2999 + v2990;
+          const unsigned int v3001 = v2995 ? v3000 : v28;
+          const unsigned int v3003 = v2986 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3004 = v2957 + v3003;
+          const unsigned int v3005 = v3004 + v2990;
+          iron_copy_async<16>(shm0 + v3005, x_sorted + v3001, v2995);
+          const unsigned int v3008 = v2959 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3010 = v3008 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3013 = v3008 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3014 = v3013 << 2u;
+          const unsigned int v3015 = v75 + v3010;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3016 = v3015 < v0;
+          const unsigned int v3017 = v2951 + v3014;
+          const bool v3018 = v3017 < v3;
+          const bool v3019 = v3016 && v3018;
+          const unsigned int v3021 = v3015 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3023 = v3021 + v2951;
+          const unsigned int v3024 = v3023 + v3014;
+          const unsigned int v3025 = v3019 ? v3024 : v28;
+          const unsigned int v3027 = v3010 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3028 = v2957 + v3027;
+          const unsigned int v3029 = v3028 + v3014;
+          iron_copy_async<16>(shm0 + v3029, x_sorted + v3025, v3019);
+          const unsigned int v3032 = v2959 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3034 = v3032 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3037 = v3032 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3038 = v3037 << 2u;
+          const unsigned int v3039 = v75 + v3034;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3040 = v3039 < v0;
+          const unsigned int v3041 = v2951 + v3038;
+          const bool v3042 = v3041 < v3;
+          const bool v3043 = v3040 && v3042;
+          const unsigned int v3045 = v3039 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3047 = v3045 + v2951;
+          const unsigned int v3048 = v3047 + v3038;
+          const unsigned int v3049 = v3043 ? v3048 : v28;
+          const unsigned int v3051 = v3034 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3052 = v2957 + v3051;
+          const unsigned int v3053 = v3052 + v3038;
+          iron_copy_async<16>(shm0 + v3053, x_sorted + v3049, v3043);
+          const unsigned int v3065 = v81 + v2962;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3066 = v3065 < v80;
+          const bool v3069 = v3066 && v2970;
+          const unsigned int v3071 = v3065 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3073 = v3071 + v2951;
+          const unsigned int v3074 = v3073 + v2966;
+          const unsigned int v3075 = v3069 ? v3074 : v28;
+          iron_copy_async<16>(shm1 + v2981, w + v3075, v3069);  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3089 = v81 + v2986;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3090 = v3089 < v80;
+          const bool v3093 = v3090 && v2994;
+          const unsigned int v3095 = v3089 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3097 = v3095 + v2951;
+          const unsigned int v3098 = v3097 + v2990;
+          const unsigned int v3099 = v3093 ? v3098 : v28;
+          iron_copy_async<16>(shm1 + v3005, w + v3099, v3093);  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3113 = v81 + v3010;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3114 = v3113 < v80;
+          const bool v3117 = v3114 && v3018;
+          const unsigned int v3119 = v3113 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3121 = v3119 + v2951;
+          const unsigned int v3122 = v3121 + v3014;
+          const unsigned int v3123 = v3117 ? v3122 : v28;
+          iron_copy_async<16>(shm1 + v3029, w + v3123, v3117);  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3137 = v81 + v3034;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3138 = v3137 < v80;
+          const bool v3141 = v3138 && v3042;
+          const unsigned int v3143 = v3137 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3145 = v3143 + v2951;
+          const unsigned int v3146 = v3145 + v3038;
+          const unsigned int v3147 = v3141 ? v3146 : v28;
+          iron_copy_async<16>(shm1 + v3053, w + v3147, v3141);  // kernels/gemm/gemm_tiles.hpp:82
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
       __syncthreads();
     } else {
-      const unsigned int v334 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v335 = threadIdx.x;
-      const unsigned int v391 = v83 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v397 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v338 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v339 = threadIdx.x;
+      const unsigned int v395 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v401 = v91 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v333 = v28; v333 < v3; v333 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (unsigned int v337 = v335; v337 < 2048u; v337 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v339 = v337 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v341 = v337 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v342 = v71 + v339;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v343 = v342 < v0;
-          const unsigned int v344 = v333 + v341;
-          const bool v345 = v344 < v3;
-          const bool v346 = v343 && v345;
-          if (v346) {
-            const unsigned int v348 = v342 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v350 = v348 + v333;
-            const unsigned int v351 = v350 + v341;
-            const float v352 = x_sorted[v351];
-            const unsigned int v354 = v339 * 20u;
-            const unsigned int v355 = v354 + v341;
-            shm0[v355] = v352;
+      for (unsigned int v337 = v28; v337 < v3; v337 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (unsigned int v341 = v339; v341 < 2048u; v341 += v338) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v343 = v341 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v345 = v341 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v346 = v75 + v343;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v347 = v346 < v0;
+          const unsigned int v348 = v337 + v345;
+          const bool v349 = v348 < v3;
+          const bool v350 = v347 && v349;
+          if (v350) {
+            const unsigned int v352 = v346 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v354 = v352 + v337;
+            const unsigned int v355 = v354 + v345;
+            const float v356 = x_sorted[v355];
+            const unsigned int v358 = v343 * 20u;
+            const unsigned int v359 = v358 + v345;
+            shm0[v359] = v356;
           } else {
-            const unsigned int v357 = v339 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v358 = v357 + v341;
-            shm0[v358] = 0.0f;
+            const unsigned int v361 = v343 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v362 = v361 + v345;
+            shm0[v362] = 0.0f;
           }
         }
 
-        for (unsigned int v363 = v335; v363 < 2048u; v363 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v365 = v363 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v367 = v363 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v368 = v77 + v365;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v369 = v368 < v76;
-          const unsigned int v370 = v333 + v367;
-          const bool v371 = v370 < v3;
-          const bool v372 = v369 && v371;
-          if (v372) {
-            const unsigned int v374 = v368 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v376 = v374 + v333;
-            const unsigned int v377 = v376 + v367;
-            const float v378 = w[v377];
-            const unsigned int v380 = v365 * 20u;
-            const unsigned int v381 = v380 + v367;
-            shm1[v381] = v378;
+        for (unsigned int v367 = v339; v367 < 2048u; v367 += v338) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v369 = v367 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v371 = v367 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v372 = v81 + v369;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v373 = v372 < v80;
+          const unsigned int v374 = v337 + v371;
+          const bool v375 = v374 < v3;
+          const bool v376 = v373 && v375;
+          if (v376) {
+            const unsigned int v378 = v372 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v380 = v378 + v337;
+            const unsigned int v381 = v380 + v371;
+            const float v382 = w[v381];
+            const unsigned int v384 = v369 * 20u;
+            const unsigned int v385 = v384 + v371;
+            shm1[v385] = v382;
           } else {
-            const unsigned int v383 = v365 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v384 = v383 + v367;
-            shm1[v384] = 0.0f;
+            const unsigned int v387 = v369 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v388 = v387 + v371;
+            shm1[v388] = 0.0f;
           }
         }
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load_shared<false>(v91, shm0, v391, 20u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v93, shm1, v397, 20u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_software(v89, v91, v93);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load_shared<false>(v95, shm0, v395, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<true>(v97, shm1, v401, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma_software(v93, v95, v97);  // kernels/gemm/gemm_tiles.hpp:212
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const unsigned int v400 = static_cast<unsigned int>(v89.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v401 = v71 + v83;
-    const unsigned int v402 = v401 + v400;
-    const unsigned int v403 = static_cast<unsigned int>(v89.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v404 = v77 + v87;
-    const unsigned int v405 = v404 + v403;
-    const bool v406 = v402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v407 = v405 < v76;
-    const bool v408 = v406 && v407;
-    if (v408) {
-      const float v409 = v89.x[0];
-      const bool v410 = v402 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v411 = v405 - v75;
-      const bool v412 = v411 < v2;
-      const bool v413 = v410 && v412;
-      if (v413) {
-        const unsigned int v415 = v402 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v416 = v415 + v405;
-        const unsigned int v417 = v416 - v75;
-        out[v417] = v409;
-      }
-    }
-    const unsigned int v418 = static_cast<unsigned int>(v89.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v420 = v401 + v418;
-    const unsigned int v421 = static_cast<unsigned int>(v89.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v423 = v404 + v421;
-    const bool v424 = v420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v425 = v423 < v76;
-    const bool v426 = v424 && v425;
-    if (v426) {
-      const float v427 = v89.x[1];
-      const bool v428 = v420 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v429 = v423 - v75;
-      const bool v430 = v429 < v2;
-      const bool v431 = v428 && v430;
-      if (v431) {
-        const unsigned int v433 = v420 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v434 = v433 + v423;
-        const unsigned int v435 = v434 - v75;
-        out[v435] = v427;
-      }
-    }
-    const unsigned int v436 = static_cast<unsigned int>(v89.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v438 = v401 + v436;
-    const unsigned int v439 = static_cast<unsigned int>(v89.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v441 = v404 + v439;
-    const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v443 = v441 < v76;
-    const bool v444 = v442 && v443;
-    if (v444) {
-      const float v445 = v89.x[2];
-      const bool v446 = v438 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v447 = v441 - v75;
-      const bool v448 = v447 < v2;
-      const bool v449 = v446 && v448;
-      if (v449) {
-        const unsigned int v451 = v438 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v452 = v451 + v441;
-        const unsigned int v453 = v452 - v75;
-        out[v453] = v445;
-      }
-    }
-    const unsigned int v454 = static_cast<unsigned int>(v89.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v456 = v401 + v454;
-    const unsigned int v457 = static_cast<unsigned int>(v89.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v459 = v404 + v457;
-    const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v461 = v459 < v76;
-    const bool v462 = v460 && v461;
-    if (v462) {
-      const float v463 = v89.x[3];
-      const bool v464 = v456 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v465 = v459 - v75;
-      const bool v466 = v465 < v2;
-      const bool v467 = v464 && v466;
-      if (v467) {
-        const unsigned int v469 = v456 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v470 = v469 + v459;
-        const unsigned int v471 = v470 - v75;
-        out[v471] = v463;
-      }
-    }
-    const unsigned int v472 = static_cast<unsigned int>(v89.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v474 = v401 + v472;
-    const unsigned int v475 = static_cast<unsigned int>(v89.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v477 = v404 + v475;
-    const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v479 = v477 < v76;
-    const bool v480 = v478 && v479;
-    if (v480) {
-      const float v481 = v89.x[4];
-      const bool v482 = v474 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v483 = v477 - v75;
-      const bool v484 = v483 < v2;
-      const bool v485 = v482 && v484;
-      if (v485) {
-        const unsigned int v487 = v474 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v488 = v487 + v477;
-        const unsigned int v489 = v488 - v75;
-        out[v489] = v481;
-      }
+    const unsigned int v404 = static_cast<unsigned int>(v93.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v405 = v75 + v87;
+    const unsigned int v406 = v405 + v404;
+    const unsigned int v407 = static_cast<unsigned int>(v93.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v408 = v81 + v91;
+    const unsigned int v409 = v408 + v407;
+    const bool v410 = v406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v411 = v409 < v80;
+    const bool v412 = v410 && v411;
+    if (v412) {
+      const float v413 = v93.x[0];
+      const bool v414 = v406 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v415 = v409 - v79;
+      const bool v416 = v415 < v2;
+      const bool v417 = v414 && v416;
+      if (v417) {
+        const unsigned int v419 = v406 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v420 = v419 + v409;
+        const unsigned int v421 = v420 - v79;
+        out[v421] = v413;
+      }
+    }
+    const unsigned int v422 = static_cast<unsigned int>(v93.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v424 = v405 + v422;
+    const unsigned int v425 = static_cast<unsigned int>(v93.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v427 = v408 + v425;
+    const bool v428 = v424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v429 = v427 < v80;
+    const bool v430 = v428 && v429;
+    if (v430) {
+      const float v431 = v93.x[1];
+      const bool v432 = v424 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v433 = v427 - v79;
+      const bool v434 = v433 < v2;
+      const bool v435 = v432 && v434;
+      if (v435) {
+        const unsigned int v437 = v424 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v438 = v437 + v427;
+        const unsigned int v439 = v438 - v79;
+        out[v439] = v431;
+      }
+    }
+    const unsigned int v440 = static_cast<unsigned int>(v93.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v442 = v405 + v440;
+    const unsigned int v443 = static_cast<unsigned int>(v93.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v445 = v408 + v443;
+    const bool v446 = v442 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v447 = v445 < v80;
+    const bool v448 = v446 && v447;
+    if (v448) {
+      const float v449 = v93.x[2];
+      const bool v450 = v442 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v451 = v445 - v79;
+      const bool v452 = v451 < v2;
+      const bool v453 = v450 && v452;
+      if (v453) {
+        const unsigned int v455 = v442 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v456 = v455 + v445;
+        const unsigned int v457 = v456 - v79;
+        out[v457] = v449;
+      }
+    }
+    const unsigned int v458 = static_cast<unsigned int>(v93.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v460 = v405 + v458;
+    const unsigned int v461 = static_cast<unsigned int>(v93.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v463 = v408 + v461;
+    const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v465 = v463 < v80;
+    const bool v466 = v464 && v465;
+    if (v466) {
+      const float v467 = v93.x[3];
+      const bool v468 = v460 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v469 = v463 - v79;
+      const bool v470 = v469 < v2;
+      const bool v471 = v468 && v470;
+      if (v471) {
+        const unsigned int v473 = v460 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v474 = v473 + v463;
+        const unsigned int v475 = v474 - v79;
+        out[v475] = v467;
+      }
+    }
+    const unsigned int v476 = static_cast<unsigned int>(v93.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v478 = v405 + v476;
+    const unsigned int v479 = static_cast<unsigned int>(v93.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v481 = v408 + v479;
+    const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v483 = v481 < v80;
+    const bool v484 = v482 && v483;
+    if (v484) {
+      const float v485 = v93.x[4];
+      const bool v486 = v478 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v487 = v481 - v79;
+      const bool v488 = v487 < v2;
+      const bool v489 = v486 && v488;
+      if (v489) {
+        const unsigned int v491 = v478 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v492 = v491 + v481;
+        const unsigned int v493 = v492 - v79;
+        out[v493] = v485;
+      }
     }
-    const unsigned int v490 = static_cast<unsigned int>(v89.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v492 = v401 + v490;
-    const unsigned int v493 = static_cast<unsigned int>(v89.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v495 = v404 + v493;
-    const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v497 = v495 < v76;
-    const bool v498 = v496 && v497;
-    if (v498) {
-      const float v499 = v89.x[5];
-      const bool v500 = v492 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v501 = v495 - v75;
-      const bool v502 = v501 < v2;
-      const bool v503 = v500 && v502;
-      if (v503) {
-        const unsigned int v505 = v492 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v506 = v505 + v495;
-        const unsigned int v507 = v506 - v75;
-        out[v507] = v499;
-      }
-    }
-    const unsigned int v508 = static_cast<unsigned int>(v89.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v510 = v401 + v508;
-    const unsigned int v511 = static_cast<unsigned int>(v89.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v513 = v404 + v511;
-    const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v515 = v513 < v76;
-    const bool v516 = v514 && v515;
-    if (v516) {
-      const float v517 = v89.x[6];
-      const bool v518 = v510 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v519 = v513 - v75;
-      const bool v520 = v519 < v2;
-      const bool v521 = v518 && v520;
-      if (v521) {
-        const unsigned int v523 = v510 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v524 = v523 + v513;
-        const unsigned int v525 = v524 - v75;
-        out[v525] = v517;
-      }
-    }
-    const unsigned int v526 = static_cast<unsigned int>(v89.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v528 = v401 + v526;
-    const unsigned int v529 = static_cast<unsigned int>(v89.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v531 = v404 + v529;
-    const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v533 = v531 < v76;
-    const bool v534 = v532 && v533;
-    if (v534) {
-      const float v535 = v89.x[7];
-      const bool v536 = v528 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v537 = v531 - v75;
-      const bool v538 = v537 < v2;
-      const bool v539 = v536 && v538;
-      if (v539) {
-        const unsigned int v541 = v528 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v542 = v541 + v531;
-        const unsigned int v543 = v542 - v75;
-        out[v543] = v535;
-      }
-    }
-    const unsigned int v544 = static_cast<unsigned int>(v89.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v546 = v401 + v544;
-    const unsigned int v547 = static_cast<unsigned int>(v89.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v549 = v404 + v547;
-    const bool v550 = v546 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v551 = v549 < v76;
-    const bool v552 = v550 && v551;
-    if (v552) {
-      const float v553 = v89.x[8];
-      const bool v554 = v546 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v555 = v549 - v75;
-      const bool v556 = v555 < v2;
-      const bool v557 = v554 && v556;
-      if (v557) {
-        const unsigned int v559 = v546 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v560 = v559 + v549;
-        const unsigned int v561 = v560 - v75;
-        out[v561] = v553;
-      }
-    }
-    const unsigned int v562 = static_cast<unsigned int>(v89.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v564 = v401 + v562;
-    const unsigned int v565 = static_cast<unsigned int>(v89.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v567 = v404 + v565;
-    const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v569 = v567 < v76;
-    const bool v570 = v568 && v569;
-    if (v570) {
-      const float v571 = v89.x[9];
-      const bool v572 = v564 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v573 = v567 - v75;
-      const bool v574 = v573 < v2;
-      const bool v575 = v572 && v574;
-      if (v575) {
-        const unsigned int v577 = v564 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v578 = v577 + v567;
-        const unsigned int v579 = v578 - v75;
-        out[v579] = v571;
-      }
-    }
-    const unsigned int v580 = static_cast<unsigned int>(v89.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v582 = v401 + v580;
-    const unsigned int v583 = static_cast<unsigned int>(v89.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v585 = v404 + v583;
-    const bool v586 = v582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v587 = v585 < v76;
-    const bool v588 = v586 && v587;
-    if (v588) {
-      const float v589 = v89.x[10];
-      const bool v590 = v582 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v591 = v585 - v75;
-      const bool v592 = v591 < v2;
-      const bool v593 = v590 && v592;
-      if (v593) {
-        const unsigned int v595 = v582 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v596 = v595 + v585;
-        const unsigned int v597 = v596 - v75;
-        out[v597] = v589;
-      }
-    }
-    const unsigned int v598 = static_cast<unsigned int>(v89.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v600 = v401 + v598;
-    const unsigned int v601 = static_cast<unsigned int>(v89.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v603 = v404 + v601;
-    const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v605 = v603 < v76;
-    const bool v606 = v604 && v605;
-    if (v606) {
-      const float v607 = v89.x[11];
-      const bool v608 = v600 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v609 = v603 - v75;
-      const bool v610 = v609 < v2;
-      const bool v611 = v608 && v610;
-      if (v611) {
-        const unsigned int v613 = v600 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v614 = v613 + v603;
-        const unsigned int v615 = v614 - v75;
-        out[v615] = v607;
-      }
-    }
-    const unsigned int v616 = static_cast<unsigned int>(v89.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v618 = v401 + v616;
-    const unsigned int v619 = static_cast<unsigned int>(v89.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v621 = v404 + v619;
-    const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v623 = v621 < v76;
-    const bool v624 = v622 && v623;
-    if (v624) {
-      const float v625 = v89.x[12];
-      const bool v626 = v618 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v627 = v621 - v75;
-      const bool v628 = v627 < v2;
-      const bool v629 = v626 && v628;
-      if (v629) {
-        const unsigned int v631 = v618 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v632 = v631 + v621;
-        const unsigned int v633 = v632 - v75;
-        out[v633] = v625;
-      }
-    }
-    const unsigned int v634 = static_cast<unsigned int>(v89.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v636 = v401 + v634;
-    const unsigned int v637 = static_cast<unsigned int>(v89.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v639 = v404 + v637;
-    const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v641 = v639 < v76;
-    const bool v642 = v640 && v641;
-    if (v642) {
-      const float v643 = v89.x[13];
-      const bool v644 = v636 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v645 = v639 - v75;
-      const bool v646 = v645 < v2;
-      const bool v647 = v644 && v646;
-      if (v647) {
-        const unsigned int v649 = v636 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v650 = v649 + v639;
-        const unsigned int v651 = v650 - v75;
-        out[v651] = v643;
-      }
-    }
-    const unsigned int v652 = static_cast<unsigned int>(v89.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v654 = v401 + v652;
-    const unsigned int v655 = static_cast<unsigned int>(v89.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v657 = v404 + v655;
-    const bool v658 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v659 = v657 < v76;
-    const bool v660 = v658 && v659;
-    if (v660) {
-      const float v661 = v89.x[14];
-      const bool v662 = v654 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v663 = v657 - v75;
-      const bool v664 = v663 < v2;
-      const bool v665 = v662 && v664;
-      if (v665) {
-        const unsigned int v667 = v654 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v668 = v667 + v657;
-        const unsigned int v669 = v668 - v75;
-        out[v669] = v661;
-      }
-    }
-    const unsigned int v670 = static_cast<unsigned int>(v89.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v672 = v401 + v670;
-    const unsigned int v673 = static_cast<unsigned int>(v89.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v675 = v404 + v673;
-    const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v677 = v675 < v76;
-    const bool v678 = v676 && v677;
-    if (v678) {
-      const float v679 = v89.x[15];
-      const bool v680 = v672 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v681 = v675 - v75;
-      const bool v682 = v681 < v2;
-      const bool v683 = v680 && v682;
-      if (v683) {
-        const unsigned int v685 = v672 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v686 = v685 + v675;
-        const unsigned int v687 = v686 - v75;
-        out[v687] = v679;
-      }
-    }
-    const unsigned int v688 = static_cast<unsigned int>(v89.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v690 = v401 + v688;
-    const unsigned int v691 = static_cast<unsigned int>(v89.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v693 = v404 + v691;
-    const bool v694 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v695 = v693 < v76;
-    const bool v696 = v694 && v695;
-    if (v696) {
-      const float v697 = v89.x[16];
-      const bool v698 = v690 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v699 = v693 - v75;
-      const bool v700 = v699 < v2;
-      const bool v701 = v698 && v700;
-      if (v701) {
-        const unsigned int v703 = v690 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v704 = v703 + v693;
-        const unsigned int v705 = v704 - v75;
-        out[v705] = v697;
-      }
-    }
-    const unsigned int v706 = static_cast<unsigned int>(v89.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v708 = v401 + v706;
-    const unsigned int v709 = static_cast<unsigned int>(v89.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v711 = v404 + v709;
-    const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v713 = v711 < v76;
-    const bool v714 = v712 && v713;
-    if (v714) {
-      const float v715 = v89.x[17];
-      const bool v716 = v708 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v717 = v711 - v75;
-      const bool v718 = v717 < v2;
-      const bool v719 = v716 && v718;
-      if (v719) {
-        const unsigned int v721 = v708 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v722 = v721 + v711;
-        const unsigned int v723 = v722 - v75;
-        out[v723] = v715;
-      }
-    }
-    const unsigned int v724 = static_cast<unsigned int>(v89.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v726 = v401 + v724;
-    const unsigned int v727 = static_cast<unsigned int>(v89.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v729 = v404 + v727;
-    const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v731 = v729 < v76;
-    const bool v732 = v730 && v731;
-    if (v732) {
-      const float v733 = v89.x[18];
-      const bool v734 = v726 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v735 = v729 - v75;
-      const bool v736 = v735 < v2;
-      const bool v737 = v734 && v736;
-      if (v737) {
-        const unsigned int v739 = v726 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v740 = v739 + v729;
-        const unsigned int v741 = v740 - v75;
-        out[v741] = v733;
-      }
-    }
-    const unsigned int v742 = static_cast<unsigned int>(v89.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v744 = v401 + v742;
-    const unsigned int v745 = static_cast<unsigned int>(v89.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v747 = v404 + v745;
-    const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v749 = v747 < v76;
-    const bool v750 = v748 && v749;
-    if (v750) {
-      const float v751 = v89.x[19];
-      const bool v752 = v744 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v753 = v747 - v75;
-      const bool v754 = v753 < v2;
-      const bool v755 = v752 && v754;
-      if (v755) {
-        const unsigned int v757 = v744 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v758 = v757 + v747;
-        const unsigned int v759 = v758 - v75;
-        out[v759] = v751;
-      }
-    }
-    const unsigned int v760 = static_cast<unsigned int>(v89.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v762 = v401 + v760;
-    const unsigned int v763 = static_cast<unsigned int>(v89.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v765 = v404 + v763;
-    const bool v766 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v767 = v765 < v76;
-    const bool v768 = v766 && v767;
-    if (v768) {
-      const float v769 = v89.x[20];
-      const bool v770 = v762 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v771 = v765 - v75;
-      const bool v772 = v771 < v2;
-      const bool v773 = v770 && v772;
-      if (v773) {
-        const unsigned int v775 = v762 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v776 = v775 + v765;
-        const unsigned int v777 = v776 - v75;
-        out[v777] = v769;
-      }
-    }
-    const unsigned int v778 = static_cast<unsigned int>(v89.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v780 = v401 + v778;
-    const unsigned int v781 = static_cast<unsigned int>(v89.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v783 = v404 + v781;
-    const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v785 = v783 < v76;
-    const bool v786 = v784 && v785;
-    if (v786) {
-      const float v787 = v89.x[21];
-      const bool v788 = v780 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v789 = v783 - v75;
-      const bool v790 = v789 < v2;
-      const bool v791 = v788 && v790;
-      if (v791) {
-        const unsigned int v793 = v780 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v794 = v793 + v783;
-        const unsigned int v795 = v794 - v75;
-        out[v795] = v787;
-      }
-    }
-    const unsigned int v796 = static_cast<unsigned int>(v89.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v798 = v401 + v796;
-    const unsigned int v799 = static_cast<unsigned int>(v89.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v801 = v404 + v799;
-    const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v803 = v801 < v76;
-    const bool v804 = v802 && v803;
-    if (v804) {
-      const float v805 = v89.x[22];
-      const bool v806 = v798 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v807 = v801 - v75;
-      const bool v808 = v807 < v2;
-      const bool v809 = v806 && v808;
-      if (v809) {
-        const unsigned int v811 = v798 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v812 = v811 + v801;
-        const unsigned int v813 = v812 - v75;
-        out[v813] = v805;
-      }
-    }
-    const unsigned int v814 = static_cast<unsigned int>(v89.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v816 = v401 + v814;
-    const unsigned int v817 = static_cast<unsigned int>(v89.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v819 = v404 + v817;
-    const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v821 = v819 < v76;
-    const bool v822 = v820 && v821;
-    if (v822) {
-      const float v823 = v89.x[23];
-      const bool v824 = v816 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v825 = v819 - v75;
-      const bool v826 = v825 < v2;
-      const bool v827 = v824 && v826;
-      if (v827) {
-        const unsigned int v829 = v816 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v830 = v829 + v819;
-        const unsigned int v831 = v830 - v75;
-        out[v831] = v823;
-      }
-    }
-    const unsigned int v832 = static_cast<unsigned int>(v89.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v834 = v401 + v832;
-    const unsigned int v835 = static_cast<unsigned int>(v89.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v837 = v404 + v835;
-    const bool v838 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v839 = v837 < v76;
-    const bool v840 = v838 && v839;
-    if (v840) {
-      const float v841 = v89.x[24];
-      const bool v842 = v834 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v843 = v837 - v75;
-      const bool v844 = v843 < v2;
-      const bool v845 = v842 && v844;
-      if (v845) {
-        const unsigned int v847 = v834 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v848 = v847 + v837;
-        const unsigned int v849 = v848 - v75;
-        out[v849] = v841;
-      }
-    }
-    const unsigned int v850 = static_cast<unsigned int>(v89.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v852 = v401 + v850;
-    const unsigned int v853 = static_cast<unsigned int>(v89.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v855 = v404 + v853;
-    const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v857 = v855 < v76;
-    const bool v858 = v856 && v857;
-    if (v858) {
-      const float v859 = v89.x[25];
-      const bool v860 = v852 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v861 = v855 - v75;
-      const bool v862 = v861 < v2;
-      const bool v863 = v860 && v862;
-      if (v863) {
-        const unsigned int v865 = v852 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v866 = v865 + v855;
-        const unsigned int v867 = v866 - v75;
-        out[v867] = v859;
-      }
-    }
-    const unsigned int v868 = static_cast<unsigned int>(v89.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v870 = v401 + v868;
-    const unsigned int v871 = static_cast<unsigned int>(v89.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v873 = v404 + v871;
-    const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v875 = v873 < v76;
-    const bool v876 = v874 && v875;
-    if (v876) {
-      const float v877 = v89.x[26];
-      const bool v878 = v870 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v879 = v873 - v75;
-      const bool v880 = v879 < v2;
-      const bool v881 = v878 && v880;
-      if (v881) {
-        const unsigned int v883 = v870 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v884 = v883 + v873;
-        const unsigned int v885 = v884 - v75;
-        out[v885] = v877;
-      }
-    }
-    const unsigned int v886 = static_cast<unsigned int>(v89.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v888 = v401 + v886;
-    const unsigned int v889 = static_cast<unsigned int>(v89.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v891 = v404 + v889;
-    const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v893 = v891 < v76;
-    const bool v894 = v892 && v893;
-    if (v894) {
-      const float v895 = v89.x[27];
-      const bool v896 = v888 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v897 = v891 - v75;
-      const bool v898 = v897 < v2;
-      const bool v899 = v896 && v898;
-      if (v899) {
-        const unsigned int v901 = v888 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v902 = v901 + v891;
-        const unsigned int v903 = v902 - v75;
-        out[v903] = v895;
-      }
-    }
-    const unsigned int v904 = static_cast<unsigned int>(v89.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v906 = v401 + v904;
-    const unsigned int v907 = static_cast<unsigned int>(v89.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v909 = v404 + v907;
-    const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v911 = v909 < v76;
-    const bool v912 = v910 && v911;
-    if (v912) {
-      const float v913 = v89.x[28];
-      const bool v914 = v906 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v915 = v909 - v75;
-      const bool v916 = v915 < v2;
-      const bool v917 = v914 && v916;
-      if (v917) {
-        const unsigned int v919 = v906 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v920 = v919 + v909;
-        const unsigned int v921 = v920 - v75;
-        out[v921] = v913;
-      }
-    }
-    const unsigned int v922 = static_cast<unsigned int>(v89.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v924 = v401 + v922;
-    const unsigned int v925 = static_cast<unsigned int>(v89.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v927 = v404 + v925;
-    const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v929 = v927 < v76;
-    const bool v930 = v928 && v929;
-    if (v930) {
-      const float v931 = v89.x[29];
-      const bool v932 = v924 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v933 = v927 - v75;
-      const bool v934 = v933 < v2;
-      const bool v935 = v932 && v934;
-      if (v935) {
-        const unsigned int v937 = v924 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v938 = v937 + v927;
-        const unsigned int v939 = v938 - v75;
-        out[v939] = v931;
-      }
-    }
-    const unsigned int v940 = static_cast<unsigned int>(v89.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v942 = v401 + v940;
-    const unsigned int v943 = static_cast<unsigned int>(v89.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v945 = v404 + v943;
-    const bool v946 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v947 = v945 < v76;
-    const bool v948 = v946 && v947;
-    if (v948) {
-      const float v949 = v89.x[30];
-      const bool v950 = v942 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v951 = v945 - v75;
-      const bool v952 = v951 < v2;
-      const bool v953 = v950 && v952;
-      if (v953) {
-        const unsigned int v955 = v942 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v956 = v955 + v945;
-        const unsigned int v957 = v956 - v75;
-        out[v957] = v949;
-      }
-    }
-    const unsigned int v958 = static_cast<unsigned int>(v89.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v960 = v401 + v958;
-    const unsigned int v961 = static_cast<unsigned int>(v89.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v963 = v404 + v961;
-    const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v965 = v963 < v76;
-    const bool v966 = v964 && v965;
-    if (v966) {
-      const float v967 = v89.x[31];
-      const bool v968 = v960 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v969 = v963 - v75;
-      const bool v970 = v969 < v2;
-      const bool v971 = v968 && v970;
-      if (v971) {
-        const unsigned int v973 = v960 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v974 = v973 + v963;
-        const unsigned int v975 = v974 - v75;
-        out[v975] = v967;
-      }
-    }
-    const unsigned int v976 = static_cast<unsigned int>(v89.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v978 = v401 + v976;
-    const unsigned int v979 = static_cast<unsigned int>(v89.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v981 = v404 + v979;
-    const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v983 = v981 < v76;
-    const bool v984 = v982 && v983;
-    if (v984) {
-      const float v985 = v89.x[32];
-      const bool v986 = v978 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v987 = v981 - v75;
-      const bool v988 = v987 < v2;
-      const bool v989 = v986 && v988;
-      if (v989) {
-        const unsigned int v991 = v978 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v992 = v991 + v981;
-        const unsigned int v993 = v992 - v75;
-        out[v993] = v985;
-      }
-    }
-    const unsigned int v994 = static_cast<unsigned int>(v89.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v996 = v401 + v994;
-    const unsigned int v997 = static_cast<unsigned int>(v89.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v999 = v404 + v997;
-    const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1001 = v999 < v76;
-    const bool v1002 = v1000 && v1001;
-    if (v1002) {
-      const float v1003 = v89.x[33];
-      const bool v1004 = v996 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1005 = v999 - v75;
-      const bool v1006 = v1005 < v2;
-      const bool v1007 = v1004 && v1006;
-      if (v1007) {
-        const unsigned int v1009 = v996 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1010 = v1009 + v999;
-        const unsigned int v1011 = v1010 - v75;
-        out[v1011] = v1003;
-      }
-    }
-    const unsigned int v1012 = static_cast<unsigned int>(v89.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1014 = v401 + v1012;
-    const unsigned int v1015 = static_cast<unsigned int>(v89.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1017 = v404 + v1015;
-    const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1019 = v1017 < v76;
-    const bool v1020 = v1018 && v1019;
-    if (v1020) {
-      const float v1021 = v89.x[34];
-      const bool v1022 = v1014 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1023 = v1017 - v75;
-      const bool v1024 = v1023 < v2;
-      const bool v1025 = v1022 && v1024;
-      if (v1025) {
-        const unsigned int v1027 = v1014 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1028 = v1027 + v1017;
-        const unsigned int v1029 = v1028 - v75;
-        out[v1029] = v1021;
-      }
-    }
-    const unsigned int v1030 = static_cast<unsigned int>(v89.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1032 = v401 + v1030;
-    const unsigned int v1033 = static_cast<unsigned int>(v89.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1035 = v404 + v1033;
-    const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1037 = v1035 < v76;
-    const bool v1038 = v1036 && v1037;
-    if (v1038) {
-      const float v1039 = v89.x[35];
-      const bool v1040 = v1032 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1041 = v1035 - v75;
-      const bool v1042 = v1041 < v2;
-      const bool v1043 = v1040 && v1042;
-      if (v1043) {
-        const unsigned int v1045 = v1032 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1046 = v1045 + v1035;
-        const unsigned int v1047 = v1046 - v75;
-        out[v1047] = v1039;
-      }
-    }
-    const unsigned int v1048 = static_cast<unsigned int>(v89.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1050 = v401 + v1048;
-    const unsigned int v1051 = static_cast<unsigned int>(v89.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1053 = v404 + v1051;
-    const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1055 = v1053 < v76;
-    const bool v1056 = v1054 && v1055;
-    if (v1056) {
-      const float v1057 = v89.x[36];
-      const bool v1058 = v1050 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1059 = v1053 - v75;
-      const bool v1060 = v1059 < v2;
-      const bool v1061 = v1058 && v1060;
-      if (v1061) {
-        const unsigned int v1063 = v1050 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1064 = v1063 + v1053;
-        const unsigned int v1065 = v1064 - v75;
-        out[v1065] = v1057;
-      }
-    }
-    const unsigned int v1066 = static_cast<unsigned int>(v89.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1068 = v401 + v1066;
-    const unsigned int v1069 = static_cast<unsigned int>(v89.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1071 = v404 + v1069;
-    const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1073 = v1071 < v76;
-    const bool v1074 = v1072 && v1073;
-    if (v1074) {
-      const float v1075 = v89.x[37];
-      const bool v1076 = v1068 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1077 = v1071 - v75;
-      const bool v1078 = v1077 < v2;
-      const bool v1079 = v1076 && v1078;
-      if (v1079) {
-        const unsigned int v1081 = v1068 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1082 = v1081 + v1071;
-        const unsigned int v1083 = v1082 - v75;
-        out[v1083] = v1075;
-      }
-    }
-    const unsigned int v1084 = static_cast<unsigned int>(v89.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1086 = v401 + v1084;
-    const unsigned int v1087 = static_cast<unsigned int>(v89.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1089 = v404 + v1087;
-    const bool v1090 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1091 = v1089 < v76;
-    const bool v1092 = v1090 && v1091;
-    if (v1092) {
-      const float v1093 = v89.x[38];
-      const bool v1094 = v1086 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1095 = v1089 - v75;
-      const bool v1096 = v1095 < v2;
-      const bool v1097 = v1094 && v1096;
-      if (v1097) {
-        const unsigned int v1099 = v1086 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1100 = v1099 + v1089;
-        const unsigned int v1101 = v1100 - v75;
-        out[v1101] = v1093;
-      }
-    }
-    const unsigned int v1102 = static_cast<unsigned int>(v89.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1104 = v401 + v1102;
-    const unsigned int v1105 = static_cast<unsigned int>(v89.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1107 = v404 + v1105;
-    const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1109 = v1107 < v76;
-    const bool v1110 = v1108 && v1109;
-    if (v1110) {
-      const float v1111 = v89.x[39];
-      const bool v1112 = v1104 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1113 = v1107 - v75;
-      const bool v1114 = v1113 < v2;
-      const bool v1115 = v1112 && v1114;
-      if (v1115) {
-        const unsigned int v1117 = v1104 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1118 = v1117 + v1107;
-        const unsigned int v1119 = v1118 - v75;
-        out[v1119] = v1111;
-      }
-    }
-    const unsigned int v1120 = static_cast<unsigned int>(v89.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1122 = v401 + v1120;
-    const unsigned int v1123 = static_cast<unsigned int>(v89.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1125 = v404 + v1123;
-    const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1127 = v1125 < v76;
-    const bool v1128 = v1126 && v1127;
-    if (v1128) {
-      const float v1129 = v89.x[40];
-      const bool v1130 = v1122 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1131 = v1125 - v75;
-      const bool v1132 = v1131 < v2;
-      const bool v1133 = v1130 && v1132;
-      if (v1133) {
-        const unsigned int v1135 = v1122 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1136 = v1135 + v1125;
-        const unsigned int v1137 = v1136 - v75;
-        out[v1137] = v1129;
-      }
-    }
-    const unsigned int v1138 = static_cast<unsigned int>(v89.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1140 = v401 + v1138;
-    const unsigned int v1141 = static_cast<unsigned int>(v89.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1143 = v404 + v1141;
-    const bool v1144 = v1140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1145 = v1143 < v76;
-    const bool v1146 = v1144 && v1145;
-    if (v1146) {
-      const float v1147 = v89.x[41];
-      const bool v1148 = v1140 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1149 = v1143 - v75;
-      const bool v1150 = v1149 < v2;
-      const bool v1151 = v1148 && v1150;
-      if (v1151) {
-        const unsigned int v1153 = v1140 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1154 = v1153 + v1143;
-        const unsigned int v1155 = v1154 - v75;
-        out[v1155] = v1147;
-      }
-    }
-    const unsigned int v1156 = static_cast<unsigned int>(v89.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1158 = v401 + v1156;
-    const unsigned int v1159 = static_cast<unsigned int>(v89.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1161 = v404 + v1159;
-    const bool v1162 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1163 = v1161 < v76;
-    const bool v1164 = v1162 && v1163;
-    if (v1164) {
-      const float v1165 = v89.x[42];
-      const bool v1166 = v1158 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1167 = v1161 - v75;
-      const bool v1168 = v1167 < v2;
-      const bool v1169 = v1166 && v1168;
-      if (v1169) {
-        const unsigned int v1171 = v1158 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1172 = v1171 + v1161;
-        const unsigned int v1173 = v1172 - v75;
-        out[v1173] = v1165;
-      }
-    }
-    const unsigned int v1174 = static_cast<unsigned int>(v89.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1176 = v401 + v1174;
-    const unsigned int v1177 = static_cast<unsigned int>(v89.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1179 = v404 + v1177;
-    const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1181 = v1179 < v76;
-    const bool v1182 = v1180 && v1181;
-    if (v1182) {
-      const float v1183 = v89.x[43];
-      const bool v1184 = v1176 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1185 = v1179 - v75;
-      const bool v1186 = v1185 < v2;
-      const bool v1187 = v1184 && v1186;
-      if (v1187) {
-        const unsigned int v1189 = v1176 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1190 = v1189 + v1179;
-        const unsigned int v1191 = v1190 - v75;
-        out[v1191] = v1183;
-      }
-    }
-    const unsigned int v1192 = static_cast<unsigned int>(v89.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1194 = v401 + v1192;
-    const unsigned int v1195 = static_cast<unsigned int>(v89.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1197 = v404 + v1195;
-    const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1199 = v1197 < v76;
-    const bool v1200 = v1198 && v1199;
-    if (v1200) {
-      const float v1201 = v89.x[44];
-      const bool v1202 = v1194 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1203 = v1197 - v75;
-      const bool v1204 = v1203 < v2;
-      const bool v1205 = v1202 && v1204;
-      if (v1205) {
-        const unsigned int v1207 = v1194 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1208 = v1207 + v1197;
-        const unsigned int v1209 = v1208 - v75;
-        out[v1209] = v1201;
-      }
-    }
-    const unsigned int v1210 = static_cast<unsigned int>(v89.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1212 = v401 + v1210;
-    const unsigned int v1213 = static_cast<unsigned int>(v89.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1215 = v404 + v1213;
-    const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1217 = v1215 < v76;
-    const bool v1218 = v1216 && v1217;
-    if (v1218) {
-      const float v1219 = v89.x[45];
-      const bool v1220 = v1212 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1221 = v1215 - v75;
-      const bool v1222 = v1221 < v2;
-      const bool v1223 = v1220 && v1222;
-      if (v1223) {
-        const unsigned int v1225 = v1212 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1226 = v1225 + v1215;
-        const unsigned int v1227 = v1226 - v75;
-        out[v1227] = v1219;
-      }
-    }
-    const unsigned int v1228 = static_cast<unsigned int>(v89.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1230 = v401 + v1228;
-    const unsigned int v1231 = static_cast<unsigned int>(v89.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1233 = v404 + v1231;
-    const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1235 = v1233 < v76;
-    const bool v1236 = v1234 && v1235;
-    if (v1236) {
-      const float v1237 = v89.x[46];
-      const bool v1238 = v1230 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1239 = v1233 - v75;
-      const bool v1240 = v1239 < v2;
-      const bool v1241 = v1238 && v1240;
-      if (v1241) {
-        const unsigned int v1243 = v1230 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1244 = v1243 + v1233;
-        const unsigned int v1245 = v1244 - v75;
-        out[v1245] = v1237;
-      }
-    }
-    const unsigned int v1246 = static_cast<unsigned int>(v89.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1248 = v401 + v1246;
-    const unsigned int v1249 = static_cast<unsigned int>(v89.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1251 = v404 + v1249;
-    const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1253 = v1251 < v76;
-    const bool v1254 = v1252 && v1253;
-    if (v1254) {
-      const float v1255 = v89.x[47];
-      const bool v1256 = v1248 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1257 = v1251 - v75;
-      const bool v1258 = v1257 < v2;
-      const bool v1259 = v1256 && v1258;
-      if (v1259) {
-        const unsigned int v1261 = v1248 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1262 = v1261 + v1251;
-        const unsigned int v1263 = v1262 - v75;
-        out[v1263] = v1255;
-      }
-    }
-    const unsigned int v1264 = static_cast<unsigned int>(v89.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1266 = v401 + v1264;
-    const unsigned int v1267 = static_cast<unsigned int>(v89.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1269 = v404 + v1267;
-    const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1271 = v1269 < v76;
-    const bool v1272 = v1270 && v1271;
-    if (v1272) {
-      const float v1273 = v89.x[48];
-      const bool v1274 = v1266 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1275 = v1269 - v75;
-      const bool v1276 = v1275 < v2;
-      const bool v1277 = v1274 && v1276;
-      if (v1277) {
-        const unsigned int v1279 = v1266 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1280 = v1279 + v1269;
-        const unsigned int v1281 = v1280 - v75;
-        out[v1281] = v1273;
-      }
-    }
-    const unsigned int v1282 = static_cast<unsigned int>(v89.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1284 = v401 + v1282;
-    const unsigned int v1285 = static_cast<unsigned int>(v89.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1287 = v404 + v1285;
-    const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1289 = v1287 < v76;
-    const bool v1290 = v1288 && v1289;
-    if (v1290) {
-      const float v1291 = v89.x[49];
-      const bool v1292 = v1284 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1293 = v1287 - v75;
-      const bool v1294 = v1293 < v2;
-      const bool v1295 = v1292 && v1294;
-      if (v1295) {
-        const unsigned int v1297 = v1284 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1298 = v1297 + v1287;
-        const unsigned int v1299 = v1298 - v75;
-        out[v1299] = v1291;
-      }
-    }
-    const unsigned int v1300 = static_cast<unsigned int>(v89.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1302 = v401 + v1300;
-    const unsigned int v1303 = static_cast<unsigned int>(v89.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1305 = v404 + v1303;
-    const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1307 = v1305 < v76;
-    const bool v1308 = v1306 && v1307;
-    if (v1308) {
-      const float v1309 = v89.x[50];
-      const bool v1310 = v1302 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1311 = v1305 - v75;
-      const bool v1312 = v1311 < v2;
-      const bool v1313 = v1310 && v1312;
-      if (v1313) {
-        const unsigned int v1315 = v1302 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1316 = v1315 + v1305;
-        const unsigned int v1317 = v1316 - v75;
-        out[v1317] = v1309;
-      }
-    }
-    const unsigned int v1318 = static_cast<unsigned int>(v89.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1320 = v401 + v1318;
-    const unsigned int v1321 = static_cast<unsigned int>(v89.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1323 = v404 + v1321;
-    const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1325 = v1323 < v76;
-    const bool v1326 = v1324 && v1325;
-    if (v1326) {
-      const float v1327 = v89.x[51];
-      const bool v1328 = v1320 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1329 = v1323 - v75;
-      const bool v1330 = v1329 < v2;
-      const bool v1331 = v1328 && v1330;
-      if (v1331) {
-        const unsigned int v1333 = v1320 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1334 = v1333 + v1323;
-        const unsigned int v1335 = v1334 - v75;
-        out[v1335] = v1327;
-      }
-    }
-    const unsigned int v1336 = static_cast<unsigned int>(v89.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1338 = v401 + v1336;
-    const unsigned int v1339 = static_cast<unsigned int>(v89.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1341 = v404 + v1339;
-    const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1343 = v1341 < v76;
-    const bool v1344 = v1342 && v1343;
-    if (v1344) {
-      const float v1345 = v89.x[52];
-      const bool v1346 = v1338 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1347 = v1341 - v75;
-      const bool v1348 = v1347 < v2;
-      const bool v1349 = v1346 && v1348;
-      if (v1349) {
-        const unsigned int v1351 = v1338 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1352 = v1351 + v1341;
-        const unsigned int v1353 = v1352 - v75;
-        out[v1353] = v1345;
-      }
-    }
-    const unsigned int v1354 = static_cast<unsigned int>(v89.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1356 = v401 + v1354;
-    const unsigned int v1357 = static_cast<unsigned int>(v89.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1359 = v404 + v1357;
-    const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1361 = v1359 < v76;
-    const bool v1362 = v1360 && v1361;
-    if (v1362) {
-      const float v1363 = v89.x[53];
-      const bool v1364 = v1356 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1365 = v1359 - v75;
-      const bool v1366 = v1365 < v2;
-      const bool v1367 = v1364 && v1366;
-      if (v1367) {
-        const unsigned int v1369 = v1356 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1370 = v1369 + v1359;
-        const unsigned int v1371 = v1370 - v75;
-        out[v1371] = v1363;
-      }
-    }
-    const unsigned int v1372 = static_cast<unsigned int>(v89.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1374 = v401 + v1372;
-    const unsigned int v1375 = static_cast<unsigned int>(v89.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1377 = v404 + v1375;
-    const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1379 = v1377 < v76;
-    const bool v1380 = v1378 && v1379;
-    if (v1380) {
-      const float v1381 = v89.x[54];
-      const bool v1382 = v1374 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1383 = v1377 - v75;
-      const bool v1384 = v1383 < v2;
-      const bool v1385 = v1382 && v1384;
-      if (v1385) {
-        const unsigned int v1387 = v1374 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1388 = v1387 + v1377;
-        const unsigned int v1389 = v1388 - v75;
-        out[v1389] = v1381;
-      }
-    }
-    const unsigned int v1390 = static_cast<unsigned int>(v89.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1392 = v401 + v1390;
-    const unsigned int v1393 = static_cast<unsigned int>(v89.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1395 = v404 + v1393;
-    const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1397 = v1395 < v76;
-    const bool v1398 = v1396 && v1397;
-    if (v1398) {
-      const float v1399 = v89.x[55];
-      const bool v1400 = v1392 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1401 = v1395 - v75;
-      const bool v1402 = v1401 < v2;
-      const bool v1403 = v1400 && v1402;
-      if (v1403) {
-        const unsigned int v1405 = v1392 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1406 = v1405 + v1395;
-        const unsigned int v1407 = v1406 - v75;
-        out[v1407] = v1399;
-      }
-    }
-    const unsigned int v1408 = static_cast<unsigned int>(v89.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1410 = v401 + v1408;
-    const unsigned int v1411 = static_cast<unsigned int>(v89.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1413 = v404 + v1411;
-    const bool v1414 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1415 = v1413 < v76;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v89.x[56];
-      const bool v1418 = v1410 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1419 = v1413 - v75;
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1418 && v1420;
-      if (v1421) {
-        const unsigned int v1423 = v1410 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1424 = v1423 + v1413;
-        const unsigned int v1425 = v1424 - v75;
-        out[v1425] = v1417;
-      }
-    }
-    const unsigned int v1426 = static_cast<unsigned int>(v89.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1428 = v401 + v1426;
-    const unsigned int v1429 = static_cast<unsigned int>(v89.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1431 = v404 + v1429;
-    const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1433 = v1431 < v76;
-    const bool v1434 = v1432 && v1433;
-    if (v1434) {
-      const float v1435 = v89.x[57];
-      const bool v1436 = v1428 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1437 = v1431 - v75;
-      const bool v1438 = v1437 < v2;
-      const bool v1439 = v1436 && v1438;
-      if (v1439) {
-        const unsigned int v1441 = v1428 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1442 = v1441 + v1431;
-        const unsigned int v1443 = v1442 - v75;
-        out[v1443] = v1435;
-      }
-    }
-    const unsigned int v1444 = static_cast<unsigned int>(v89.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1446 = v401 + v1444;
-    const unsigned int v1447 = static_cast<unsigned int>(v89.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1449 = v404 + v1447;
-    const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1451 = v1449 < v76;
-    const bool v1452 = v1450 && v1451;
-    if (v1452) {
-      const float v1453 = v89.x[58];
-      const bool v1454 = v1446 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1455 = v1449 - v75;
-      const bool v1456 = v1455 < v2;
-      const bool v1457 = v1454 && v1456;
-      if (v1457) {
-        const unsigned int v1459 = v1446 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1460 = v1459 + v1449;
-        const unsigned int v1461 = v1460 - v75;
-        out[v1461] = v1453;
-      }
-    }
-    const unsigned int v1462 = static_cast<unsigned int>(v89.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1464 = v401 + v1462;
-    const unsigned int v1465 = static_cast<unsigned int>(v89.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1467 = v404 + v1465;
-    const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1469 = v1467 < v76;
-    const bool v1470 = v1468 && v1469;
-    if (v1470) {
-      const float v1471 = v89.x[59];
-      const bool v1472 = v1464 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1473 = v1467 - v75;
-      const bool v1474 = v1473 < v2;
-      const bool v1475 = v1472 && v1474;
-      if (v1475) {
-        const unsigned int v1477 = v1464 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1478 = v1477 + v1467;
-        const unsigned int v1479 = v1478 - v75;
-        out[v1479] = v1471;
-      }
-    }
-    const unsigned int v1480 = static_cast<unsigned int>(v89.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1482 = v401 + v1480;
-    const unsigned int v1483 = static_cast<unsigned int>(v89.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1485 = v404 + v1483;
-    const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1487 = v1485 < v76;
-    const bool v1488 = v1486 && v1487;
-    if (v1488) {
-      const float v1489 = v89.x[60];
-      const bool v1490 = v1482 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1491 = v1485 - v75;
-      const bool v1492 = v1491 < v2;
-      const bool v1493 = v1490 && v1492;
-      if (v1493) {
-        const unsigned int v1495 = v1482 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1496 = v1495 + v1485;
-        const unsigned int v1497 = v1496 - v75;
-        out[v1497] = v1489;
-      }
-    }
-    const unsigned int v1498 = static_cast<unsigned int>(v89.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1500 = v401 + v1498;
-    const unsigned int v1501 = static_cast<unsigned int>(v89.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1503 = v404 + v1501;
-    const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1505 = v1503 < v76;
-    const bool v1506 = v1504 && v1505;
-    if (v1506) {
-      const float v1507 = v89.x[61];
-      const bool v1508 = v1500 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1509 = v1503 - v75;
-      const bool v1510 = v1509 < v2;
-      const bool v1511 = v1508 && v1510;
-      if (v1511) {
-        const unsigned int v1513 = v1500 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1514 = v1513 + v1503;
-        const unsigned int v1515 = v1514 - v75;
-        out[v1515] = v1507;
-      }
-    }
-    const unsigned int v1516 = static_cast<unsigned int>(v89.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1518 = v401 + v1516;
-    const unsigned int v1519 = static_cast<unsigned int>(v89.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1521 = v404 + v1519;
-    const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1523 = v1521 < v76;
-    const bool v1524 = v1522 && v1523;
-    if (v1524) {
-      const float v1525 = v89.x[62];
-      const bool v1526 = v1518 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1527 = v1521 - v75;
-      const bool v1528 = v1527 < v2;
-      const bool v1529 = v1526 && v1528;
-      if (v1529) {
-        const unsigned int v1531 = v1518 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1532 = v1531 + v1521;
-        const unsigned int v1533 = v1532 - v75;
-        out[v1533] = v1525;
-      }
-    }
-    const unsigned int v1534 = static_cast<unsigned int>(v89.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1536 = v401 + v1534;
-    const unsigned int v1537 = static_cast<unsigned int>(v89.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1539 = v404 + v1537;
-    const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1541 = v1539 < v76;
-    const bool v1542 = v1540 && v1541;
-    if (v1542) {
-      const float v1543 = v89.x[63];
-      const bool v1544 = v1536 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1545 = v1539 - v75;
-      const bool v1546 = v1545 < v2;
-      const bool v1547 = v1544 && v1546;
-      if (v1547) {
-        const unsigned int v1549 = v1536 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1550 = v1549 + v1539;
-        const unsigned int v1551 = v1550 - v75;
-        out[v1551] = v1543;
-      }
-    }
-    const unsigned int v1552 = static_cast<unsigned int>(v89.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1554 = v401 + v1552;
-    const unsigned int v1555 = static_cast<unsigned int>(v89.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1557 = v404 + v1555;
-    const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1559 = v1557 < v76;
-    const bool v1560 = v1558 && v1559;
-    if (v1560) {
-      const float v1561 = v89.x[64];
-      const bool v1562 = v1554 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1563 = v1557 - v75;
-      const bool v1564 = v1563 < v2;
-      const bool v1565 = v1562 && v1564;
-      if (v1565) {
-        const unsigned int v1567 = v1554 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1568 = v1567 + v1557;
-        const unsigned int v1569 = v1568 - v75;
-        out[v1569] = v1561;
-      }
-    }
-    const unsigned int v1570 = static_cast<unsigned int>(v89.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1572 = v401 + v1570;
-    const unsigned int v1573 = static_cast<unsigned int>(v89.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1575 = v404 + v1573;
-    const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1577 = v1575 < v76;
-    const bool v1578 = v1576 && v1577;
-    if (v1578) {
-      const float v1579 = v89.x[65];
-      const bool v1580 = v1572 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1581 = v1575 - v75;
-      const bool v1582 = v1581 < v2;
-      const bool v1583 = v1580 && v1582;
-      if (v1583) {
-        const unsigned int v1585 = v1572 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1586 = v1585 + v1575;
-        const unsigned int v1587 = v1586 - v75;
-        out[v1587] = v1579;
-      }
-    }
-    const unsigned int v1588 = static_cast<unsigned int>(v89.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1590 = v401 + v1588;
-    const unsigned int v1591 = static_cast<unsigned int>(v89.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1593 = v404 + v1591;
-    const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1595 = v1593 < v76;
-    const bool v1596 = v1594 && v1595;
-    if (v1596) {
-      const float v1597 = v89.x[66];
-      const bool v1598 = v1590 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1599 = v1593 - v75;
-      const bool v1600 = v1599 < v2;
-      const bool v1601 = v1598 && v1600;
-      if (v1601) {
-        const unsigned int v1603 = v1590 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1604 = v1603 + v1593;
-        const unsigned int v1605 = v1604 - v75;
-        out[v1605] = v1597;
-      }
-    }
-    const unsigned int v1606 = static_cast<unsigned int>(v89.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1608 = v401 + v1606;
-    const unsigned int v1609 = static_cast<unsigned int>(v89.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1611 = v404 + v1609;
-    const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1613 = v1611 < v76;
-    const bool v1614 = v1612 && v1613;
-    if (v1614) {
-      const float v1615 = v89.x[67];
-      const bool v1616 = v1608 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1617 = v1611 - v75;
-      const bool v1618 = v1617 < v2;
-      const bool v1619 = v1616 && v1618;
-      if (v1619) {
-        const unsigned int v1621 = v1608 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1622 = v1621 + v1611;
-        const unsigned int v1623 = v1622 - v75;
-        out[v1623] = v1615;
-      }
-    }
-    const unsigned int v1624 = static_cast<unsigned int>(v89.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1626 = v401 + v1624;
-    const unsigned int v1627 = static_cast<unsigned int>(v89.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1629 = v404 + v1627;
-    const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1631 = v1629 < v76;
-    const bool v1632 = v1630 && v1631;
-    if (v1632) {
-      const float v1633 = v89.x[68];
-      const bool v1634 = v1626 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1635 = v1629 - v75;
-      const bool v1636 = v1635 < v2;
-      const bool v1637 = v1634 && v1636;
-      if (v1637) {
-        const unsigned int v1639 = v1626 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1640 = v1639 + v1629;
-        const unsigned int v1641 = v1640 - v75;
-        out[v1641] = v1633;
-      }
-    }
-    const unsigned int v1642 = static_cast<unsigned int>(v89.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1644 = v401 + v1642;
-    const unsigned int v1645 = static_cast<unsigned int>(v89.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1647 = v404 + v1645;
-    const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1649 = v1647 < v76;
-    const bool v1650 = v1648 && v1649;
-    if (v1650) {
-      const float v1651 = v89.x[69];
-      const bool v1652 = v1644 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1653 = v1647 - v75;
-      const bool v1654 = v1653 < v2;
-      const bool v1655 = v1652 && v1654;
-      if (v1655) {
-        const unsigned int v1657 = v1644 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1658 = v1657 + v1647;
-        const unsigned int v1659 = v1658 - v75;
-        out[v1659] = v1651;
-      }
-    }
-    const unsigned int v1660 = static_cast<unsigned int>(v89.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1662 = v401 + v1660;
-    const unsigned int v1663 = static_cast<unsigned int>(v89.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1665 = v404 + v1663;
-    const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1667 = v1665 < v76;
-    const bool v1668 = v1666 && v1667;
-    if (v1668) {
-      const float v1669 = v89.x[70];
-      const bool v1670 = v1662 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1671 = v1665 - v75;
-      const bool v1672 = v1671 < v2;
-      const bool v1673 = v1670 && v1672;
-      if (v1673) {
-        const unsigned int v1675 = v1662 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1676 = v1675 + v1665;
-        const unsigned int v1677 = v1676 - v75;
-        out[v1677] = v1669;
-      }
-    }
-    const unsigned int v1678 = static_cast<unsigned int>(v89.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1680 = v401 + v1678;
-    const unsigned int v1681 = static_cast<unsigned int>(v89.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1683 = v404 + v1681;
-    const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1685 = v1683 < v76;
-    const bool v1686 = v1684 && v1685;
-    if (v1686) {
-      const float v1687 = v89.x[71];
-      const bool v1688 = v1680 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1689 = v1683 - v75;
-      const bool v1690 = v1689 < v2;
-      const bool v1691 = v1688 && v1690;
-      if (v1691) {
-        const unsigned int v1693 = v1680 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1694 = v1693 + v1683;
-        const unsigned int v1695 = v1694 - v75;
-        out[v1695] = v1687;
-      }
-    }
-    const unsigned int v1696 = static_cast<unsigned int>(v89.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1698 = v401 + v1696;
-    const unsigned int v1699 = static_cast<unsigned int>(v89.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1701 = v404 + v1699;
-    const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1703 = v1701 < v76;
-    const bool v1704 = v1702 && v1703;
-    if (v1704) {
-      const float v1705 = v89.x[72];
-      const bool v1706 = v1698 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1707 = v1701 - v75;
-      const bool v1708 = v1707 < v2;
-      const bool v1709 = v1706 && v1708;
-      if (v1709) {
-        const unsigned int v1711 = v1698 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1712 = v1711 + v1701;
-        const unsigned int v1713 = v1712 - v75;
-        out[v1713] = v1705;
-      }
-    }
-    const unsigned int v1714 = static_cast<unsigned int>(v89.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1716 = v401 + v1714;
-    const unsigned int v1717 = static_cast<unsigned int>(v89.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1719 = v404 + v1717;
-    const bool v1720 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1721 = v1719 < v76;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const float v1723 = v89.x[73];
-      const bool v1724 = v1716 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1725 = v1719 - v75;
-      const bool v1726 = v1725 < v2;
-      const bool v1727 = v1724 && v1726;
-      if (v1727) {
-        const unsigned int v1729 = v1716 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1730 = v1729 + v1719;
-        const unsigned int v1731 = v1730 - v75;
-        out[v1731] = v1723;
-      }
-    }
-    const unsigned int v1732 = static_cast<unsigned int>(v89.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1734 = v401 + v1732;
-    const unsigned int v1735 = static_cast<unsigned int>(v89.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1737 = v404 + v1735;
-    const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1739 = v1737 < v76;
-    const bool v1740 = v1738 && v1739;
-    if (v1740) {
-      const float v1741 = v89.x[74];
-      const bool v1742 = v1734 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1743 = v1737 - v75;
-      const bool v1744 = v1743 < v2;
-      const bool v1745 = v1742 && v1744;
-      if (v1745) {
-        const unsigned int v1747 = v1734 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1748 = v1747 + v1737;
-        const unsigned int v1749 = v1748 - v75;
-        out[v1749] = v1741;
-      }
-    }
-    const unsigned int v1750 = static_cast<unsigned int>(v89.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1752 = v401 + v1750;
-    const unsigned int v1753 = static_cast<unsigned int>(v89.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1755 = v404 + v1753;
-    const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1757 = v1755 < v76;
-    const bool v1758 = v1756 && v1757;
-    if (v1758) {
-      const float v1759 = v89.x[75];
-      const bool v1760 = v1752 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1761 = v1755 - v75;
-      const bool v1762 = v1761 < v2;
-      const bool v1763 = v1760 && v1762;
-      if (v1763) {
-        const unsigned int v1765 = v1752 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1766 = v1765 + v1755;
-        const unsigned int v1767 = v1766 - v75;
-        out[v1767] = v1759;
-      }
-    }
-    const unsigned int v1768 = static_cast<unsigned int>(v89.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1770 = v401 + v1768;
-    const unsigned int v1771 = static_cast<unsigned int>(v89.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1773 = v404 + v1771;
-    const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1775 = v1773 < v76;
-    const bool v1776 = v1774 && v1775;
-    if (v1776) {
-      const float v1777 = v89.x[76];
-      const bool v1778 = v1770 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1779 = v1773 - v75;
-      const bool v1780 = v1779 < v2;
-      const bool v1781 = v1778 && v1780;
-      if (v1781) {
-        const unsigned int v1783 = v1770 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1784 = v1783 + v1773;
-        const unsigned int v1785 = v1784 - v75;
-        out[v1785] = v1777;
-      }
-    }
-    const unsigned int v1786 = static_cast<unsigned int>(v89.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1788 = v401 + v1786;
-    const unsigned int v1789 = static_cast<unsigned int>(v89.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1791 = v404 + v1789;
-    const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1793 = v1791 < v76;
-    const bool v1794 = v1792 && v1793;
-    if (v1794) {
-      const float v1795 = v89.x[77];
-      const bool v1796 = v1788 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1797 = v1791 - v75;
-      const bool v1798 = v1797 < v2;
-      const bool v1799 = v1796 && v1798;
-      if (v1799) {
-        const unsigned int v1801 = v1788 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1802 = v1801 + v1791;
-        const unsigned int v1803 = v1802 - v75;
-        out[v1803] = v1795;
-      }
-    }
-    const unsigned int v1804 = static_cast<unsigned int>(v89.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1806 = v401 + v1804;
-    const unsigned int v1807 = static_cast<unsigned int>(v89.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1809 = v404 + v1807;
-    const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1811 = v1809 < v76;
-    const bool v1812 = v1810 && v1811;
-    if (v1812) {
-      const float v1813 = v89.x[78];
-      const bool v1814 = v1806 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1815 = v1809 - v75;
-      const bool v1816 = v1815 < v2;
-      const bool v1817 = v1814 && v1816;
-      if (v1817) {
-        const unsigned int v1819 = v1806 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1820 = v1819 + v1809;
-        const unsigned int v1821 = v1820 - v75;
-        out[v1821] = v1813;
-      }
-    }
-    const unsigned int v1822 = static_cast<unsigned int>(v89.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1824 = v401 + v1822;
-    const unsigned int v1825 = static_cast<unsigned int>(v89.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1827 = v404 + v1825;
-    const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1829 = v1827 < v76;
-    const bool v1830 = v1828 && v1829;
-    if (v1830) {
-      const float v1831 = v89.x[79];
-      const bool v1832 = v1824 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1833 = v1827 - v75;
-      const bool v1834 = v1833 < v2;
-      const bool v1835 = v1832 && v1834;
-      if (v1835) {
-        const unsigned int v1837 = v1824 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1838 = v1837 + v1827;
-        const unsigned int v1839 = v1838 - v75;
-        out[v1839] = v1831;
-      }
-    }
-    const unsigned int v1840 = static_cast<unsigned int>(v89.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1842 = v401 + v1840;
-    const unsigned int v1843 = static_cast<unsigned int>(v89.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1845 = v404 + v1843;
-    const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1847 = v1845 < v76;
-    const bool v1848 = v1846 && v1847;
-    if (v1848) {
-      const float v1849 = v89.x[80];
-      const bool v1850 = v1842 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1851 = v1845 - v75;
-      const bool v1852 = v1851 < v2;
-      const bool v1853 = v1850 && v1852;
-      if (v1853) {
-        const unsigned int v1855 = v1842 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1856 = v1855 + v1845;
-        const unsigned int v1857 = v1856 - v75;
-        out[v1857] = v1849;
-      }
-    }
-    const unsigned int v1858 = static_cast<unsigned int>(v89.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1860 = v401 + v1858;
-    const unsigned int v1861 = static_cast<unsigned int>(v89.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1863 = v404 + v1861;
-    const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1865 = v1863 < v76;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const float v1867 = v89.x[81];
-      const bool v1868 = v1860 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1869 = v1863 - v75;
-      const bool v1870 = v1869 < v2;
-      const bool v1871 = v1868 && v1870;
-      if (v1871) {
-        const unsigned int v1873 = v1860 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1874 = v1873 + v1863;
-        const unsigned int v1875 = v1874 - v75;
-        out[v1875] = v1867;
-      }
-    }
-    const unsigned int v1876 = static_cast<unsigned int>(v89.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1878 = v401 + v1876;
-    const unsigned int v1879 = static_cast<unsigned int>(v89.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1881 = v404 + v1879;
-    const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1883 = v1881 < v76;
-    const bool v1884 = v1882 && v1883;
-    if (v1884) {
-      const float v1885 = v89.x[82];
-      const bool v1886 = v1878 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1887 = v1881 - v75;
-      const bool v1888 = v1887 < v2;
-      const bool v1889 = v1886 && v1888;
-      if (v1889) {
-        const unsigned int v1891 = v1878 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1892 = v1891 + v1881;
-        const unsigned int v1893 = v1892 - v75;
-        out[v1893] = v1885;
-      }
-    }
-    const unsigned int v1894 = static_cast<unsigned int>(v89.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1896 = v401 + v1894;
-    const unsigned int v1897 = static_cast<unsigned int>(v89.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1899 = v404 + v1897;
-    const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1901 = v1899 < v76;
-    const bool v1902 = v1900 && v1901;
-    if (v1902) {
-      const float v1903 = v89.x[83];
-      const bool v1904 = v1896 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1905 = v1899 - v75;
-      const bool v1906 = v1905 < v2;
-      const bool v1907 = v1904 && v1906;
-      if (v1907) {
-        const unsigned int v1909 = v1896 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1910 = v1909 + v1899;
-        const unsigned int v1911 = v1910 - v75;
-        out[v1911] = v1903;
-      }
-    }
-    const unsigned int v1912 = static_cast<unsigned int>(v89.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1914 = v401 + v1912;
-    const unsigned int v1915 = static_cast<unsigned int>(v89.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1917 = v404 + v1915;
-    const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1919 = v1917 < v76;
-    const bool v1920 = v1918 && v1919;
-    if (v1920) {
-      const float v1921 = v89.x[84];
-      const bool v1922 = v1914 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1923 = v1917 - v75;
-      const bool v1924 = v1923 < v2;
-      const bool v1925 = v1922 && v1924;
-      if (v1925) {
-        const unsigned int v1927 = v1914 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1928 = v1927 + v1917;
-        const unsigned int v1929 = v1928 - v75;
-        out[v1929] = v1921;
-      }
-    }
-    const unsigned int v1930 = static_cast<unsigned int>(v89.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1932 = v401 + v1930;
-    const unsigned int v1933 = static_cast<unsigned int>(v89.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1935 = v404 + v1933;
-    const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1937 = v1935 < v76;
-    const bool v1938 = v1936 && v1937;
-    if (v1938) {
-      const float v1939 = v89.x[85];
-      const bool v1940 = v1932 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1941 = v1935 - v75;
-      const bool v1942 = v1941 < v2;
-      const bool v1943 = v1940 && v1942;
-      if (v1943) {
-        const unsigned int v1945 = v1932 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1946 = v1945 + v1935;
-        const unsigned int v1947 = v1946 - v75;
-        out[v1947] = v1939;
-      }
-    }
-    const unsigned int v1948 = static_cast<unsigned int>(v89.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1950 = v401 + v1948;
-    const unsigned int v1951 = static_cast<unsigned int>(v89.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1953 = v404 + v1951;
-    const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1955 = v1953 < v76;
-    const bool v1956 = v1954 && v1955;
-    if (v1956) {
-      const float v1957 = v89.x[86];
-      const bool v1958 = v1950 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1959 = v1953 - v75;
-      const bool v1960 = v1959 < v2;
-      const bool v1961 = v1958 && v1960;
-      if (v1961) {
-        const unsigned int v1963 = v1950 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1964 = v1963 + v1953;
-        const unsigned int v1965 = v1964 - v75;
-        out[v1965] = v1957;
-      }
-    }
-    const unsigned int v1966 = static_cast<unsigned int>(v89.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1968 = v401 + v1966;
-    const unsigned int v1969 = static_cast<unsigned int>(v89.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1971 = v404 + v1969;
-    const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1973 = v1971 < v76;
-    const bool v1974 = v1972 && v1973;
-    if (v1974) {
-      const float v1975 = v89.x[87];
-      const bool v1976 = v1968 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1977 = v1971 - v75;
-      const bool v1978 = v1977 < v2;
-      const bool v1979 = v1976 && v1978;
-      if (v1979) {
-        const unsigned int v1981 = v1968 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1982 = v1981 + v1971;
-        const unsigned int v1983 = v1982 - v75;
-        out[v1983] = v1975;
-      }
-    }
-    const unsigned int v1984 = static_cast<unsigned int>(v89.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1986 = v401 + v1984;
-    const unsigned int v1987 = static_cast<unsigned int>(v89.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1989 = v404 + v1987;
-    const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1991 = v1989 < v76;
-    const bool v1992 = v1990 && v1991;
-    if (v1992) {
-      const float v1993 = v89.x[88];
-      const bool v1994 = v1986 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v1995 = v1989 - v75;
-      const bool v1996 = v1995 < v2;
-      const bool v1997 = v1994 && v1996;
-      if (v1997) {
-        const unsigned int v1999 = v1986 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2000 = v1999 + v1989;
-        const unsigned int v2001 = v2000 - v75;
-        out[v2001] = v1993;
-      }
-    }
-    const unsigned int v2002 = static_cast<unsigned int>(v89.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2004 = v401 + v2002;
-    const unsigned int v2005 = static_cast<unsigned int>(v89.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2007 = v404 + v2005;
-    const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2009 = v2007 < v76;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v89.x[89];
-      const bool v2012 = v2004 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2013 = v2007 - v75;
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2012 && v2014;
-      if (v2015) {
-        const unsigned int v2017 = v2004 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2018 = v2017 + v2007;
-        const unsigned int v2019 = v2018 - v75;
-        out[v2019] = v2011;
-      }
-    }
-    const unsigned int v2020 = static_cast<unsigned int>(v89.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2022 = v401 + v2020;
-    const unsigned int v2023 = static_cast<unsigned int>(v89.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2025 = v404 + v2023;
-    const bool v2026 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2027 = v2025 < v76;
-    const bool v2028 = v2026 && v2027;
-    if (v2028) {
-      const float v2029 = v89.x[90];
-      const bool v2030 = v2022 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2031 = v2025 - v75;
-      const bool v2032 = v2031 < v2;
-      const bool v2033 = v2030 && v2032;
-      if (v2033) {
-        const unsigned int v2035 = v2022 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2036 = v2035 + v2025;
-        const unsigned int v2037 = v2036 - v75;
-        out[v2037] = v2029;
-      }
-    }
-    const unsigned int v2038 = static_cast<unsigned int>(v89.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2040 = v401 + v2038;
-    const unsigned int v2041 = static_cast<unsigned int>(v89.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2043 = v404 + v2041;
-    const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2045 = v2043 < v76;
-    const bool v2046 = v2044 && v2045;
-    if (v2046) {
-      const float v2047 = v89.x[91];
-      const bool v2048 = v2040 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2049 = v2043 - v75;
-      const bool v2050 = v2049 < v2;
-      const bool v2051 = v2048 && v2050;
-      if (v2051) {
-        const unsigned int v2053 = v2040 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2054 = v2053 + v2043;
-        const unsigned int v2055 = v2054 - v75;
-        out[v2055] = v2047;
-      }
-    }
-    const unsigned int v2056 = static_cast<unsigned int>(v89.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2058 = v401 + v2056;
-    const unsigned int v2059 = static_cast<unsigned int>(v89.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2061 = v404 + v2059;
-    const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2063 = v2061 < v76;
-    const bool v2064 = v2062 && v2063;
-    if (v2064) {
-      const float v2065 = v89.x[92];
-      const bool v2066 = v2058 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2067 = v2061 - v75;
-      const bool v2068 = v2067 < v2;
-      const bool v2069 = v2066 && v2068;
-      if (v2069) {
-        const unsigned int v2071 = v2058 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2072 = v2071 + v2061;
-        const unsigned int v2073 = v2072 - v75;
-        out[v2073] = v2065;
-      }
-    }
-    const unsigned int v2074 = static_cast<unsigned int>(v89.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2076 = v401 + v2074;
-    const unsigned int v2077 = static_cast<unsigned int>(v89.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2079 = v404 + v2077;
-    const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2081 = v2079 < v76;
-    const bool v2082 = v2080 && v2081;
-    if (v2082) {
-      const float v2083 = v89.x[93];
-      const bool v2084 = v2076 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2085 = v2079 - v75;
-      const bool v2086 = v2085 < v2;
-      const bool v2087 = v2084 && v2086;
-      if (v2087) {
-        const unsigned int v2089 = v2076 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2090 = v2089 + v2079;
-        const unsigned int v2091 = v2090 - v75;
-        out[v2091] = v2083;
-      }
-    }
-    const unsigned int v2092 = static_cast<unsigned int>(v89.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2094 = v401 + v2092;
-    const unsigned int v2095 = static_cast<unsigned int>(v89.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2097 = v404 + v2095;
-    const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2099 = v2097 < v76;
-    const bool v2100 = v2098 && v2099;
-    if (v2100) {
-      const float v2101 = v89.x[94];
-      const bool v2102 = v2094 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2103 = v2097 - v75;
-      const bool v2104 = v2103 < v2;
-      const bool v2105 = v2102 && v2104;
-      if (v2105) {
-        const unsigned int v2107 = v2094 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2108 = v2107 + v2097;
-        const unsigned int v2109 = v2108 - v75;
-        out[v2109] = v2101;
-      }
-    }
-    const unsigned int v2110 = static_cast<unsigned int>(v89.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2112 = v401 + v2110;
-    const unsigned int v2113 = static_cast<unsigned int>(v89.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2115 = v404 + v2113;
-    const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2117 = v2115 < v76;
-    const bool v2118 = v2116 && v2117;
-    if (v2118) {
-      const float v2119 = v89.x[95];
-      const bool v2120 = v2112 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2121 = v2115 - v75;
-      const bool v2122 = v2121 < v2;
-      const bool v2123 = v2120 && v2122;
-      if (v2123) {
-        const unsigned int v2125 = v2112 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2126 = v2125 + v2115;
-        const unsigned int v2127 = v2126 - v75;
-        out[v2127] = v2119;
-      }
-    }
-    const unsigned int v2128 = static_cast<unsigned int>(v89.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2130 = v401 + v2128;
-    const unsigned int v2131 = static_cast<unsigned int>(v89.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2133 = v404 + v2131;
-    const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2135 = v2133 < v76;
-    const bool v2136 = v2134 && v2135;
-    if (v2136) {
-      const float v2137 = v89.x[96];
-      const bool v2138 = v2130 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2139 = v2133 - v75;
-      const bool v2140 = v2139 < v2;
-      const bool v2141 = v2138 && v2140;
-      if (v2141) {
-        const unsigned int v2143 = v2130 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2144 = v2143 + v2133;
-        const unsigned int v2145 = v2144 - v75;
-        out[v2145] = v2137;
-      }
-    }
-    const unsigned int v2146 = static_cast<unsigned int>(v89.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2148 = v401 + v2146;
-    const unsigned int v2149 = static_cast<unsigned int>(v89.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2151 = v404 + v2149;
-    const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2153 = v2151 < v76;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const float v2155 = v89.x[97];
-      const bool v2156 = v2148 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2157 = v2151 - v75;
-      const bool v2158 = v2157 < v2;
-      const bool v2159 = v2156 && v2158;
-      if (v2159) {
-        const unsigned int v2161 = v2148 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2162 = v2161 + v2151;
-        const unsigned int v2163 = v2162 - v75;
-        out[v2163] = v2155;
-      }
-    }
-    const unsigned int v2164 = static_cast<unsigned int>(v89.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2166 = v401 + v2164;
-    const unsigned int v2167 = static_cast<unsigned int>(v89.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2169 = v404 + v2167;
-    const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2171 = v2169 < v76;
-    const bool v2172 = v2170 && v2171;
-    if (v2172) {
-      const float v2173 = v89.x[98];
-      const bool v2174 = v2166 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2175 = v2169 - v75;
-      const bool v2176 = v2175 < v2;
-      const bool v2177 = v2174 && v2176;
-      if (v2177) {
-        const unsigned int v2179 = v2166 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2180 = v2179 + v2169;
-        const unsigned int v2181 = v2180 - v75;
-        out[v2181] = v2173;
-      }
-    }
-    const unsigned int v2182 = static_cast<unsigned int>(v89.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2184 = v401 + v2182;
-    const unsigned int v2185 = static_cast<unsigned int>(v89.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2187 = v404 + v2185;
-    const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2189 = v2187 < v76;
-    const bool v2190 = v2188 && v2189;
-    if (v2190) {
-      const float v2191 = v89.x[99];
-      const bool v2192 = v2184 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2193 = v2187 - v75;
-      const bool v2194 = v2193 < v2;
-      const bool v2195 = v2192 && v2194;
-      if (v2195) {
-        const unsigned int v2197 = v2184 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2198 = v2197 + v2187;
-        const unsigned int v2199 = v2198 - v75;
-        out[v2199] = v2191;
-      }
-    }
-    const unsigned int v2200 = static_cast<unsigned int>(v89.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2202 = v401 + v2200;
-    const unsigned int v2203 = static_cast<unsigned int>(v89.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2205 = v404 + v2203;
-    const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2207 = v2205 < v76;
-    const bool v2208 = v2206 && v2207;
-    if (v2208) {
-      const float v2209 = v89.x[100];
-      const bool v2210 = v2202 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2211 = v2205 - v75;
-      const bool v2212 = v2211 < v2;
-      const bool v2213 = v2210 && v2212;
-      if (v2213) {
-        const unsigned int v2215 = v2202 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2216 = v2215 + v2205;
-        const unsigned int v2217 = v2216 - v75;
-        out[v2217] = v2209;
-      }
-    }
-    const unsigned int v2218 = static_cast<unsigned int>(v89.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2220 = v401 + v2218;
-    const unsigned int v2221 = static_cast<unsigned int>(v89.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2223 = v404 + v2221;
-    const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2225 = v2223 < v76;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v89.x[101];
-      const bool v2228 = v2220 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2229 = v2223 - v75;
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2228 && v2230;
-      if (v2231) {
-        const unsigned int v2233 = v2220 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2234 = v2233 + v2223;
-        const unsigned int v2235 = v2234 - v75;
-        out[v2235] = v2227;
-      }
-    }
-    const unsigned int v2236 = static_cast<unsigned int>(v89.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2238 = v401 + v2236;
-    const unsigned int v2239 = static_cast<unsigned int>(v89.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2241 = v404 + v2239;
-    const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2243 = v2241 < v76;
-    const bool v2244 = v2242 && v2243;
-    if (v2244) {
-      const float v2245 = v89.x[102];
-      const bool v2246 = v2238 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2247 = v2241 - v75;
-      const bool v2248 = v2247 < v2;
-      const bool v2249 = v2246 && v2248;
-      if (v2249) {
-        const unsigned int v2251 = v2238 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2252 = v2251 + v2241;
-        const unsigned int v2253 = v2252 - v75;
-        out[v2253] = v2245;
-      }
-    }
-    const unsigned int v2254 = static_cast<unsigned int>(v89.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2256 = v401 + v2254;
-    const unsigned int v2257 = static_cast<unsigned int>(v89.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2259 = v404 + v2257;
-    const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2261 = v2259 < v76;
-    const bool v2262 = v2260 && v2261;
-    if (v2262) {
-      const float v2263 = v89.x[103];
-      const bool v2264 = v2256 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2265 = v2259 - v75;
-      const bool v2266 = v2265 < v2;
-      const bool v2267 = v2264 && v2266;
-      if (v2267) {
-        const unsigned int v2269 = v2256 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2270 = v2269 + v2259;
-        const unsigned int v2271 = v2270 - v75;
-        out[v2271] = v2263;
-      }
-    }
-    const unsigned int v2272 = static_cast<unsigned int>(v89.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2274 = v401 + v2272;
-    const unsigned int v2275 = static_cast<unsigned int>(v89.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2277 = v404 + v2275;
-    const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2279 = v2277 < v76;
-    const bool v2280 = v2278 && v2279;
-    if (v2280) {
-      const float v2281 = v89.x[104];
-      const bool v2282 = v2274 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2283 = v2277 - v75;
-      const bool v2284 = v2283 < v2;
-      const bool v2285 = v2282 && v2284;
-      if (v2285) {
-        const unsigned int v2287 = v2274 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2288 = v2287 + v2277;
-        const unsigned int v2289 = v2288 - v75;
-        out[v2289] = v2281;
-      }
-    }
-    const unsigned int v2290 = static_cast<unsigned int>(v89.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2292 = v401 + v2290;
-    const unsigned int v2293 = static_cast<unsigned int>(v89.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2295 = v404 + v2293;
-    const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2297 = v2295 < v76;
-    const bool v2298 = v2296 && v2297;
-    if (v2298) {
-      const float v2299 = v89.x[105];
-      const bool v2300 = v2292 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2301 = v2295 - v75;
-      const bool v2302 = v2301 < v2;
-      const bool v2303 = v2300 && v2302;
-      if (v2303) {
-        const unsigned int v2305 = v2292 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2306 = v2305 + v2295;
-        const unsigned int v2307 = v2306 - v75;
-        out[v2307] = v2299;
-      }
-    }
-    const unsigned int v2308 = static_cast<unsigned int>(v89.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2310 = v401 + v2308;
-    const unsigned int v2311 = static_cast<unsigned int>(v89.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2313 = v404 + v2311;
-    const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2315 = v2313 < v76;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v89.x[106];
-      const bool v2318 = v2310 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2319 = v2313 - v75;
-      const bool v2320 = v2319 < v2;
-      const bool v2321 = v2318 && v2320;
-      if (v2321) {
-        const unsigned int v2323 = v2310 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2324 = v2323 + v2313;
-        const unsigned int v2325 = v2324 - v75;
-        out[v2325] = v2317;
-      }
-    }
-    const unsigned int v2326 = static_cast<unsigned int>(v89.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2328 = v401 + v2326;
-    const unsigned int v2329 = static_cast<unsigned int>(v89.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2331 = v404 + v2329;
-    const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2333 = v2331 < v76;
-    const bool v2334 = v2332 && v2333;
-    if (v2334) {
-      const float v2335 = v89.x[107];
-      const bool v2336 = v2328 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2337 = v2331 - v75;
-      const bool v2338 = v2337 < v2;
-      const bool v2339 = v2336 && v2338;
-      if (v2339) {
-        const unsigned int v2341 = v2328 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2342 = v2341 + v2331;
-        const unsigned int v2343 = v2342 - v75;
-        out[v2343] = v2335;
-      }
-    }
-    const unsigned int v2344 = static_cast<unsigned int>(v89.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2346 = v401 + v2344;
-    const unsigned int v2347 = static_cast<unsigned int>(v89.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2349 = v404 + v2347;
-    const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2351 = v2349 < v76;
-    const bool v2352 = v2350 && v2351;
-    if (v2352) {
-      const float v2353 = v89.x[108];
-      const bool v2354 = v2346 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2355 = v2349 - v75;
-      const bool v2356 = v2355 < v2;
-      const bool v2357 = v2354 && v2356;
-      if (v2357) {
-        const unsigned int v2359 = v2346 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2360 = v2359 + v2349;
-        const unsigned int v2361 = v2360 - v75;
-        out[v2361] = v2353;
-      }
-    }
-    const unsigned int v2362 = static_cast<unsigned int>(v89.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2364 = v401 + v2362;
-    const unsigned int v2365 = static_cast<unsigned int>(v89.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2367 = v404 + v2365;
-    const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2369 = v2367 < v76;
-    const bool v2370 = v2368 && v2369;
-    if (v2370) {
-      const float v2371 = v89.x[109];
-      const bool v2372 = v2364 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2373 = v2367 - v75;
-      const bool v2374 = v2373 < v2;
-      const bool v2375 = v2372 && v2374;
-      if (v2375) {
-        const unsigned int v2377 = v2364 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2378 = v2377 + v2367;
-        const unsigned int v2379 = v2378 - v75;
-        out[v2379] = v2371;
-      }
-    }
-    const unsigned int v2380 = static_cast<unsigned int>(v89.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2382 = v401 + v2380;
-    const unsigned int v2383 = static_cast<unsigned int>(v89.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2385 = v404 + v2383;
-    const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2387 = v2385 < v76;
-    const bool v2388 = v2386 && v2387;
-    if (v2388) {
-      const float v2389 = v89.x[110];
-      const bool v2390 = v2382 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2391 = v2385 - v75;
-      const bool v2392 = v2391 < v2;
-      const bool v2393 = v2390 && v2392;
-      if (v2393) {
-        const unsigned int v2395 = v2382 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2396 = v2395 + v2385;
-        const unsigned int v2397 = v2396 - v75;
-        out[v2397] = v2389;
-      }
-    }
-    const unsigned int v2398 = static_cast<unsigned int>(v89.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2400 = v401 + v2398;
-    const unsigned int v2401 = static_cast<unsigned int>(v89.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2403 = v404 + v2401;
-    const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2405 = v2403 < v76;
-    const bool v2406 = v2404 && v2405;
-    if (v2406) {
-      const float v2407 = v89.x[111];
-      const bool v2408 = v2400 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2409 = v2403 - v75;
-      const bool v2410 = v2409 < v2;
-      const bool v2411 = v2408 && v2410;
-      if (v2411) {
-        const unsigned int v2413 = v2400 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2414 = v2413 + v2403;
-        const unsigned int v2415 = v2414 - v75;
-        out[v2415] = v2407;
-      }
-    }
-    const unsigned int v2416 = static_cast<unsigned int>(v89.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2418 = v401 + v2416;
-    const unsigned int v2419 = static_cast<unsigned int>(v89.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2421 = v404 + v2419;
-    const bool v2422 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2423 = v2421 < v76;
-    const bool v2424 = v2422 && v2423;
-    if (v2424) {
-      const float v2425 = v89.x[112];
-      const bool v2426 = v2418 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2427 = v2421 - v75;
-      const bool v2428 = v2427 < v2;
-      const bool v2429 = v2426 && v2428;
-      if (v2429) {
-        const unsigned int v2431 = v2418 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2432 = v2431 + v2421;
-        const unsigned int v2433 = v2432 - v75;
-        out[v2433] = v2425;
-      }
-    }
-    const unsigned int v2434 = static_cast<unsigned int>(v89.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2436 = v401 + v2434;
-    const unsigned int v2437 = static_cast<unsigned int>(v89.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2439 = v404 + v2437;
-    const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2441 = v2439 < v76;
-    const bool v2442 = v2440 && v2441;
-    if (v2442) {
-      const float v2443 = v89.x[113];
-      const bool v2444 = v2436 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2445 = v2439 - v75;
-      const bool v2446 = v2445 < v2;
-      const bool v2447 = v2444 && v2446;
-      if (v2447) {
-        const unsigned int v2449 = v2436 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2450 = v2449 + v2439;
-        const unsigned int v2451 = v2450 - v75;
-        out[v2451] = v2443;
-      }
-    }
-    const unsigned int v2452 = static_cast<unsigned int>(v89.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2454 = v401 + v2452;
-    const unsigned int v2455 = static_cast<unsigned int>(v89.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2457 = v404 + v2455;
-    const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2459 = v2457 < v76;
-    const bool v2460 = v2458 && v2459;
-    if (v2460) {
-      const float v2461 = v89.x[114];
-      const bool v2462 = v2454 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2463 = v2457 - v75;
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2462 && v2464;
-      if (v2465) {
-        const unsigned int v2467 = v2454 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2468 = v2467 + v2457;
-        const unsigned int v2469 = v2468 - v75;
-        out[v2469] = v2461;
-      }
-    }
-    const unsigned int v2470 = static_cast<unsigned int>(v89.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2472 = v401 + v2470;
-    const unsigned int v2473 = static_cast<unsigned int>(v89.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2475 = v404 + v2473;
-    const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2477 = v2475 < v76;
-    const bool v2478 = v2476 && v2477;
-    if (v2478) {
-      const float v2479 = v89.x[115];
-      const bool v2480 = v2472 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2481 = v2475 - v75;
-      const bool v2482 = v2481 < v2;
-      const bool v2483 = v2480 && v2482;
-      if (v2483) {
-        const unsigned int v2485 = v2472 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2486 = v2485 + v2475;
-        const unsigned int v2487 = v2486 - v75;
-        out[v2487] = v2479;
-      }
-    }
-    const unsigned int v2488 = static_cast<unsigned int>(v89.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2490 = v401 + v2488;
-    const unsigned int v2491 = static_cast<unsigned int>(v89.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2493 = v404 + v2491;
-    const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2495 = v2493 < v76;
-    const bool v2496 = v2494 && v2495;
-    if (v2496) {
-      const float v2497 = v89.x[116];
-      const bool v2498 = v2490 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2499 = v2493 - v75;
-      const bool v2500 = v2499 < v2;
-      const bool v2501 = v2498 && v2500;
-      if (v2501) {
-        const unsigned int v2503 = v2490 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2504 = v2503 + v2493;
-        const unsigned int v2505 = v2504 - v75;
-        out[v2505] = v2497;
-      }
-    }
-    const unsigned int v2506 = static_cast<unsigned int>(v89.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2508 = v401 + v2506;
-    const unsigned int v2509 = static_cast<unsigned int>(v89.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2511 = v404 + v2509;
-    const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2513 = v2511 < v76;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v89.x[117];
-      const bool v2516 = v2508 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2517 = v2511 - v75;
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2516 && v2518;
-      if (v2519) {
-        const unsigned int v2521 = v2508 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2522 = v2521 + v2511;
-        const unsigned int v2523 = v2522 - v75;
-        out[v2523] = v2515;
-      }
-    }
-    const unsigned int v2524 = static_cast<unsigned int>(v89.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2526 = v401 + v2524;
-    const unsigned int v2527 = static_cast<unsigned int>(v89.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2529 = v404 + v2527;
-    const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2531 = v2529 < v76;
-    const bool v2532 = v2530 && v2531;
-    if (v2532) {
-      const float v2533 = v89.x[118];
-      const bool v2534 = v2526 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2535 = v2529 - v75;
-      const bool v2536 = v2535 < v2;
-      const bool v2537 = v2534 && v2536;
-      if (v2537) {
-        const unsigned int v2539 = v2526 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2540 = v2539 + v2529;
-        const unsigned int v2541 = v2540 - v75;
-        out[v2541] = v2533;
-      }
-    }
-    const unsigned int v2542 = static_cast<unsigned int>(v89.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2544 = v401 + v2542;
-    const unsigned int v2545 = static_cast<unsigned int>(v89.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2547 = v404 + v2545;
-    const bool v2548 = v2544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2549 = v2547 < v76;
-    const bool v2550 = v2548 && v2549;
-    if (v2550) {
-      const float v2551 = v89.x[119];
-      const bool v2552 = v2544 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2553 = v2547 - v75;
-      const bool v2554 = v2553 < v2;
-      const bool v2555 = v2552 && v2554;
-      if (v2555) {
-        const unsigned int v2557 = v2544 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2558 = v2557 + v2547;
-        const unsigned int v2559 = v2558 - v75;
-        out[v2559] = v2551;
-      }
-    }
-    const unsigned int v2560 = static_cast<unsigned int>(v89.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2562 = v401 + v2560;
-    const unsigned int v2563 = static_cast<unsigned int>(v89.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2565 = v404 + v2563;
-    const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2567 = v2565 < v76;
-    const bool v2568 = v2566 && v2567;
-    if (v2568) {
-      const float v2569 = v89.x[120];
-      const bool v2570 = v2562 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2571 = v2565 - v75;
-      const bool v2572 = v2571 < v2;
-      const bool v2573 = v2570 && v2572;
-      if (v2573) {
-        const unsigned int v2575 = v2562 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2576 = v2575 + v2565;
-        const unsigned int v2577 = v2576 - v75;
-        out[v2577] = v2569;
-      }
-    }
-    const unsigned int v2578 = static_cast<unsigned int>(v89.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2580 = v401 + v2578;
-    const unsigned int v2581 = static_cast<unsigned int>(v89.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2583 = v404 + v2581;
-    const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2585 = v2583 < v76;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v89.x[121];
-      const bool v2588 = v2580 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2589 = v2583 - v75;
-      const bool v2590 = v2589 < v2;
-      const bool v2591 = v2588 && v2590;
-      if (v2591) {
-        const unsigned int v2593 = v2580 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2594 = v2593 + v2583;
-        const unsigned int v2595 = v2594 - v75;
-        out[v2595] = v2587;
-      }
-    }
-    const unsigned int v2596 = static_cast<unsigned int>(v89.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2598 = v401 + v2596;
-    const unsigned int v2599 = static_cast<unsigned int>(v89.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2601 = v404 + v2599;
-    const bool v2602 = v2598 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2603 = v2601 < v76;
-    const bool v2604 = v2602 && v2603;
-    if (v2604) {
-      const float v2605 = v89.x[122];
-      const bool v2606 = v2598 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2607 = v2601 - v75;
-      const bool v2608 = v2607 < v2;
-      const bool v2609 = v2606 && v2608;
-      if (v2609) {
-        const unsigned int v2611 = v2598 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2612 = v2611 + v2601;
-        const unsigned int v2613 = v2612 - v75;
-        out[v2613] = v2605;
-      }
-    }
-    const unsigned int v2614 = static_cast<unsigned int>(v89.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2616 = v401 + v2614;
-    const unsigned int v2617 = static_cast<unsigned int>(v89.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2619 = v404 + v2617;
-    const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2621 = v2619 < v76;
-    const bool v2622 = v2620 && v2621;
-    if (v2622) {
-      const float v2623 = v89.x[123];
-      const bool v2624 = v2616 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2625 = v2619 - v75;
-      const bool v2626 = v2625 < v2;
-      const bool v2627 = v2624 && v2626;
-      if (v2627) {
-        const unsigned int v2629 = v2616 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2630 = v2629 + v2619;
-        const unsigned int v2631 = v2630 - v75;
-        out[v2631] = v2623;
-      }
-    }
-    const unsigned int v2632 = static_cast<unsigned int>(v89.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2634 = v401 + v2632;
-    const unsigned int v2635 = static_cast<unsigned int>(v89.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2637 = v404 + v2635;
-    const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2639 = v2637 < v76;
-    const bool v2640 = v2638 && v2639;
-    if (v2640) {
-      const float v2641 = v89.x[124];
-      const bool v2642 = v2634 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2643 = v2637 - v75;
-      const bool v2644 = v2643 < v2;
-      const bool v2645 = v2642 && v2644;
-      if (v2645) {
-        const unsigned int v2647 = v2634 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2648 = v2647 + v2637;
-        const unsigned int v2649 = v2648 - v75;
-        out[v2649] = v2641;
-      }
-    }
-    const unsigned int v2650 = static_cast<unsigned int>(v89.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2652 = v401 + v2650;
-    const unsigned int v2653 = static_cast<unsigned int>(v89.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2655 = v404 + v2653;
-    const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2657 = v2655 < v76;
-    const bool v2658 = v2656 && v2657;
-    if (v2658) {
-      const float v2659 = v89.x[125];
-      const bool v2660 = v2652 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2661 = v2655 - v75;
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2660 && v2662;
-      if (v2663) {
-        const unsigned int v2665 = v2652 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2666 = v2665 + v2655;
-        const unsigned int v2667 = v2666 - v75;
-        out[v2667] = v2659;
-      }
-    }
-    const unsigned int v2668 = static_cast<unsigned int>(v89.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2670 = v401 + v2668;
-    const unsigned int v2671 = static_cast<unsigned int>(v89.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2673 = v404 + v2671;
-    const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2675 = v2673 < v76;
-    const bool v2676 = v2674 && v2675;
-    if (v2676) {
-      const float v2677 = v89.x[126];
-      const bool v2678 = v2670 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2679 = v2673 - v75;
-      const bool v2680 = v2679 < v2;
-      const bool v2681 = v2678 && v2680;
-      if (v2681) {
-        const unsigned int v2683 = v2670 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2684 = v2683 + v2673;
-        const unsigned int v2685 = v2684 - v75;
-        out[v2685] = v2677;
-      }
-    }
-    const unsigned int v2686 = static_cast<unsigned int>(v89.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2688 = v401 + v2686;
-    const unsigned int v2689 = static_cast<unsigned int>(v89.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2691 = v404 + v2689;
-    const bool v2692 = v2688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2693 = v2691 < v76;
-    const bool v2694 = v2692 && v2693;
-    if (v2694) {
-      const float v2695 = v89.x[127];
-      const bool v2696 = v2688 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const unsigned int v2697 = v2691 - v75;
-      const bool v2698 = v2697 < v2;
-      const bool v2699 = v2696 && v2698;
-      if (v2699) {
-        const unsigned int v2701 = v2688 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2702 = v2701 + v2691;
-        const unsigned int v2703 = v2702 - v75;
-        out[v2703] = v2695;
+    const unsigned int v494 = static_cast<unsigned int>(v93.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v496 = v405 + v494;
+    const unsigned int v497 = static_cast<unsigned int>(v93.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v499 = v408 + v497;
+    const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v501 = v499 < v80;
+    const bool v502 = v500 && v501;
+    if (v502) {
+      const float v503 = v93.x[5];
+      const bool v504 = v496 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v505 = v499 - v79;
+      const bool v506 = v505 < v2;
+      const bool v507 = v504 && v506;
+      if (v507) {
+        const unsigned int v509 = v496 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v510 = v509 + v499;
+        const unsigned int v511 = v510 - v79;
+        out[v511] = v503;
+      }
+    }
+    const unsigned int v512 = static_cast<unsigned int>(v93.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v514 = v405 + v512;
+    const unsigned int v515 = static_cast<unsigned int>(v93.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v517 = v408 + v515;
+    const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v519 = v517 < v80;
+    const bool v520 = v518 && v519;
+    if (v520) {
+      const float v521 = v93.x[6];
+      const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v523 = v517 - v79;
+      const bool v524 = v523 < v2;
+      const bool v525 = v522 && v524;
+      if (v525) {
+        const unsigned int v527 = v514 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v528 = v527 + v517;
+        const unsigned int v529 = v528 - v79;
+        out[v529] = v521;
+      }
+    }
+    const unsigned int v530 = static_cast<unsigned int>(v93.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v532 = v405 + v530;
+    const unsigned int v533 = static_cast<unsigned int>(v93.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v535 = v408 + v533;
+    const bool v536 = v532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v537 = v535 < v80;
+    const bool v538 = v536 && v537;
+    if (v538) {
+      const float v539 = v93.x[7];
+      const bool v540 = v532 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v541 = v535 - v79;
+      const bool v542 = v541 < v2;
+      const bool v543 = v540 && v542;
+      if (v543) {
+        const unsigned int v545 = v532 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v546 = v545 + v535;
+        const unsigned int v547 = v546 - v79;
+        out[v547] = v539;
+      }
+    }
+    const unsigned int v548 = static_cast<unsigned int>(v93.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v550 = v405 + v548;
+    const unsigned int v551 = static_cast<unsigned int>(v93.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v553 = v408 + v551;
+    const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v555 = v553 < v80;
+    const bool v556 = v554 && v555;
+    if (v556) {
+      const float v557 = v93.x[8];
+      const bool v558 = v550 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v559 = v553 - v79;
+      const bool v560 = v559 < v2;
+      const bool v561 = v558 && v560;
+      if (v561) {
+        const unsigned int v563 = v550 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v564 = v563 + v553;
+        const unsigned int v565 = v564 - v79;
+        out[v565] = v557;
+      }
+    }
+    const unsigned int v566 = static_cast<unsigned int>(v93.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v568 = v405 + v566;
+    const unsigned int v569 = static_cast<unsigned int>(v93.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v571 = v408 + v569;
+    const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v573 = v571 < v80;
+    const bool v574 = v572 && v573;
+    if (v574) {
+      const float v575 = v93.x[9];
+      const bool v576 = v568 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v577 = v571 - v79;
+      const bool v578 = v577 < v2;
+      const bool v579 = v576 && v578;
+      if (v579) {
+        const unsigned int v581 = v568 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v582 = v581 + v571;
+        const unsigned int v583 = v582 - v79;
+        out[v583] = v575;
+      }
+    }
+    const unsigned int v584 = static_cast<unsigned int>(v93.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v586 = v405 + v584;
+    const unsigned int v587 = static_cast<unsigned int>(v93.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v589 = v408 + v587;
+    const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v591 = v589 < v80;
+    const bool v592 = v590 && v591;
+    if (v592) {
+      const float v593 = v93.x[10];
+      const bool v594 = v586 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v595 = v589 - v79;
+      const bool v596 = v595 < v2;
+      const bool v597 = v594 && v596;
+      if (v597) {
+        const unsigned int v599 = v586 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v600 = v599 + v589;
+        const unsigned int v601 = v600 - v79;
+        out[v601] = v593;
+      }
+    }
+    const unsigned int v602 = static_cast<unsigned int>(v93.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v604 = v405 + v602;
+    const unsigned int v605 = static_cast<unsigned int>(v93.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v607 = v408 + v605;
+    const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v609 = v607 < v80;
+    const bool v610 = v608 && v609;
+    if (v610) {
+      const float v611 = v93.x[11];
+      const bool v612 = v604 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v613 = v607 - v79;
+      const bool v614 = v613 < v2;
+      const bool v615 = v612 && v614;
+      if (v615) {
+        const unsigned int v617 = v604 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v618 = v617 + v607;
+        const unsigned int v619 = v618 - v79;
+        out[v619] = v611;
+      }
+    }
+    const unsigned int v620 = static_cast<unsigned int>(v93.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v622 = v405 + v620;
+    const unsigned int v623 = static_cast<unsigned int>(v93.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v625 = v408 + v623;
+    const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v627 = v625 < v80;
+    const bool v628 = v626 && v627;
+    if (v628) {
+      const float v629 = v93.x[12];
+      const bool v630 = v622 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v631 = v625 - v79;
+      const bool v632 = v631 < v2;
+      const bool v633 = v630 && v632;
+      if (v633) {
+        const unsigned int v635 = v622 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v636 = v635 + v625;
+        const unsigned int v637 = v636 - v79;
+        out[v637] = v629;
+      }
+    }
+    const unsigned int v638 = static_cast<unsigned int>(v93.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v640 = v405 + v638;
+    const unsigned int v641 = static_cast<unsigned int>(v93.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v643 = v408 + v641;
+    const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v645 = v643 < v80;
+    const bool v646 = v644 && v645;
+    if (v646) {
+      const float v647 = v93.x[13];
+      const bool v648 = v640 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v649 = v643 - v79;
+      const bool v650 = v649 < v2;
+      const bool v651 = v648 && v650;
+      if (v651) {
+        const unsigned int v653 = v640 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v654 = v653 + v643;
+        const unsigned int v655 = v654 - v79;
+        out[v655] = v647;
+      }
+    }
+    const unsigned int v656 = static_cast<unsigned int>(v93.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v658 = v405 + v656;
+    const unsigned int v659 = static_cast<unsigned int>(v93.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v661 = v408 + v659;
+    const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v663 = v661 < v80;
+    const bool v664 = v662 && v663;
+    if (v664) {
+      const float v665 = v93.x[14];
+      const bool v666 = v658 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v667 = v661 - v79;
+      const bool v668 = v667 < v2;
+      const bool v669 = v666 && v668;
+      if (v669) {
+        const unsigned int v671 = v658 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v672 = v671 + v661;
+        const unsigned int v673 = v672 - v79;
+        out[v673] = v665;
+      }
+    }
+    const unsigned int v674 = static_cast<unsigned int>(v93.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v676 = v405 + v674;
+    const unsigned int v677 = static_cast<unsigned int>(v93.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v679 = v408 + v677;
+    const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v681 = v679 < v80;
+    const bool v682 = v680 && v681;
+    if (v682) {
+      const float v683 = v93.x[15];
+      const bool v684 = v676 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v685 = v679 - v79;
+      const bool v686 = v685 < v2;
+      const bool v687 = v684 && v686;
+      if (v687) {
+        const unsigned int v689 = v676 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v690 = v689 + v679;
+        const unsigned int v691 = v690 - v79;
+        out[v691] = v683;
+      }
+    }
+    const unsigned int v692 = static_cast<unsigned int>(v93.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v694 = v405 + v692;
+    const unsigned int v695 = static_cast<unsigned int>(v93.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v697 = v408 + v695;
+    const bool v698 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v699 = v697 < v80;
+    const bool v700 = v698 && v699;
+    if (v700) {
+      const float v701 = v93.x[16];
+      const bool v702 = v694 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v703 = v697 - v79;
+      const bool v704 = v703 < v2;
+      const bool v705 = v702 && v704;
+      if (v705) {
+        const unsigned int v707 = v694 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v708 = v707 + v697;
+        const unsigned int v709 = v708 - v79;
+        out[v709] = v701;
+      }
+    }
+    const unsigned int v710 = static_cast<unsigned int>(v93.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v712 = v405 + v710;
+    const unsigned int v713 = static_cast<unsigned int>(v93.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v715 = v408 + v713;
+    const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v717 = v715 < v80;
+    const bool v718 = v716 && v717;
+    if (v718) {
+      const float v719 = v93.x[17];
+      const bool v720 = v712 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v721 = v715 - v79;
+      const bool v722 = v721 < v2;
+      const bool v723 = v720 && v722;
+      if (v723) {
+        const unsigned int v725 = v712 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v726 = v725 + v715;
+        const unsigned int v727 = v726 - v79;
+        out[v727] = v719;
+      }
+    }
+    const unsigned int v728 = static_cast<unsigned int>(v93.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v730 = v405 + v728;
+    const unsigned int v731 = static_cast<unsigned int>(v93.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v733 = v408 + v731;
+    const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v735 = v733 < v80;
+    const bool v736 = v734 && v735;
+    if (v736) {
+      const float v737 = v93.x[18];
+      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v739 = v733 - v79;
+      const bool v740 = v739 < v2;
+      const bool v741 = v738 && v740;
+      if (v741) {
+        const unsigned int v743 = v730 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v744 = v743 + v733;
+        const unsigned int v745 = v744 - v79;
+        out[v745] = v737;
+      }
+    }
+    const unsigned int v746 = static_cast<unsigned int>(v93.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v748 = v405 + v746;
+    const unsigned int v749 = static_cast<unsigned int>(v93.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v751 = v408 + v749;
+    const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v753 = v751 < v80;
+    const bool v754 = v752 && v753;
+    if (v754) {
+      const float v755 = v93.x[19];
+      const bool v756 = v748 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v757 = v751 - v79;
+      const bool v758 = v757 < v2;
+      const bool v759 = v756 && v758;
+      if (v759) {
+        const unsigned int v761 = v748 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v762 = v761 + v751;
+        const unsigned int v763 = v762 - v79;
+        out[v763] = v755;
+      }
+    }
+    const unsigned int v764 = static_cast<unsigned int>(v93.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v766 = v405 + v764;
+    const unsigned int v767 = static_cast<unsigned int>(v93.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v769 = v408 + v767;
+    const bool v770 = v766 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v771 = v769 < v80;
+    const bool v772 = v770 && v771;
+    if (v772) {
+      const float v773 = v93.x[20];
+      const bool v774 = v766 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v775 = v769 - v79;
+      const bool v776 = v775 < v2;
+      const bool v777 = v774 && v776;
+      if (v777) {
+        const unsigned int v779 = v766 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v780 = v779 + v769;
+        const unsigned int v781 = v780 - v79;
+        out[v781] = v773;
+      }
+    }
+    const unsigned int v782 = static_cast<unsigned int>(v93.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v784 = v405 + v782;
+    const unsigned int v785 = static_cast<unsigned int>(v93.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v787 = v408 + v785;
+    const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v789 = v787 < v80;
+    const bool v790 = v788 && v789;
+    if (v790) {
+      const float v791 = v93.x[21];
+      const bool v792 = v784 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v793 = v787 - v79;
+      const bool v794 = v793 < v2;
+      const bool v795 = v792 && v794;
+      if (v795) {
+        const unsigned int v797 = v784 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v798 = v797 + v787;
+        const unsigned int v799 = v798 - v79;
+        out[v799] = v791;
+      }
+    }
+    const unsigned int v800 = static_cast<unsigned int>(v93.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v802 = v405 + v800;
+    const unsigned int v803 = static_cast<unsigned int>(v93.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v805 = v408 + v803;
+    const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v807 = v805 < v80;
+    const bool v808 = v806 && v807;
+    if (v808) {
+      const float v809 = v93.x[22];
+      const bool v810 = v802 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v811 = v805 - v79;
+      const bool v812 = v811 < v2;
+      const bool v813 = v810 && v812;
+      if (v813) {
+        const unsigned int v815 = v802 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v816 = v815 + v805;
+        const unsigned int v817 = v816 - v79;
+        out[v817] = v809;
+      }
+    }
+    const unsigned int v818 = static_cast<unsigned int>(v93.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v820 = v405 + v818;
+    const unsigned int v821 = static_cast<unsigned int>(v93.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v823 = v408 + v821;
+    const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v825 = v823 < v80;
+    const bool v826 = v824 && v825;
+    if (v826) {
+      const float v827 = v93.x[23];
+      const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v829 = v823 - v79;
+      const bool v830 = v829 < v2;
+      const bool v831 = v828 && v830;
+      if (v831) {
+        const unsigned int v833 = v820 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v834 = v833 + v823;
+        const unsigned int v835 = v834 - v79;
+        out[v835] = v827;
+      }
+    }
+    const unsigned int v836 = static_cast<unsigned int>(v93.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v838 = v405 + v836;
+    const unsigned int v839 = static_cast<unsigned int>(v93.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v841 = v408 + v839;
+    const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v843 = v841 < v80;
+    const bool v844 = v842 && v843;
+    if (v844) {
+      const float v845 = v93.x[24];
+      const bool v846 = v838 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v847 = v841 - v79;
+      const bool v848 = v847 < v2;
+      const bool v849 = v846 && v848;
+      if (v849) {
+        const unsigned int v851 = v838 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v852 = v851 + v841;
+        const unsigned int v853 = v852 - v79;
+        out[v853] = v845;
+      }
+    }
+    const unsigned int v854 = static_cast<unsigned int>(v93.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v856 = v405 + v854;
+    const unsigned int v857 = static_cast<unsigned int>(v93.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v859 = v408 + v857;
+    const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v861 = v859 < v80;
+    const bool v862 = v860 && v861;
+    if (v862) {
+      const float v863 = v93.x[25];
+      const bool v864 = v856 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v865 = v859 - v79;
+      const bool v866 = v865 < v2;
+      const bool v867 = v864 && v866;
+      if (v867) {
+        const unsigned int v869 = v856 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v870 = v869 + v859;
+        const unsigned int v871 = v870 - v79;
+        out[v871] = v863;
+      }
+    }
+    const unsigned int v872 = static_cast<unsigned int>(v93.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v874 = v405 + v872;
+    const unsigned int v875 = static_cast<unsigned int>(v93.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v877 = v408 + v875;
+    const bool v878 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v879 = v877 < v80;
+    const bool v880 = v878 && v879;
+    if (v880) {
+      const float v881 = v93.x[26];
+      const bool v882 = v874 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v883 = v877 - v79;
+      const bool v884 = v883 < v2;
+      const bool v885 = v882 && v884;
+      if (v885) {
+        const unsigned int v887 = v874 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v888 = v887 + v877;
+        const unsigned int v889 = v888 - v79;
+        out[v889] = v881;
+      }
+    }
+    const unsigned int v890 = static_cast<unsigned int>(v93.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v892 = v405 + v890;
+    const unsigned int v893 = static_cast<unsigned int>(v93.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v895 = v408 + v893;
+    const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v897 = v895 < v80;
+    const bool v898 = v896 && v897;
+    if (v898) {
+      const float v899 = v93.x[27];
+      const bool v900 = v892 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v901 = v895 - v79;
+      const bool v902 = v901 < v2;
+      const bool v903 = v900 && v902;
+      if (v903) {
+        const unsigned int v905 = v892 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v906 = v905 + v895;
+        const unsigned int v907 = v906 - v79;
+        out[v907] = v899;
+      }
+    }
+    const unsigned int v908 = static_cast<unsigned int>(v93.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v910 = v405 + v908;
+    const unsigned int v911 = static_cast<unsigned int>(v93.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v913 = v408 + v911;
+    const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v915 = v913 < v80;
+    const bool v916 = v914 && v915;
+    if (v916) {
+      const float v917 = v93.x[28];
+      const bool v918 = v910 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v919 = v913 - v79;
+      const bool v920 = v919 < v2;
+      const bool v921 = v918 && v920;
+      if (v921) {
+        const unsigned int v923 = v910 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v924 = v923 + v913;
+        const unsigned int v925 = v924 - v79;
+        out[v925] = v917;
+      }
+    }
+    const unsigned int v926 = static_cast<unsigned int>(v93.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v928 = v405 + v926;
+    const unsigned int v929 = static_cast<unsigned int>(v93.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v931 = v408 + v929;
+    const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v933 = v931 < v80;
+    const bool v934 = v932 && v933;
+    if (v934) {
+      const float v935 = v93.x[29];
+      const bool v936 = v928 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v937 = v931 - v79;
+      const bool v938 = v937 < v2;
+      const bool v939 = v936 && v938;
+      if (v939) {
+        const unsigned int v941 = v928 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v942 = v941 + v931;
+        const unsigned int v943 = v942 - v79;
+        out[v943] = v935;
+      }
+    }
+    const unsigned int v944 = static_cast<unsigned int>(v93.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v946 = v405 + v944;
+    const unsigned int v947 = static_cast<unsigned int>(v93.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v949 = v408 + v947;
+    const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v951 = v949 < v80;
+    const bool v952 = v950 && v951;
+    if (v952) {
+      const float v953 = v93.x[30];
+      const bool v954 = v946 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v955 = v949 - v79;
+      const bool v956 = v955 < v2;
+      const bool v957 = v954 && v956;
+      if (v957) {
+        const unsigned int v959 = v946 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v960 = v959 + v949;
+        const unsigned int v961 = v960 - v79;
+        out[v961] = v953;
+      }
+    }
+    const unsigned int v962 = static_cast<unsigned int>(v93.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v964 = v405 + v962;
+    const unsigned int v965 = static_cast<unsigned int>(v93.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v967 = v408 + v965;
+    const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v969 = v967 < v80;
+    const bool v970 = v968 && v969;
+    if (v970) {
+      const float v971 = v93.x[31];
+      const bool v972 = v964 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v973 = v967 - v79;
+      const bool v974 = v973 < v2;
+      const bool v975 = v972 && v974;
+      if (v975) {
+        const unsigned int v977 = v964 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v978 = v977 + v967;
+        const unsigned int v979 = v978 - v79;
+        out[v979] = v971;
+      }
+    }
+    const unsigned int v980 = static_cast<unsigned int>(v93.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v982 = v405 + v980;
+    const unsigned int v983 = static_cast<unsigned int>(v93.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v985 = v408 + v983;
+    const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v987 = v985 < v80;
+    const bool v988 = v986 && v987;
+    if (v988) {
+      const float v989 = v93.x[32];
+      const bool v990 = v982 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v991 = v985 - v79;
+      const bool v992 = v991 < v2;
+      const bool v993 = v990 && v992;
+      if (v993) {
+        const unsigned int v995 = v982 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v996 = v995 + v985;
+        const unsigned int v997 = v996 - v79;
+        out[v997] = v989;
+      }
+    }
+    const unsigned int v998 = static_cast<unsigned int>(v93.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1000 = v405 + v998;
+    const unsigned int v1001 = static_cast<unsigned int>(v93.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1003 = v408 + v1001;
+    const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1005 = v1003 < v80;
+    const bool v1006 = v1004 && v1005;
+    if (v1006) {
+      const float v1007 = v93.x[33];
+      const bool v1008 = v1000 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1009 = v1003 - v79;
+      const bool v1010 = v1009 < v2;
+      const bool v1011 = v1008 && v1010;
+      if (v1011) {
+        const unsigned int v1013 = v1000 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1014 = v1013 + v1003;
+        const unsigned int v1015 = v1014 - v79;
+        out[v1015] = v1007;
+      }
+    }
+    const unsigned int v1016 = static_cast<unsigned int>(v93.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1018 = v405 + v1016;
+    const unsigned int v1019 = static_cast<unsigned int>(v93.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1021 = v408 + v1019;
+    const bool v1022 = v1018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1023 = v1021 < v80;
+    const bool v1024 = v1022 && v1023;
+    if (v1024) {
+      const float v1025 = v93.x[34];
+      const bool v1026 = v1018 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1027 = v1021 - v79;
+      const bool v1028 = v1027 < v2;
+      const bool v1029 = v1026 && v1028;
+      if (v1029) {
+        const unsigned int v1031 = v1018 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1032 = v1031 + v1021;
+        const unsigned int v1033 = v1032 - v79;
+        out[v1033] = v1025;
+      }
+    }
+    const unsigned int v1034 = static_cast<unsigned int>(v93.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1036 = v405 + v1034;
+    const unsigned int v1037 = static_cast<unsigned int>(v93.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1039 = v408 + v1037;
+    const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1041 = v1039 < v80;
+    const bool v1042 = v1040 && v1041;
+    if (v1042) {
+      const float v1043 = v93.x[35];
+      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1045 = v1039 - v79;
+      const bool v1046 = v1045 < v2;
+      const bool v1047 = v1044 && v1046;
+      if (v1047) {
+        const unsigned int v1049 = v1036 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1050 = v1049 + v1039;
+        const unsigned int v1051 = v1050 - v79;
+        out[v1051] = v1043;
+      }
+    }
+    const unsigned int v1052 = static_cast<unsigned int>(v93.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1054 = v405 + v1052;
+    const unsigned int v1055 = static_cast<unsigned int>(v93.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1057 = v408 + v1055;
+    const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1059 = v1057 < v80;
+    const bool v1060 = v1058 && v1059;
+    if (v1060) {
+      const float v1061 = v93.x[36];
+      const bool v1062 = v1054 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1063 = v1057 - v79;
+      const bool v1064 = v1063 < v2;
+      const bool v1065 = v1062 && v1064;
+      if (v1065) {
+        const unsigned int v1067 = v1054 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1068 = v1067 + v1057;
+        const unsigned int v1069 = v1068 - v79;
+        out[v1069] = v1061;
+      }
+    }
+    const unsigned int v1070 = static_cast<unsigned int>(v93.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1072 = v405 + v1070;
+    const unsigned int v1073 = static_cast<unsigned int>(v93.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1075 = v408 + v1073;
+    const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1077 = v1075 < v80;
+    const bool v1078 = v1076 && v1077;
+    if (v1078) {
+      const float v1079 = v93.x[37];
+      const bool v1080 = v1072 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1081 = v1075 - v79;
+      const bool v1082 = v1081 < v2;
+      const bool v1083 = v1080 && v1082;
+      if (v1083) {
+        const unsigned int v1085 = v1072 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1086 = v1085 + v1075;
+        const unsigned int v1087 = v1086 - v79;
+        out[v1087] = v1079;
+      }
+    }
+    const unsigned int v1088 = static_cast<unsigned int>(v93.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1090 = v405 + v1088;
+    const unsigned int v1091 = static_cast<unsigned int>(v93.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1093 = v408 + v1091;
+    const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1095 = v1093 < v80;
+    const bool v1096 = v1094 && v1095;
+    if (v1096) {
+      const float v1097 = v93.x[38];
+      const bool v1098 = v1090 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1099 = v1093 - v79;
+      const bool v1100 = v1099 < v2;
+      const bool v1101 = v1098 && v1100;
+      if (v1101) {
+        const unsigned int v1103 = v1090 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1104 = v1103 + v1093;
+        const unsigned int v1105 = v1104 - v79;
+        out[v1105] = v1097;
+      }
+    }
+    const unsigned int v1106 = static_cast<unsigned int>(v93.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1108 = v405 + v1106;
+    const unsigned int v1109 = static_cast<unsigned int>(v93.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1111 = v408 + v1109;
+    const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1113 = v1111 < v80;
+    const bool v1114 = v1112 && v1113;
+    if (v1114) {
+      const float v1115 = v93.x[39];
+      const bool v1116 = v1108 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1117 = v1111 - v79;
+      const bool v1118 = v1117 < v2;
+      const bool v1119 = v1116 && v1118;
+      if (v1119) {
+        const unsigned int v1121 = v1108 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1122 = v1121 + v1111;
+        const unsigned int v1123 = v1122 - v79;
+        out[v1123] = v1115;
+      }
+    }
+    const unsigned int v1124 = static_cast<unsigned int>(v93.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1126 = v405 + v1124;
+    const unsigned int v1127 = static_cast<unsigned int>(v93.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1129 = v408 + v1127;
+    const bool v1130 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1131 = v1129 < v80;
+    const bool v1132 = v1130 && v1131;
+    if (v1132) {
+      const float v1133 = v93.x[40];
+      const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1135 = v1129 - v79;
+      const bool v1136 = v1135 < v2;
+      const bool v1137 = v1134 && v1136;
+      if (v1137) {
+        const unsigned int v1139 = v1126 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1140 = v1139 + v1129;
+        const unsigned int v1141 = v1140 - v79;
+        out[v1141] = v1133;
+      }
+    }
+    const unsigned int v1142 = static_cast<unsigned int>(v93.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1144 = v405 + v1142;
+    const unsigned int v1145 = static_cast<unsigned int>(v93.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1147 = v408 + v1145;
+    const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1149 = v1147 < v80;
+    const bool v1150 = v1148 && v1149;
+    if (v1150) {
+      const float v1151 = v93.x[41];
+      const bool v1152 = v1144 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1153 = v1147 - v79;
+      const bool v1154 = v1153 < v2;
+      const bool v1155 = v1152 && v1154;
+      if (v1155) {
+        const unsigned int v1157 = v1144 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1158 = v1157 + v1147;
+        const unsigned int v1159 = v1158 - v79;
+        out[v1159] = v1151;
+      }
+    }
+    const unsigned int v1160 = static_cast<unsigned int>(v93.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1162 = v405 + v1160;
+    const unsigned int v1163 = static_cast<unsigned int>(v93.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1165 = v408 + v1163;
+    const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1167 = v1165 < v80;
+    const bool v1168 = v1166 && v1167;
+    if (v1168) {
+      const float v1169 = v93.x[42];
+      const bool v1170 = v1162 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1171 = v1165 - v79;
+      const bool v1172 = v1171 < v2;
+      const bool v1173 = v1170 && v1172;
+      if (v1173) {
+        const unsigned int v1175 = v1162 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1176 = v1175 + v1165;
+        const unsigned int v1177 = v1176 - v79;
+        out[v1177] = v1169;
+      }
+    }
+    const unsigned int v1178 = static_cast<unsigned int>(v93.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1180 = v405 + v1178;
+    const unsigned int v1181 = static_cast<unsigned int>(v93.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1183 = v408 + v1181;
+    const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1185 = v1183 < v80;
+    const bool v1186 = v1184 && v1185;
+    if (v1186) {
+      const float v1187 = v93.x[43];
+      const bool v1188 = v1180 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1189 = v1183 - v79;
+      const bool v1190 = v1189 < v2;
+      const bool v1191 = v1188 && v1190;
+      if (v1191) {
+        const unsigned int v1193 = v1180 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1194 = v1193 + v1183;
+        const unsigned int v1195 = v1194 - v79;
+        out[v1195] = v1187;
+      }
+    }
+    const unsigned int v1196 = static_cast<unsigned int>(v93.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1198 = v405 + v1196;
+    const unsigned int v1199 = static_cast<unsigned int>(v93.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1201 = v408 + v1199;
+    const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1203 = v1201 < v80;
+    const bool v1204 = v1202 && v1203;
+    if (v1204) {
+      const float v1205 = v93.x[44];
+      const bool v1206 = v1198 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1207 = v1201 - v79;
+      const bool v1208 = v1207 < v2;
+      const bool v1209 = v1206 && v1208;
+      if (v1209) {
+        const unsigned int v1211 = v1198 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1212 = v1211 + v1201;
+        const unsigned int v1213 = v1212 - v79;
+        out[v1213] = v1205;
+      }
+    }
+    const unsigned int v1214 = static_cast<unsigned int>(v93.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1216 = v405 + v1214;
+    const unsigned int v1217 = static_cast<unsigned int>(v93.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1219 = v408 + v1217;
+    const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1221 = v1219 < v80;
+    const bool v1222 = v1220 && v1221;
+    if (v1222) {
+      const float v1223 = v93.x[45];
+      const bool v1224 = v1216 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1225 = v1219 - v79;
+      const bool v1226 = v1225 < v2;
+      const bool v1227 = v1224 && v1226;
+      if (v1227) {
+        const unsigned int v1229 = v1216 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1230 = v1229 + v1219;
+        const unsigned int v1231 = v1230 - v79;
+        out[v1231] = v1223;
+      }
+    }
+    const unsigned int v1232 = static_cast<unsigned int>(v93.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1234 = v405 + v1232;
+    const unsigned int v1235 = static_cast<unsigned int>(v93.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1237 = v408 + v1235;
+    const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1239 = v1237 < v80;
+    const bool v1240 = v1238 && v1239;
+    if (v1240) {
+      const float v1241 = v93.x[46];
+      const bool v1242 = v1234 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1243 = v1237 - v79;
+      const bool v1244 = v1243 < v2;
+      const bool v1245 = v1242 && v1244;
+      if (v1245) {
+        const unsigned int v1247 = v1234 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1248 = v1247 + v1237;
+        const unsigned int v1249 = v1248 - v79;
+        out[v1249] = v1241;
+      }
+    }
+    const unsigned int v1250 = static_cast<unsigned int>(v93.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1252 = v405 + v1250;
+    const unsigned int v1253 = static_cast<unsigned int>(v93.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1255 = v408 + v1253;
+    const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1257 = v1255 < v80;
+    const bool v1258 = v1256 && v1257;
+    if (v1258) {
+      const float v1259 = v93.x[47];
+      const bool v1260 = v1252 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1261 = v1255 - v79;
+      const bool v1262 = v1261 < v2;
+      const bool v1263 = v1260 && v1262;
+      if (v1263) {
+        const unsigned int v1265 = v1252 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1266 = v1265 + v1255;
+        const unsigned int v1267 = v1266 - v79;
+        out[v1267] = v1259;
+      }
+    }
+    const unsigned int v1268 = static_cast<unsigned int>(v93.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1270 = v405 + v1268;
+    const unsigned int v1271 = static_cast<unsigned int>(v93.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1273 = v408 + v1271;
+    const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1275 = v1273 < v80;
+    const bool v1276 = v1274 && v1275;
+    if (v1276) {
+      const float v1277 = v93.x[48];
+      const bool v1278 = v1270 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1279 = v1273 - v79;
+      const bool v1280 = v1279 < v2;
+      const bool v1281 = v1278 && v1280;
+      if (v1281) {
+        const unsigned int v1283 = v1270 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1284 = v1283 + v1273;
+        const unsigned int v1285 = v1284 - v79;
+        out[v1285] = v1277;
+      }
+    }
+    const unsigned int v1286 = static_cast<unsigned int>(v93.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1288 = v405 + v1286;
+    const unsigned int v1289 = static_cast<unsigned int>(v93.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1291 = v408 + v1289;
+    const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1293 = v1291 < v80;
+    const bool v1294 = v1292 && v1293;
+    if (v1294) {
+      const float v1295 = v93.x[49];
+      const bool v1296 = v1288 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1297 = v1291 - v79;
+      const bool v1298 = v1297 < v2;
+      const bool v1299 = v1296 && v1298;
+      if (v1299) {
+        const unsigned int v1301 = v1288 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1302 = v1301 + v1291;
+        const unsigned int v1303 = v1302 - v79;
+        out[v1303] = v1295;
+      }
+    }
+    const unsigned int v1304 = static_cast<unsigned int>(v93.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1306 = v405 + v1304;
+    const unsigned int v1307 = static_cast<unsigned int>(v93.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1309 = v408 + v1307;
+    const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1311 = v1309 < v80;
+    const bool v1312 = v1310 && v1311;
+    if (v1312) {
+      const float v1313 = v93.x[50];
+      const bool v1314 = v1306 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1315 = v1309 - v79;
+      const bool v1316 = v1315 < v2;
+      const bool v1317 = v1314 && v1316;
+      if (v1317) {
+        const unsigned int v1319 = v1306 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1320 = v1319 + v1309;
+        const unsigned int v1321 = v1320 - v79;
+        out[v1321] = v1313;
+      }
+    }
+    const unsigned int v1322 = static_cast<unsigned int>(v93.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1324 = v405 + v1322;
+    const unsigned int v1325 = static_cast<unsigned int>(v93.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1327 = v408 + v1325;
+    const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1329 = v1327 < v80;
+    const bool v1330 = v1328 && v1329;
+    if (v1330) {
+      const float v1331 = v93.x[51];
+      const bool v1332 = v1324 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1333 = v1327 - v79;
+      const bool v1334 = v1333 < v2;
+      const bool v1335 = v1332 && v1334;
+      if (v1335) {
+        const unsigned int v1337 = v1324 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1338 = v1337 + v1327;
+        const unsigned int v1339 = v1338 - v79;
+        out[v1339] = v1331;
+      }
+    }
+    const unsigned int v1340 = static_cast<unsigned int>(v93.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1342 = v405 + v1340;
+    const unsigned int v1343 = static_cast<unsigned int>(v93.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1345 = v408 + v1343;
+    const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1347 = v1345 < v80;
+    const bool v1348 = v1346 && v1347;
+    if (v1348) {
+      const float v1349 = v93.x[52];
+      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1351 = v1345 - v79;
+      const bool v1352 = v1351 < v2;
+      const bool v1353 = v1350 && v1352;
+      if (v1353) {
+        const unsigned int v1355 = v1342 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1356 = v1355 + v1345;
+        const unsigned int v1357 = v1356 - v79;
+        out[v1357] = v1349;
+      }
+    }
+    const unsigned int v1358 = static_cast<unsigned int>(v93.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1360 = v405 + v1358;
+    const unsigned int v1361 = static_cast<unsigned int>(v93.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1363 = v408 + v1361;
+    const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1365 = v1363 < v80;
+    const bool v1366 = v1364 && v1365;
+    if (v1366) {
+      const float v1367 = v93.x[53];
+      const bool v1368 = v1360 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1369 = v1363 - v79;
+      const bool v1370 = v1369 < v2;
+      const bool v1371 = v1368 && v1370;
+      if (v1371) {
+        const unsigned int v1373 = v1360 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1374 = v1373 + v1363;
+        const unsigned int v1375 = v1374 - v79;
+        out[v1375] = v1367;
+      }
+    }
+    const unsigned int v1376 = static_cast<unsigned int>(v93.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1378 = v405 + v1376;
+    const unsigned int v1379 = static_cast<unsigned int>(v93.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1381 = v408 + v1379;
+    const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1383 = v1381 < v80;
+    const bool v1384 = v1382 && v1383;
+    if (v1384) {
+      const float v1385 = v93.x[54];
+      const bool v1386 = v1378 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1387 = v1381 - v79;
+      const bool v1388 = v1387 < v2;
+      const bool v1389 = v1386 && v1388;
+      if (v1389) {
+        const unsigned int v1391 = v1378 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1392 = v1391 + v1381;
+        const unsigned int v1393 = v1392 - v79;
+        out[v1393] = v1385;
+      }
+    }
+    const unsigned int v1394 = static_cast<unsigned int>(v93.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1396 = v405 + v1394;
+    const unsigned int v1397 = static_cast<unsigned int>(v93.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1399 = v408 + v1397;
+    const bool v1400 = v1396 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1401 = v1399 < v80;
+    const bool v1402 = v1400 && v1401;
+    if (v1402) {
+      const float v1403 = v93.x[55];
+      const bool v1404 = v1396 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1405 = v1399 - v79;
+      const bool v1406 = v1405 < v2;
+      const bool v1407 = v1404 && v1406;
+      if (v1407) {
+        const unsigned int v1409 = v1396 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1410 = v1409 + v1399;
+        const unsigned int v1411 = v1410 - v79;
+        out[v1411] = v1403;
+      }
+    }
+    const unsigned int v1412 = static_cast<unsigned int>(v93.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1414 = v405 + v1412;
+    const unsigned int v1415 = static_cast<unsigned int>(v93.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1417 = v408 + v1415;
+    const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1419 = v1417 < v80;
+    const bool v1420 = v1418 && v1419;
+    if (v1420) {
+      const float v1421 = v93.x[56];
+      const bool v1422 = v1414 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1423 = v1417 - v79;
+      const bool v1424 = v1423 < v2;
+      const bool v1425 = v1422 && v1424;
+      if (v1425) {
+        const unsigned int v1427 = v1414 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1428 = v1427 + v1417;
+        const unsigned int v1429 = v1428 - v79;
+        out[v1429] = v1421;
+      }
+    }
+    const unsigned int v1430 = static_cast<unsigned int>(v93.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1432 = v405 + v1430;
+    const unsigned int v1433 = static_cast<unsigned int>(v93.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1435 = v408 + v1433;
+    const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1437 = v1435 < v80;
+    const bool v1438 = v1436 && v1437;
+    if (v1438) {
+      const float v1439 = v93.x[57];
+      const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1441 = v1435 - v79;
+      const bool v1442 = v1441 < v2;
+      const bool v1443 = v1440 && v1442;
+      if (v1443) {
+        const unsigned int v1445 = v1432 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1446 = v1445 + v1435;
+        const unsigned int v1447 = v1446 - v79;
+        out[v1447] = v1439;
+      }
+    }
+    const unsigned int v1448 = static_cast<unsigned int>(v93.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1450 = v405 + v1448;
+    const unsigned int v1451 = static_cast<unsigned int>(v93.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1453 = v408 + v1451;
+    const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1455 = v1453 < v80;
+    const bool v1456 = v1454 && v1455;
+    if (v1456) {
+      const float v1457 = v93.x[58];
+      const bool v1458 = v1450 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1459 = v1453 - v79;
+      const bool v1460 = v1459 < v2;
+      const bool v1461 = v1458 && v1460;
+      if (v1461) {
+        const unsigned int v1463 = v1450 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1464 = v1463 + v1453;
+        const unsigned int v1465 = v1464 - v79;
+        out[v1465] = v1457;
+      }
+    }
+    const unsigned int v1466 = static_cast<unsigned int>(v93.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1468 = v405 + v1466;
+    const unsigned int v1469 = static_cast<unsigned int>(v93.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1471 = v408 + v1469;
+    const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1473 = v1471 < v80;
+    const bool v1474 = v1472 && v1473;
+    if (v1474) {
+      const float v1475 = v93.x[59];
+      const bool v1476 = v1468 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1477 = v1471 - v79;
+      const bool v1478 = v1477 < v2;
+      const bool v1479 = v1476 && v1478;
+      if (v1479) {
+        const unsigned int v1481 = v1468 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1482 = v1481 + v1471;
+        const unsigned int v1483 = v1482 - v79;
+        out[v1483] = v1475;
+      }
+    }
+    const unsigned int v1484 = static_cast<unsigned int>(v93.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1486 = v405 + v1484;
+    const unsigned int v1487 = static_cast<unsigned int>(v93.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1489 = v408 + v1487;
+    const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1491 = v1489 < v80;
+    const bool v1492 = v1490 && v1491;
+    if (v1492) {
+      const float v1493 = v93.x[60];
+      const bool v1494 = v1486 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1495 = v1489 - v79;
+      const bool v1496 = v1495 < v2;
+      const bool v1497 = v1494 && v1496;
+      if (v1497) {
+        const unsigned int v1499 = v1486 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1500 = v1499 + v1489;
+        const unsigned int v1501 = v1500 - v79;
+        out[v1501] = v1493;
+      }
+    }
+    const unsigned int v1502 = static_cast<unsigned int>(v93.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1504 = v405 + v1502;
+    const unsigned int v1505 = static_cast<unsigned int>(v93.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1507 = v408 + v1505;
+    const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1509 = v1507 < v80;
+    const bool v1510 = v1508 && v1509;
+    if (v1510) {
+      const float v1511 = v93.x[61];
+      const bool v1512 = v1504 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1513 = v1507 - v79;
+      const bool v1514 = v1513 < v2;
+      const bool v1515 = v1512 && v1514;
+      if (v1515) {
+        const unsigned int v1517 = v1504 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1518 = v1517 + v1507;
+        const unsigned int v1519 = v1518 - v79;
+        out[v1519] = v1511;
+      }
+    }
+    const unsigned int v1520 = static_cast<unsigned int>(v93.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1522 = v405 + v1520;
+    const unsigned int v1523 = static_cast<unsigned int>(v93.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1525 = v408 + v1523;
+    const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1527 = v1525 < v80;
+    const bool v1528 = v1526 && v1527;
+    if (v1528) {
+      const float v1529 = v93.x[62];
+      const bool v1530 = v1522 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1531 = v1525 - v79;
+      const bool v1532 = v1531 < v2;
+      const bool v1533 = v1530 && v1532;
+      if (v1533) {
+        const unsigned int v1535 = v1522 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1536 = v1535 + v1525;
+        const unsigned int v1537 = v1536 - v79;
+        out[v1537] = v1529;
+      }
+    }
+    const unsigned int v1538 = static_cast<unsigned int>(v93.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1540 = v405 + v1538;
+    const unsigned int v1541 = static_cast<unsigned int>(v93.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1543 = v408 + v1541;
+    const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1545 = v1543 < v80;
+    const bool v1546 = v1544 && v1545;
+    if (v1546) {
+      const float v1547 = v93.x[63];
+      const bool v1548 = v1540 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1549 = v1543 - v79;
+      const bool v1550 = v1549 < v2;
+      const bool v1551 = v1548 && v1550;
+      if (v1551) {
+        const unsigned int v1553 = v1540 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1554 = v1553 + v1543;
+        const unsigned int v1555 = v1554 - v79;
+        out[v1555] = v1547;
+      }
+    }
+    const unsigned int v1556 = static_cast<unsigned int>(v93.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1558 = v405 + v1556;
+    const unsigned int v1559 = static_cast<unsigned int>(v93.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1561 = v408 + v1559;
+    const bool v1562 = v1558 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1563 = v1561 < v80;
+    const bool v1564 = v1562 && v1563;
+    if (v1564) {
+      const float v1565 = v93.x[64];
+      const bool v1566 = v1558 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1567 = v1561 - v79;
+      const bool v1568 = v1567 < v2;
+      const bool v1569 = v1566 && v1568;
+      if (v1569) {
+        const unsigned int v1571 = v1558 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1572 = v1571 + v1561;
+        const unsigned int v1573 = v1572 - v79;
+        out[v1573] = v1565;
+      }
+    }
+    const unsigned int v1574 = static_cast<unsigned int>(v93.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1576 = v405 + v1574;
+    const unsigned int v1577 = static_cast<unsigned int>(v93.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1579 = v408 + v1577;
+    const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1581 = v1579 < v80;
+    const bool v1582 = v1580 && v1581;
+    if (v1582) {
+      const float v1583 = v93.x[65];
+      const bool v1584 = v1576 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1585 = v1579 - v79;
+      const bool v1586 = v1585 < v2;
+      const bool v1587 = v1584 && v1586;
+      if (v1587) {
+        const unsigned int v1589 = v1576 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1590 = v1589 + v1579;
+        const unsigned int v1591 = v1590 - v79;
+        out[v1591] = v1583;
+      }
+    }
+    const unsigned int v1592 = static_cast<unsigned int>(v93.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1594 = v405 + v1592;
+    const unsigned int v1595 = static_cast<unsigned int>(v93.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1597 = v408 + v1595;
+    const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1599 = v1597 < v80;
+    const bool v1600 = v1598 && v1599;
+    if (v1600) {
+      const float v1601 = v93.x[66];
+      const bool v1602 = v1594 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1603 = v1597 - v79;
+      const bool v1604 = v1603 < v2;
+      const bool v1605 = v1602 && v1604;
+      if (v1605) {
+        const unsigned int v1607 = v1594 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1608 = v1607 + v1597;
+        const unsigned int v1609 = v1608 - v79;
+        out[v1609] = v1601;
+      }
+    }
+    const unsigned int v1610 = static_cast<unsigned int>(v93.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1612 = v405 + v1610;
+    const unsigned int v1613 = static_cast<unsigned int>(v93.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1615 = v408 + v1613;
+    const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1617 = v1615 < v80;
+    const bool v1618 = v1616 && v1617;
+    if (v1618) {
+      const float v1619 = v93.x[67];
+      const bool v1620 = v1612 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1621 = v1615 - v79;
+      const bool v1622 = v1621 < v2;
+      const bool v1623 = v1620 && v1622;
+      if (v1623) {
+        const unsigned int v1625 = v1612 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1626 = v1625 + v1615;
+        const unsigned int v1627 = v1626 - v79;
+        out[v1627] = v1619;
+      }
+    }
+    const unsigned int v1628 = static_cast<unsigned int>(v93.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1630 = v405 + v1628;
+    const unsigned int v1631 = static_cast<unsigned int>(v93.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1633 = v408 + v1631;
+    const bool v1634 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1635 = v1633 < v80;
+    const bool v1636 = v1634 && v1635;
+    if (v1636) {
+      const float v1637 = v93.x[68];
+      const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1639 = v1633 - v79;
+      const bool v1640 = v1639 < v2;
+      const bool v1641 = v1638 && v1640;
+      if (v1641) {
+        const unsigned int v1643 = v1630 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1644 = v1643 + v1633;
+        const unsigned int v1645 = v1644 - v79;
+        out[v1645] = v1637;
+      }
+    }
+    const unsigned int v1646 = static_cast<unsigned int>(v93.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1648 = v405 + v1646;
+    const unsigned int v1649 = static_cast<unsigned int>(v93.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1651 = v408 + v1649;
+    const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1653 = v1651 < v80;
+    const bool v1654 = v1652 && v1653;
+    if (v1654) {
+      const float v1655 = v93.x[69];
+      const bool v1656 = v1648 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1657 = v1651 - v79;
+      const bool v1658 = v1657 < v2;
+      const bool v1659 = v1656 && v1658;
+      if (v1659) {
+        const unsigned int v1661 = v1648 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1662 = v1661 + v1651;
+        const unsigned int v1663 = v1662 - v79;
+        out[v1663] = v1655;
+      }
+    }
+    const unsigned int v1664 = static_cast<unsigned int>(v93.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1666 = v405 + v1664;
+    const unsigned int v1667 = static_cast<unsigned int>(v93.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1669 = v408 + v1667;
+    const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1671 = v1669 < v80;
+    const bool v1672 = v1670 && v1671;
+    if (v1672) {
+      const float v1673 = v93.x[70];
+      const bool v1674 = v1666 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1675 = v1669 - v79;
+      const bool v1676 = v1675 < v2;
+      const bool v1677 = v1674 && v1676;
+      if (v1677) {
+        const unsigned int v1679 = v1666 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1680 = v1679 + v1669;
+        const unsigned int v1681 = v1680 - v79;
+        out[v1681] = v1673;
+      }
+    }
+    const unsigned int v1682 = static_cast<unsigned int>(v93.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1684 = v405 + v1682;
+    const unsigned int v1685 = static_cast<unsigned int>(v93.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1687 = v408 + v1685;
+    const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1689 = v1687 < v80;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const float v1691 = v93.x[71];
+      const bool v1692 = v1684 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1693 = v1687 - v79;
+      const bool v1694 = v1693 < v2;
+      const bool v1695 = v1692 && v1694;
+      if (v1695) {
+        const unsigned int v1697 = v1684 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1698 = v1697 + v1687;
+        const unsigned int v1699 = v1698 - v79;
+        out[v1699] = v1691;
+      }
+    }
+    const unsigned int v1700 = static_cast<unsigned int>(v93.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1702 = v405 + v1700;
+    const unsigned int v1703 = static_cast<unsigned int>(v93.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1705 = v408 + v1703;
+    const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1707 = v1705 < v80;
+    const bool v1708 = v1706 && v1707;
+    if (v1708) {
+      const float v1709 = v93.x[72];
+      const bool v1710 = v1702 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1711 = v1705 - v79;
+      const bool v1712 = v1711 < v2;
+      const bool v1713 = v1710 && v1712;
+      if (v1713) {
+        const unsigned int v1715 = v1702 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1716 = v1715 + v1705;
+        const unsigned int v1717 = v1716 - v79;
+        out[v1717] = v1709;
+      }
+    }
+    const unsigned int v1718 = static_cast<unsigned int>(v93.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1720 = v405 + v1718;
+    const unsigned int v1721 = static_cast<unsigned int>(v93.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1723 = v408 + v1721;
+    const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1725 = v1723 < v80;
+    const bool v1726 = v1724 && v1725;
+    if (v1726) {
+      const float v1727 = v93.x[73];
+      const bool v1728 = v1720 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1729 = v1723 - v79;
+      const bool v1730 = v1729 < v2;
+      const bool v1731 = v1728 && v1730;
+      if (v1731) {
+        const unsigned int v1733 = v1720 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1734 = v1733 + v1723;
+        const unsigned int v1735 = v1734 - v79;
+        out[v1735] = v1727;
+      }
+    }
+    const unsigned int v1736 = static_cast<unsigned int>(v93.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1738 = v405 + v1736;
+    const unsigned int v1739 = static_cast<unsigned int>(v93.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1741 = v408 + v1739;
+    const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1743 = v1741 < v80;
+    const bool v1744 = v1742 && v1743;
+    if (v1744) {
+      const float v1745 = v93.x[74];
+      const bool v1746 = v1738 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1747 = v1741 - v79;
+      const bool v1748 = v1747 < v2;
+      const bool v1749 = v1746 && v1748;
+      if (v1749) {
+        const unsigned int v1751 = v1738 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1752 = v1751 + v1741;
+        const unsigned int v1753 = v1752 - v79;
+        out[v1753] = v1745;
+      }
+    }
+    const unsigned int v1754 = static_cast<unsigned int>(v93.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1756 = v405 + v1754;
+    const unsigned int v1757 = static_cast<unsigned int>(v93.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1759 = v408 + v1757;
+    const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1761 = v1759 < v80;
+    const bool v1762 = v1760 && v1761;
+    if (v1762) {
+      const float v1763 = v93.x[75];
+      const bool v1764 = v1756 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1765 = v1759 - v79;
+      const bool v1766 = v1765 < v2;
+      const bool v1767 = v1764 && v1766;
+      if (v1767) {
+        const unsigned int v1769 = v1756 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1770 = v1769 + v1759;
+        const unsigned int v1771 = v1770 - v79;
+        out[v1771] = v1763;
+      }
+    }
+    const unsigned int v1772 = static_cast<unsigned int>(v93.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1774 = v405 + v1772;
+    const unsigned int v1775 = static_cast<unsigned int>(v93.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1777 = v408 + v1775;
+    const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1779 = v1777 < v80;
+    const bool v1780 = v1778 && v1779;
+    if (v1780) {
+      const float v1781 = v93.x[76];
+      const bool v1782 = v1774 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1783 = v1777 - v79;
+      const bool v1784 = v1783 < v2;
+      const bool v1785 = v1782 && v1784;
+      if (v1785) {
+        const unsigned int v1787 = v1774 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1788 = v1787 + v1777;
+        const unsigned int v1789 = v1788 - v79;
+        out[v1789] = v1781;
+      }
+    }
+    const unsigned int v1790 = static_cast<unsigned int>(v93.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1792 = v405 + v1790;
+    const unsigned int v1793 = static_cast<unsigned int>(v93.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1795 = v408 + v1793;
+    const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1797 = v1795 < v80;
+    const bool v1798 = v1796 && v1797;
+    if (v1798) {
+      const float v1799 = v93.x[77];
+      const bool v1800 = v1792 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1801 = v1795 - v79;
+      const bool v1802 = v1801 < v2;
+      const bool v1803 = v1800 && v1802;
+      if (v1803) {
+        const unsigned int v1805 = v1792 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1806 = v1805 + v1795;
+        const unsigned int v1807 = v1806 - v79;
+        out[v1807] = v1799;
+      }
+    }
+    const unsigned int v1808 = static_cast<unsigned int>(v93.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1810 = v405 + v1808;
+    const unsigned int v1811 = static_cast<unsigned int>(v93.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1813 = v408 + v1811;
+    const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1815 = v1813 < v80;
+    const bool v1816 = v1814 && v1815;
+    if (v1816) {
+      const float v1817 = v93.x[78];
+      const bool v1818 = v1810 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1819 = v1813 - v79;
+      const bool v1820 = v1819 < v2;
+      const bool v1821 = v1818 && v1820;
+      if (v1821) {
+        const unsigned int v1823 = v1810 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1824 = v1823 + v1813;
+        const unsigned int v1825 = v1824 - v79;
+        out[v1825] = v1817;
+      }
+    }
+    const unsigned int v1826 = static_cast<unsigned int>(v93.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1828 = v405 + v1826;
+    const unsigned int v1829 = static_cast<unsigned int>(v93.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1831 = v408 + v1829;
+    const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1833 = v1831 < v80;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v93.x[79];
+      const bool v1836 = v1828 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1837 = v1831 - v79;
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1836 && v1838;
+      if (v1839) {
+        const unsigned int v1841 = v1828 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1842 = v1841 + v1831;
+        const unsigned int v1843 = v1842 - v79;
+        out[v1843] = v1835;
+      }
+    }
+    const unsigned int v1844 = static_cast<unsigned int>(v93.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1846 = v405 + v1844;
+    const unsigned int v1847 = static_cast<unsigned int>(v93.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1849 = v408 + v1847;
+    const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1851 = v1849 < v80;
+    const bool v1852 = v1850 && v1851;
+    if (v1852) {
+      const float v1853 = v93.x[80];
+      const bool v1854 = v1846 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1855 = v1849 - v79;
+      const bool v1856 = v1855 < v2;
+      const bool v1857 = v1854 && v1856;
+      if (v1857) {
+        const unsigned int v1859 = v1846 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1860 = v1859 + v1849;
+        const unsigned int v1861 = v1860 - v79;
+        out[v1861] = v1853;
+      }
+    }
+    const unsigned int v1862 = static_cast<unsigned int>(v93.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1864 = v405 + v1862;
+    const unsigned int v1865 = static_cast<unsigned int>(v93.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1867 = v408 + v1865;
+    const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1869 = v1867 < v80;
+    const bool v1870 = v1868 && v1869;
+    if (v1870) {
+      const float v1871 = v93.x[81];
+      const bool v1872 = v1864 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1873 = v1867 - v79;
+      const bool v1874 = v1873 < v2;
+      const bool v1875 = v1872 && v1874;
+      if (v1875) {
+        const unsigned int v1877 = v1864 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1878 = v1877 + v1867;
+        const unsigned int v1879 = v1878 - v79;
+        out[v1879] = v1871;
+      }
+    }
+    const unsigned int v1880 = static_cast<unsigned int>(v93.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1882 = v405 + v1880;
+    const unsigned int v1883 = static_cast<unsigned int>(v93.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1885 = v408 + v1883;
+    const bool v1886 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1887 = v1885 < v80;
+    const bool v1888 = v1886 && v1887;
+    if (v1888) {
+      const float v1889 = v93.x[82];
+      const bool v1890 = v1882 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1891 = v1885 - v79;
+      const bool v1892 = v1891 < v2;
+      const bool v1893 = v1890 && v1892;
+      if (v1893) {
+        const unsigned int v1895 = v1882 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1896 = v1895 + v1885;
+        const unsigned int v1897 = v1896 - v79;
+        out[v1897] = v1889;
+      }
+    }
+    const unsigned int v1898 = static_cast<unsigned int>(v93.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1900 = v405 + v1898;
+    const unsigned int v1901 = static_cast<unsigned int>(v93.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1903 = v408 + v1901;
+    const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1905 = v1903 < v80;
+    const bool v1906 = v1904 && v1905;
+    if (v1906) {
+      const float v1907 = v93.x[83];
+      const bool v1908 = v1900 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1909 = v1903 - v79;
+      const bool v1910 = v1909 < v2;
+      const bool v1911 = v1908 && v1910;
+      if (v1911) {
+        const unsigned int v1913 = v1900 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1914 = v1913 + v1903;
+        const unsigned int v1915 = v1914 - v79;
+        out[v1915] = v1907;
+      }
+    }
+    const unsigned int v1916 = static_cast<unsigned int>(v93.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1918 = v405 + v1916;
+    const unsigned int v1919 = static_cast<unsigned int>(v93.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1921 = v408 + v1919;
+    const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1923 = v1921 < v80;
+    const bool v1924 = v1922 && v1923;
+    if (v1924) {
+      const float v1925 = v93.x[84];
+      const bool v1926 = v1918 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1927 = v1921 - v79;
+      const bool v1928 = v1927 < v2;
+      const bool v1929 = v1926 && v1928;
+      if (v1929) {
+        const unsigned int v1931 = v1918 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1932 = v1931 + v1921;
+        const unsigned int v1933 = v1932 - v79;
+        out[v1933] = v1925;
+      }
+    }
+    const unsigned int v1934 = static_cast<unsigned int>(v93.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1936 = v405 + v1934;
+    const unsigned int v1937 = static_cast<unsigned int>(v93.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1939 = v408 + v1937;
+    const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1941 = v1939 < v80;
+    const bool v1942 = v1940 && v1941;
+    if (v1942) {
+      const float v1943 = v93.x[85];
+      const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1945 = v1939 - v79;
+      const bool v1946 = v1945 < v2;
+      const bool v1947 = v1944 && v1946;
+      if (v1947) {
+        const unsigned int v1949 = v1936 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1950 = v1949 + v1939;
+        const unsigned int v1951 = v1950 - v79;
+        out[v1951] = v1943;
+      }
+    }
+    const unsigned int v1952 = static_cast<unsigned int>(v93.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1954 = v405 + v1952;
+    const unsigned int v1955 = static_cast<unsigned int>(v93.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1957 = v408 + v1955;
+    const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1959 = v1957 < v80;
+    const bool v1960 = v1958 && v1959;
+    if (v1960) {
+      const float v1961 = v93.x[86];
+      const bool v1962 = v1954 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1963 = v1957 - v79;
+      const bool v1964 = v1963 < v2;
+      const bool v1965 = v1962 && v1964;
+      if (v1965) {
+        const unsigned int v1967 = v1954 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1968 = v1967 + v1957;
+        const unsigned int v1969 = v1968 - v79;
+        out[v1969] = v1961;
+      }
+    }
+    const unsigned int v1970 = static_cast<unsigned int>(v93.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1972 = v405 + v1970;
+    const unsigned int v1973 = static_cast<unsigned int>(v93.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1975 = v408 + v1973;
+    const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1977 = v1975 < v80;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const float v1979 = v93.x[87];
+      const bool v1980 = v1972 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1981 = v1975 - v79;
+      const bool v1982 = v1981 < v2;
+      const bool v1983 = v1980 && v1982;
+      if (v1983) {
+        const unsigned int v1985 = v1972 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1986 = v1985 + v1975;
+        const unsigned int v1987 = v1986 - v79;
+        out[v1987] = v1979;
+      }
+    }
+    const unsigned int v1988 = static_cast<unsigned int>(v93.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1990 = v405 + v1988;
+    const unsigned int v1991 = static_cast<unsigned int>(v93.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1993 = v408 + v1991;
+    const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1995 = v1993 < v80;
+    const bool v1996 = v1994 && v1995;
+    if (v1996) {
+      const float v1997 = v93.x[88];
+      const bool v1998 = v1990 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v1999 = v1993 - v79;
+      const bool v2000 = v1999 < v2;
+      const bool v2001 = v1998 && v2000;
+      if (v2001) {
+        const unsigned int v2003 = v1990 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2004 = v2003 + v1993;
+        const unsigned int v2005 = v2004 - v79;
+        out[v2005] = v1997;
+      }
+    }
+    const unsigned int v2006 = static_cast<unsigned int>(v93.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2008 = v405 + v2006;
+    const unsigned int v2009 = static_cast<unsigned int>(v93.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2011 = v408 + v2009;
+    const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2013 = v2011 < v80;
+    const bool v2014 = v2012 && v2013;
+    if (v2014) {
+      const float v2015 = v93.x[89];
+      const bool v2016 = v2008 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2017 = v2011 - v79;
+      const bool v2018 = v2017 < v2;
+      const bool v2019 = v2016 && v2018;
+      if (v2019) {
+        const unsigned int v2021 = v2008 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2022 = v2021 + v2011;
+        const unsigned int v2023 = v2022 - v79;
+        out[v2023] = v2015;
+      }
+    }
+    const unsigned int v2024 = static_cast<unsigned int>(v93.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2026 = v405 + v2024;
+    const unsigned int v2027 = static_cast<unsigned int>(v93.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2029 = v408 + v2027;
+    const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2031 = v2029 < v80;
+    const bool v2032 = v2030 && v2031;
+    if (v2032) {
+      const float v2033 = v93.x[90];
+      const bool v2034 = v2026 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2035 = v2029 - v79;
+      const bool v2036 = v2035 < v2;
+      const bool v2037 = v2034 && v2036;
+      if (v2037) {
+        const unsigned int v2039 = v2026 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2040 = v2039 + v2029;
+        const unsigned int v2041 = v2040 - v79;
+        out[v2041] = v2033;
+      }
+    }
+    const unsigned int v2042 = static_cast<unsigned int>(v93.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2044 = v405 + v2042;
+    const unsigned int v2045 = static_cast<unsigned int>(v93.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2047 = v408 + v2045;
+    const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2049 = v2047 < v80;
+    const bool v2050 = v2048 && v2049;
+    if (v2050) {
+      const float v2051 = v93.x[91];
+      const bool v2052 = v2044 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2053 = v2047 - v79;
+      const bool v2054 = v2053 < v2;
+      const bool v2055 = v2052 && v2054;
+      if (v2055) {
+        const unsigned int v2057 = v2044 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2058 = v2057 + v2047;
+        const unsigned int v2059 = v2058 - v79;
+        out[v2059] = v2051;
+      }
+    }
+    const unsigned int v2060 = static_cast<unsigned int>(v93.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2062 = v405 + v2060;
+    const unsigned int v2063 = static_cast<unsigned int>(v93.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2065 = v408 + v2063;
+    const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2067 = v2065 < v80;
+    const bool v2068 = v2066 && v2067;
+    if (v2068) {
+      const float v2069 = v93.x[92];
+      const bool v2070 = v2062 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2071 = v2065 - v79;
+      const bool v2072 = v2071 < v2;
+      const bool v2073 = v2070 && v2072;
+      if (v2073) {
+        const unsigned int v2075 = v2062 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2076 = v2075 + v2065;
+        const unsigned int v2077 = v2076 - v79;
+        out[v2077] = v2069;
+      }
+    }
+    const unsigned int v2078 = static_cast<unsigned int>(v93.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2080 = v405 + v2078;
+    const unsigned int v2081 = static_cast<unsigned int>(v93.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2083 = v408 + v2081;
+    const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2085 = v2083 < v80;
+    const bool v2086 = v2084 && v2085;
+    if (v2086) {
+      const float v2087 = v93.x[93];
+      const bool v2088 = v2080 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2089 = v2083 - v79;
+      const bool v2090 = v2089 < v2;
+      const bool v2091 = v2088 && v2090;
+      if (v2091) {
+        const unsigned int v2093 = v2080 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2094 = v2093 + v2083;
+        const unsigned int v2095 = v2094 - v79;
+        out[v2095] = v2087;
+      }
+    }
+    const unsigned int v2096 = static_cast<unsigned int>(v93.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2098 = v405 + v2096;
+    const unsigned int v2099 = static_cast<unsigned int>(v93.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2101 = v408 + v2099;
+    const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2103 = v2101 < v80;
+    const bool v2104 = v2102 && v2103;
+    if (v2104) {
+      const float v2105 = v93.x[94];
+      const bool v2106 = v2098 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2107 = v2101 - v79;
+      const bool v2108 = v2107 < v2;
+      const bool v2109 = v2106 && v2108;
+      if (v2109) {
+        const unsigned int v2111 = v2098 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2112 = v2111 + v2101;
+        const unsigned int v2113 = v2112 - v79;
+        out[v2113] = v2105;
+      }
+    }
+    const unsigned int v2114 = static_cast<unsigned int>(v93.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2116 = v405 + v2114;
+    const unsigned int v2117 = static_cast<unsigned int>(v93.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2119 = v408 + v2117;
+    const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2121 = v2119 < v80;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const float v2123 = v93.x[95];
+      const bool v2124 = v2116 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2125 = v2119 - v79;
+      const bool v2126 = v2125 < v2;
+      const bool v2127 = v2124 && v2126;
+      if (v2127) {
+        const unsigned int v2129 = v2116 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2130 = v2129 + v2119;
+        const unsigned int v2131 = v2130 - v79;
+        out[v2131] = v2123;
+      }
+    }
+    const unsigned int v2132 = static_cast<unsigned int>(v93.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2134 = v405 + v2132;
+    const unsigned int v2135 = static_cast<unsigned int>(v93.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2137 = v408 + v2135;
+    const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2139 = v2137 < v80;
+    const bool v2140 = v2138 && v2139;
+    if (v2140) {
+      const float v2141 = v93.x[96];
+      const bool v2142 = v2134 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2143 = v2137 - v79;
+      const bool v2144 = v2143 < v2;
+      const bool v2145 = v2142 && v2144;
+      if (v2145) {
+        const unsigned int v2147 = v2134 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2148 = v2147 + v2137;
+        const unsigned int v2149 = v2148 - v79;
+        out[v2149] = v2141;
+      }
+    }
+    const unsigned int v2150 = static_cast<unsigned int>(v93.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2152 = v405 + v2150;
+    const unsigned int v2153 = static_cast<unsigned int>(v93.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2155 = v408 + v2153;
+    const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2157 = v2155 < v80;
+    const bool v2158 = v2156 && v2157;
+    if (v2158) {
+      const float v2159 = v93.x[97];
+      const bool v2160 = v2152 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2161 = v2155 - v79;
+      const bool v2162 = v2161 < v2;
+      const bool v2163 = v2160 && v2162;
+      if (v2163) {
+        const unsigned int v2165 = v2152 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2166 = v2165 + v2155;
+        const unsigned int v2167 = v2166 - v79;
+        out[v2167] = v2159;
+      }
+    }
+    const unsigned int v2168 = static_cast<unsigned int>(v93.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2170 = v405 + v2168;
+    const unsigned int v2171 = static_cast<unsigned int>(v93.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2173 = v408 + v2171;
+    const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2175 = v2173 < v80;
+    const bool v2176 = v2174 && v2175;
+    if (v2176) {
+      const float v2177 = v93.x[98];
+      const bool v2178 = v2170 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2179 = v2173 - v79;
+      const bool v2180 = v2179 < v2;
+      const bool v2181 = v2178 && v2180;
+      if (v2181) {
+        const unsigned int v2183 = v2170 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2184 = v2183 + v2173;
+        const unsigned int v2185 = v2184 - v79;
+        out[v2185] = v2177;
+      }
+    }
+    const unsigned int v2186 = static_cast<unsigned int>(v93.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2188 = v405 + v2186;
+    const unsigned int v2189 = static_cast<unsigned int>(v93.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2191 = v408 + v2189;
+    const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2193 = v2191 < v80;
+    const bool v2194 = v2192 && v2193;
+    if (v2194) {
+      const float v2195 = v93.x[99];
+      const bool v2196 = v2188 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2197 = v2191 - v79;
+      const bool v2198 = v2197 < v2;
+      const bool v2199 = v2196 && v2198;
+      if (v2199) {
+        const unsigned int v2201 = v2188 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2202 = v2201 + v2191;
+        const unsigned int v2203 = v2202 - v79;
+        out[v2203] = v2195;
+      }
+    }
+    const unsigned int v2204 = static_cast<unsigned int>(v93.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2206 = v405 + v2204;
+    const unsigned int v2207 = static_cast<unsigned int>(v93.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2209 = v408 + v2207;
+    const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2211 = v2209 < v80;
+    const bool v2212 = v2210 && v2211;
+    if (v2212) {
+      const float v2213 = v93.x[100];
+      const bool v2214 = v2206 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2215 = v2209 - v79;
+      const bool v2216 = v2215 < v2;
+      const bool v2217 = v2214 && v2216;
+      if (v2217) {
+        const unsigned int v2219 = v2206 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2220 = v2219 + v2209;
+        const unsigned int v2221 = v2220 - v79;
+        out[v2221] = v2213;
+      }
+    }
+    const unsigned int v2222 = static_cast<unsigned int>(v93.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2224 = v405 + v2222;
+    const unsigned int v2225 = static_cast<unsigned int>(v93.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2227 = v408 + v2225;
+    const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2229 = v2227 < v80;
+    const bool v2230 = v2228 && v2229;
+    if (v2230) {
+      const float v2231 = v93.x[101];
+      const bool v2232 = v2224 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2233 = v2227 - v79;
+      const bool v2234 = v2233 < v2;
+      const bool v2235 = v2232 && v2234;
+      if (v2235) {
+        const unsigned int v2237 = v2224 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2238 = v2237 + v2227;
+        const unsigned int v2239 = v2238 - v79;
+        out[v2239] = v2231;
+      }
+    }
+    const unsigned int v2240 = static_cast<unsigned int>(v93.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2242 = v405 + v2240;
+    const unsigned int v2243 = static_cast<unsigned int>(v93.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2245 = v408 + v2243;
+    const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2247 = v2245 < v80;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v93.x[102];
+      const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2251 = v2245 - v79;
+      const bool v2252 = v2251 < v2;
+      const bool v2253 = v2250 && v2252;
+      if (v2253) {
+        const unsigned int v2255 = v2242 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2256 = v2255 + v2245;
+        const unsigned int v2257 = v2256 - v79;
+        out[v2257] = v2249;
+      }
+    }
+    const unsigned int v2258 = static_cast<unsigned int>(v93.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2260 = v405 + v2258;
+    const unsigned int v2261 = static_cast<unsigned int>(v93.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2263 = v408 + v2261;
+    const bool v2264 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2265 = v2263 < v80;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v93.x[103];
+      const bool v2268 = v2260 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2269 = v2263 - v79;
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2268 && v2270;
+      if (v2271) {
+        const unsigned int v2273 = v2260 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2274 = v2273 + v2263;
+        const unsigned int v2275 = v2274 - v79;
+        out[v2275] = v2267;
+      }
+    }
+    const unsigned int v2276 = static_cast<unsigned int>(v93.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2278 = v405 + v2276;
+    const unsigned int v2279 = static_cast<unsigned int>(v93.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2281 = v408 + v2279;
+    const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2283 = v2281 < v80;
+    const bool v2284 = v2282 && v2283;
+    if (v2284) {
+      const float v2285 = v93.x[104];
+      const bool v2286 = v2278 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2287 = v2281 - v79;
+      const bool v2288 = v2287 < v2;
+      const bool v2289 = v2286 && v2288;
+      if (v2289) {
+        const unsigned int v2291 = v2278 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2292 = v2291 + v2281;
+        const unsigned int v2293 = v2292 - v79;
+        out[v2293] = v2285;
+      }
+    }
+    const unsigned int v2294 = static_cast<unsigned int>(v93.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2296 = v405 + v2294;
+    const unsigned int v2297 = static_cast<unsigned int>(v93.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2299 = v408 + v2297;
+    const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2301 = v2299 < v80;
+    const bool v2302 = v2300 && v2301;
+    if (v2302) {
+      const float v2303 = v93.x[105];
+      const bool v2304 = v2296 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2305 = v2299 - v79;
+      const bool v2306 = v2305 < v2;
+      const bool v2307 = v2304 && v2306;
+      if (v2307) {
+        const unsigned int v2309 = v2296 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2310 = v2309 + v2299;
+        const unsigned int v2311 = v2310 - v79;
+        out[v2311] = v2303;
+      }
+    }
+    const unsigned int v2312 = static_cast<unsigned int>(v93.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2314 = v405 + v2312;
+    const unsigned int v2315 = static_cast<unsigned int>(v93.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2317 = v408 + v2315;
+    const bool v2318 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2319 = v2317 < v80;
+    const bool v2320 = v2318 && v2319;
+    if (v2320) {
+      const float v2321 = v93.x[106];
+      const bool v2322 = v2314 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2323 = v2317 - v79;
+      const bool v2324 = v2323 < v2;
+      const bool v2325 = v2322 && v2324;
+      if (v2325) {
+        const unsigned int v2327 = v2314 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2328 = v2327 + v2317;
+        const unsigned int v2329 = v2328 - v79;
+        out[v2329] = v2321;
+      }
+    }
+    const unsigned int v2330 = static_cast<unsigned int>(v93.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2332 = v405 + v2330;
+    const unsigned int v2333 = static_cast<unsigned int>(v93.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2335 = v408 + v2333;
+    const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2337 = v2335 < v80;
+    const bool v2338 = v2336 && v2337;
+    if (v2338) {
+      const float v2339 = v93.x[107];
+      const bool v2340 = v2332 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2341 = v2335 - v79;
+      const bool v2342 = v2341 < v2;
+      const bool v2343 = v2340 && v2342;
+      if (v2343) {
+        const unsigned int v2345 = v2332 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2346 = v2345 + v2335;
+        const unsigned int v2347 = v2346 - v79;
+        out[v2347] = v2339;
+      }
+    }
+    const unsigned int v2348 = static_cast<unsigned int>(v93.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2350 = v405 + v2348;
+    const unsigned int v2351 = static_cast<unsigned int>(v93.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2353 = v408 + v2351;
+    const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2355 = v2353 < v80;
+    const bool v2356 = v2354 && v2355;
+    if (v2356) {
+      const float v2357 = v93.x[108];
+      const bool v2358 = v2350 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2359 = v2353 - v79;
+      const bool v2360 = v2359 < v2;
+      const bool v2361 = v2358 && v2360;
+      if (v2361) {
+        const unsigned int v2363 = v2350 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2364 = v2363 + v2353;
+        const unsigned int v2365 = v2364 - v79;
+        out[v2365] = v2357;
+      }
+    }
+    const unsigned int v2366 = static_cast<unsigned int>(v93.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2368 = v405 + v2366;
+    const unsigned int v2369 = static_cast<unsigned int>(v93.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2371 = v408 + v2369;
+    const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2373 = v2371 < v80;
+    const bool v2374 = v2372 && v2373;
+    if (v2374) {
+      const float v2375 = v93.x[109];
+      const bool v2376 = v2368 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2377 = v2371 - v79;
+      const bool v2378 = v2377 < v2;
+      const bool v2379 = v2376 && v2378;
+      if (v2379) {
+        const unsigned int v2381 = v2368 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2382 = v2381 + v2371;
+        const unsigned int v2383 = v2382 - v79;
+        out[v2383] = v2375;
+      }
+    }
+    const unsigned int v2384 = static_cast<unsigned int>(v93.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2386 = v405 + v2384;
+    const unsigned int v2387 = static_cast<unsigned int>(v93.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2389 = v408 + v2387;
+    const bool v2390 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2391 = v2389 < v80;
+    const bool v2392 = v2390 && v2391;
+    if (v2392) {
+      const float v2393 = v93.x[110];
+      const bool v2394 = v2386 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2395 = v2389 - v79;
+      const bool v2396 = v2395 < v2;
+      const bool v2397 = v2394 && v2396;
+      if (v2397) {
+        const unsigned int v2399 = v2386 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2400 = v2399 + v2389;
+        const unsigned int v2401 = v2400 - v79;
+        out[v2401] = v2393;
+      }
+    }
+    const unsigned int v2402 = static_cast<unsigned int>(v93.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2404 = v405 + v2402;
+    const unsigned int v2405 = static_cast<unsigned int>(v93.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2407 = v408 + v2405;
+    const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2409 = v2407 < v80;
+    const bool v2410 = v2408 && v2409;
+    if (v2410) {
+      const float v2411 = v93.x[111];
+      const bool v2412 = v2404 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2413 = v2407 - v79;
+      const bool v2414 = v2413 < v2;
+      const bool v2415 = v2412 && v2414;
+      if (v2415) {
+        const unsigned int v2417 = v2404 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2418 = v2417 + v2407;
+        const unsigned int v2419 = v2418 - v79;
+        out[v2419] = v2411;
+      }
+    }
+    const unsigned int v2420 = static_cast<unsigned int>(v93.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2422 = v405 + v2420;
+    const unsigned int v2423 = static_cast<unsigned int>(v93.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2425 = v408 + v2423;
+    const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2427 = v2425 < v80;
+    const bool v2428 = v2426 && v2427;
+    if (v2428) {
+      const float v2429 = v93.x[112];
+      const bool v2430 = v2422 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2431 = v2425 - v79;
+      const bool v2432 = v2431 < v2;
+      const bool v2433 = v2430 && v2432;
+      if (v2433) {
+        const unsigned int v2435 = v2422 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2436 = v2435 + v2425;
+        const unsigned int v2437 = v2436 - v79;
+        out[v2437] = v2429;
+      }
+    }
+    const unsigned int v2438 = static_cast<unsigned int>(v93.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2440 = v405 + v2438;
+    const unsigned int v2441 = static_cast<unsigned int>(v93.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2443 = v408 + v2441;
+    const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2445 = v2443 < v80;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v93.x[113];
+      const bool v2448 = v2440 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2449 = v2443 - v79;
+      const bool v2450 = v2449 < v2;
+      const bool v2451 = v2448 && v2450;
+      if (v2451) {
+        const unsigned int v2453 = v2440 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2454 = v2453 + v2443;
+        const unsigned int v2455 = v2454 - v79;
+        out[v2455] = v2447;
+      }
+    }
+    const unsigned int v2456 = static_cast<unsigned int>(v93.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2458 = v405 + v2456;
+    const unsigned int v2459 = static_cast<unsigned int>(v93.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2461 = v408 + v2459;
+    const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2463 = v2461 < v80;
+    const bool v2464 = v2462 && v2463;
+    if (v2464) {
+      const float v2465 = v93.x[114];
+      const bool v2466 = v2458 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2467 = v2461 - v79;
+      const bool v2468 = v2467 < v2;
+      const bool v2469 = v2466 && v2468;
+      if (v2469) {
+        const unsigned int v2471 = v2458 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2472 = v2471 + v2461;
+        const unsigned int v2473 = v2472 - v79;
+        out[v2473] = v2465;
+      }
+    }
+    const unsigned int v2474 = static_cast<unsigned int>(v93.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2476 = v405 + v2474;
+    const unsigned int v2477 = static_cast<unsigned int>(v93.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2479 = v408 + v2477;
+    const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2481 = v2479 < v80;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v93.x[115];
+      const bool v2484 = v2476 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2485 = v2479 - v79;
+      const bool v2486 = v2485 < v2;
+      const bool v2487 = v2484 && v2486;
+      if (v2487) {
+        const unsigned int v2489 = v2476 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2490 = v2489 + v2479;
+        const unsigned int v2491 = v2490 - v79;
+        out[v2491] = v2483;
+      }
+    }
+    const unsigned int v2492 = static_cast<unsigned int>(v93.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2494 = v405 + v2492;
+    const unsigned int v2495 = static_cast<unsigned int>(v93.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2497 = v408 + v2495;
+    const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2499 = v2497 < v80;
+    const bool v2500 = v2498 && v2499;
+    if (v2500) {
+      const float v2501 = v93.x[116];
+      const bool v2502 = v2494 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2503 = v2497 - v79;
+      const bool v2504 = v2503 < v2;
+      const bool v2505 = v2502 && v2504;
+      if (v2505) {
+        const unsigned int v2507 = v2494 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2508 = v2507 + v2497;
+        const unsigned int v2509 = v2508 - v79;
+        out[v2509] = v2501;
+      }
+    }
+    const unsigned int v2510 = static_cast<unsigned int>(v93.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2512 = v405 + v2510;
+    const unsigned int v2513 = static_cast<unsigned int>(v93.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2515 = v408 + v2513;
+    const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2517 = v2515 < v80;
+    const bool v2518 = v2516 && v2517;
+    if (v2518) {
+      const float v2519 = v93.x[117];
+      const bool v2520 = v2512 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2521 = v2515 - v79;
+      const bool v2522 = v2521 < v2;
+      const bool v2523 = v2520 && v2522;
+      if (v2523) {
+        const unsigned int v2525 = v2512 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2526 = v2525 + v2515;
+        const unsigned int v2527 = v2526 - v79;
+        out[v2527] = v2519;
+      }
+    }
+    const unsigned int v2528 = static_cast<unsigned int>(v93.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2530 = v405 + v2528;
+    const unsigned int v2531 = static_cast<unsigned int>(v93.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2533 = v408 + v2531;
+    const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2535 = v2533 < v80;
+    const bool v2536 = v2534 && v2535;
+    if (v2536) {
+      const float v2537 = v93.x[118];
+      const bool v2538 = v2530 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2539 = v2533 - v79;
+      const bool v2540 = v2539 < v2;
+      const bool v2541 = v2538 && v2540;
+      if (v2541) {
+        const unsigned int v2543 = v2530 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2544 = v2543 + v2533;
+        const unsigned int v2545 = v2544 - v79;
+        out[v2545] = v2537;
+      }
+    }
+    const unsigned int v2546 = static_cast<unsigned int>(v93.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2548 = v405 + v2546;
+    const unsigned int v2549 = static_cast<unsigned int>(v93.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2551 = v408 + v2549;
+    const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2553 = v2551 < v80;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v93.x[119];
+      const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2557 = v2551 - v79;
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2556 && v2558;
+      if (v2559) {
+        const unsigned int v2561 = v2548 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2562 = v2561 + v2551;
+        const unsigned int v2563 = v2562 - v79;
+        out[v2563] = v2555;
+      }
+    }
+    const unsigned int v2564 = static_cast<unsigned int>(v93.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2566 = v405 + v2564;
+    const unsigned int v2567 = static_cast<unsigned int>(v93.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2569 = v408 + v2567;
+    const bool v2570 = v2566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2571 = v2569 < v80;
+    const bool v2572 = v2570 && v2571;
+    if (v2572) {
+      const float v2573 = v93.x[120];
+      const bool v2574 = v2566 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2575 = v2569 - v79;
+      const bool v2576 = v2575 < v2;
+      const bool v2577 = v2574 && v2576;
+      if (v2577) {
+        const unsigned int v2579 = v2566 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2580 = v2579 + v2569;
+        const unsigned int v2581 = v2580 - v79;
+        out[v2581] = v2573;
+      }
+    }
+    const unsigned int v2582 = static_cast<unsigned int>(v93.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2584 = v405 + v2582;
+    const unsigned int v2585 = static_cast<unsigned int>(v93.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2587 = v408 + v2585;
+    const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2589 = v2587 < v80;
+    const bool v2590 = v2588 && v2589;
+    if (v2590) {
+      const float v2591 = v93.x[121];
+      const bool v2592 = v2584 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2593 = v2587 - v79;
+      const bool v2594 = v2593 < v2;
+      const bool v2595 = v2592 && v2594;
+      if (v2595) {
+        const unsigned int v2597 = v2584 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2598 = v2597 + v2587;
+        const unsigned int v2599 = v2598 - v79;
+        out[v2599] = v2591;
+      }
+    }
+    const unsigned int v2600 = static_cast<unsigned int>(v93.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2602 = v405 + v2600;
+    const unsigned int v2603 = static_cast<unsigned int>(v93.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2605 = v408 + v2603;
+    const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2607 = v2605 < v80;
+    const bool v2608 = v2606 && v2607;
+    if (v2608) {
+      const float v2609 = v93.x[122];
+      const bool v2610 = v2602 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2611 = v2605 - v79;
+      const bool v2612 = v2611 < v2;
+      const bool v2613 = v2610 && v2612;
+      if (v2613) {
+        const unsigned int v2615 = v2602 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2616 = v2615 + v2605;
+        const unsigned int v2617 = v2616 - v79;
+        out[v2617] = v2609;
+      }
+    }
+    const unsigned int v2618 = static_cast<unsigned int>(v93.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2620 = v405 + v2618;
+    const unsigned int v2621 = static_cast<unsigned int>(v93.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2623 = v408 + v2621;
+    const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2625 = v2623 < v80;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v93.x[123];
+      const bool v2628 = v2620 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2629 = v2623 - v79;
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2628 && v2630;
+      if (v2631) {
+        const unsigned int v2633 = v2620 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2634 = v2633 + v2623;
+        const unsigned int v2635 = v2634 - v79;
+        out[v2635] = v2627;
+      }
+    }
+    const unsigned int v2636 = static_cast<unsigned int>(v93.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2638 = v405 + v2636;
+    const unsigned int v2639 = static_cast<unsigned int>(v93.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2641 = v408 + v2639;
+    const bool v2642 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2643 = v2641 < v80;
+    const bool v2644 = v2642 && v2643;
+    if (v2644) {
+      const float v2645 = v93.x[124];
+      const bool v2646 = v2638 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2647 = v2641 - v79;
+      const bool v2648 = v2647 < v2;
+      const bool v2649 = v2646 && v2648;
+      if (v2649) {
+        const unsigned int v2651 = v2638 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2652 = v2651 + v2641;
+        const unsigned int v2653 = v2652 - v79;
+        out[v2653] = v2645;
+      }
+    }
+    const unsigned int v2654 = static_cast<unsigned int>(v93.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2656 = v405 + v2654;
+    const unsigned int v2657 = static_cast<unsigned int>(v93.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2659 = v408 + v2657;
+    const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2661 = v2659 < v80;
+    const bool v2662 = v2660 && v2661;
+    if (v2662) {
+      const float v2663 = v93.x[125];
+      const bool v2664 = v2656 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2665 = v2659 - v79;
+      const bool v2666 = v2665 < v2;
+      const bool v2667 = v2664 && v2666;
+      if (v2667) {
+        const unsigned int v2669 = v2656 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2670 = v2669 + v2659;
+        const unsigned int v2671 = v2670 - v79;
+        out[v2671] = v2663;
+      }
+    }
+    const unsigned int v2672 = static_cast<unsigned int>(v93.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2674 = v405 + v2672;
+    const unsigned int v2675 = static_cast<unsigned int>(v93.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2677 = v408 + v2675;
+    const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2679 = v2677 < v80;
+    const bool v2680 = v2678 && v2679;
+    if (v2680) {
+      const float v2681 = v93.x[126];
+      const bool v2682 = v2674 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2683 = v2677 - v79;
+      const bool v2684 = v2683 < v2;
+      const bool v2685 = v2682 && v2684;
+      if (v2685) {
+        const unsigned int v2687 = v2674 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2688 = v2687 + v2677;
+        const unsigned int v2689 = v2688 - v79;
+        out[v2689] = v2681;
+      }
+    }
+    const unsigned int v2690 = static_cast<unsigned int>(v93.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2692 = v405 + v2690;
+    const unsigned int v2693 = static_cast<unsigned int>(v93.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2695 = v408 + v2693;
+    const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2697 = v2695 < v80;
+    const bool v2698 = v2696 && v2697;
+    if (v2698) {
+      const float v2699 = v93.x[127];
+      const bool v2700 = v2692 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const unsigned int v2701 = v2695 - v79;
+      const bool v2702 = v2701 < v2;
+      const bool v2703 = v2700 && v2702;
+      if (v2703) {
+        const unsigned int v2705 = v2692 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2706 = v2705 + v2695;
+        const unsigned int v2707 = v2706 - v79;
+        out[v2707] = v2699;
       }
     }
   } else {
-    const unsigned int v2704 = blockDim.x;  // kernels/moe/expert_tiles.hpp:60
-    const unsigned int v2705 = threadIdx.x;
+    const unsigned int v2708 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v2709 = threadIdx.x;
 
-    for (unsigned int v2707 = v2705; v2707 < 16384u; v2707 += v2704) {
-      const unsigned int v2709 = v2707 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const unsigned int v2710 = v71 + v2709;
-      const unsigned int v2712 = v2707 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const unsigned int v2713 = v26 + v2712;
-      const bool v2714 = v2710 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v2715 = v2713 < v2;
-      const bool v2716 = v2714 && v2715;
-      if (v2716) {
-        const unsigned int v2719 = v2710 * v2;
-        const unsigned int v2720 = v2719 + v2713;
-        out[v2720] = 0.0f;
+    for (unsigned int v2711 = v2709; v2711 < 16384u; v2711 += v2708) {
+      const unsigned int v2713 = v2711 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v2714 = v75 + v2713;
+      const unsigned int v2716 = v2711 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v2717 = v26 + v2716;
+      const bool v2718 = v2714 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2719 = v2717 < v2;
+      const bool v2720 = v2718 && v2719;
+      if (v2720) {
+        const unsigned int v2723 = v2714 * v2;
+        const unsigned int v2724 = v2723 + v2717;
+        out[v2724] = 0.0f;
       }
     }
   }

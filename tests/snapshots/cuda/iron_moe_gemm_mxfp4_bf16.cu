@@ -273,4505 +273,4508 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
   const unsigned int v21 = v13 + v20;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  unsigned int v35 = v34;
+  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const unsigned int v35 = min(v34, v0);
+  unsigned int v36 = v35;
 
-  for (unsigned int v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const unsigned int v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const unsigned int v41 = offsets[v40];
-    const unsigned int v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const unsigned int v45 = v41 - v44;
-    const unsigned int v46 = v45 + 127u;
-    const unsigned int v47 = v46 >> 7u;
-    const unsigned int v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const unsigned int v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const unsigned int v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const unsigned int v57 = v56 << 7u;
-    const unsigned int v59 = v44 + v57;
-    const unsigned int v6795 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v6796 = v53 ? v38 : v6795;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v6796;
-    const unsigned int v6797 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v6798 = v53 ? v59 : v6797;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v6798;
-    const unsigned int v6799 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v6800 = v53 ? v41 : v6799;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v6800;
-    const unsigned int v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const unsigned int v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (unsigned int v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const unsigned int v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const unsigned int v42 = v39 + 1u;
+    const unsigned int v43 = offsets[v42];
+    const unsigned int v44 = max(v43, v40);
+    const unsigned int v45 = min(v44, v0);
+    const unsigned int v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const unsigned int v50 = v49 + 127u;
+    const unsigned int v51 = v50 >> 7u;
+    const unsigned int v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const unsigned int v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const unsigned int v61 = v60 << 7u;
+    const unsigned int v63 = v40 + v61;
+    const unsigned int v6799 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6800 = v57 ? v39 : v6799;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v6800;
+    const unsigned int v6801 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6802 = v57 ? v63 : v6801;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v6802;
+    const unsigned int v6803 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v6804 = v57 ? v45 : v6803;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v6804;
+    const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const unsigned int v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const unsigned int v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const unsigned int v65 = v32;
-  const unsigned int v66 = v21 - v65;
-  const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v35;
-  const unsigned int v69 = v68 + v67;
-  const unsigned int v6801 = v29;
-  const unsigned int v6802 = v63 ? v69 : v6801;
-  v29 = v6802;
-  const unsigned int v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const unsigned int v71 = v29;
-  const unsigned int v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const unsigned int v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:172
-    const unsigned int v75 = v1 * v2;
-    const unsigned int v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const unsigned int v78 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-    const unsigned int v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const unsigned int v82 = v81 << 6u;
-    const unsigned int v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const unsigned int v69 = v32;
+  const unsigned int v70 = v21 - v69;
+  const unsigned int v71 = v70 << 7u;
+  const unsigned int v72 = v36;
+  const unsigned int v73 = v72 + v71;
+  const unsigned int v6805 = v29;
+  const unsigned int v6806 = v67 ? v73 : v6805;
+  v29 = v6806;
+  const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const unsigned int v75 = v29;
+  const unsigned int v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:172
+    const unsigned int v79 = v1 * v2;
+    const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const unsigned int v86 = v85 << 6u;
-    iron_frag<float, 2, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
-    iron_frag_fill(v92, iron_f32_to_bf16(0.0f));
-    const unsigned int v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      for (unsigned int v4522 = 0u; v4522 < 2u; v4522 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v4523 = v4522 << 5u;
-        const bool v4525 = v4523 < v3;
-        if (v4525) {
-          const unsigned int v4527 = v4522 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v4529 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4532 = v4529 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4535 = v4529 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4536 = v4535 << 3u;
-          const unsigned int v4537 = v71 + v4532;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4538 = v4537 < v72;
-          const unsigned int v4539 = v4523 + v4536;
-          const bool v4540 = v4539 < v3;
-          const bool v4541 = v4538 && v4540;
-          const unsigned int v4543 = v4537 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4545 = v4543 + v4523;
-          const unsigned int v4546 = v4545 + v4536;
-          const unsigned int v4547 = v4541 ? v4546 : 0u;
-          const unsigned int v4549 = v4532 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4550 = v4527 + v4549;
-          const unsigned int v4551 = v4550 + v4536;
-          iron_copy_async<16>(shm0 + v4551, x_sorted + v4547, v4541);
-          const unsigned int v4554 = v4529 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4556 = v4554 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4559 = v4554 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4560 = v4559 << 3u;
-          const unsigned int v4561 = v71 + v4556;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4562 = v4561 < v72;
-          const unsigned int v4563 = v4523 + v4560;
-          const bool v4564 = v4563 < v3;
-          const bool v4565 = v4562 && v4564;
-          const unsigned int v4567 = v4561 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4569 = v4567 + v4523;
-          const unsigned int v4570 = v4569 + v4560;
-          const unsigned int v4571 = v4565 ? v4570 : 0u;
-          const unsigned int v4573 = v4556 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4574 = v4527 + v4573;
-          const unsigned int v4575 = v4574 + v4560;
-          iron_copy_async<16>(shm0 + v4575, x_sorted + v4571, v4565);
-          const unsigned int v4578 = v4529 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4580 = v4578 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4583 = v4578 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4584 = v4583 << 3u;
-          const unsigned int v4585 = v71 + v4580;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4586 = v4585 < v72;
-          const unsigned int v4587 = v4523 + v4584;
-          const bool v4588 = v4587 < v3;
-          const bool v4589 = v4586 && v4588;
-          const unsigned int v4591 = v4585 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4593 = v4591 + v4523;
-          const unsigned int v4594 = v4593 + v4584;
-          const unsigned int v4595 = v4589 ? v4594 : 0u;
-          const unsigned int v4597 = v4580 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4598 = v4527 + v4597;
-          const unsigned int v4599 = v4598 + v4584;
-          iron_copy_async<16>(shm0 + v4599, x_sorted + v4595, v4589);
-          const unsigned int v4602 = v4529 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4604 = v4602 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4607 = v4602 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4608 = v4607 << 3u;
-          const unsigned int v4609 = v71 + v4604;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4610 = v4609 < v72;
-          const unsigned int v4611 = v4523 + v4608;
-          const bool v4612 = v4611 < v3;
-          const bool v4613 = v4610 && v4612;
-          const unsigned int v4615 = v4609 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4617 = v4615 + v4523;
-          const unsigned int v4618 = v4617 + v4608;
-          const unsigned int v4619 = v4613 ? v4618 : 0u;
-          const unsigned int v4621 = v4604 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4622 = v4527 + v4621;
-          const unsigned int v4623 = v4622 + v4608;
-          iron_copy_async<16>(shm0 + v4623, x_sorted + v4619, v4613);
-          const unsigned int v4635 = v76 + v4532;  // kernels/gemm/quant_b.hpp:137
-          const bool v4636 = v4635 < v75;
-          const bool v4639 = v4636 && v4540;
-          const unsigned int v4641 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4643 = min(v4539, v4641);
-          const unsigned int v4645 = v75 - 1u;
-          const unsigned int v4647 = min(v4635, v4645);
-          const unsigned int v4649 = v4643 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4651 = v3 >> 3u;
-          const unsigned int v4652 = v4647 * v4651;
-          const unsigned int v4653 = v4652 + v4649;
-          const unsigned int v4654 = packed[v4653];
-          const unsigned int v4656 = v4643 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4658 = v3 >> 5u;
-          const unsigned int v4659 = v4647 * v4658;
-          const unsigned int v4660 = v4659 + v4656;
-          const unsigned char v4661 = scales[v4660];
-          const unsigned int v4662 = static_cast<unsigned int>(v4661);
-          const unsigned int v4664 = v4662 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4667 = v4662 == 255u;
-          const unsigned int v4668 = v4667 ? 2143289344u : v4664;
-          const bool v4670 = v4662 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4672 = v4670 ? 4194304u : v4668;
-          const float v4673 = __uint_as_float(v4672);
-          const unsigned int v4675 = v4654 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4677 = v4675 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4679 = v4677 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4681 = v4679 << 22u;
-          const unsigned int v4683 = v4677 * 1056964608u;
-          const bool v4685 = v4677 < 2u;
-          const unsigned int v4686 = v4685 ? v4683 : v4681;
-          const unsigned int v4688 = v4675 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4690 = v4688 << 28u;
-          const unsigned int v4691 = v4686 | v4690;
-          const float v4692 = __uint_as_float(v4691);
-          const float v4693 = v4692 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4695 = v4654 >> 4u;
-          const unsigned int v4697 = v4695 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4699 = v4697 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4701 = v4699 << 22u;
-          const unsigned int v4703 = v4697 * 1056964608u;
-          const bool v4705 = v4697 < 2u;
-          const unsigned int v4706 = v4705 ? v4703 : v4701;
-          const unsigned int v4708 = v4695 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4710 = v4708 << 28u;
-          const unsigned int v4711 = v4706 | v4710;
-          const float v4712 = __uint_as_float(v4711);
-          const float v4713 = v4712 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4715 = v4654 >> 8u;
-          const unsigned int v4717 = v4715 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4719 = v4717 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4721 = v4719 << 22u;
-          const unsigned int v4723 = v4717 * 1056964608u;
-          const bool v4725 = v4717 < 2u;
-          const unsigned int v4726 = v4725 ? v4723 : v4721;
-          const unsigned int v4728 = v4715 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4730 = v4728 << 28u;
-          const unsigned int v4731 = v4726 | v4730;
-          const float v4732 = __uint_as_float(v4731);
-          const float v4733 = v4732 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4735 = v4654 >> 12u;
-          const unsigned int v4737 = v4735 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4739 = v4737 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4741 = v4739 << 22u;
-          const unsigned int v4743 = v4737 * 1056964608u;
-          const bool v4745 = v4737 < 2u;
-          const unsigned int v4746 = v4745 ? v4743 : v4741;
-          const unsigned int v4748 = v4735 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4750 = v4748 << 28u;
-          const unsigned int v4751 = v4746 | v4750;
-          const float v4752 = __uint_as_float(v4751);
-          const float v4753 = v4752 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4755 = v4654 >> 16u;
-          const unsigned int v4757 = v4755 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4759 = v4757 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4761 = v4759 << 22u;
-          const unsigned int v4763 = v4757 * 1056964608u;
-          const bool v4765 = v4757 < 2u;
-          const unsigned int v4766 = v4765 ? v4763 : v4761;
-          const unsigned int v4768 = v4755 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4770 = v4768 << 28u;
-          const unsigned int v4771 = v4766 | v4770;
-          const float v4772 = __uint_as_float(v4771);
-          const float v4773 = v4772 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4775 = v4654 >> 20u;
-          const unsigned int v4777 = v4775 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4779 = v4777 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4781 = v4779 << 22u;
-          const unsigned int v4783 = v4777 * 1056964608u;
-          const bool v4785 = v4777 < 2u;
-          const unsigned int v4786 = v4785 ? v4783 : v4781;
-          const unsigned int v4788 = v4775 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4790 = v4788 << 28u;
-          const unsigned int v4791 = v4786 | v4790;
-          const float v4792 = __uint_as_float(v4791);
-          const float v4793 = v4792 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4795 = v4654 >> 24u;
-          const unsigned int v4797 = v4795 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4799 = v4797 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4801 = v4799 << 22u;
-          const unsigned int v4803 = v4797 * 1056964608u;
-          const bool v4805 = v4797 < 2u;
-          const unsigned int v4806 = v4805 ? v4803 : v4801;
-          const unsigned int v4808 = v4795 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4810 = v4808 << 28u;
-          const unsigned int v4811 = v4806 | v4810;
-          const float v4812 = __uint_as_float(v4811);
-          const float v4813 = v4812 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4815 = v4654 >> 28u;
-          const unsigned int v4817 = v4815 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4819 = v4817 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4821 = v4819 << 22u;
-          const unsigned int v4823 = v4817 * 1056964608u;
-          const bool v4825 = v4817 < 2u;
-          const unsigned int v4826 = v4825 ? v4823 : v4821;
-          const unsigned int v4828 = v4815 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4830 = v4828 << 28u;
-          const unsigned int v4831 = v4826 | v4830;
-          const float v4832 = __uint_as_float(v4831);
-          const float v4833 = v4832 * v4673;  // kernels/gemm/quant_b.hpp:80
-          const float v4835 = v4639 ? v4693 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v4836 = iron_f32_to_bf16(v4835);
-          const float v4838 = v4639 ? v4713 : 0.0f;
-          const iron_bf16 v4839 = iron_f32_to_bf16(v4838);
-          const float v4841 = v4639 ? v4733 : 0.0f;
-          const iron_bf16 v4842 = iron_f32_to_bf16(v4841);
-          const float v4844 = v4639 ? v4753 : 0.0f;
-          const iron_bf16 v4845 = iron_f32_to_bf16(v4844);
-          const float v4847 = v4639 ? v4773 : 0.0f;
-          const iron_bf16 v4848 = iron_f32_to_bf16(v4847);
-          const float v4850 = v4639 ? v4793 : 0.0f;
-          const iron_bf16 v4851 = iron_f32_to_bf16(v4850);
-          const float v4853 = v4639 ? v4813 : 0.0f;
-          const iron_bf16 v4854 = iron_f32_to_bf16(v4853);
-          const float v4856 = v4639 ? v4833 : 0.0f;
-          const iron_bf16 v4857 = iron_f32_to_bf16(v4856);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4551) = iron_bf16x8{{v4836, v4839, v4842, v4845, v4848, v4851, v4854, v4857}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4873 = v76 + v4556;  // kernels/gemm/quant_b.hpp:137
-          const bool v4874 = v4873 < v75;
-          const bool v4877 = v4874 && v4564;
-          const unsigned int v4881 = min(v4563, v4641);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4885 = min(v4873, v4645);
-          const unsigned int v4887 = v4881 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4890 = v4885 * v4651;
-          const unsigned int v4891 = v4890 + v4887;
-          const unsigned int v4892 = packed[v4891];
-          const unsigned int v4894 = v4881 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4897 = v4885 * v4658;
-          const unsigned int v4898 = v4897 + v4894;
-          const unsigned char v4899 = scales[v4898];
-          const unsigned int v4900 = static_cast<unsigned int>(v4899);
-          const unsigned int v4902 = v4900 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4905 = v4900 == 255u;
-          const unsigned int v4906 = v4905 ? 2143289344u : v4902;
-          const bool v4908 = v4900 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4910 = v4908 ? 4194304u : v4906;
-          const float v4911 = __uint_as_float(v4910);
-          const unsigned int v4913 = v4892 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4915 = v4913 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4917 = v4915 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4919 = v4917 << 22u;
-          const unsigned int v4921 = v4915 * 1056964608u;
-          const bool v4923 = v4915 < 2u;
-          const unsigned int v4924 = v4923 ? v4921 : v4919;
-          const unsigned int v4926 = v4913 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4928 = v4926 << 28u;
-          const unsigned int v4929 = v4924 | v4928;
-          const float v4930 = __uint_as_float(v4929);
-          const float v4931 = v4930 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4933 = v4892 >> 4u;
-          const unsigned int v4935 = v4933 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4937 = v4935 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4939 = v4937 << 22u;
-          const unsigned int v4941 = v4935 * 1056964608u;
-          const bool v4943 = v4935 < 2u;
-          const unsigned int v4944 = v4943 ? v4941 : v4939;
-          const unsigned int v4946 = v4933 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4948 = v4946 << 28u;
-          const unsigned int v4949 = v4944 | v4948;
-          const float v4950 = __uint_as_float(v4949);
-          const float v4951 = v4950 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4953 = v4892 >> 8u;
-          const unsigned int v4955 = v4953 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4957 = v4955 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4959 = v4957 << 22u;
-          const unsigned int v4961 = v4955 * 1056964608u;
-          const bool v4963 = v4955 < 2u;
-          const unsigned int v4964 = v4963 ? v4961 : v4959;
-          const unsigned int v4966 = v4953 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4968 = v4966 << 28u;
-          const unsigned int v4969 = v4964 | v4968;
-          const float v4970 = __uint_as_float(v4969);
-          const float v4971 = v4970 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4973 = v4892 >> 12u;
-          const unsigned int v4975 = v4973 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4977 = v4975 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4979 = v4977 << 22u;
-          const unsigned int v4981 = v4975 * 1056964608u;
-          const bool v4983 = v4975 < 2u;
-          const unsigned int v4984 = v4983 ? v4981 : v4979;
-          const unsigned int v4986 = v4973 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4988 = v4986 << 28u;
-          const unsigned int v4989 = v4984 | v4988;
-          const float v4990 = __uint_as_float(v4989);
-          const float v4991 = v4990 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4993 = v4892 >> 16u;
-          const unsigned int v4995 = v4993 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4997 = v4995 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4999 = v4997 << 22u;
-          const unsigned int v5001 = v4995 * 1056964608u;
-          const bool v5003 = v4995 < 2u;
-          const unsigned int v5004 = v5003 ? v5001 : v4999;
-          const unsigned int v5006 = v4993 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5008 = v5006 << 28u;
-          const unsigned int v5009 = v5004 | v5008;
-          const float v5010 = __uint_as_float(v5009);
-          const float v5011 = v5010 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5013 = v4892 >> 20u;
-          const unsigned int v5015 = v5013 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5017 = v5015 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5019 = v5017 << 22u;
-          const unsigned int v5021 = v5015 * 1056964608u;
-          const bool v5023 = v5015 < 2u;
-          const unsigned int v5024 = v5023 ? v5021 : v5019;
-          const unsigned int v5026 = v5013 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5028 = v5026 << 28u;
-          const unsigned int v5029 = v5024 | v5028;
-          const float v5030 = __uint_as_float(v5029);
-          const float v5031 = v5030 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5033 = v4892 >> 24u;
-          const unsigned int v5035 = v5033 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5037 = v5035 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5039 = v5037 << 22u;
-          const unsigned int v5041 = v5035 * 1056964608u;
-          const bool v5043 = v5035 < 2u;
-          const unsigned int v5044 = v5043 ? v5041 : v5039;
-          const unsigned int v5046 = v5033 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5048 = v5046 << 28u;
-          const unsigned int v5049 = v5044 | v5048;
-          const float v5050 = __uint_as_float(v5049);
-          const float v5051 = v5050 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5053 = v4892 >> 28u;
-          const unsigned int v5055 = v5053 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5057 = v5055 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5059 = v5057 << 22u;
-          const unsigned int v5061 = v5055 * 1056964608u;
-          const bool v5063 = v5055 < 2u;
-          const unsigned int v5064 = v5063 ? v5061 : v5059;
-          const unsigned int v5066 = v5053 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5068 = v5066 << 28u;
-          const unsigned int v5069 = v5064 | v5068;
-          const float v5070 = __uint_as_float(v5069);
-          const float v5071 = v5070 * v4911;  // kernels/gemm/quant_b.hpp:80
-          const float v5073 = v4877 ? v4931 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5074 = iron_f32_to_bf16(v5073);
-          const float v5076 = v4877 ? v4951 : 0.0f;
-          const iron_bf16 v5077 = iron_f32_to_bf16(v5076);
-          const float v5079 = v4877 ? v4971 : 0.0f;
-          const iron_bf16 v5080 = iron_f32_to_bf16(v5079);
-          const float v5082 = v4877 ? v4991 : 0.0f;
-          const iron_bf16 v5083 = iron_f32_to_bf16(v5082);
-          const float v5085 = v4877 ? v5011 : 0.0f;
-          const iron_bf16 v5086 = iron_f32_to_bf16(v5085);
-          const float v5088 = v4877 ? v5031 : 0.0f;
-          const iron_bf16 v5089 = iron_f32_to_bf16(v5088);
-          const float v5091 = v4877 ? v5051 : 0.0f;
-          const iron_bf16 v5092 = iron_f32_to_bf16(v5091);
-          const float v5094 = v4877 ? v5071 : 0.0f;
-          const iron_bf16 v5095 = iron_f32_to_bf16(v5094);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4575) = iron_bf16x8{{v5074, v5077, v5080, v5083, v5086, v5089, v5092, v5095}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5111 = v76 + v4580;  // kernels/gemm/quant_b.hpp:137
-          const bool v5112 = v5111 < v75;
-          const bool v5115 = v5112 && v4588;
-          const unsigned int v5119 = min(v4587, v4641);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5123 = min(v5111, v4645);
-          const unsigned int v5125 = v5119 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5128 = v5123 * v4651;
-          const unsigned int v5129 = v5128 + v5125;
-          const unsigned int v5130 = packed[v5129];
-          const unsigned int v5132 = v5119 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5135 = v5123 * v4658;
-          const unsigned int v5136 = v5135 + v5132;
-          const unsigned char v5137 = scales[v5136];
-          const unsigned int v5138 = static_cast<unsigned int>(v5137);
-          const unsigned int v5140 = v5138 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5143 = v5138 == 255u;
-          const unsigned int v5144 = v5143 ? 2143289344u : v5140;
-          const bool v5146 = v5138 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5148 = v5146 ? 4194304u : v5144;
-          const float v5149 = __uint_as_float(v5148);
-          const unsigned int v5151 = v5130 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5153 = v5151 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5155 = v5153 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5157 = v5155 << 22u;
-          const unsigned int v5159 = v5153 * 1056964608u;
-          const bool v5161 = v5153 < 2u;
-          const unsigned int v5162 = v5161 ? v5159 : v5157;
-          const unsigned int v5164 = v5151 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5166 = v5164 << 28u;
-          const unsigned int v5167 = v5162 | v5166;
-          const float v5168 = __uint_as_float(v5167);
-          const float v5169 = v5168 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5171 = v5130 >> 4u;
-          const unsigned int v5173 = v5171 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5175 = v5173 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5177 = v5175 << 22u;
-          const unsigned int v5179 = v5173 * 1056964608u;
-          const bool v5181 = v5173 < 2u;
-          const unsigned int v5182 = v5181 ? v5179 : v5177;
-          const unsigned int v5184 = v5171 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5186 = v5184 << 28u;
-          const unsigned int v5187 = v5182 | v5186;
-          const float v5188 = __uint_as_float(v5187);
-          const float v5189 = v5188 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5191 = v5130 >> 8u;
-          const unsigned int v5193 = v5191 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5195 = v5193 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5197 = v5195 << 22u;
-          const unsigned int v5199 = v5193 * 1056964608u;
-          const bool v5201 = v5193 < 2u;
-          const unsigned int v5202 = v5201 ? v5199 : v5197;
-          const unsigned int v5204 = v5191 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5206 = v5204 << 28u;
-          const unsigned int v5207 = v5202 | v5206;
-          const float v5208 = __uint_as_float(v5207);
-          const float v5209 = v5208 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5211 = v5130 >> 12u;
-          const unsigned int v5213 = v5211 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5215 = v5213 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5217 = v5215 << 22u;
-          const unsigned int v5219 = v5213 * 1056964608u;
-          const bool v5221 = v5213 < 2u;
-          const unsigned int v5222 = v5221 ? v5219 : v5217;
-          const unsigned int v5224 = v5211 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5226 = v5224 << 28u;
-          const unsigned int v5227 = v5222 | v5226;
-          const float v5228 = __uint_as_float(v5227);
-          const float v5229 = v5228 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5231 = v5130 >> 16u;
-          const unsigned int v5233 = v5231 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5235 = v5233 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5237 = v5235 << 22u;
-          const unsigned int v5239 = v5233 * 1056964608u;
-          const bool v5241 = v5233 < 2u;
-          const unsigned int v5242 = v5241 ? v5239 : v5237;
-          const unsigned int v5244 = v5231 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5246 = v5244 << 28u;
-          const unsigned int v5247 = v5242 | v5246;
-          const float v5248 = __uint_as_float(v5247);
-          const float v5249 = v5248 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5251 = v5130 >> 20u;
-          const unsigned int v5253 = v5251 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5255 = v5253 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5257 = v5255 << 22u;
-          const unsigned int v5259 = v5253 * 1056964608u;
-          const bool v5261 = v5253 < 2u;
-          const unsigned int v5262 = v5261 ? v5259 : v5257;
-          const unsigned int v5264 = v5251 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5266 = v5264 << 28u;
-          const unsigned int v5267 = v5262 | v5266;
-          const float v5268 = __uint_as_float(v5267);
-          const float v5269 = v5268 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5271 = v5130 >> 24u;
-          const unsigned int v5273 = v5271 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5275 = v5273 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5277 = v5275 << 22u;
-          const unsigned int v5279 = v5273 * 1056964608u;
-          const bool v5281 = v5273 < 2u;
-          const unsigned int v5282 = v5281 ? v5279 : v5277;
-          const unsigned int v5284 = v5271 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5286 = v5284 << 28u;
-          const unsigned int v5287 = v5282 | v5286;
-          const float v5288 = __uint_as_float(v5287);
-          const float v5289 = v5288 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5291 = v5130 >> 28u;
-          const unsigned int v5293 = v5291 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5295 = v5293 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5297 = v5295 << 22u;
-          const unsigned int v5299 = v5293 * 1056964608u;
-          const bool v5301 = v5293 < 2u;
-          const unsigned int v5302 = v5301 ? v5299 : v5297;
-          const unsigned int v5304 = v5291 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5306 = v5304 << 28u;
-          const unsigned int v5307 = v5302 | v5306;
-          const float v5308 = __uint_as_float(v5307);
-          const float v5309 = v5308 * v5149;  // kernels/gemm/quant_b.hpp:80
-          const float v5311 = v5115 ? v5169 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5312 = iron_f32_to_bf16(v5311);
-          const float v5314 = v5115 ? v5189 : 0.0f;
-          const iron_bf16 v5315 = iron_f32_to_bf16(v5314);
-          const float v5317 = v5115 ? v5209 : 0.0f;
-          const iron_bf16 v5318 = iron_f32_to_bf16(v5317);
-          const float v5320 = v5115 ? v5229 : 0.0f;
-          const iron_bf16 v5321 = iron_f32_to_bf16(v5320);
-          const float v5323 = v5115 ? v5249 : 0.0f;
-          const iron_bf16 v5324 = iron_f32_to_bf16(v5323);
-          const float v5326 = v5115 ? v5269 : 0.0f;
-          const iron_bf16 v5327 = iron_f32_to_bf16(v5326);
-          const float v5329 = v5115 ? v5289 : 0.0f;
-          const iron_bf16 v5330 = iron_f32_to_bf16(v5329);
-          const float v5332 = v5115 ? v5309 : 0.0f;
-          const iron_bf16 v5333 = iron_f32_to_bf16(v5332);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4599) = iron_bf16x8{{v5312, v5315, v5318, v5321, v5324, v5327, v5330, v5333}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5349 = v76 + v4604;  // kernels/gemm/quant_b.hpp:137
-          const bool v5350 = v5349 < v75;
-          const bool v5353 = v5350 && v4612;
-          const unsigned int v5357 = min(v4611, v4641);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5361 = min(v5349, v4645);
-          const unsigned int v5363 = v5357 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5366 = v5361 * v4651;
-          const unsigned int v5367 = v5366 + v5363;
-          const unsigned int v5368 = packed[v5367];
-          const unsigned int v5370 = v5357 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5373 = v5361 * v4658;
-          const unsigned int v5374 = v5373 + v5370;
-          const unsigned char v5375 = scales[v5374];
-          const unsigned int v5376 = static_cast<unsigned int>(v5375);
-          const unsigned int v5378 = v5376 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5381 = v5376 == 255u;
-          const unsigned int v5382 = v5381 ? 2143289344u : v5378;
-          const bool v5384 = v5376 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5386 = v5384 ? 4194304u : v5382;
-          const float v5387 = __uint_as_float(v5386);
-          const unsigned int v5389 = v5368 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5391 = v5389 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5393 = v5391 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5395 = v5393 << 22u;
-          const unsigned int v5397 = v5391 * 1056964608u;
-          const bool v5399 = v5391 < 2u;
-          const unsigned int v5400 = v5399 ? v5397 : v5395;
-          const unsigned int v5402 = v5389 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5404 = v5402 << 28u;
-          const unsigned int v5405 = v5400 | v5404;
-          const float v5406 = __uint_as_float(v5405);
-          const float v5407 = v5406 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5409 = v5368 >> 4u;
-          const unsigned int v5411 = v5409 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5413 = v5411 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5415 = v5413 << 22u;
-          const unsigned int v5417 = v5411 * 1056964608u;
-          const bool v5419 = v5411 < 2u;
-          const unsigned int v5420 = v5419 ? v5417 : v5415;
-          const unsigned int v5422 = v5409 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5424 = v5422 << 28u;
-          const unsigned int v5425 = v5420 | v5424;
-          const float v5426 = __uint_as_float(v5425);
-          const float v5427 = v5426 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5429 = v5368 >> 8u;
-          const unsigned int v5431 = v5429 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5433 = v5431 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5435 = v5433 << 22u;
-          const unsigned int v5437 = v5431 * 1056964608u;
-          const bool v5439 = v5431 < 2u;
-          const unsigned int v5440 = v5439 ? v5437 : v5435;
-          const unsigned int v5442 = v5429 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5444 = v5442 << 28u;
-          const unsigned int v5445 = v5440 | v5444;
-          const float v5446 = __uint_as_float(v5445);
-          const float v5447 = v5446 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5449 = v5368 >> 12u;
-          const unsigned int v5451 = v5449 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5453 = v5451 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5455 = v5453 << 22u;
-          const unsigned int v5457 = v5451 * 1056964608u;
-          const bool v5459 = v5451 < 2u;
-          const unsigned int v5460 = v5459 ? v5457 : v5455;
-          const unsigned int v5462 = v5449 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5464 = v5462 << 28u;
-          const unsigned int v5465 = v5460 | v5464;
-          const float v5466 = __uint_as_float(v5465);
-          const float v5467 = v5466 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5469 = v5368 >> 16u;
-          const unsigned int v5471 = v5469 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5473 = v5471 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5475 = v5473 << 22u;
-          const unsigned int v5477 = v5471 * 1056964608u;
-          const bool v5479 = v5471 < 2u;
-          const unsigned int v5480 = v5479 ? v5477 : v5475;
-          const unsigned int v5482 = v5469 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5484 = v5482 << 28u;
-          const unsigned int v5485 = v5480 | v5484;
-          const float v5486 = __uint_as_float(v5485);
-          const float v5487 = v5486 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5489 = v5368 >> 20u;
-          const unsigned int v5491 = v5489 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5493 = v5491 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5495 = v5493 << 22u;
-          const unsigned int v5497 = v5491 * 1056964608u;
-          const bool v5499 = v5491 < 2u;
-          const unsigned int v5500 = v5499 ? v5497 : v5495;
-          const unsigned int v5502 = v5489 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5504 = v5502 << 28u;
-          const unsigned int v5505 = v5500 | v5504;
-          const float v5506 = __uint_as_float(v5505);
-          const float v5507 = v5506 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5509 = v5368 >> 24u;
-          const unsigned int v5511 = v5509 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5513 = v5511 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5515 = v5513 << 22u;
-          const unsigned int v5517 = v5511 * 1056964608u;
-          const bool v5519 = v5511 < 2u;
-          const unsigned int v5520 = v5519 ? v5517 : v5515;
-          const unsigned int v5522 = v5509 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5524 = v5522 << 28u;
-          const unsigned int v5525 = v5520 | v5524;
-          const float v5526 = __uint_as_float(v5525);
-          const float v5527 = v5526 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5529 = v5368 >> 28u;
-          const unsigned int v5531 = v5529 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5533 = v5531 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5535 = v5533 << 22u;
-          const unsigned int v5537 = v5531 * 1056964608u;
-          const bool v5539 = v5531 < 2u;
-          const unsigned int v5540 = v5539 ? v5537 : v5535;
-          const unsigned int v5542 = v5529 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5544 = v5542 << 28u;
-          const unsigned int v5545 = v5540 | v5544;
-          const float v5546 = __uint_as_float(v5545);
-          const float v5547 = v5546 * v5387;  // kernels/gemm/quant_b.hpp:80
-          const float v5549 = v5353 ? v5407 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5550 = iron_f32_to_bf16(v5549);
-          const float v5552 = v5353 ? v5427 : 0.0f;
-          const iron_bf16 v5553 = iron_f32_to_bf16(v5552);
-          const float v5555 = v5353 ? v5447 : 0.0f;
-          const iron_bf16 v5556 = iron_f32_to_bf16(v5555);
-          const float v5558 = v5353 ? v5467 : 0.0f;
-          const iron_bf16 v5559 = iron_f32_to_bf16(v5558);
-          const float v5561 = v5353 ? v5487 : 0.0f;
-          const iron_bf16 v5562 = iron_f32_to_bf16(v5561);
-          const float v5564 = v5353 ? v5507 : 0.0f;
-          const iron_bf16 v5565 = iron_f32_to_bf16(v5564);
-          const float v5567 = v5353 ? v5527 : 0.0f;
-          const iron_bf16 v5568 = iron_f32_to_bf16(v5567);
-          const float v5570 = v5353 ? v5547 : 0.0f;
-          const iron_bf16 v5571 = iron_f32_to_bf16(v5570);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v4623) = iron_bf16x8{{v5550, v5553, v5556, v5559, v5562, v5565, v5568, v5571}};  // kernels/gemm/quant_b.hpp:146
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v90 = v89 << 6u;
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag_fill(v92, 0.0f);
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      for (unsigned int v4526 = 0u; v4526 < 2u; v4526 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v4527 = v4526 << 5u;
+        const bool v4529 = v4527 < v3;
+        if (v4529) {
+          const unsigned int v4531 = v4526 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v4533 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4536 = v4533 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4539 = v4533 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4540 = v4539 << 3u;
+          const unsigned int v4541 = v75 + v4536;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4542 = v4541 < v76;
+          const unsigned int v4543 = v4527 + v4540;
+          const bool v4544 = v4543 < v3;
+          const bool v4545 = v4542 && v4544;
+          const unsigned int v4547 = v4541 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4549 = v4547 + v4527;
+          const unsigned int v4550 = v4549 + v4540;
+          const unsigned int v4551 = v4545 ? v4550 : 0u;
+          const unsigned int v4553 = v4536 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4554 = v4531 + v4553;
+          const unsigned int v4555 = v4554 + v4540;
+          iron_copy_async<16>(shm0 + v4555, x_sorted + v4551, v4545);
+          const unsigned int v4558 = v4533 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4560 = v4558 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4563 = v4558 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4564 = v4563 << 3u;
+          const unsigned int v4565 = v75 + v4560;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4566 = v4565 < v76;
+          const unsigned int v4567 = v4527 + v4564;
+          const bool v4568 = v4567 < v3;
+          const bool v4569 = v4566 && v4568;
+          const unsigned int v4571 = v4565 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4573 = v4571 + v4527;
+          const unsigned int v4574 = v4573 + v4564;
+          const unsigned int v4575 = v4569 ? v4574 : 0u;
+          const unsigned int v4577 = v4560 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4578 = v4531 + v4577;
+          const unsigned int v4579 = v4578 + v4564;
+          iron_copy_async<16>(shm0 + v4579, x_sorted + v4575, v4569);
+          const unsigned int v4582 = v4533 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4584 = v4582 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4587 = v4582 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4588 = v4587 << 3u;
+          const unsigned int v4589 = v75 + v4584;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4590 = v4589 < v76;
+          const unsigned int v4591 = v4527 + v4588;
+          const bool v4592 = v4591 < v3;
+          const bool v4593 = v4590 && v4592;
+          const unsigned int v4595 = v4589 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4597 = v4595 + v4527;
+          const unsigned int v4598 = v4597 + v4588;
+          const unsigned int v4599 = v4593 ? v4598 : 0u;
+          const unsigned int v4601 = v4584 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4602 = v4531 + v4601;
+          const unsigned int v4603 = v4602 + v4588;
+          iron_copy_async<16>(shm0 + v4603, x_sorted + v4599, v4593);
+          const unsigned int v4606 = v4533 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4608 = v4606 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4611 = v4606 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4612 = v4611 << 3u;
+          const unsigned int v4613 = v75 + v4608;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4614 = v4613 < v76;
+          const unsigned int v4615 = v4527 + v4612;
+          const bool v4616 = v4615 < v3;
+          const bool v4617 = v4614 && v4616;
+          const unsigned int v4619 = v4613 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4621 = v4619 + v4527;
+          const unsigned int v4622 = v4621 + v4612;
+          const unsigned int v4623 = v4617 ? v4622 : 0u;
+          const unsigned int v4625 = v4608 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4626 = v4531 + v4625;
+          const unsigned int v4627 = v4626 + v4612;
+          iron_copy_async<16>(shm0 + v4627, x_sorted + v4623, v4617);
+          const unsigned int v4639 = v80 + v4536;  // kernels/gemm/quant_b.hpp:137
+          const bool v4640 = v4639 < v79;
+          const bool v4643 = v4640 && v4544;
+          const unsigned int v4645 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4647 = min(v4543, v4645);
+          const unsigned int v4649 = v79 - 1u;
+          const unsigned int v4651 = min(v4639, v4649);
+          const unsigned int v4653 = v4647 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4655 = v3 >> 3u;
+          const unsigned int v4656 = v4651 * v4655;
+          const unsigned int v4657 = v4656 + v4653;
+          const unsigned int v4658 = packed[v4657];
+          const unsigned int v4660 = v4647 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4662 = v3 >> 5u;
+          const unsigned int v4663 = v4651 * v4662;
+          const unsigned int v4664 = v4663 + v4660;
+          const unsigned char v4665 = scales[v4664];
+          const unsigned int v4666 = static_cast<unsigned int>(v4665);
+          const unsigned int v4668 = v4666 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4671 = v4666 == 255u;
+          const unsigned int v4672 = v4671 ? 2143289344u : v4668;
+          const bool v4674 = v4666 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4676 = v4674 ? 4194304u : v4672;
+          const float v4677 = __uint_as_float(v4676);
+          const unsigned int v4679 = v4658 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4681 = v4679 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4683 = v4681 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4685 = v4683 << 22u;
+          const unsigned int v4687 = v4681 * 1056964608u;
+          const bool v4689 = v4681 < 2u;
+          const unsigned int v4690 = v4689 ? v4687 : v4685;
+          const unsigned int v4692 = v4679 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4694 = v4692 << 28u;
+          const unsigned int v4695 = v4690 | v4694;
+          const float v4696 = __uint_as_float(v4695);
+          const float v4697 = v4696 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4699 = v4658 >> 4u;
+          const unsigned int v4701 = v4699 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4703 = v4701 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4705 = v4703 << 22u;
+          const unsigned int v4707 = v4701 * 1056964608u;
+          const bool v4709 = v4701 < 2u;
+          const unsigned int v4710 = v4709 ? v4707 : v4705;
+          const unsigned int v4712 = v4699 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4714 = v4712 << 28u;
+          const unsigned int v4715 = v4710 | v4714;
+          const float v4716 = __uint_as_float(v4715);
+          const float v4717 = v4716 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4719 = v4658 >> 8u;
+          const unsigned int v4721 = v4719 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4723 = v4721 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4725 = v4723 << 22u;
+          const unsigned int v4727 = v4721 * 1056964608u;
+          const bool v4729 = v4721 < 2u;
+          const unsigned int v4730 = v4729 ? v4727 : v4725;
+          const unsigned int v4732 = v4719 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4734 = v4732 << 28u;
+          const unsigned int v4735 = v4730 | v4734;
+          const float v4736 = __uint_as_float(v4735);
+          const float v4737 = v4736 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4739 = v4658 >> 12u;
+          const unsigned int v4741 = v4739 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4743 = v4741 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4745 = v4743 << 22u;
+          const unsigned int v4747 = v4741 * 1056964608u;
+          const bool v4749 = v4741 < 2u;
+          const unsigned int v4750 = v4749 ? v4747 : v4745;
+          const unsigned int v4752 = v4739 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4754 = v4752 << 28u;
+          const unsigned int v4755 = v4750 | v4754;
+          const float v4756 = __uint_as_float(v4755);
+          const float v4757 = v4756 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4759 = v4658 >> 16u;
+          const unsigned int v4761 = v4759 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4763 = v4761 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4765 = v4763 << 22u;
+          const unsigned int v4767 = v4761 * 1056964608u;
+          const bool v4769 = v4761 < 2u;
+          const unsigned int v4770 = v4769 ? v4767 : v4765;
+          const unsigned int v4772 = v4759 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4774 = v4772 << 28u;
+          const unsigned int v4775 = v4770 | v4774;
+          const float v4776 = __uint_as_float(v4775);
+          const float v4777 = v4776 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4779 = v4658 >> 20u;
+          const unsigned int v4781 = v4779 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4783 = v4781 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4785 = v4783 << 22u;
+          const unsigned int v4787 = v4781 * 1056964608u;
+          const bool v4789 = v4781 < 2u;
+          const unsigned int v4790 = v4789 ? v4787 : v4785;
+          const unsigned int v4792 = v4779 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4794 = v4792 << 28u;
+          const unsigned int v4795 = v4790 | v4794;
+          const float v4796 = __uint_as_float(v4795);
+          const float v4797 = v4796 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4799 = v4658 >> 24u;
+          const unsigned int v4801 = v4799 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4803 = v4801 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4805 = v4803 << 22u;
+          const unsigned int v4807 = v4801 * 1056964608u;
+          const bool v4809 = v4801 < 2u;
+          const unsigned int v4810 = v4809 ? v4807 : v4805;
+          const unsigned int v4812 = v4799 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4814 = v4812 << 28u;
+          const unsigned int v4815 = v4810 | v4814;
+          const float v4816 = __uint_as_float(v4815);
+          const float v4817 = v4816 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4819 = v4658 >> 28u;
+          const unsigned int v4821 = v4819 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4823 = v4821 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4825 = v4823 << 22u;
+          const unsigned int v4827 = v4821 * 1056964608u;
+          const bool v4829 = v4821 < 2u;
+          const unsigned int v4830 = v4829 ? v4827 : v4825;
+          const unsigned int v4832 = v4819 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4834 = v4832 << 28u;
+          const unsigned int v4835 = v4830 | v4834;
+          const float v4836 = __uint_as_float(v4835);
+          const float v4837 = v4836 * v4677;  // kernels/gemm/quant_b.hpp:80
+          const float v4839 = v4643 ? v4697 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v4840 = iron_f32_to_bf16(v4839);
+          const float v4842 = v4643 ? v4717 : 0.0f;
+          const iron_bf16 v4843 = iron_f32_to_bf16(v4842);
+          const float v4845 = v4643 ? v4737 : 0.0f;
+          const iron_bf16 v4846 = iron_f32_to_bf16(v4845);
+          const float v4848 = v4643 ? v4757 : 0.0f;
+          const iron_bf16 v4849 = iron_f32_to_bf16(v4848);
+          const float v4851 = v4643 ? v4777 : 0.0f;
+          const iron_bf16 v4852 = iron_f32_to_bf16(v4851);
+          const float v4854 = v4643 ? v4797 : 0.0f;
+          const iron_bf16 v4855 = iron_f32_to_bf16(v4854);
+          const float v4857 = v4643 ? v4817 : 0.0f;
+          const iron_bf16 v4858 = iron_f32_to_bf16(v4857);
+          const float v4860 = v4643 ? v4837 : 0.0f;
+          const iron_bf16 v4861 = iron_f32_to_bf16(v4860);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4555) = iron_bf16x8{{v4840, v4843, v4846, v4849, v4852, v4855, v4858, v4861}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4877 = v80 + v4560;  // kernels/gemm/quant_b.hpp:137
+          const bool v4878 = v4877 < v79;
+          const bool v4881 = v4878 && v4568;
+          const unsigned int v4885 = min(v4567, v4645);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4889 = min(v4877, v4649);
+          const unsigned int v4891 = v4885 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4894 = v4889 * v4655;
+          const unsigned int v4895 = v4894 + v4891;
+          const unsigned int v4896 = packed[v4895];
+          const unsigned int v4898 = v4885 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4901 = v4889 * v4662;
+          const unsigned int v4902 = v4901 + v4898;
+          const unsigned char v4903 = scales[v4902];
+          const unsigned int v4904 = static_cast<unsigned int>(v4903);
+          const unsigned int v4906 = v4904 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4909 = v4904 == 255u;
+          const unsigned int v4910 = v4909 ? 2143289344u : v4906;
+          const bool v4912 = v4904 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4914 = v4912 ? 4194304u : v4910;
+          const float v4915 = __uint_as_float(v4914);
+          const unsigned int v4917 = v4896 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4919 = v4917 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4921 = v4919 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4923 = v4921 << 22u;
+          const unsigned int v4925 = v4919 * 1056964608u;
+          const bool v4927 = v4919 < 2u;
+          const unsigned int v4928 = v4927 ? v4925 : v4923;
+          const unsigned int v4930 = v4917 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4932 = v4930 << 28u;
+          const unsigned int v4933 = v4928 | v4932;
+          const float v4934 = __uint_as_float(v4933);
+          const float v4935 = v4934 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4937 = v4896 >> 4u;
+          const unsigned int v4939 = v4937 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4941 = v4939 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4943 = v4941 << 22u;
+          const unsigned int v4945 = v4939 * 1056964608u;
+          const bool v4947 = v4939 < 2u;
+          const unsigned int v4948 = v4947 ? v4945 : v4943;
+          const unsigned int v4950 = v4937 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4952 = v4950 << 28u;
+          const unsigned int v4953 = v4948 | v4952;
+          const float v4954 = __uint_as_float(v4953);
+          const float v4955 = v4954 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4957 = v4896 >> 8u;
+          const unsigned int v4959 = v4957 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4961 = v4959 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4963 = v4961 << 22u;
+          const unsigned int v4965 = v4959 * 1056964608u;
+          const bool v4967 = v4959 < 2u;
+          const unsigned int v4968 = v4967 ? v4965 : v4963;
+          const unsigned int v4970 = v4957 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4972 = v4970 << 28u;
+          const unsigned int v4973 = v4968 | v4972;
+          const float v4974 = __uint_as_float(v4973);
+          const float v4975 = v4974 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4977 = v4896 >> 12u;
+          const unsigned int v4979 = v4977 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4981 = v4979 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4983 = v4981 << 22u;
+          const unsigned int v4985 = v4979 * 1056964608u;
+          const bool v4987 = v4979 < 2u;
+          const unsigned int v4988 = v4987 ? v4985 : v4983;
+          const unsigned int v4990 = v4977 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4992 = v4990 << 28u;
+          const unsigned int v4993 = v4988 | v4992;
+          const float v4994 = __uint_as_float(v4993);
+          const float v4995 = v4994 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4997 = v4896 >> 16u;
+          const unsigned int v4999 = v4997 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5001 = v4999 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5003 = v5001 << 22u;
+          const unsigned int v5005 = v4999 * 1056964608u;
+          const bool v5007 = v4999 < 2u;
+          const unsigned int v5008 = v5007 ? v5005 : v5003;
+          const unsigned int v5010 = v4997 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5012 = v5010 << 28u;
+          const unsigned int v5013 = v5008 | v5012;
+          const float v5014 = __uint_as_float(v5013);
+          const float v5015 = v5014 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5017 = v4896 >> 20u;
+          const unsigned int v5019 = v5017 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5021 = v5019 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5023 = v5021 << 22u;
+          const unsigned int v5025 = v5019 * 1056964608u;
+          const bool v5027 = v5019 < 2u;
+          const unsigned int v5028 = v5027 ? v5025 : v5023;
+          const unsigned int v5030 = v5017 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5032 = v5030 << 28u;
+          const unsigned int v5033 = v5028 | v5032;
+          const float v5034 = __uint_as_float(v5033);
+          const float v5035 = v5034 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5037 = v4896 >> 24u;
+          const unsigned int v5039 = v5037 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5041 = v5039 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5043 = v5041 << 22u;
+          const unsigned int v5045 = v5039 * 1056964608u;
+          const bool v5047 = v5039 < 2u;
+          const unsigned int v5048 = v5047 ? v5045 : v5043;
+          const unsigned int v5050 = v5037 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5052 = v5050 << 28u;
+          const unsigned int v5053 = v5048 | v5052;
+          const float v5054 = __uint_as_float(v5053);
+          const float v5055 = v5054 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5057 = v4896 >> 28u;
+          const unsigned int v5059 = v5057 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5061 = v5059 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5063 = v5061 << 22u;
+          const unsigned int v5065 = v5059 * 1056964608u;
+          const bool v5067 = v5059 < 2u;
+          const unsigned int v5068 = v5067 ? v5065 : v5063;
+          const unsigned int v5070 = v5057 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5072 = v5070 << 28u;
+          const unsigned int v5073 = v5068 | v5072;
+          const float v5074 = __uint_as_float(v5073);
+          const float v5075 = v5074 * v4915;  // kernels/gemm/quant_b.hpp:80
+          const float v5077 = v4881 ? v4935 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5078 = iron_f32_to_bf16(v5077);
+          const float v5080 = v4881 ? v4955 : 0.0f;
+          const iron_bf16 v5081 = iron_f32_to_bf16(v5080);
+          const float v5083 = v4881 ? v4975 : 0.0f;
+          const iron_bf16 v5084 = iron_f32_to_bf16(v5083);
+          const float v5086 = v4881 ? v4995 : 0.0f;
+          const iron_bf16 v5087 = iron_f32_to_bf16(v5086);
+          const float v5089 = v4881 ? v5015 : 0.0f;
+          const iron_bf16 v5090 = iron_f32_to_bf16(v5089);
+          const float v5092 = v4881 ? v5035 : 0.0f;
+          const iron_bf16 v5093 = iron_f32_to_bf16(v5092);
+          const float v5095 = v4881 ? v5055 : 0.0f;
+          const iron_bf16 v5096 = iron_f32_to_bf16(v5095);
+          const float v5098 = v4881 ? v5075 : 0.0f;
+          const iron_bf16 v5099 = iron_f32_to_bf16(v5098);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4579) = iron_bf16x8{{v5078, v5081, v5084, v5087, v5090, v5093, v5096, v5099}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5115 = v80 + v4584;  // kernels/gemm/quant_b.hpp:137
+          const bool v5116 = v5115 < v79;
+          const bool v5119 = v5116 && v4592;
+          const unsigned int v5123 = min(v4591, v4645);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5127 = min(v5115, v4649);
+          const unsigned int v5129 = v5123 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5132 = v5127 * v4655;
+          const unsigned int v5133 = v5132 + v5129;
+          const unsigned int v5134 = packed[v5133];
+          const unsigned int v5136 = v5123 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5139 = v5127 * v4662;
+          const unsigned int v5140 = v5139 + v5136;
+          const unsigned char v5141 = scales[v5140];
+          const unsigned int v5142 = static_cast<unsigned int>(v5141);
+          const unsigned int v5144 = v5142 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5147 = v5142 == 255u;
+          const unsigned int v5148 = v5147 ? 2143289344u : v5144;
+          const bool v5150 = v5142 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5152 = v5150 ? 4194304u : v5148;
+          const float v5153 = __uint_as_float(v5152);
+          const unsigned int v5155 = v5134 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5157 = v5155 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5159 = v5157 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5161 = v5159 << 22u;
+          const unsigned int v5163 = v5157 * 1056964608u;
+          const bool v5165 = v5157 < 2u;
+          const unsigned int v5166 = v5165 ? v5163 : v5161;
+          const unsigned int v5168 = v5155 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5170 = v5168 << 28u;
+          const unsigned int v5171 = v5166 | v5170;
+          const float v5172 = __uint_as_float(v5171);
+          const float v5173 = v5172 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5175 = v5134 >> 4u;
+          const unsigned int v5177 = v5175 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5179 = v5177 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5181 = v5179 << 22u;
+          const unsigned int v5183 = v5177 * 1056964608u;
+          const bool v5185 = v5177 < 2u;
+          const unsigned int v5186 = v5185 ? v5183 : v5181;
+          const unsigned int v5188 = v5175 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5190 = v5188 << 28u;
+          const unsigned int v5191 = v5186 | v5190;
+          const float v5192 = __uint_as_float(v5191);
+          const float v5193 = v5192 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5195 = v5134 >> 8u;
+          const unsigned int v5197 = v5195 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5199 = v5197 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5201 = v5199 << 22u;
+          const unsigned int v5203 = v5197 * 1056964608u;
+          const bool v5205 = v5197 < 2u;
+          const unsigned int v5206 = v5205 ? v5203 : v5201;
+          const unsigned int v5208 = v5195 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5210 = v5208 << 28u;
+          const unsigned int v5211 = v5206 | v5210;
+          const float v5212 = __uint_as_float(v5211);
+          const float v5213 = v5212 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5215 = v5134 >> 12u;
+          const unsigned int v5217 = v5215 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5219 = v5217 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5221 = v5219 << 22u;
+          const unsigned int v5223 = v5217 * 1056964608u;
+          const bool v5225 = v5217 < 2u;
+          const unsigned int v5226 = v5225 ? v5223 : v5221;
+          const unsigned int v5228 = v5215 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5230 = v5228 << 28u;
+          const unsigned int v5231 = v5226 | v5230;
+          const float v5232 = __uint_as_float(v5231);
+          const float v5233 = v5232 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5235 = v5134 >> 16u;
+          const unsigned int v5237 = v5235 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5239 = v5237 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5241 = v5239 << 22u;
+          const unsigned int v5243 = v5237 * 1056964608u;
+          const bool v5245 = v5237 < 2u;
+          const unsigned int v5246 = v5245 ? v5243 : v5241;
+          const unsigned int v5248 = v5235 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5250 = v5248 << 28u;
+          const unsigned int v5251 = v5246 | v5250;
+          const float v5252 = __uint_as_float(v5251);
+          const float v5253 = v5252 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5255 = v5134 >> 20u;
+          const unsigned int v5257 = v5255 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5259 = v5257 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5261 = v5259 << 22u;
+          const unsigned int v5263 = v5257 * 1056964608u;
+          const bool v5265 = v5257 < 2u;
+          const unsigned int v5266 = v5265 ? v5263 : v5261;
+          const unsigned int v5268 = v5255 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5270 = v5268 << 28u;
+          const unsigned int v5271 = v5266 | v5270;
+          const float v5272 = __uint_as_float(v5271);
+          const float v5273 = v5272 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5275 = v5134 >> 24u;
+          const unsigned int v5277 = v5275 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5279 = v5277 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5281 = v5279 << 22u;
+          const unsigned int v5283 = v5277 * 1056964608u;
+          const bool v5285 = v5277 < 2u;
+          const unsigned int v5286 = v5285 ? v5283 : v5281;
+          const unsigned int v5288 = v5275 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5290 = v5288 << 28u;
+          const unsigned int v5291 = v5286 | v5290;
+          const float v5292 = __uint_as_float(v5291);
+          const float v5293 = v5292 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5295 = v5134 >> 28u;
+          const unsigned int v5297 = v5295 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5299 = v5297 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5301 = v5299 << 22u;
+          const unsigned int v5303 = v5297 * 1056964608u;
+          const bool v5305 = v5297 < 2u;
+          const unsigned int v5306 = v5305 ? v5303 : v5301;
+          const unsigned int v5308 = v5295 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5310 = v5308 << 28u;
+          const unsigned int v5311 = v5306 | v5310;
+          const float v5312 = __uint_as_float(v5311);
+          const float v5313 = v5312 * v5153;  // kernels/gemm/quant_b.hpp:80
+          const float v5315 = v5119 ? v5173 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5316 = iron_f32_to_bf16(v5315);
+          const float v5318 = v5119 ? v5193 : 0.0f;
+          const iron_bf16 v5319 = iron_f32_to_bf16(v5318);
+          const float v5321 = v5119 ? v5213 : 0.0f;
+          const iron_bf16 v5322 = iron_f32_to_bf16(v5321);
+          const float v5324 = v5119 ? v5233 : 0.0f;
+          const iron_bf16 v5325 = iron_f32_to_bf16(v5324);
+          const float v5327 = v5119 ? v5253 : 0.0f;
+          const iron_bf16 v5328 = iron_f32_to_bf16(v5327);
+          const float v5330 = v5119 ? v5273 : 0.0f;
+          const iron_bf16 v5331 = iron_f32_to_bf16(v5330);
+          const float v5333 = v5119 ? v5293 : 0.0f;
+          const iron_bf16 v5334 = iron_f32_to_bf16(v5333);
+          const float v5336 = v5119 ? v5313 : 0.0f;
+          const iron_bf16 v5337 = iron_f32_to_bf16(v5336);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4603) = iron_bf16x8{{v5316, v5319, v5322, v5325, v5328, v5331, v5334, v5337}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5353 = v80 + v4608;  // kernels/gemm/quant_b.hpp:137
+          const bool v5354 = v5353 < v79;
+          const bool v5357 = v5354 && v4616;
+          const unsigned int v5361 = min(v4615, v4645);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5365 = min(v5353, v4649);
+          const unsigned int v5367 = v5361 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5370 = v5365 * v4655;
+          const unsigned int v5371 = v5370 + v5367;
+          const unsigned int v5372 = packed[v5371];
+          const unsigned int v5374 = v5361 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5377 = v5365 * v4662;
+          const unsigned int v5378 = v5377 + v5374;
+          const unsigned char v5379 = scales[v5378];
+          const unsigned int v5380 = static_cast<unsigned int>(v5379);
+          const unsigned int v5382 = v5380 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5385 = v5380 == 255u;
+          const unsigned int v5386 = v5385 ? 2143289344u : v5382;
+          const bool v5388 = v5380 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5390 = v5388 ? 4194304u : v5386;
+          const float v5391 = __uint_as_float(v5390);
+          const unsigned int v5393 = v5372 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5395 = v5393 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5397 = v5395 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5399 = v5397 << 22u;
+          const unsigned int v5401 = v5395 * 1056964608u;
+          const bool v5403 = v5395 < 2u;
+          const unsigned int v5404 = v5403 ? v5401 : v5399;
+          const unsigned int v5406 = v5393 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5408 = v5406 << 28u;
+          const unsigned int v5409 = v5404 | v5408;
+          const float v5410 = __uint_as_float(v5409);
+          const float v5411 = v5410 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5413 = v5372 >> 4u;
+          const unsigned int v5415 = v5413 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5417 = v5415 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5419 = v5417 << 22u;
+          const unsigned int v5421 = v5415 * 1056964608u;
+          const bool v5423 = v5415 < 2u;
+          const unsigned int v5424 = v5423 ? v5421 : v5419;
+          const unsigned int v5426 = v5413 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5428 = v5426 << 28u;
+          const unsigned int v5429 = v5424 | v5428;
+          const float v5430 = __uint_as_float(v5429);
+          const float v5431 = v5430 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5433 = v5372 >> 8u;
+          const unsigned int v5435 = v5433 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5437 = v5435 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5439 = v5437 << 22u;
+          const unsigned int v5441 = v5435 * 1056964608u;
+          const bool v5443 = v5435 < 2u;
+          const unsigned int v5444 = v5443 ? v5441 : v5439;
+          const unsigned int v5446 = v5433 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5448 = v5446 << 28u;
+          const unsigned int v5449 = v5444 | v5448;
+          const float v5450 = __uint_as_float(v5449);
+          const float v5451 = v5450 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5453 = v5372 >> 12u;
+          const unsigned int v5455 = v5453 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5457 = v5455 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5459 = v5457 << 22u;
+          const unsigned int v5461 = v5455 * 1056964608u;
+          const bool v5463 = v5455 < 2u;
+          const unsigned int v5464 = v5463 ? v5461 : v5459;
+          const unsigned int v5466 = v5453 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5468 = v5466 << 28u;
+          const unsigned int v5469 = v5464 | v5468;
+          const float v5470 = __uint_as_float(v5469);
+          const float v5471 = v5470 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5473 = v5372 >> 16u;
+          const unsigned int v5475 = v5473 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5477 = v5475 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5479 = v5477 << 22u;
+          const unsigned int v5481 = v5475 * 1056964608u;
+          const bool v5483 = v5475 < 2u;
+          const unsigned int v5484 = v5483 ? v5481 : v5479;
+          const unsigned int v5486 = v5473 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5488 = v5486 << 28u;
+          const unsigned int v5489 = v5484 | v5488;
+          const float v5490 = __uint_as_float(v5489);
+          const float v5491 = v5490 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5493 = v5372 >> 20u;
+          const unsigned int v5495 = v5493 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5497 = v5495 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5499 = v5497 << 22u;
+          const unsigned int v5501 = v5495 * 1056964608u;
+          const bool v5503 = v5495 < 2u;
+          const unsigned int v5504 = v5503 ? v5501 : v5499;
+          const unsigned int v5506 = v5493 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5508 = v5506 << 28u;
+          const unsigned int v5509 = v5504 | v5508;
+          const float v5510 = __uint_as_float(v5509);
+          const float v5511 = v5510 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5513 = v5372 >> 24u;
+          const unsigned int v5515 = v5513 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5517 = v5515 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5519 = v5517 << 22u;
+          const unsigned int v5521 = v5515 * 1056964608u;
+          const bool v5523 = v5515 < 2u;
+          const unsigned int v5524 = v5523 ? v5521 : v5519;
+          const unsigned int v5526 = v5513 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5528 = v5526 << 28u;
+          const unsigned int v5529 = v5524 | v5528;
+          const float v5530 = __uint_as_float(v5529);
+          const float v5531 = v5530 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5533 = v5372 >> 28u;
+          const unsigned int v5535 = v5533 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5537 = v5535 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5539 = v5537 << 22u;
+          const unsigned int v5541 = v5535 * 1056964608u;
+          const bool v5543 = v5535 < 2u;
+          const unsigned int v5544 = v5543 ? v5541 : v5539;
+          const unsigned int v5546 = v5533 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5548 = v5546 << 28u;
+          const unsigned int v5549 = v5544 | v5548;
+          const float v5550 = __uint_as_float(v5549);
+          const float v5551 = v5550 * v5391;  // kernels/gemm/quant_b.hpp:80
+          const float v5553 = v5357 ? v5411 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5554 = iron_f32_to_bf16(v5553);
+          const float v5556 = v5357 ? v5431 : 0.0f;
+          const iron_bf16 v5557 = iron_f32_to_bf16(v5556);
+          const float v5559 = v5357 ? v5451 : 0.0f;
+          const iron_bf16 v5560 = iron_f32_to_bf16(v5559);
+          const float v5562 = v5357 ? v5471 : 0.0f;
+          const iron_bf16 v5563 = iron_f32_to_bf16(v5562);
+          const float v5565 = v5357 ? v5491 : 0.0f;
+          const iron_bf16 v5566 = iron_f32_to_bf16(v5565);
+          const float v5568 = v5357 ? v5511 : 0.0f;
+          const iron_bf16 v5569 = iron_f32_to_bf16(v5568);
+          const float v5571 = v5357 ? v5531 : 0.0f;
+          const iron_bf16 v5572 = iron_f32_to_bf16(v5571);
+          const float v5574 = v5357 ? v5551 : 0.0f;
+          const iron_bf16 v5575 = iron_f32_to_bf16(v5574);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v4627) = iron_bf16x8{{v5554, v5557, v5560, v5563, v5566, v5569, v5572, v5575}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
-      const unsigned int v5590 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v5596 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v5594 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v5600 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v5578 = 0u; v5578 < v3; v5578 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v5580 = v5578 >> 5u;
-        const unsigned int v5582 = v5580 % 3u;
+      for (unsigned int v5582 = 0u; v5582 < v3; v5582 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v5584 = v5582 >> 5u;
+        const unsigned int v5586 = v5584 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5584 = v5582 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
-        const unsigned int v5591 = v5584 + v5590;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<false>(v90, shm0, v5591, 40u);
-        const unsigned int v5597 = v5584 + v5596;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load_shared<true>(v92, shm1, v5597, 40u);
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v5604 = v5591 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<false>(v90, shm0, v5604, 40u);
-        const unsigned int v5610 = v5597 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load_shared<true>(v92, shm1, v5610, 40u);
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v5613 = v5578 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v5615 = v5580 + 2u;
-        const unsigned int v5616 = v5615 % 3u;
-        const bool v5617 = v5613 < v3;
-        if (v5617) {
-          const unsigned int v5619 = v5616 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v5621 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5624 = v5621 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5627 = v5621 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5628 = v5627 << 3u;
-          const unsigned int v5629 = v71 + v5624;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5630 = v5629 < v72;
-          const unsigned int v5631 = v5613 + v5628;
-          const bool v5632 = v5631 < v3;
-          const bool v5633 = v5630 && v5632;
-          const unsigned int v5635 = v5629 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5637 = v5635 + v5613;
-          const unsigned int v5638 = v5637 + v5628;
-          const unsigned int v5639 = v5633 ? v5638 : 0u;
-          const unsigned int v5641 = v5624 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5642 = v5619 + v5641;
-          const unsigned int v5643 = v5642 + v5628;
-          iron_copy_async<16>(shm0 + v5643, x_sorted + v5639, v5633);
-          const unsigned int v5646 = v5621 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5648 = v5646 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5651 = v5646 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5652 = v5651 << 3u;
-          const unsigned int v5653 = v71 + v5648;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5654 = v5653 < v72;
-          const unsigned int v5655 = v5613 + v5652;
-          const bool v5656 = v5655 < v3;
-          const bool v5657 = v5654 && v5656;
-          const unsigned int v5659 = v5653 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5661 = v5659 + v5613;
-          const unsigned int v5662 = v5661 + v5652;
-          const unsigned int v5663 = v5657 ? v5662 : 0u;
-          const unsigned int v5665 = v5648 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5666 = v5619 + v5665;
-          const unsigned int v5667 = v5666 + v5652;
-          iron_copy_async<16>(shm0 + v5667, x_sorted + v5663, v5657);
-          const unsigned int v5670 = v5621 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5672 = v5670 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5675 = v5670 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5676 = v5675 << 3u;
-          const unsigned int v5677 = v71 + v5672;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5678 = v5677 < v72;
-          const unsigned int v5679 = v5613 + v5676;
-          const bool v5680 = v5679 < v3;
-          const bool v5681 = v5678 && v5680;
-          const unsigned int v5683 = v5677 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5685 = v5683 + v5613;
-          const unsigned int v5686 = v5685 + v5676;
-          const unsigned int v5687 = v5681 ? v5686 : 0u;
-          const unsigned int v5689 = v5672 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5690 = v5619 + v5689;
-          const unsigned int v5691 = v5690 + v5676;
-          iron_copy_async<16>(shm0 + v5691, x_sorted + v5687, v5681);
-          const unsigned int v5694 = v5621 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v5696 = v5694 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v5699 = v5694 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v5700 = v5699 << 3u;
-          const unsigned int v5701 = v71 + v5696;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v5702 = v5701 < v72;
-          const unsigned int v5703 = v5613 + v5700;
-          const bool v5704 = v5703 < v3;
-          const bool v5705 = v5702 && v5704;
-          const unsigned int v5707 = v5701 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v5709 = v5707 + v5613;
-          const unsigned int v5710 = v5709 + v5700;
-          const unsigned int v5711 = v5705 ? v5710 : 0u;
-          const unsigned int v5713 = v5696 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v5714 = v5619 + v5713;
-          const unsigned int v5715 = v5714 + v5700;
-          iron_copy_async<16>(shm0 + v5715, x_sorted + v5711, v5705);
-          const unsigned int v5727 = v76 + v5624;  // kernels/gemm/quant_b.hpp:137
-          const bool v5728 = v5727 < v75;
-          const bool v5731 = v5728 && v5632;
-          const unsigned int v5733 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5735 = min(v5631, v5733);
-          const unsigned int v5737 = v75 - 1u;
-          const unsigned int v5739 = min(v5727, v5737);
-          const unsigned int v5741 = v5735 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5743 = v3 >> 3u;
-          const unsigned int v5744 = v5739 * v5743;
-          const unsigned int v5745 = v5744 + v5741;
-          const unsigned int v5746 = packed[v5745];
-          const unsigned int v5748 = v5735 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5750 = v3 >> 5u;
-          const unsigned int v5751 = v5739 * v5750;
-          const unsigned int v5752 = v5751 + v5748;
-          const unsigned char v5753 = scales[v5752];
-          const unsigned int v5754 = static_cast<unsigned int>(v5753);
-          const unsigned int v5756 = v5754 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5759 = v5754 == 255u;
-          const unsigned int v5760 = v5759 ? 2143289344u : v5756;
-          const bool v5762 = v5754 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v5764 = v5762 ? 4194304u : v5760;
-          const float v5765 = __uint_as_float(v5764);
-          const unsigned int v5767 = v5746 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5769 = v5767 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5771 = v5769 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5773 = v5771 << 22u;
-          const unsigned int v5775 = v5769 * 1056964608u;
-          const bool v5777 = v5769 < 2u;
-          const unsigned int v5778 = v5777 ? v5775 : v5773;
-          const unsigned int v5780 = v5767 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5782 = v5780 << 28u;
-          const unsigned int v5783 = v5778 | v5782;
-          const float v5784 = __uint_as_float(v5783);
-          const float v5785 = v5784 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5787 = v5746 >> 4u;
-          const unsigned int v5789 = v5787 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5791 = v5789 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5793 = v5791 << 22u;
-          const unsigned int v5795 = v5789 * 1056964608u;
-          const bool v5797 = v5789 < 2u;
-          const unsigned int v5798 = v5797 ? v5795 : v5793;
-          const unsigned int v5800 = v5787 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5802 = v5800 << 28u;
-          const unsigned int v5803 = v5798 | v5802;
-          const float v5804 = __uint_as_float(v5803);
-          const float v5805 = v5804 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5807 = v5746 >> 8u;
-          const unsigned int v5809 = v5807 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5811 = v5809 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5813 = v5811 << 22u;
-          const unsigned int v5815 = v5809 * 1056964608u;
-          const bool v5817 = v5809 < 2u;
-          const unsigned int v5818 = v5817 ? v5815 : v5813;
-          const unsigned int v5820 = v5807 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5822 = v5820 << 28u;
-          const unsigned int v5823 = v5818 | v5822;
-          const float v5824 = __uint_as_float(v5823);
-          const float v5825 = v5824 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5827 = v5746 >> 12u;
-          const unsigned int v5829 = v5827 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5831 = v5829 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5833 = v5831 << 22u;
-          const unsigned int v5835 = v5829 * 1056964608u;
-          const bool v5837 = v5829 < 2u;
-          const unsigned int v5838 = v5837 ? v5835 : v5833;
-          const unsigned int v5840 = v5827 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5842 = v5840 << 28u;
-          const unsigned int v5843 = v5838 | v5842;
-          const float v5844 = __uint_as_float(v5843);
-          const float v5845 = v5844 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5847 = v5746 >> 16u;
-          const unsigned int v5849 = v5847 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5851 = v5849 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5853 = v5851 << 22u;
-          const unsigned int v5855 = v5849 * 1056964608u;
-          const bool v5857 = v5849 < 2u;
-          const unsigned int v5858 = v5857 ? v5855 : v5853;
-          const unsigned int v5860 = v5847 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5862 = v5860 << 28u;
-          const unsigned int v5863 = v5858 | v5862;
-          const float v5864 = __uint_as_float(v5863);
-          const float v5865 = v5864 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5867 = v5746 >> 20u;
-          const unsigned int v5869 = v5867 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5871 = v5869 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5873 = v5871 << 22u;
-          const unsigned int v5875 = v5869 * 1056964608u;
-          const bool v5877 = v5869 < 2u;
-          const unsigned int v5878 = v5877 ? v5875 : v5873;
-          const unsigned int v5880 = v5867 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5882 = v5880 << 28u;
-          const unsigned int v5883 = v5878 | v5882;
-          const float v5884 = __uint_as_float(v5883);
-          const float v5885 = v5884 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5887 = v5746 >> 24u;
-          const unsigned int v5889 = v5887 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5891 = v5889 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5893 = v5891 << 22u;
-          const unsigned int v5895 = v5889 * 1056964608u;
-          const bool v5897 = v5889 < 2u;
-          const unsigned int v5898 = v5897 ? v5895 : v5893;
-          const unsigned int v5900 = v5887 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5902 = v5900 << 28u;
-          const unsigned int v5903 = v5898 | v5902;
-          const float v5904 = __uint_as_float(v5903);
-          const float v5905 = v5904 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v5907 = v5746 >> 28u;
-          const unsigned int v5909 = v5907 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v5911 = v5909 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v5913 = v5911 << 22u;
-          const unsigned int v5915 = v5909 * 1056964608u;
-          const bool v5917 = v5909 < 2u;
-          const unsigned int v5918 = v5917 ? v5915 : v5913;
-          const unsigned int v5920 = v5907 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v5922 = v5920 << 28u;
-          const unsigned int v5923 = v5918 | v5922;
-          const float v5924 = __uint_as_float(v5923);
-          const float v5925 = v5924 * v5765;  // kernels/gemm/quant_b.hpp:80
-          const float v5927 = v5731 ? v5785 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v5928 = iron_f32_to_bf16(v5927);
-          const float v5930 = v5731 ? v5805 : 0.0f;
-          const iron_bf16 v5931 = iron_f32_to_bf16(v5930);
-          const float v5933 = v5731 ? v5825 : 0.0f;
-          const iron_bf16 v5934 = iron_f32_to_bf16(v5933);
-          const float v5936 = v5731 ? v5845 : 0.0f;
-          const iron_bf16 v5937 = iron_f32_to_bf16(v5936);
-          const float v5939 = v5731 ? v5865 : 0.0f;
-          const iron_bf16 v5940 = iron_f32_to_bf16(v5939);
-          const float v5942 = v5731 ? v5885 : 0.0f;
-          const iron_bf16 v5943 = iron_f32_to_bf16(v5942);
-          const float v5945 = v5731 ? v5905 : 0.0f;
-          const iron_bf16 v5946 = iron_f32_to_bf16(v5945);
-          const float v5948 = v5731 ? v5925 : 0.0f;
-          const iron_bf16 v5949 = iron_f32_to_bf16(v5948);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5643) = iron_bf16x8{{v5928, v5931, v5934, v5937, v5940, v5943, v5946, v5949}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v5965 = v76 + v5648;  // kernels/gemm/quant_b.hpp:137
-          const bool v5966 = v5965 < v75;
-          const bool v5969 = v5966 && v5656;
-          const unsigned int v5973 = min(v5655, v5733);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v5977 = min(v5965, v5737);
-          const unsigned int v5979 = v5973 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v5982 = v5977 * v5743;
-          const unsigned int v5983 = v5982 + v5979;
-          const unsigned int v5984 = packed[v5983];
-          const unsigned int v5986 = v5973 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v5989 = v5977 * v5750;
-          const unsigned int v5990 = v5989 + v5986;
-          const unsigned char v5991 = scales[v5990];
-          const unsigned int v5992 = static_cast<unsigned int>(v5991);
-          const unsigned int v5994 = v5992 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v5997 = v5992 == 255u;
-          const unsigned int v5998 = v5997 ? 2143289344u : v5994;
-          const bool v6000 = v5992 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6002 = v6000 ? 4194304u : v5998;
-          const float v6003 = __uint_as_float(v6002);
-          const unsigned int v6005 = v5984 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6007 = v6005 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6009 = v6007 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6011 = v6009 << 22u;
-          const unsigned int v6013 = v6007 * 1056964608u;
-          const bool v6015 = v6007 < 2u;
-          const unsigned int v6016 = v6015 ? v6013 : v6011;
-          const unsigned int v6018 = v6005 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6020 = v6018 << 28u;
-          const unsigned int v6021 = v6016 | v6020;
-          const float v6022 = __uint_as_float(v6021);
-          const float v6023 = v6022 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6025 = v5984 >> 4u;
-          const unsigned int v6027 = v6025 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6029 = v6027 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6031 = v6029 << 22u;
-          const unsigned int v6033 = v6027 * 1056964608u;
-          const bool v6035 = v6027 < 2u;
-          const unsigned int v6036 = v6035 ? v6033 : v6031;
-          const unsigned int v6038 = v6025 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6040 = v6038 << 28u;
-          const unsigned int v6041 = v6036 | v6040;
-          const float v6042 = __uint_as_float(v6041);
-          const float v6043 = v6042 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6045 = v5984 >> 8u;
-          const unsigned int v6047 = v6045 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6049 = v6047 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6051 = v6049 << 22u;
-          const unsigned int v6053 = v6047 * 1056964608u;
-          const bool v6055 = v6047 < 2u;
-          const unsigned int v6056 = v6055 ? v6053 : v6051;
-          const unsigned int v6058 = v6045 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6060 = v6058 << 28u;
-          const unsigned int v6061 = v6056 | v6060;
-          const float v6062 = __uint_as_float(v6061);
-          const float v6063 = v6062 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6065 = v5984 >> 12u;
-          const unsigned int v6067 = v6065 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6069 = v6067 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6071 = v6069 << 22u;
-          const unsigned int v6073 = v6067 * 1056964608u;
-          const bool v6075 = v6067 < 2u;
-          const unsigned int v6076 = v6075 ? v6073 : v6071;
-          const unsigned int v6078 = v6065 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6080 = v6078 << 28u;
-          const unsigned int v6081 = v6076 | v6080;
-          const float v6082 = __uint_as_float(v6081);
-          const float v6083 = v6082 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6085 = v5984 >> 16u;
-          const unsigned int v6087 = v6085 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6089 = v6087 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6091 = v6089 << 22u;
-          const unsigned int v6093 = v6087 * 1056964608u;
-          const bool v6095 = v6087 < 2u;
-          const unsigned int v6096 = v6095 ? v6093 : v6091;
-          const unsigned int v6098 = v6085 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6100 = v6098 << 28u;
-          const unsigned int v6101 = v6096 | v6100;
-          const float v6102 = __uint_as_float(v6101);
-          const float v6103 = v6102 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6105 = v5984 >> 20u;
-          const unsigned int v6107 = v6105 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6109 = v6107 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6111 = v6109 << 22u;
-          const unsigned int v6113 = v6107 * 1056964608u;
-          const bool v6115 = v6107 < 2u;
-          const unsigned int v6116 = v6115 ? v6113 : v6111;
-          const unsigned int v6118 = v6105 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6120 = v6118 << 28u;
-          const unsigned int v6121 = v6116 | v6120;
-          const float v6122 = __uint_as_float(v6121);
-          const float v6123 = v6122 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6125 = v5984 >> 24u;
-          const unsigned int v6127 = v6125 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6129 = v6127 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6131 = v6129 << 22u;
-          const unsigned int v6133 = v6127 * 1056964608u;
-          const bool v6135 = v6127 < 2u;
-          const unsigned int v6136 = v6135 ? v6133 : v6131;
-          const unsigned int v6138 = v6125 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6140 = v6138 << 28u;
-          const unsigned int v6141 = v6136 | v6140;
-          const float v6142 = __uint_as_float(v6141);
-          const float v6143 = v6142 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6145 = v5984 >> 28u;
-          const unsigned int v6147 = v6145 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6149 = v6147 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6151 = v6149 << 22u;
-          const unsigned int v6153 = v6147 * 1056964608u;
-          const bool v6155 = v6147 < 2u;
-          const unsigned int v6156 = v6155 ? v6153 : v6151;
-          const unsigned int v6158 = v6145 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6160 = v6158 << 28u;
-          const unsigned int v6161 = v6156 | v6160;
-          const float v6162 = __uint_as_float(v6161);
-          const float v6163 = v6162 * v6003;  // kernels/gemm/quant_b.hpp:80
-          const float v6165 = v5969 ? v6023 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6166 = iron_f32_to_bf16(v6165);
-          const float v6168 = v5969 ? v6043 : 0.0f;
-          const iron_bf16 v6169 = iron_f32_to_bf16(v6168);
-          const float v6171 = v5969 ? v6063 : 0.0f;
-          const iron_bf16 v6172 = iron_f32_to_bf16(v6171);
-          const float v6174 = v5969 ? v6083 : 0.0f;
-          const iron_bf16 v6175 = iron_f32_to_bf16(v6174);
-          const float v6177 = v5969 ? v6103 : 0.0f;
-          const iron_bf16 v6178 = iron_f32_to_bf16(v6177);
-          const float v6180 = v5969 ? v6123 : 0.0f;
-          const iron_bf16 v6181 = iron_f32_to_bf16(v6180);
-          const float v6183 = v5969 ? v6143 : 0.0f;
-          const iron_bf16 v6184 = iron_f32_to_bf16(v6183);
-          const float v6186 = v5969 ? v6163 : 0.0f;
-          const iron_bf16 v6187 = iron_f32_to_bf16(v6186);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5667) = iron_bf16x8{{v6166, v6169, v6172, v6175, v6178, v6181, v6184, v6187}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v6203 = v76 + v5672;  // kernels/gemm/quant_b.hpp:137
-          const bool v6204 = v6203 < v75;
-          const bool v6207 = v6204 && v5680;
-          const unsigned int v6211 = min(v5679, v5733);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v6215 = min(v6203, v5737);
-          const unsigned int v6217 = v6211 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v6220 = v6215 * v5743;
-          const unsigned int v6221 = v6220 + v6217;
-          const unsigned int v6222 = packed[v6221];
-          const unsigned int v6224 = v6211 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v6227 = v6215 * v5750;
-          const unsigned int v6228 = v6227 + v6224;
-          const unsigned char v6229 = scales[v6228];
-          const unsigned int v6230 = static_cast<unsigned int>(v6229);
-          const unsigned int v6232 = v6230 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v6235 = v6230 == 255u;
-          const unsigned int v6236 = v6235 ? 2143289344u : v6232;
-          const bool v6238 = v6230 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6240 = v6238 ? 4194304u : v6236;
-          const float v6241 = __uint_as_float(v6240);
-          const unsigned int v6243 = v6222 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6245 = v6243 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6247 = v6245 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6249 = v6247 << 22u;
-          const unsigned int v6251 = v6245 * 1056964608u;
-          const bool v6253 = v6245 < 2u;
-          const unsigned int v6254 = v6253 ? v6251 : v6249;
-          const unsigned int v6256 = v6243 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6258 = v6256 << 28u;
-          const unsigned int v6259 = v6254 | v6258;
-          const float v6260 = __uint_as_float(v6259);
-          const float v6261 = v6260 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6263 = v6222 >> 4u;
-          const unsigned int v6265 = v6263 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6267 = v6265 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6269 = v6267 << 22u;
-          const unsigned int v6271 = v6265 * 1056964608u;
-          const bool v6273 = v6265 < 2u;
-          const unsigned int v6274 = v6273 ? v6271 : v6269;
-          const unsigned int v6276 = v6263 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6278 = v6276 << 28u;
-          const unsigned int v6279 = v6274 | v6278;
-          const float v6280 = __uint_as_float(v6279);
-          const float v6281 = v6280 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6283 = v6222 >> 8u;
-          const unsigned int v6285 = v6283 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6287 = v6285 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6289 = v6287 << 22u;
-          const unsigned int v6291 = v6285 * 1056964608u;
-          const bool v6293 = v6285 < 2u;
-          const unsigned int v6294 = v6293 ? v6291 : v6289;
-          const unsigned int v6296 = v6283 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6298 = v6296 << 28u;
-          const unsigned int v6299 = v6294 | v6298;
-          const float v6300 = __uint_as_float(v6299);
-          const float v6301 = v6300 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6303 = v6222 >> 12u;
-          const unsigned int v6305 = v6303 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6307 = v6305 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6309 = v6307 << 22u;
-          const unsigned int v6311 = v6305 * 1056964608u;
-          const bool v6313 = v6305 < 2u;
-          const unsigned int v6314 = v6313 ? v6311 : v6309;
-          const unsigned int v6316 = v6303 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6318 = v6316 << 28u;
-          const unsigned int v6319 = v6314 | v6318;
-          const float v6320 = __uint_as_float(v6319);
-          const float v6321 = v6320 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6323 = v6222 >> 16u;
-          const unsigned int v6325 = v6323 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6327 = v6325 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6329 = v6327 << 22u;
-          const unsigned int v6331 = v6325 * 1056964608u;
-          const bool v6333 = v6325 < 2u;
-          const unsigned int v6334 = v6333 ? v6331 : v6329;
-          const unsigned int v6336 = v6323 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6338 = v6336 << 28u;
-          const unsigned int v6339 = v6334 | v6338;
-          const float v6340 = __uint_as_float(v6339);
-          const float v6341 = v6340 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6343 = v6222 >> 20u;
-          const unsigned int v6345 = v6343 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6347 = v6345 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6349 = v6347 << 22u;
-          const unsigned int v6351 = v6345 * 1056964608u;
-          const bool v6353 = v6345 < 2u;
-          const unsigned int v6354 = v6353 ? v6351 : v6349;
-          const unsigned int v6356 = v6343 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6358 = v6356 << 28u;
-          const unsigned int v6359 = v6354 | v6358;
-          const float v6360 = __uint_as_float(v6359);
-          const float v6361 = v6360 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6363 = v6222 >> 24u;
-          const unsigned int v6365 = v6363 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6367 = v6365 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6369 = v6367 << 22u;
-          const unsigned int v6371 = v6365 * 1056964608u;
-          const bool v6373 = v6365 < 2u;
-          const unsigned int v6374 = v6373 ? v6371 : v6369;
-          const unsigned int v6376 = v6363 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6378 = v6376 << 28u;
-          const unsigned int v6379 = v6374 | v6378;
-          const float v6380 = __uint_as_float(v6379);
-          const float v6381 = v6380 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6383 = v6222 >> 28u;
-          const unsigned int v6385 = v6383 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6387 = v6385 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6389 = v6387 << 22u;
-          const unsigned int v6391 = v6385 * 1056964608u;
-          const bool v6393 = v6385 < 2u;
-          const unsigned int v6394 = v6393 ? v6391 : v6389;
-          const unsigned int v6396 = v6383 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6398 = v6396 << 28u;
-          const unsigned int v6399 = v6394 | v6398;
-          const float v6400 = __uint_as_float(v6399);
-          const float v6401 = v6400 * v6241;  // kernels/gemm/quant_b.hpp:80
-          const float v6403 = v6207 ? v6261 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6404 = iron_f32_to_bf16(v6403);
-          const float v6406 = v6207 ? v6281 : 0.0f;
-          const iron_bf16 v6407 = iron_f32_to_bf16(v6406);
-          const float v6409 = v6207 ? v6301 : 0.0f;
-          const iron_bf16 v6410 = iron_f32_to_bf16(v6409);
-          const float v6412 = v6207 ? v6321 : 0.0f;
-          const iron_bf16 v6413 = iron_f32_to_bf16(v6412);
-          const float v6415 = v6207 ? v6341 : 0.0f;
-          const iron_bf16 v6416 = iron_f32_to_bf16(v6415);
-          const float v6418 = v6207 ? v6361 : 0.0f;
-          const iron_bf16 v6419 = iron_f32_to_bf16(v6418);
-          const float v6421 = v6207 ? v6381 : 0.0f;
-          const iron_bf16 v6422 = iron_f32_to_bf16(v6421);
-          const float v6424 = v6207 ? v6401 : 0.0f;
-          const iron_bf16 v6425 = iron_f32_to_bf16(v6424);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5691) = iron_bf16x8{{v6404, v6407, v6410, v6413, v6416, v6419, v6422, v6425}};  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v6441 = v76 + v5696;  // kernels/gemm/quant_b.hpp:137
-          const bool v6442 = v6441 < v75;
-          const bool v6445 = v6442 && v5704;
-          const unsigned int v6449 = min(v5703, v5733);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v6453 = min(v6441, v5737);
-          const unsigned int v6455 = v6449 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v6458 = v6453 * v5743;
-          const unsigned int v6459 = v6458 + v6455;
-          const unsigned int v6460 = packed[v6459];
-          const unsigned int v6462 = v6449 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v6465 = v6453 * v5750;
-          const unsigned int v6466 = v6465 + v6462;
-          const unsigned char v6467 = scales[v6466];
-          const unsigned int v6468 = static_cast<unsigned int>(v6467);
-          const unsigned int v6470 = v6468 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v6473 = v6468 == 255u;
-          const unsigned int v6474 = v6473 ? 2143289344u : v6470;
-          const bool v6476 = v6468 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v6478 = v6476 ? 4194304u : v6474;
-          const float v6479 = __uint_as_float(v6478);
-          const unsigned int v6481 = v6460 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6483 = v6481 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6485 = v6483 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6487 = v6485 << 22u;
-          const unsigned int v6489 = v6483 * 1056964608u;
-          const bool v6491 = v6483 < 2u;
-          const unsigned int v6492 = v6491 ? v6489 : v6487;
-          const unsigned int v6494 = v6481 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6496 = v6494 << 28u;
-          const unsigned int v6497 = v6492 | v6496;
-          const float v6498 = __uint_as_float(v6497);
-          const float v6499 = v6498 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6501 = v6460 >> 4u;
-          const unsigned int v6503 = v6501 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6505 = v6503 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6507 = v6505 << 22u;
-          const unsigned int v6509 = v6503 * 1056964608u;
-          const bool v6511 = v6503 < 2u;
-          const unsigned int v6512 = v6511 ? v6509 : v6507;
-          const unsigned int v6514 = v6501 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6516 = v6514 << 28u;
-          const unsigned int v6517 = v6512 | v6516;
-          const float v6518 = __uint_as_float(v6517);
-          const float v6519 = v6518 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6521 = v6460 >> 8u;
-          const unsigned int v6523 = v6521 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6525 = v6523 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6527 = v6525 << 22u;
-          const unsigned int v6529 = v6523 * 1056964608u;
-          const bool v6531 = v6523 < 2u;
-          const unsigned int v6532 = v6531 ? v6529 : v6527;
-          const unsigned int v6534 = v6521 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6536 = v6534 << 28u;
-          const unsigned int v6537 = v6532 | v6536;
-          const float v6538 = __uint_as_float(v6537);
-          const float v6539 = v6538 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6541 = v6460 >> 12u;
-          const unsigned int v6543 = v6541 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6545 = v6543 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6547 = v6545 << 22u;
-          const unsigned int v6549 = v6543 * 1056964608u;
-          const bool v6551 = v6543 < 2u;
-          const unsigned int v6552 = v6551 ? v6549 : v6547;
-          const unsigned int v6554 = v6541 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6556 = v6554 << 28u;
-          const unsigned int v6557 = v6552 | v6556;
-          const float v6558 = __uint_as_float(v6557);
-          const float v6559 = v6558 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6561 = v6460 >> 16u;
-          const unsigned int v6563 = v6561 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6565 = v6563 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6567 = v6565 << 22u;
-          const unsigned int v6569 = v6563 * 1056964608u;
-          const bool v6571 = v6563 < 2u;
-          const unsigned int v6572 = v6571 ? v6569 : v6567;
-          const unsigned int v6574 = v6561 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6576 = v6574 << 28u;
-          const unsigned int v6577 = v6572 | v6576;
-          const float v6578 = __uint_as_float(v6577);
-          const float v6579 = v6578 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6581 = v6460 >> 20u;
-          const unsigned int v6583 = v6581 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6585 = v6583 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6587 = v6585 << 22u;
-          const unsigned int v6589 = v6583 * 1056964608u;
-          const bool v6591 = v6583 < 2u;
-          const unsigned int v6592 = v6591 ? v6589 : v6587;
-          const unsigned int v6594 = v6581 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6596 = v6594 << 28u;
-          const unsigned int v6597 = v6592 | v6596;
-          const float v6598 = __uint_as_float(v6597);
-          const float v6599 = v6598 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6601 = v6460 >> 24u;
-          const unsigned int v6603 = v6601 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6605 = v6603 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6607 = v6605 << 22u;
-          const unsigned int v6609 = v6603 * 1056964608u;
-          const bool v6611 = v6603 < 2u;
-          const unsigned int v6612 = v6611 ? v6609 : v6607;
-          const unsigned int v6614 = v6601 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6616 = v6614 << 28u;
-          const unsigned int v6617 = v6612 | v6616;
-          const float v6618 = __uint_as_float(v6617);
-          const float v6619 = v6618 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v6621 = v6460 >> 28u;
-          const unsigned int v6623 = v6621 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v6625 = v6623 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v6627 = v6625 << 22u;
-          const unsigned int v6629 = v6623 * 1056964608u;
-          const bool v6631 = v6623 < 2u;
-          const unsigned int v6632 = v6631 ? v6629 : v6627;
-          const unsigned int v6634 = v6621 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v6636 = v6634 << 28u;
-          const unsigned int v6637 = v6632 | v6636;
-          const float v6638 = __uint_as_float(v6637);
-          const float v6639 = v6638 * v6479;  // kernels/gemm/quant_b.hpp:80
-          const float v6641 = v6445 ? v6499 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const iron_bf16 v6642 = iron_f32_to_bf16(v6641);
-          const float v6644 = v6445 ? v6519 : 0.0f;
-          const iron_bf16 v6645 = iron_f32_to_bf16(v6644);
-          const float v6647 = v6445 ? v6539 : 0.0f;
-          const iron_bf16 v6648 = iron_f32_to_bf16(v6647);
-          const float v6650 = v6445 ? v6559 : 0.0f;
-          const iron_bf16 v6651 = iron_f32_to_bf16(v6650);
-          const float v6653 = v6445 ? v6579 : 0.0f;
-          const iron_bf16 v6654 = iron_f32_to_bf16(v6653);
-          const float v6656 = v6445 ? v6599 : 0.0f;
-          const iron_bf16 v6657 = iron_f32_to_bf16(v6656);
-          const float v6659 = v6445 ? v6619 : 0.0f;
-          const iron_bf16 v6660 = iron_f32_to_bf16(v6659);
-          const float v6662 = v6445 ? v6639 : 0.0f;
-          const iron_bf16 v6663 = iron_f32_to_bf16(v6662);
-          *reinterpret_cast<iron_bf16x8*>(shm1 + v5715) = iron_bf16x8{{v6642, v6645, v6648, v6651, v6654, v6657, v6660, v6663}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v5588 = v5586 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
+        const unsigned int v5595 = v5588 + v5594;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<false>(v94, shm0, v5595, 40u);
+        const unsigned int v5601 = v5588 + v5600;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load_shared<true>(v96, shm1, v5601, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v5608 = v5595 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<false>(v94, shm0, v5608, 40u);
+        const unsigned int v5614 = v5601 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load_shared<true>(v96, shm1, v5614, 40u);
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v5617 = v5582 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v5619 = v5584 + 2u;
+        const unsigned int v5620 = v5619 % 3u;
+        const bool v5621 = v5617 < v3;
+        if (v5621) {
+          const unsigned int v5623 = v5620 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v5625 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5628 = v5625 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5631 = v5625 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5632 = v5631 << 3u;
+          const unsigned int v5633 = v75 + v5628;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5634 = v5633 < v76;
+          const unsigned int v5635 = v5617 + v5632;
+          const bool v5636 = v5635 < v3;
+          const bool v5637 = v5634 && v5636;
+          const unsigned int v5639 = v5633 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5641 = v5639 + v5617;
+          const unsigned int v5642 = v5641 + v5632;
+          const unsigned int v5643 = v5637 ? v5642 : 0u;
+          const unsigned int v5645 = v5628 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5646 = v5623 + v5645;
+          const unsigned int v5647 = v5646 + v5632;
+          iron_copy_async<16>(shm0 + v5647, x_sorted + v5643, v5637);
+          const unsigned int v5650 = v5625 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5652 = v5650 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5655 = v5650 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5656 = v5655 << 3u;
+          const unsigned int v5657 = v75 + v5652;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5658 = v5657 < v76;
+          const unsigned int v5659 = v5617 + v5656;
+          const bool v5660 = v5659 < v3;
+          const bool v5661 = v5658 && v5660;
+          const unsigned int v5663 = v5657 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5665 = v5663 + v5617;
+          const unsigned int v5666 = v5665 + v5656;
+          const unsigned int v5667 = v5661 ? v5666 : 0u;
+          const unsigned int v5669 = v5652 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5670 = v5623 + v5669;
+          const unsigned int v5671 = v5670 + v5656;
+          iron_copy_async<16>(shm0 + v5671, x_sorted + v5667, v5661);
+          const unsigned int v5674 = v5625 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5676 = v5674 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5679 = v5674 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5680 = v5679 << 3u;
+          const unsigned int v5681 = v75 + v5676;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5682 = v5681 < v76;
+          const unsigned int v5683 = v5617 + v5680;
+          const bool v5684 = v5683 < v3;
+          const bool v5685 = v5682 && v5684;
+          const unsigned int v5687 = v5681 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5689 = v5687 + v5617;
+          const unsigned int v5690 = v5689 + v5680;
+          const unsigned int v5691 = v5685 ? v5690 : 0u;
+          const unsigned int v5693 = v5676 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5694 = v5623 + v5693;
+          const unsigned int v5695 = v5694 + v5680;
+          iron_copy_async<16>(shm0 + v5695, x_sorted + v5691, v5685);
+          const unsigned int v5698 = v5625 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v5700 = v5698 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v5703 = v5698 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v5704 = v5703 << 3u;
+          const unsigned int v5705 = v75 + v5700;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v5706 = v5705 < v76;
+          const unsigned int v5707 = v5617 + v5704;
+          const bool v5708 = v5707 < v3;
+          const bool v5709 = v5706 && v5708;
+          const unsigned int v5711 = v5705 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v5713 = v5711 + v5617;
+          const unsigned int v5714 = v5713 + v5704;
+          const unsigned int v5715 = v5709 ? v5714 : 0u;
+          const unsigned int v5717 = v5700 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v5718 = v5623 + v5717;
+          const unsigned int v5719 = v5718 + v5704;
+          iron_copy_async<16>(shm0 + v5719, x_sorted + v5715, v5709);
+          const unsigned int v5731 = v80 + v5628;  // kernels/gemm/quant_b.hpp:137
+          const bool v5732 = v5731 < v79;
+          const bool v5735 = v5732 && v5636;
+          const unsigned int v5737 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5739 = min(v5635, v5737);
+          const unsigned int v5741 = v79 - 1u;
+          const unsigned int v5743 = min(v5731, v5741);
+          const unsigned int v5745 = v5739 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5747 = v3 >> 3u;
+          const unsigned int v5748 = v5743 * v5747;
+          const unsigned int v5749 = v5748 + v5745;
+          const unsigned int v5750 = packed[v5749];
+          const unsigned int v5752 = v5739 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5754 = v3 >> 5u;
+          const unsigned int v5755 = v5743 * v5754;
+          const unsigned int v5756 = v5755 + v5752;
+          const unsigned char v5757 = scales[v5756];
+          const unsigned int v5758 = static_cast<unsigned int>(v5757);
+          const unsigned int v5760 = v5758 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v5763 = v5758 == 255u;
+          const unsigned int v5764 = v5763 ? 2143289344u : v5760;
+          const bool v5766 = v5758 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v5768 = v5766 ? 4194304u : v5764;
+          const float v5769 = __uint_as_float(v5768);
+          const unsigned int v5771 = v5750 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5773 = v5771 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5775 = v5773 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5777 = v5775 << 22u;
+          const unsigned int v5779 = v5773 * 1056964608u;
+          const bool v5781 = v5773 < 2u;
+          const unsigned int v5782 = v5781 ? v5779 : v5777;
+          const unsigned int v5784 = v5771 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5786 = v5784 << 28u;
+          const unsigned int v5787 = v5782 | v5786;
+          const float v5788 = __uint_as_float(v5787);
+          const float v5789 = v5788 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5791 = v5750 >> 4u;
+          const unsigned int v5793 = v5791 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5795 = v5793 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5797 = v5795 << 22u;
+          const unsigned int v5799 = v5793 * 1056964608u;
+          const bool v5801 = v5793 < 2u;
+          const unsigned int v5802 = v5801 ? v5799 : v5797;
+          const unsigned int v5804 = v5791 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5806 = v5804 << 28u;
+          const unsigned int v5807 = v5802 | v5806;
+          const float v5808 = __uint_as_float(v5807);
+          const float v5809 = v5808 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5811 = v5750 >> 8u;
+          const unsigned int v5813 = v5811 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5815 = v5813 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5817 = v5815 << 22u;
+          const unsigned int v5819 = v5813 * 1056964608u;
+          const bool v5821 = v5813 < 2u;
+          const unsigned int v5822 = v5821 ? v5819 : v5817;
+          const unsigned int v5824 = v5811 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5826 = v5824 << 28u;
+          const unsigned int v5827 = v5822 | v5826;
+          const float v5828 = __uint_as_float(v5827);
+          const float v5829 = v5828 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5831 = v5750 >> 12u;
+          const unsigned int v5833 = v5831 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5835 = v5833 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5837 = v5835 << 22u;
+          const unsigned int v5839 = v5833 * 1056964608u;
+          const bool v5841 = v5833 < 2u;
+          const unsigned int v5842 = v5841 ? v5839 : v5837;
+          const unsigned int v5844 = v5831 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5846 = v5844 << 28u;
+          const unsigned int v5847 = v5842 | v5846;
+          const float v5848 = __uint_as_float(v5847);
+          const float v5849 = v5848 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5851 = v5750 >> 16u;
+          const unsigned int v5853 = v5851 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5855 = v5853 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5857 = v5855 << 22u;
+          const unsigned int v5859 = v5853 * 1056964608u;
+          const bool v5861 = v5853 < 2u;
+          const unsigned int v5862 = v5861 ? v5859 : v5857;
+          const unsigned int v5864 = v5851 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5866 = v5864 << 28u;
+          const unsigned int v5867 = v5862 | v5866;
+          const float v5868 = __uint_as_float(v5867);
+          const float v5869 = v5868 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5871 = v5750 >> 20u;
+          const unsigned int v5873 = v5871 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5875 = v5873 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5877 = v5875 << 22u;
+          const unsigned int v5879 = v5873 * 1056964608u;
+          const bool v5881 = v5873 < 2u;
+          const unsigned int v5882 = v5881 ? v5879 : v5877;
+          const unsigned int v5884 = v5871 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5886 = v5884 << 28u;
+          const unsigned int v5887 = v5882 | v5886;
+          const float v5888 = __uint_as_float(v5887);
+          const float v5889 = v5888 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5891 = v5750 >> 24u;
+          const unsigned int v5893 = v5891 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5895 = v5893 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5897 = v5895 << 22u;
+          const unsigned int v5899 = v5893 * 1056964608u;
+          const bool v5901 = v5893 < 2u;
+          const unsigned int v5902 = v5901 ? v5899 : v5897;
+          const unsigned int v5904 = v5891 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5906 = v5904 << 28u;
+          const unsigned int v5907 = v5902 | v5906;
+          const float v5908 = __uint_as_float(v5907);
+          const float v5909 = v5908 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v5911 = v5750 >> 28u;
+          const unsigned int v5913 = v5911 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v5915 = v5913 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v5917 = v5915 << 22u;
+          const unsigned int v5919 = v5913 * 1056964608u;
+          const bool v5921 = v5913 < 2u;
+          const unsigned int v5922 = v5921 ? v5919 : v5917;
+          const unsigned int v5924 = v5911 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v5926 = v5924 << 28u;
+          const unsigned int v5927 = v5922 | v5926;
+          const float v5928 = __uint_as_float(v5927);
+          const float v5929 = v5928 * v5769;  // kernels/gemm/quant_b.hpp:80
+          const float v5931 = v5735 ? v5789 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v5932 = iron_f32_to_bf16(v5931);
+          const float v5934 = v5735 ? v5809 : 0.0f;
+          const iron_bf16 v5935 = iron_f32_to_bf16(v5934);
+          const float v5937 = v5735 ? v5829 : 0.0f;
+          const iron_bf16 v5938 = iron_f32_to_bf16(v5937);
+          const float v5940 = v5735 ? v5849 : 0.0f;
+          const iron_bf16 v5941 = iron_f32_to_bf16(v5940);
+          const float v5943 = v5735 ? v5869 : 0.0f;
+          const iron_bf16 v5944 = iron_f32_to_bf16(v5943);
+          const float v5946 = v5735 ? v5889 : 0.0f;
+          const iron_bf16 v5947 = iron_f32_to_bf16(v5946);
+          const float v5949 = v5735 ? v5909 : 0.0f;
+          const iron_bf16 v5950 = iron_f32_to_bf16(v5949);
+          const float v5952 = v5735 ? v5929 : 0.0f;
+          const iron_bf16 v5953 = iron_f32_to_bf16(v5952);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5647) = iron_bf16x8{{v5932, v5935, v5938, v5941, v5944, v5947, v5950, v5953}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v5969 = v80 + v5652;  // kernels/gemm/quant_b.hpp:137
+          const bool v5970 = v5969 < v79;
+          const bool v5973 = v5970 && v5660;
+          const unsigned int v5977 = min(v5659, v5737);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v5981 = min(v5969, v5741);
+          const unsigned int v5983 = v5977 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v5986 = v5981 * v5747;
+          const unsigned int v5987 = v5986 + v5983;
+          const unsigned int v5988 = packed[v5987];
+          const unsigned int v5990 = v5977 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v5993 = v5981 * v5754;
+          const unsigned int v5994 = v5993 + v5990;
+          const unsigned char v5995 = scales[v5994];
+          const unsigned int v5996 = static_cast<unsigned int>(v5995);
+          const unsigned int v5998 = v5996 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v6001 = v5996 == 255u;
+          const unsigned int v6002 = v6001 ? 2143289344u : v5998;
+          const bool v6004 = v5996 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v6006 = v6004 ? 4194304u : v6002;
+          const float v6007 = __uint_as_float(v6006);
+          const unsigned int v6009 = v5988 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6011 = v6009 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6013 = v6011 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6015 = v6013 << 22u;
+          const unsigned int v6017 = v6011 * 1056964608u;
+          const bool v6019 = v6011 < 2u;
+          const unsigned int v6020 = v6019 ? v6017 : v6015;
+          const unsigned int v6022 = v6009 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6024 = v6022 << 28u;
+          const unsigned int v6025 = v6020 | v6024;
+          const float v6026 = __uint_as_float(v6025);
+          const float v6027 = v6026 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6029 = v5988 >> 4u;
+          const unsigned int v6031 = v6029 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6033 = v6031 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6035 = v6033 << 22u;
+          const unsigned int v6037 = v6031 * 1056964608u;
+          const bool v6039 = v6031 < 2u;
+          const unsigned int v6040 = v6039 ? v6037 : v6035;
+          const unsigned int v6042 = v6029 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6044 = v6042 << 28u;
+          const unsigned int v6045 = v6040 | v6044;
+          const float v6046 = __uint_as_float(v6045);
+          const float v6047 = v6046 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6049 = v5988 >> 8u;
+          const unsigned int v6051 = v6049 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6053 = v6051 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6055 = v6053 << 22u;
+          const unsigned int v6057 = v6051 * 1056964608u;
+          const bool v6059 = v6051 < 2u;
+          const unsigned int v6060 = v6059 ? v6057 : v6055;
+          const unsigned int v6062 = v6049 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6064 = v6062 << 28u;
+          const unsigned int v6065 = v6060 | v6064;
+          const float v6066 = __uint_as_float(v6065);
+          const float v6067 = v6066 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6069 = v5988 >> 12u;
+          const unsigned int v6071 = v6069 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6073 = v6071 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6075 = v6073 << 22u;
+          const unsigned int v6077 = v6071 * 1056964608u;
+          const bool v6079 = v6071 < 2u;
+          const unsigned int v6080 = v6079 ? v6077 : v6075;
+          const unsigned int v6082 = v6069 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6084 = v6082 << 28u;
+          const unsigned int v6085 = v6080 | v6084;
+          const float v6086 = __uint_as_float(v6085);
+          const float v6087 = v6086 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6089 = v5988 >> 16u;
+          const unsigned int v6091 = v6089 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6093 = v6091 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6095 = v6093 << 22u;
+          const unsigned int v6097 = v6091 * 1056964608u;
+          const bool v6099 = v6091 < 2u;
+          const unsigned int v6100 = v6099 ? v6097 : v6095;
+          const unsigned int v6102 = v6089 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6104 = v6102 << 28u;
+          const unsigned int v6105 = v6100 | v6104;
+          const float v6106 = __uint_as_float(v6105);
+          const float v6107 = v6106 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6109 = v5988 >> 20u;
+          const unsigned int v6111 = v6109 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6113 = v6111 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6115 = v6113 << 22u;
+          const unsigned int v6117 = v6111 * 1056964608u;
+          const bool v6119 = v6111 < 2u;
+          const unsigned int v6120 = v6119 ? v6117 : v6115;
+          const unsigned int v6122 = v6109 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6124 = v6122 << 28u;
+          const unsigned int v6125 = v6120 | v6124;
+          const float v6126 = __uint_as_float(v6125);
+          const float v6127 = v6126 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6129 = v5988 >> 24u;
+          const unsigned int v6131 = v6129 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6133 = v6131 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6135 = v6133 << 22u;
+          const unsigned int v6137 = v6131 * 1056964608u;
+          const bool v6139 = v6131 < 2u;
+          const unsigned int v6140 = v6139 ? v6137 : v6135;
+          const unsigned int v6142 = v6129 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6144 = v6142 << 28u;
+          const unsigned int v6145 = v6140 | v6144;
+          const float v6146 = __uint_as_float(v6145);
+          const float v6147 = v6146 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6149 = v5988 >> 28u;
+          const unsigned int v6151 = v6149 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6153 = v6151 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6155 = v6153 << 22u;
+          const unsigned int v6157 = v6151 * 1056964608u;
+          const bool v6159 = v6151 < 2u;
+          const unsigned int v6160 = v6159 ? v6157 : v6155;
+          const unsigned int v6162 = v6149 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6164 = v6162 << 28u;
+          const unsigned int v6165 = v6160 | v6164;
+          const float v6166 = __uint_as_float(v6165);
+          const float v6167 = v6166 * v6007;  // kernels/gemm/quant_b.hpp:80
+          const float v6169 = v5973 ? v6027 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v6170 = iron_f32_to_bf16(v6169);
+          const float v6172 = v5973 ? v6047 : 0.0f;
+          const iron_bf16 v6173 = iron_f32_to_bf16(v6172);
+          const float v6175 = v5973 ? v6067 : 0.0f;
+          const iron_bf16 v6176 = iron_f32_to_bf16(v6175);
+          const float v6178 = v5973 ? v6087 : 0.0f;
+          const iron_bf16 v6179 = iron_f32_to_bf16(v6178);
+          const float v6181 = v5973 ? v6107 : 0.0f;
+          const iron_bf16 v6182 = iron_f32_to_bf16(v6181);
+          const float v6184 = v5973 ? v6127 : 0.0f;
+          const iron_bf16 v6185 = iron_f32_to_bf16(v6184);
+          const float v6187 = v5973 ? v6147 : 0.0f;
+          const iron_bf16 v6188 = iron_f32_to_bf16(v6187);
+          const float v6190 = v5973 ? v6167 : 0.0f;
+          const iron_bf16 v6191 = iron_f32_to_bf16(v6190);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5671) = iron_bf16x8{{v6170, v6173, v6176, v6179, v6182, v6185, v6188, v6191}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v6207 = v80 + v5676;  // kernels/gemm/quant_b.hpp:137
+          const bool v6208 = v6207 < v79;
+          const bool v6211 = v6208 && v5684;
+          const unsigned int v6215 = min(v5683, v5737);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v6219 = min(v6207, v5741);
+          const unsigned int v6221 = v6215 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v6224 = v6219 * v5747;
+          const unsigned int v6225 = v6224 + v6221;
+          const unsigned int v6226 = packed[v6225];
+          const unsigned int v6228 = v6215 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v6231 = v6219 * v5754;
+          const unsigned int v6232 = v6231 + v6228;
+          const unsigned char v6233 = scales[v6232];
+          const unsigned int v6234 = static_cast<unsigned int>(v6233);
+          const unsigned int v6236 = v6234 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v6239 = v6234 == 255u;
+          const unsigned int v6240 = v6239 ? 2143289344u : v6236;
+          const bool v6242 = v6234 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v6244 = v6242 ? 4194304u : v6240;
+          const float v6245 = __uint_as_float(v6244);
+          const unsigned int v6247 = v6226 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6249 = v6247 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6251 = v6249 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6253 = v6251 << 22u;
+          const unsigned int v6255 = v6249 * 1056964608u;
+          const bool v6257 = v6249 < 2u;
+          const unsigned int v6258 = v6257 ? v6255 : v6253;
+          const unsigned int v6260 = v6247 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6262 = v6260 << 28u;
+          const unsigned int v6263 = v6258 | v6262;
+          const float v6264 = __uint_as_float(v6263);
+          const float v6265 = v6264 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6267 = v6226 >> 4u;
+          const unsigned int v6269 = v6267 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6271 = v6269 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6273 = v6271 << 22u;
+          const unsigned int v6275 = v6269 * 1056964608u;
+          const bool v6277 = v6269 < 2u;
+          const unsigned int v6278 = v6277 ? v6275 : v6273;
+          const unsigned int v6280 = v6267 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6282 = v6280 << 28u;
+          const unsigned int v6283 = v6278 | v6282;
+          const float v6284 = __uint_as_float(v6283);
+          const float v6285 = v6284 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6287 = v6226 >> 8u;
+          const unsigned int v6289 = v6287 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6291 = v6289 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6293 = v6291 << 22u;
+          const unsigned int v6295 = v6289 * 1056964608u;
+          const bool v6297 = v6289 < 2u;
+          const unsigned int v6298 = v6297 ? v6295 : v6293;
+          const unsigned int v6300 = v6287 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6302 = v6300 << 28u;
+          const unsigned int v6303 = v6298 | v6302;
+          const float v6304 = __uint_as_float(v6303);
+          const float v6305 = v6304 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6307 = v6226 >> 12u;
+          const unsigned int v6309 = v6307 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6311 = v6309 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6313 = v6311 << 22u;
+          const unsigned int v6315 = v6309 * 1056964608u;
+          const bool v6317 = v6309 < 2u;
+          const unsigned int v6318 = v6317 ? v6315 : v6313;
+          const unsigned int v6320 = v6307 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6322 = v6320 << 28u;
+          const unsigned int v6323 = v6318 | v6322;
+          const float v6324 = __uint_as_float(v6323);
+          const float v6325 = v6324 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6327 = v6226 >> 16u;
+          const unsigned int v6329 = v6327 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6331 = v6329 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6333 = v6331 << 22u;
+          const unsigned int v6335 = v6329 * 1056964608u;
+          const bool v6337 = v6329 < 2u;
+          const unsigned int v6338 = v6337 ? v6335 : v6333;
+          const unsigned int v6340 = v6327 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6342 = v6340 << 28u;
+          const unsigned int v6343 = v6338 | v6342;
+          const float v6344 = __uint_as_float(v6343);
+          const float v6345 = v6344 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6347 = v6226 >> 20u;
+          const unsigned int v6349 = v6347 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6351 = v6349 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6353 = v6351 << 22u;
+          const unsigned int v6355 = v6349 * 1056964608u;
+          const bool v6357 = v6349 < 2u;
+          const unsigned int v6358 = v6357 ? v6355 : v6353;
+          const unsigned int v6360 = v6347 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6362 = v6360 << 28u;
+          const unsigned int v6363 = v6358 | v6362;
+          const float v6364 = __uint_as_float(v6363);
+          const float v6365 = v6364 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6367 = v6226 >> 24u;
+          const unsigned int v6369 = v6367 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6371 = v6369 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6373 = v6371 << 22u;
+          const unsigned int v6375 = v6369 * 1056964608u;
+          const bool v6377 = v6369 < 2u;
+          const unsigned int v6378 = v6377 ? v6375 : v6373;
+          const unsigned int v6380 = v6367 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6382 = v6380 << 28u;
+          const unsigned int v6383 = v6378 | v6382;
+          const float v6384 = __uint_as_float(v6383);
+          const float v6385 = v6384 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6387 = v6226 >> 28u;
+          const unsigned int v6389 = v6387 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6391 = v6389 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6393 = v6391 << 22u;
+          const unsigned int v6395 = v6389 * 1056964608u;
+          const bool v6397 = v6389 < 2u;
+          const unsigned int v6398 = v6397 ? v6395 : v6393;
+          const unsigned int v6400 = v6387 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6402 = v6400 << 28u;
+          const unsigned int v6403 = v6398 | v6402;
+          const float v6404 = __uint_as_float(v6403);
+          const float v6405 = v6404 * v6245;  // kernels/gemm/quant_b.hpp:80
+          const float v6407 = v6211 ? v6265 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v6408 = iron_f32_to_bf16(v6407);
+          const float v6410 = v6211 ? v6285 : 0.0f;
+          const iron_bf16 v6411 = iron_f32_to_bf16(v6410);
+          const float v6413 = v6211 ? v6305 : 0.0f;
+          const iron_bf16 v6414 = iron_f32_to_bf16(v6413);
+          const float v6416 = v6211 ? v6325 : 0.0f;
+          const iron_bf16 v6417 = iron_f32_to_bf16(v6416);
+          const float v6419 = v6211 ? v6345 : 0.0f;
+          const iron_bf16 v6420 = iron_f32_to_bf16(v6419);
+          const float v6422 = v6211 ? v6365 : 0.0f;
+          const iron_bf16 v6423 = iron_f32_to_bf16(v6422);
+          const float v6425 = v6211 ? v6385 : 0.0f;
+          const iron_bf16 v6426 = iron_f32_to_bf16(v6425);
+          const float v6428 = v6211 ? v6405 : 0.0f;
+          const iron_bf16 v6429 = iron_f32_to_bf16(v6428);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5695) = iron_bf16x8{{v6408, v6411, v6414, v6417, v6420, v6423, v6426, v6429}};  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v6445 = v80 + v5700;  // kernels/gemm/quant_b.hpp:137
+          const bool v6446 = v6445 < v79;
+          const bool v6449 = v6446 && v5708;
+          const unsigned int v6453 = min(v5707, v5737);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v6457 = min(v6445, v5741);
+          const unsigned int v6459 = v6453 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v6462 = v6457 * v5747;
+          const unsigned int v6463 = v6462 + v6459;
+          const unsigned int v6464 = packed[v6463];
+          const unsigned int v6466 = v6453 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v6469 = v6457 * v5754;
+          const unsigned int v6470 = v6469 + v6466;
+          const unsigned char v6471 = scales[v6470];
+          const unsigned int v6472 = static_cast<unsigned int>(v6471);
+          const unsigned int v6474 = v6472 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v6477 = v6472 == 255u;
+          const unsigned int v6478 = v6477 ? 2143289344u : v6474;
+          const bool v6480 = v6472 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v6482 = v6480 ? 4194304u : v6478;
+          const float v6483 = __uint_as_float(v6482);
+          const unsigned int v6485 = v6464 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6487 = v6485 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6489 = v6487 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6491 = v6489 << 22u;
+          const unsigned int v6493 = v6487 * 1056964608u;
+          const bool v6495 = v6487 < 2u;
+          const unsigned int v6496 = v6495 ? v6493 : v6491;
+          const unsigned int v6498 = v6485 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6500 = v6498 << 28u;
+          const unsigned int v6501 = v6496 | v6500;
+          const float v6502 = __uint_as_float(v6501);
+          const float v6503 = v6502 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6505 = v6464 >> 4u;
+          const unsigned int v6507 = v6505 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6509 = v6507 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6511 = v6509 << 22u;
+          const unsigned int v6513 = v6507 * 1056964608u;
+          const bool v6515 = v6507 < 2u;
+          const unsigned int v6516 = v6515 ? v6513 : v6511;
+          const unsigned int v6518 = v6505 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6520 = v6518 << 28u;
+          const unsigned int v6521 = v6516 | v6520;
+          const float v6522 = __uint_as_float(v6521);
+          const float v6523 = v6522 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6525 = v6464 >> 8u;
+          const unsigned int v6527 = v6525 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6529 = v6527 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6531 = v6529 << 22u;
+          const unsigned int v6533 = v6527 * 1056964608u;
+          const bool v6535 = v6527 < 2u;
+          const unsigned int v6536 = v6535 ? v6533 : v6531;
+          const unsigned int v6538 = v6525 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6540 = v6538 << 28u;
+          const unsigned int v6541 = v6536 | v6540;
+          const float v6542 = __uint_as_float(v6541);
+          const float v6543 = v6542 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6545 = v6464 >> 12u;
+          const unsigned int v6547 = v6545 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6549 = v6547 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6551 = v6549 << 22u;
+          const unsigned int v6553 = v6547 * 1056964608u;
+          const bool v6555 = v6547 < 2u;
+          const unsigned int v6556 = v6555 ? v6553 : v6551;
+          const unsigned int v6558 = v6545 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6560 = v6558 << 28u;
+          const unsigned int v6561 = v6556 | v6560;
+          const float v6562 = __uint_as_float(v6561);
+          const float v6563 = v6562 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6565 = v6464 >> 16u;
+          const unsigned int v6567 = v6565 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6569 = v6567 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6571 = v6569 << 22u;
+          const unsigned int v6573 = v6567 * 1056964608u;
+          const bool v6575 = v6567 < 2u;
+          const unsigned int v6576 = v6575 ? v6573 : v6571;
+          const unsigned int v6578 = v6565 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6580 = v6578 << 28u;
+          const unsigned int v6581 = v6576 | v6580;
+          const float v6582 = __uint_as_float(v6581);
+          const float v6583 = v6582 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6585 = v6464 >> 20u;
+          const unsigned int v6587 = v6585 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6589 = v6587 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6591 = v6589 << 22u;
+          const unsigned int v6593 = v6587 * 1056964608u;
+          const bool v6595 = v6587 < 2u;
+          const unsigned int v6596 = v6595 ? v6593 : v6591;
+          const unsigned int v6598 = v6585 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6600 = v6598 << 28u;
+          const unsigned int v6601 = v6596 | v6600;
+          const float v6602 = __uint_as_float(v6601);
+          const float v6603 = v6602 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6605 = v6464 >> 24u;
+          const unsigned int v6607 = v6605 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6609 = v6607 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6611 = v6609 << 22u;
+          const unsigned int v6613 = v6607 * 1056964608u;
+          const bool v6615 = v6607 < 2u;
+          const unsigned int v6616 = v6615 ? v6613 : v6611;
+          const unsigned int v6618 = v6605 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6620 = v6618 << 28u;
+          const unsigned int v6621 = v6616 | v6620;
+          const float v6622 = __uint_as_float(v6621);
+          const float v6623 = v6622 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v6625 = v6464 >> 28u;
+          const unsigned int v6627 = v6625 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v6629 = v6627 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v6631 = v6629 << 22u;
+          const unsigned int v6633 = v6627 * 1056964608u;
+          const bool v6635 = v6627 < 2u;
+          const unsigned int v6636 = v6635 ? v6633 : v6631;
+          const unsigned int v6638 = v6625 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v6640 = v6638 << 28u;
+          const unsigned int v6641 = v6636 | v6640;
+          const float v6642 = __uint_as_float(v6641);
+          const float v6643 = v6642 * v6483;  // kernels/gemm/quant_b.hpp:80
+          const float v6645 = v6449 ? v6503 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const iron_bf16 v6646 = iron_f32_to_bf16(v6645);
+          const float v6648 = v6449 ? v6523 : 0.0f;
+          const iron_bf16 v6649 = iron_f32_to_bf16(v6648);
+          const float v6651 = v6449 ? v6543 : 0.0f;
+          const iron_bf16 v6652 = iron_f32_to_bf16(v6651);
+          const float v6654 = v6449 ? v6563 : 0.0f;
+          const iron_bf16 v6655 = iron_f32_to_bf16(v6654);
+          const float v6657 = v6449 ? v6583 : 0.0f;
+          const iron_bf16 v6658 = iron_f32_to_bf16(v6657);
+          const float v6660 = v6449 ? v6603 : 0.0f;
+          const iron_bf16 v6661 = iron_f32_to_bf16(v6660);
+          const float v6663 = v6449 ? v6623 : 0.0f;
+          const iron_bf16 v6664 = iron_f32_to_bf16(v6663);
+          const float v6666 = v6449 ? v6643 : 0.0f;
+          const iron_bf16 v6667 = iron_f32_to_bf16(v6666);
+          *reinterpret_cast<iron_bf16x8*>(shm1 + v5719) = iron_bf16x8{{v6646, v6649, v6652, v6655, v6658, v6661, v6664, v6667}};  // kernels/gemm/quant_b.hpp:146
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
       __syncthreads();
     } else {
-      const unsigned int v1193 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v1194 = threadIdx.x;
-      const unsigned int v1224 = v1194 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1227 = v1194 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1228 = v1227 << 3u;
-      const unsigned int v1229 = v76 + v1224;  // kernels/gemm/quant_b.hpp:137
-      const bool v1230 = v1229 < v75;
-      const unsigned int v1235 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1239 = v75 - 1u;
-      const unsigned int v1241 = min(v1229, v1239);
-      const unsigned int v1245 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1246 = v1241 * v1245;
-      const unsigned int v1252 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1253 = v1241 * v1252;
-      const unsigned int v1454 = v1224 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1456 = v1454 + v1228;
-      const unsigned int v1460 = v1194 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1462 = v1460 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1465 = v1460 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1466 = v1465 << 3u;
-      const unsigned int v1467 = v76 + v1462;  // kernels/gemm/quant_b.hpp:137
-      const bool v1468 = v1467 < v75;
-      const unsigned int v1479 = min(v1467, v1239);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1484 = v1479 * v1245;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1491 = v1479 * v1252;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1692 = v1462 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1694 = v1692 + v1466;
-      const unsigned int v1698 = v1194 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1700 = v1698 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1703 = v1698 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1704 = v1703 << 3u;
-      const unsigned int v1705 = v76 + v1700;  // kernels/gemm/quant_b.hpp:137
-      const bool v1706 = v1705 < v75;
-      const unsigned int v1717 = min(v1705, v1239);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1722 = v1717 * v1245;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1729 = v1717 * v1252;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1930 = v1700 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1932 = v1930 + v1704;
-      const unsigned int v1936 = v1194 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v1938 = v1936 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v1941 = v1936 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v1942 = v1941 << 3u;
-      const unsigned int v1943 = v76 + v1938;  // kernels/gemm/quant_b.hpp:137
-      const bool v1944 = v1943 < v75;
-      const unsigned int v1955 = min(v1943, v1239);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1960 = v1955 * v1245;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1967 = v1955 * v1252;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v2168 = v1938 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v2170 = v2168 + v1942;
-      const unsigned int v2177 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v2183 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const unsigned int v2191 = v2177 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v2197 = v2183 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v1197 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v1198 = threadIdx.x;
+      const unsigned int v1228 = v1198 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1231 = v1198 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1232 = v1231 << 3u;
+      const unsigned int v1233 = v80 + v1228;  // kernels/gemm/quant_b.hpp:137
+      const bool v1234 = v1233 < v79;
+      const unsigned int v1239 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1243 = v79 - 1u;
+      const unsigned int v1245 = min(v1233, v1243);
+      const unsigned int v1249 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1250 = v1245 * v1249;
+      const unsigned int v1256 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1257 = v1245 * v1256;
+      const unsigned int v1458 = v1228 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1460 = v1458 + v1232;
+      const unsigned int v1464 = v1198 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1466 = v1464 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1469 = v1464 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1470 = v1469 << 3u;
+      const unsigned int v1471 = v80 + v1466;  // kernels/gemm/quant_b.hpp:137
+      const bool v1472 = v1471 < v79;
+      const unsigned int v1483 = min(v1471, v1243);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1488 = v1483 * v1249;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1495 = v1483 * v1256;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1696 = v1466 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1698 = v1696 + v1470;
+      const unsigned int v1702 = v1198 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1704 = v1702 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1707 = v1702 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1708 = v1707 << 3u;
+      const unsigned int v1709 = v80 + v1704;  // kernels/gemm/quant_b.hpp:137
+      const bool v1710 = v1709 < v79;
+      const unsigned int v1721 = min(v1709, v1243);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1726 = v1721 * v1249;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1733 = v1721 * v1256;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1934 = v1704 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1936 = v1934 + v1708;
+      const unsigned int v1940 = v1198 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v1942 = v1940 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v1945 = v1940 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1946 = v1945 << 3u;
+      const unsigned int v1947 = v80 + v1942;  // kernels/gemm/quant_b.hpp:137
+      const bool v1948 = v1947 < v79;
+      const unsigned int v1959 = min(v1947, v1243);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1964 = v1959 * v1249;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v2174 = v2172 + v1946;
+      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v1192 = 0u; v1192 < v3; v1192 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (unsigned int v1196 = v1194; v1196 < 4096u; v1196 += v1193) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v1198 = v1196 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v1200 = v1196 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v1201 = v71 + v1198;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v1202 = v1201 < v72;
-          const unsigned int v1203 = v1192 + v1200;
-          const bool v1204 = v1203 < v3;
-          const bool v1205 = v1202 && v1204;
-          if (v1205) {
-            const unsigned int v1207 = v1201 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v1209 = v1207 + v1192;
-            const unsigned int v1210 = v1209 + v1200;
-            const iron_bf16 v1211 = x_sorted[v1210];
-            const unsigned int v1213 = v1198 * 40u;
-            const unsigned int v1214 = v1213 + v1200;
-            shm0[v1214] = v1211;
+      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (unsigned int v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1206 = v1205 < v76;
+          const unsigned int v1207 = v1196 + v1204;
+          const bool v1208 = v1207 < v3;
+          const bool v1209 = v1206 && v1208;
+          if (v1209) {
+            const unsigned int v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v1213 = v1211 + v1196;
+            const unsigned int v1214 = v1213 + v1204;
+            const iron_bf16 v1215 = x_sorted[v1214];
+            const unsigned int v1217 = v1202 * 40u;
+            const unsigned int v1218 = v1217 + v1204;
+            shm0[v1218] = v1215;
           } else {
-            const unsigned int v1216 = v1198 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v1217 = v1216 + v1200;
-            shm0[v1217] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v1221 = v1220 + v1204;
+            shm0[v1221] = iron_f32_to_bf16(0.0f);
           }
         }
-        const unsigned int v1231 = v1192 + v1228;  // kernels/gemm/quant_b.hpp:137
-        const bool v1232 = v1231 < v3;
-        const bool v1233 = v1230 && v1232;
-        const unsigned int v1237 = min(v1231, v1235);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1243 = v1237 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1247 = v1246 + v1243;
-        const unsigned int v1248 = packed[v1247];
-        const unsigned int v1250 = v1237 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1254 = v1253 + v1250;
-        const unsigned char v1255 = scales[v1254];
-        const unsigned int v1256 = static_cast<unsigned int>(v1255);
-        const unsigned int v1258 = v1256 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1261 = v1256 == 255u;
-        const unsigned int v1262 = v1261 ? 2143289344u : v1258;
-        const bool v1264 = v1256 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1266 = v1264 ? 4194304u : v1262;
-        const float v1267 = __uint_as_float(v1266);
-        const unsigned int v1269 = v1248 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1271 = v1269 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1273 = v1271 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1275 = v1273 << 22u;
-        const unsigned int v1277 = v1271 * 1056964608u;
-        const bool v1279 = v1271 < 2u;
-        const unsigned int v1280 = v1279 ? v1277 : v1275;
-        const unsigned int v1282 = v1269 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1284 = v1282 << 28u;
-        const unsigned int v1285 = v1280 | v1284;
-        const float v1286 = __uint_as_float(v1285);
-        const float v1287 = v1286 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1289 = v1248 >> 4u;
-        const unsigned int v1291 = v1289 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1293 = v1291 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1295 = v1293 << 22u;
-        const unsigned int v1297 = v1291 * 1056964608u;
-        const bool v1299 = v1291 < 2u;
-        const unsigned int v1300 = v1299 ? v1297 : v1295;
-        const unsigned int v1302 = v1289 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1304 = v1302 << 28u;
-        const unsigned int v1305 = v1300 | v1304;
-        const float v1306 = __uint_as_float(v1305);
-        const float v1307 = v1306 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1309 = v1248 >> 8u;
-        const unsigned int v1311 = v1309 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1313 = v1311 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1315 = v1313 << 22u;
-        const unsigned int v1317 = v1311 * 1056964608u;
-        const bool v1319 = v1311 < 2u;
-        const unsigned int v1320 = v1319 ? v1317 : v1315;
-        const unsigned int v1322 = v1309 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1324 = v1322 << 28u;
-        const unsigned int v1325 = v1320 | v1324;
-        const float v1326 = __uint_as_float(v1325);
-        const float v1327 = v1326 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1329 = v1248 >> 12u;
-        const unsigned int v1331 = v1329 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1333 = v1331 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1335 = v1333 << 22u;
-        const unsigned int v1337 = v1331 * 1056964608u;
-        const bool v1339 = v1331 < 2u;
-        const unsigned int v1340 = v1339 ? v1337 : v1335;
-        const unsigned int v1342 = v1329 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1344 = v1342 << 28u;
-        const unsigned int v1345 = v1340 | v1344;
-        const float v1346 = __uint_as_float(v1345);
-        const float v1347 = v1346 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1349 = v1248 >> 16u;
-        const unsigned int v1351 = v1349 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1353 = v1351 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1355 = v1353 << 22u;
-        const unsigned int v1357 = v1351 * 1056964608u;
-        const bool v1359 = v1351 < 2u;
-        const unsigned int v1360 = v1359 ? v1357 : v1355;
-        const unsigned int v1362 = v1349 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1364 = v1362 << 28u;
-        const unsigned int v1365 = v1360 | v1364;
-        const float v1366 = __uint_as_float(v1365);
-        const float v1367 = v1366 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1369 = v1248 >> 20u;
-        const unsigned int v1371 = v1369 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1373 = v1371 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1375 = v1373 << 22u;
-        const unsigned int v1377 = v1371 * 1056964608u;
-        const bool v1379 = v1371 < 2u;
-        const unsigned int v1380 = v1379 ? v1377 : v1375;
-        const unsigned int v1382 = v1369 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1384 = v1382 << 28u;
-        const unsigned int v1385 = v1380 | v1384;
-        const float v1386 = __uint_as_float(v1385);
-        const float v1387 = v1386 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1389 = v1248 >> 24u;
-        const unsigned int v1391 = v1389 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1393 = v1391 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1395 = v1393 << 22u;
-        const unsigned int v1397 = v1391 * 1056964608u;
-        const bool v1399 = v1391 < 2u;
-        const unsigned int v1400 = v1399 ? v1397 : v1395;
-        const unsigned int v1402 = v1389 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1404 = v1402 << 28u;
-        const unsigned int v1405 = v1400 | v1404;
-        const float v1406 = __uint_as_float(v1405);
-        const float v1407 = v1406 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1409 = v1248 >> 28u;
-        const unsigned int v1411 = v1409 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1413 = v1411 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1415 = v1413 << 22u;
-        const unsigned int v1417 = v1411 * 1056964608u;
-        const bool v1419 = v1411 < 2u;
-        const unsigned int v1420 = v1419 ? v1417 : v1415;
-        const unsigned int v1422 = v1409 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1424 = v1422 << 28u;
-        const unsigned int v1425 = v1420 | v1424;
-        const float v1426 = __uint_as_float(v1425);
-        const float v1427 = v1426 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const float v1429 = v1233 ? v1287 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
-        const float v1432 = v1233 ? v1307 : 0.0f;
-        const iron_bf16 v1433 = iron_f32_to_bf16(v1432);
-        const float v1435 = v1233 ? v1327 : 0.0f;
-        const iron_bf16 v1436 = iron_f32_to_bf16(v1435);
-        const float v1438 = v1233 ? v1347 : 0.0f;
-        const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
-        const float v1441 = v1233 ? v1367 : 0.0f;
-        const iron_bf16 v1442 = iron_f32_to_bf16(v1441);
-        const float v1444 = v1233 ? v1387 : 0.0f;
-        const iron_bf16 v1445 = iron_f32_to_bf16(v1444);
-        const float v1447 = v1233 ? v1407 : 0.0f;
-        const iron_bf16 v1448 = iron_f32_to_bf16(v1447);
-        const float v1450 = v1233 ? v1427 : 0.0f;
-        const iron_bf16 v1451 = iron_f32_to_bf16(v1450);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1456) = iron_bf16x8{{v1430, v1433, v1436, v1439, v1442, v1445, v1448, v1451}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1469 = v1192 + v1466;  // kernels/gemm/quant_b.hpp:137
-        const bool v1470 = v1469 < v3;
-        const bool v1471 = v1468 && v1470;
-        const unsigned int v1475 = min(v1469, v1235);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1481 = v1475 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1485 = v1484 + v1481;
-        const unsigned int v1486 = packed[v1485];
-        const unsigned int v1488 = v1475 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1492 = v1491 + v1488;
-        const unsigned char v1493 = scales[v1492];
-        const unsigned int v1494 = static_cast<unsigned int>(v1493);
-        const unsigned int v1496 = v1494 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1499 = v1494 == 255u;
-        const unsigned int v1500 = v1499 ? 2143289344u : v1496;
-        const bool v1502 = v1494 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1504 = v1502 ? 4194304u : v1500;
-        const float v1505 = __uint_as_float(v1504);
-        const unsigned int v1507 = v1486 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1509 = v1507 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1511 = v1509 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1513 = v1511 << 22u;
-        const unsigned int v1515 = v1509 * 1056964608u;
-        const bool v1517 = v1509 < 2u;
-        const unsigned int v1518 = v1517 ? v1515 : v1513;
-        const unsigned int v1520 = v1507 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1522 = v1520 << 28u;
-        const unsigned int v1523 = v1518 | v1522;
-        const float v1524 = __uint_as_float(v1523);
-        const float v1525 = v1524 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1527 = v1486 >> 4u;
-        const unsigned int v1529 = v1527 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1531 = v1529 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1533 = v1531 << 22u;
-        const unsigned int v1535 = v1529 * 1056964608u;
-        const bool v1537 = v1529 < 2u;
-        const unsigned int v1538 = v1537 ? v1535 : v1533;
-        const unsigned int v1540 = v1527 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1542 = v1540 << 28u;
-        const unsigned int v1543 = v1538 | v1542;
-        const float v1544 = __uint_as_float(v1543);
-        const float v1545 = v1544 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1547 = v1486 >> 8u;
-        const unsigned int v1549 = v1547 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1551 = v1549 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1553 = v1551 << 22u;
-        const unsigned int v1555 = v1549 * 1056964608u;
-        const bool v1557 = v1549 < 2u;
-        const unsigned int v1558 = v1557 ? v1555 : v1553;
-        const unsigned int v1560 = v1547 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1562 = v1560 << 28u;
-        const unsigned int v1563 = v1558 | v1562;
-        const float v1564 = __uint_as_float(v1563);
-        const float v1565 = v1564 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1567 = v1486 >> 12u;
-        const unsigned int v1569 = v1567 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1571 = v1569 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1573 = v1571 << 22u;
-        const unsigned int v1575 = v1569 * 1056964608u;
-        const bool v1577 = v1569 < 2u;
-        const unsigned int v1578 = v1577 ? v1575 : v1573;
-        const unsigned int v1580 = v1567 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1582 = v1580 << 28u;
-        const unsigned int v1583 = v1578 | v1582;
-        const float v1584 = __uint_as_float(v1583);
-        const float v1585 = v1584 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1587 = v1486 >> 16u;
-        const unsigned int v1589 = v1587 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1591 = v1589 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1593 = v1591 << 22u;
-        const unsigned int v1595 = v1589 * 1056964608u;
-        const bool v1597 = v1589 < 2u;
-        const unsigned int v1598 = v1597 ? v1595 : v1593;
-        const unsigned int v1600 = v1587 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1602 = v1600 << 28u;
-        const unsigned int v1603 = v1598 | v1602;
-        const float v1604 = __uint_as_float(v1603);
-        const float v1605 = v1604 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1607 = v1486 >> 20u;
-        const unsigned int v1609 = v1607 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1611 = v1609 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1613 = v1611 << 22u;
-        const unsigned int v1615 = v1609 * 1056964608u;
-        const bool v1617 = v1609 < 2u;
-        const unsigned int v1618 = v1617 ? v1615 : v1613;
-        const unsigned int v1620 = v1607 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1622 = v1620 << 28u;
-        const unsigned int v1623 = v1618 | v1622;
-        const float v1624 = __uint_as_float(v1623);
-        const float v1625 = v1624 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1627 = v1486 >> 24u;
-        const unsigned int v1629 = v1627 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1631 = v1629 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1633 = v1631 << 22u;
-        const unsigned int v1635 = v1629 * 1056964608u;
-        const bool v1637 = v1629 < 2u;
-        const unsigned int v1638 = v1637 ? v1635 : v1633;
-        const unsigned int v1640 = v1627 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1642 = v1640 << 28u;
-        const unsigned int v1643 = v1638 | v1642;
-        const float v1644 = __uint_as_float(v1643);
-        const float v1645 = v1644 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1647 = v1486 >> 28u;
-        const unsigned int v1649 = v1647 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1651 = v1649 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1653 = v1651 << 22u;
-        const unsigned int v1655 = v1649 * 1056964608u;
-        const bool v1657 = v1649 < 2u;
-        const unsigned int v1658 = v1657 ? v1655 : v1653;
-        const unsigned int v1660 = v1647 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1662 = v1660 << 28u;
-        const unsigned int v1663 = v1658 | v1662;
-        const float v1664 = __uint_as_float(v1663);
-        const float v1665 = v1664 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const float v1667 = v1471 ? v1525 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1668 = iron_f32_to_bf16(v1667);
-        const float v1670 = v1471 ? v1545 : 0.0f;
-        const iron_bf16 v1671 = iron_f32_to_bf16(v1670);
-        const float v1673 = v1471 ? v1565 : 0.0f;
-        const iron_bf16 v1674 = iron_f32_to_bf16(v1673);
-        const float v1676 = v1471 ? v1585 : 0.0f;
-        const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
-        const float v1679 = v1471 ? v1605 : 0.0f;
-        const iron_bf16 v1680 = iron_f32_to_bf16(v1679);
-        const float v1682 = v1471 ? v1625 : 0.0f;
-        const iron_bf16 v1683 = iron_f32_to_bf16(v1682);
-        const float v1685 = v1471 ? v1645 : 0.0f;
-        const iron_bf16 v1686 = iron_f32_to_bf16(v1685);
-        const float v1688 = v1471 ? v1665 : 0.0f;
-        const iron_bf16 v1689 = iron_f32_to_bf16(v1688);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1694) = iron_bf16x8{{v1668, v1671, v1674, v1677, v1680, v1683, v1686, v1689}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1707 = v1192 + v1704;  // kernels/gemm/quant_b.hpp:137
-        const bool v1708 = v1707 < v3;
-        const bool v1709 = v1706 && v1708;
-        const unsigned int v1713 = min(v1707, v1235);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1719 = v1713 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1723 = v1722 + v1719;
-        const unsigned int v1724 = packed[v1723];
-        const unsigned int v1726 = v1713 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1730 = v1729 + v1726;
-        const unsigned char v1731 = scales[v1730];
-        const unsigned int v1732 = static_cast<unsigned int>(v1731);
-        const unsigned int v1734 = v1732 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1737 = v1732 == 255u;
-        const unsigned int v1738 = v1737 ? 2143289344u : v1734;
-        const bool v1740 = v1732 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1742 = v1740 ? 4194304u : v1738;
-        const float v1743 = __uint_as_float(v1742);
-        const unsigned int v1745 = v1724 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1747 = v1745 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1749 = v1747 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1751 = v1749 << 22u;
-        const unsigned int v1753 = v1747 * 1056964608u;
-        const bool v1755 = v1747 < 2u;
-        const unsigned int v1756 = v1755 ? v1753 : v1751;
-        const unsigned int v1758 = v1745 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1760 = v1758 << 28u;
-        const unsigned int v1761 = v1756 | v1760;
-        const float v1762 = __uint_as_float(v1761);
-        const float v1763 = v1762 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1765 = v1724 >> 4u;
-        const unsigned int v1767 = v1765 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1769 = v1767 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1771 = v1769 << 22u;
-        const unsigned int v1773 = v1767 * 1056964608u;
-        const bool v1775 = v1767 < 2u;
-        const unsigned int v1776 = v1775 ? v1773 : v1771;
-        const unsigned int v1778 = v1765 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1780 = v1778 << 28u;
-        const unsigned int v1781 = v1776 | v1780;
-        const float v1782 = __uint_as_float(v1781);
-        const float v1783 = v1782 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1785 = v1724 >> 8u;
-        const unsigned int v1787 = v1785 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1789 = v1787 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1791 = v1789 << 22u;
-        const unsigned int v1793 = v1787 * 1056964608u;
-        const bool v1795 = v1787 < 2u;
-        const unsigned int v1796 = v1795 ? v1793 : v1791;
-        const unsigned int v1798 = v1785 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1800 = v1798 << 28u;
-        const unsigned int v1801 = v1796 | v1800;
-        const float v1802 = __uint_as_float(v1801);
-        const float v1803 = v1802 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1805 = v1724 >> 12u;
-        const unsigned int v1807 = v1805 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1809 = v1807 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1811 = v1809 << 22u;
-        const unsigned int v1813 = v1807 * 1056964608u;
-        const bool v1815 = v1807 < 2u;
-        const unsigned int v1816 = v1815 ? v1813 : v1811;
-        const unsigned int v1818 = v1805 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1820 = v1818 << 28u;
-        const unsigned int v1821 = v1816 | v1820;
-        const float v1822 = __uint_as_float(v1821);
-        const float v1823 = v1822 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1825 = v1724 >> 16u;
-        const unsigned int v1827 = v1825 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1829 = v1827 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1831 = v1829 << 22u;
-        const unsigned int v1833 = v1827 * 1056964608u;
-        const bool v1835 = v1827 < 2u;
-        const unsigned int v1836 = v1835 ? v1833 : v1831;
-        const unsigned int v1838 = v1825 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1840 = v1838 << 28u;
-        const unsigned int v1841 = v1836 | v1840;
-        const float v1842 = __uint_as_float(v1841);
-        const float v1843 = v1842 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1845 = v1724 >> 20u;
-        const unsigned int v1847 = v1845 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1849 = v1847 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1851 = v1849 << 22u;
-        const unsigned int v1853 = v1847 * 1056964608u;
-        const bool v1855 = v1847 < 2u;
-        const unsigned int v1856 = v1855 ? v1853 : v1851;
-        const unsigned int v1858 = v1845 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1860 = v1858 << 28u;
-        const unsigned int v1861 = v1856 | v1860;
-        const float v1862 = __uint_as_float(v1861);
-        const float v1863 = v1862 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1865 = v1724 >> 24u;
-        const unsigned int v1867 = v1865 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1869 = v1867 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1871 = v1869 << 22u;
-        const unsigned int v1873 = v1867 * 1056964608u;
-        const bool v1875 = v1867 < 2u;
-        const unsigned int v1876 = v1875 ? v1873 : v1871;
-        const unsigned int v1878 = v1865 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1880 = v1878 << 28u;
-        const unsigned int v1881 = v1876 | v1880;
-        const float v1882 = __uint_as_float(v1881);
-        const float v1883 = v1882 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1885 = v1724 >> 28u;
-        const unsigned int v1887 = v1885 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1889 = v1887 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1891 = v1889 << 22u;
-        const unsigned int v1893 = v1887 * 1056964608u;
-        const bool v1895 = v1887 < 2u;
-        const unsigned int v1896 = v1895 ? v1893 : v1891;
-        const unsigned int v1898 = v1885 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1900 = v1898 << 28u;
-        const unsigned int v1901 = v1896 | v1900;
-        const float v1902 = __uint_as_float(v1901);
-        const float v1903 = v1902 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const float v1905 = v1709 ? v1763 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
-        const float v1908 = v1709 ? v1783 : 0.0f;
-        const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
-        const float v1911 = v1709 ? v1803 : 0.0f;
-        const iron_bf16 v1912 = iron_f32_to_bf16(v1911);
-        const float v1914 = v1709 ? v1823 : 0.0f;
-        const iron_bf16 v1915 = iron_f32_to_bf16(v1914);
-        const float v1917 = v1709 ? v1843 : 0.0f;
-        const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
-        const float v1920 = v1709 ? v1863 : 0.0f;
-        const iron_bf16 v1921 = iron_f32_to_bf16(v1920);
-        const float v1923 = v1709 ? v1883 : 0.0f;
-        const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
-        const float v1926 = v1709 ? v1903 : 0.0f;
-        const iron_bf16 v1927 = iron_f32_to_bf16(v1926);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v1932) = iron_bf16x8{{v1906, v1909, v1912, v1915, v1918, v1921, v1924, v1927}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v1945 = v1192 + v1942;  // kernels/gemm/quant_b.hpp:137
-        const bool v1946 = v1945 < v3;
-        const bool v1947 = v1944 && v1946;
-        const unsigned int v1951 = min(v1945, v1235);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1957 = v1951 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1961 = v1960 + v1957;
-        const unsigned int v1962 = packed[v1961];
-        const unsigned int v1964 = v1951 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1968 = v1967 + v1964;
-        const unsigned char v1969 = scales[v1968];
-        const unsigned int v1970 = static_cast<unsigned int>(v1969);
-        const unsigned int v1972 = v1970 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1975 = v1970 == 255u;
-        const unsigned int v1976 = v1975 ? 2143289344u : v1972;
-        const bool v1978 = v1970 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1980 = v1978 ? 4194304u : v1976;
-        const float v1981 = __uint_as_float(v1980);
-        const unsigned int v1983 = v1962 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1985 = v1983 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1987 = v1985 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1989 = v1987 << 22u;
-        const unsigned int v1991 = v1985 * 1056964608u;
-        const bool v1993 = v1985 < 2u;
-        const unsigned int v1994 = v1993 ? v1991 : v1989;
-        const unsigned int v1996 = v1983 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1998 = v1996 << 28u;
-        const unsigned int v1999 = v1994 | v1998;
-        const float v2000 = __uint_as_float(v1999);
-        const float v2001 = v2000 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2003 = v1962 >> 4u;
-        const unsigned int v2005 = v2003 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2007 = v2005 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2009 = v2007 << 22u;
-        const unsigned int v2011 = v2005 * 1056964608u;
-        const bool v2013 = v2005 < 2u;
-        const unsigned int v2014 = v2013 ? v2011 : v2009;
-        const unsigned int v2016 = v2003 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2018 = v2016 << 28u;
-        const unsigned int v2019 = v2014 | v2018;
-        const float v2020 = __uint_as_float(v2019);
-        const float v2021 = v2020 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2023 = v1962 >> 8u;
-        const unsigned int v2025 = v2023 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2027 = v2025 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2029 = v2027 << 22u;
-        const unsigned int v2031 = v2025 * 1056964608u;
-        const bool v2033 = v2025 < 2u;
-        const unsigned int v2034 = v2033 ? v2031 : v2029;
-        const unsigned int v2036 = v2023 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2038 = v2036 << 28u;
-        const unsigned int v2039 = v2034 | v2038;
-        const float v2040 = __uint_as_float(v2039);
-        const float v2041 = v2040 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2043 = v1962 >> 12u;
-        const unsigned int v2045 = v2043 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2047 = v2045 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2049 = v2047 << 22u;
-        const unsigned int v2051 = v2045 * 1056964608u;
-        const bool v2053 = v2045 < 2u;
-        const unsigned int v2054 = v2053 ? v2051 : v2049;
-        const unsigned int v2056 = v2043 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2058 = v2056 << 28u;
-        const unsigned int v2059 = v2054 | v2058;
-        const float v2060 = __uint_as_float(v2059);
-        const float v2061 = v2060 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2063 = v1962 >> 16u;
-        const unsigned int v2065 = v2063 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2067 = v2065 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2069 = v2067 << 22u;
-        const unsigned int v2071 = v2065 * 1056964608u;
-        const bool v2073 = v2065 < 2u;
-        const unsigned int v2074 = v2073 ? v2071 : v2069;
-        const unsigned int v2076 = v2063 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2078 = v2076 << 28u;
-        const unsigned int v2079 = v2074 | v2078;
-        const float v2080 = __uint_as_float(v2079);
-        const float v2081 = v2080 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2083 = v1962 >> 20u;
-        const unsigned int v2085 = v2083 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2087 = v2085 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2089 = v2087 << 22u;
-        const unsigned int v2091 = v2085 * 1056964608u;
-        const bool v2093 = v2085 < 2u;
-        const unsigned int v2094 = v2093 ? v2091 : v2089;
-        const unsigned int v2096 = v2083 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2098 = v2096 << 28u;
-        const unsigned int v2099 = v2094 | v2098;
-        const float v2100 = __uint_as_float(v2099);
-        const float v2101 = v2100 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2103 = v1962 >> 24u;
-        const unsigned int v2105 = v2103 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2107 = v2105 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2109 = v2107 << 22u;
-        const unsigned int v2111 = v2105 * 1056964608u;
-        const bool v2113 = v2105 < 2u;
-        const unsigned int v2114 = v2113 ? v2111 : v2109;
-        const unsigned int v2116 = v2103 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2118 = v2116 << 28u;
-        const unsigned int v2119 = v2114 | v2118;
-        const float v2120 = __uint_as_float(v2119);
-        const float v2121 = v2120 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v2123 = v1962 >> 28u;
-        const unsigned int v2125 = v2123 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v2127 = v2125 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v2129 = v2127 << 22u;
-        const unsigned int v2131 = v2125 * 1056964608u;
-        const bool v2133 = v2125 < 2u;
-        const unsigned int v2134 = v2133 ? v2131 : v2129;
-        const unsigned int v2136 = v2123 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v2138 = v2136 << 28u;
-        const unsigned int v2139 = v2134 | v2138;
-        const float v2140 = __uint_as_float(v2139);
-        const float v2141 = v2140 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const float v2143 = v1947 ? v2001 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
-        const float v2146 = v1947 ? v2021 : 0.0f;
-        const iron_bf16 v2147 = iron_f32_to_bf16(v2146);
-        const float v2149 = v1947 ? v2041 : 0.0f;
-        const iron_bf16 v2150 = iron_f32_to_bf16(v2149);
-        const float v2152 = v1947 ? v2061 : 0.0f;
-        const iron_bf16 v2153 = iron_f32_to_bf16(v2152);
-        const float v2155 = v1947 ? v2081 : 0.0f;
-        const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
-        const float v2158 = v1947 ? v2101 : 0.0f;
-        const iron_bf16 v2159 = iron_f32_to_bf16(v2158);
-        const float v2161 = v1947 ? v2121 : 0.0f;
-        const iron_bf16 v2162 = iron_f32_to_bf16(v2161);
-        const float v2164 = v1947 ? v2141 : 0.0f;
-        const iron_bf16 v2165 = iron_f32_to_bf16(v2164);
-        *reinterpret_cast<iron_bf16x8*>(shm1 + v2170) = iron_bf16x8{{v2144, v2147, v2150, v2153, v2156, v2159, v2162, v2165}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1235 = v1196 + v1232;  // kernels/gemm/quant_b.hpp:137
+        const bool v1236 = v1235 < v3;
+        const bool v1237 = v1234 && v1236;
+        const unsigned int v1241 = min(v1235, v1239);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1247 = v1241 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1251 = v1250 + v1247;
+        const unsigned int v1252 = packed[v1251];
+        const unsigned int v1254 = v1241 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1258 = v1257 + v1254;
+        const unsigned char v1259 = scales[v1258];
+        const unsigned int v1260 = static_cast<unsigned int>(v1259);
+        const unsigned int v1262 = v1260 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1265 = v1260 == 255u;
+        const unsigned int v1266 = v1265 ? 2143289344u : v1262;
+        const bool v1268 = v1260 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1270 = v1268 ? 4194304u : v1266;
+        const float v1271 = __uint_as_float(v1270);
+        const unsigned int v1273 = v1252 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1275 = v1273 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1277 = v1275 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1279 = v1277 << 22u;
+        const unsigned int v1281 = v1275 * 1056964608u;
+        const bool v1283 = v1275 < 2u;
+        const unsigned int v1284 = v1283 ? v1281 : v1279;
+        const unsigned int v1286 = v1273 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1288 = v1286 << 28u;
+        const unsigned int v1289 = v1284 | v1288;
+        const float v1290 = __uint_as_float(v1289);
+        const float v1291 = v1290 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1293 = v1252 >> 4u;
+        const unsigned int v1295 = v1293 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1297 = v1295 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1299 = v1297 << 22u;
+        const unsigned int v1301 = v1295 * 1056964608u;
+        const bool v1303 = v1295 < 2u;
+        const unsigned int v1304 = v1303 ? v1301 : v1299;
+        const unsigned int v1306 = v1293 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1308 = v1306 << 28u;
+        const unsigned int v1309 = v1304 | v1308;
+        const float v1310 = __uint_as_float(v1309);
+        const float v1311 = v1310 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1313 = v1252 >> 8u;
+        const unsigned int v1315 = v1313 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1317 = v1315 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1319 = v1317 << 22u;
+        const unsigned int v1321 = v1315 * 1056964608u;
+        const bool v1323 = v1315 < 2u;
+        const unsigned int v1324 = v1323 ? v1321 : v1319;
+        const unsigned int v1326 = v1313 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1328 = v1326 << 28u;
+        const unsigned int v1329 = v1324 | v1328;
+        const float v1330 = __uint_as_float(v1329);
+        const float v1331 = v1330 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1333 = v1252 >> 12u;
+        const unsigned int v1335 = v1333 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1337 = v1335 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1339 = v1337 << 22u;
+        const unsigned int v1341 = v1335 * 1056964608u;
+        const bool v1343 = v1335 < 2u;
+        const unsigned int v1344 = v1343 ? v1341 : v1339;
+        const unsigned int v1346 = v1333 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1348 = v1346 << 28u;
+        const unsigned int v1349 = v1344 | v1348;
+        const float v1350 = __uint_as_float(v1349);
+        const float v1351 = v1350 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1353 = v1252 >> 16u;
+        const unsigned int v1355 = v1353 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1357 = v1355 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1359 = v1357 << 22u;
+        const unsigned int v1361 = v1355 * 1056964608u;
+        const bool v1363 = v1355 < 2u;
+        const unsigned int v1364 = v1363 ? v1361 : v1359;
+        const unsigned int v1366 = v1353 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1368 = v1366 << 28u;
+        const unsigned int v1369 = v1364 | v1368;
+        const float v1370 = __uint_as_float(v1369);
+        const float v1371 = v1370 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1373 = v1252 >> 20u;
+        const unsigned int v1375 = v1373 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1377 = v1375 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1379 = v1377 << 22u;
+        const unsigned int v1381 = v1375 * 1056964608u;
+        const bool v1383 = v1375 < 2u;
+        const unsigned int v1384 = v1383 ? v1381 : v1379;
+        const unsigned int v1386 = v1373 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1388 = v1386 << 28u;
+        const unsigned int v1389 = v1384 | v1388;
+        const float v1390 = __uint_as_float(v1389);
+        const float v1391 = v1390 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1393 = v1252 >> 24u;
+        const unsigned int v1395 = v1393 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1397 = v1395 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1399 = v1397 << 22u;
+        const unsigned int v1401 = v1395 * 1056964608u;
+        const bool v1403 = v1395 < 2u;
+        const unsigned int v1404 = v1403 ? v1401 : v1399;
+        const unsigned int v1406 = v1393 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1408 = v1406 << 28u;
+        const unsigned int v1409 = v1404 | v1408;
+        const float v1410 = __uint_as_float(v1409);
+        const float v1411 = v1410 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1413 = v1252 >> 28u;
+        const unsigned int v1415 = v1413 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1417 = v1415 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1419 = v1417 << 22u;
+        const unsigned int v1421 = v1415 * 1056964608u;
+        const bool v1423 = v1415 < 2u;
+        const unsigned int v1424 = v1423 ? v1421 : v1419;
+        const unsigned int v1426 = v1413 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1428 = v1426 << 28u;
+        const unsigned int v1429 = v1424 | v1428;
+        const float v1430 = __uint_as_float(v1429);
+        const float v1431 = v1430 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const float v1433 = v1237 ? v1291 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1434 = iron_f32_to_bf16(v1433);
+        const float v1436 = v1237 ? v1311 : 0.0f;
+        const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
+        const float v1439 = v1237 ? v1331 : 0.0f;
+        const iron_bf16 v1440 = iron_f32_to_bf16(v1439);
+        const float v1442 = v1237 ? v1351 : 0.0f;
+        const iron_bf16 v1443 = iron_f32_to_bf16(v1442);
+        const float v1445 = v1237 ? v1371 : 0.0f;
+        const iron_bf16 v1446 = iron_f32_to_bf16(v1445);
+        const float v1448 = v1237 ? v1391 : 0.0f;
+        const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
+        const float v1451 = v1237 ? v1411 : 0.0f;
+        const iron_bf16 v1452 = iron_f32_to_bf16(v1451);
+        const float v1454 = v1237 ? v1431 : 0.0f;
+        const iron_bf16 v1455 = iron_f32_to_bf16(v1454);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1460) = iron_bf16x8{{v1434, v1437, v1440, v1443, v1446, v1449, v1452, v1455}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1473 = v1196 + v1470;  // kernels/gemm/quant_b.hpp:137
+        const bool v1474 = v1473 < v3;
+        const bool v1475 = v1472 && v1474;
+        const unsigned int v1479 = min(v1473, v1239);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1485 = v1479 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1489 = v1488 + v1485;
+        const unsigned int v1490 = packed[v1489];
+        const unsigned int v1492 = v1479 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1496 = v1495 + v1492;
+        const unsigned char v1497 = scales[v1496];
+        const unsigned int v1498 = static_cast<unsigned int>(v1497);
+        const unsigned int v1500 = v1498 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1503 = v1498 == 255u;
+        const unsigned int v1504 = v1503 ? 2143289344u : v1500;
+        const bool v1506 = v1498 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1508 = v1506 ? 4194304u : v1504;
+        const float v1509 = __uint_as_float(v1508);
+        const unsigned int v1511 = v1490 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1513 = v1511 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1515 = v1513 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1517 = v1515 << 22u;
+        const unsigned int v1519 = v1513 * 1056964608u;
+        const bool v1521 = v1513 < 2u;
+        const unsigned int v1522 = v1521 ? v1519 : v1517;
+        const unsigned int v1524 = v1511 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1526 = v1524 << 28u;
+        const unsigned int v1527 = v1522 | v1526;
+        const float v1528 = __uint_as_float(v1527);
+        const float v1529 = v1528 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1531 = v1490 >> 4u;
+        const unsigned int v1533 = v1531 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1535 = v1533 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1537 = v1535 << 22u;
+        const unsigned int v1539 = v1533 * 1056964608u;
+        const bool v1541 = v1533 < 2u;
+        const unsigned int v1542 = v1541 ? v1539 : v1537;
+        const unsigned int v1544 = v1531 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1546 = v1544 << 28u;
+        const unsigned int v1547 = v1542 | v1546;
+        const float v1548 = __uint_as_float(v1547);
+        const float v1549 = v1548 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1551 = v1490 >> 8u;
+        const unsigned int v1553 = v1551 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1555 = v1553 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1557 = v1555 << 22u;
+        const unsigned int v1559 = v1553 * 1056964608u;
+        const bool v1561 = v1553 < 2u;
+        const unsigned int v1562 = v1561 ? v1559 : v1557;
+        const unsigned int v1564 = v1551 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1566 = v1564 << 28u;
+        const unsigned int v1567 = v1562 | v1566;
+        const float v1568 = __uint_as_float(v1567);
+        const float v1569 = v1568 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1571 = v1490 >> 12u;
+        const unsigned int v1573 = v1571 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1575 = v1573 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1577 = v1575 << 22u;
+        const unsigned int v1579 = v1573 * 1056964608u;
+        const bool v1581 = v1573 < 2u;
+        const unsigned int v1582 = v1581 ? v1579 : v1577;
+        const unsigned int v1584 = v1571 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1586 = v1584 << 28u;
+        const unsigned int v1587 = v1582 | v1586;
+        const float v1588 = __uint_as_float(v1587);
+        const float v1589 = v1588 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1591 = v1490 >> 16u;
+        const unsigned int v1593 = v1591 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1595 = v1593 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1597 = v1595 << 22u;
+        const unsigned int v1599 = v1593 * 1056964608u;
+        const bool v1601 = v1593 < 2u;
+        const unsigned int v1602 = v1601 ? v1599 : v1597;
+        const unsigned int v1604 = v1591 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1606 = v1604 << 28u;
+        const unsigned int v1607 = v1602 | v1606;
+        const float v1608 = __uint_as_float(v1607);
+        const float v1609 = v1608 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1611 = v1490 >> 20u;
+        const unsigned int v1613 = v1611 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1615 = v1613 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1617 = v1615 << 22u;
+        const unsigned int v1619 = v1613 * 1056964608u;
+        const bool v1621 = v1613 < 2u;
+        const unsigned int v1622 = v1621 ? v1619 : v1617;
+        const unsigned int v1624 = v1611 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1626 = v1624 << 28u;
+        const unsigned int v1627 = v1622 | v1626;
+        const float v1628 = __uint_as_float(v1627);
+        const float v1629 = v1628 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1631 = v1490 >> 24u;
+        const unsigned int v1633 = v1631 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1635 = v1633 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1637 = v1635 << 22u;
+        const unsigned int v1639 = v1633 * 1056964608u;
+        const bool v1641 = v1633 < 2u;
+        const unsigned int v1642 = v1641 ? v1639 : v1637;
+        const unsigned int v1644 = v1631 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1646 = v1644 << 28u;
+        const unsigned int v1647 = v1642 | v1646;
+        const float v1648 = __uint_as_float(v1647);
+        const float v1649 = v1648 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1651 = v1490 >> 28u;
+        const unsigned int v1653 = v1651 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1655 = v1653 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1657 = v1655 << 22u;
+        const unsigned int v1659 = v1653 * 1056964608u;
+        const bool v1661 = v1653 < 2u;
+        const unsigned int v1662 = v1661 ? v1659 : v1657;
+        const unsigned int v1664 = v1651 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1666 = v1664 << 28u;
+        const unsigned int v1667 = v1662 | v1666;
+        const float v1668 = __uint_as_float(v1667);
+        const float v1669 = v1668 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const float v1671 = v1475 ? v1529 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1672 = iron_f32_to_bf16(v1671);
+        const float v1674 = v1475 ? v1549 : 0.0f;
+        const iron_bf16 v1675 = iron_f32_to_bf16(v1674);
+        const float v1677 = v1475 ? v1569 : 0.0f;
+        const iron_bf16 v1678 = iron_f32_to_bf16(v1677);
+        const float v1680 = v1475 ? v1589 : 0.0f;
+        const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
+        const float v1683 = v1475 ? v1609 : 0.0f;
+        const iron_bf16 v1684 = iron_f32_to_bf16(v1683);
+        const float v1686 = v1475 ? v1629 : 0.0f;
+        const iron_bf16 v1687 = iron_f32_to_bf16(v1686);
+        const float v1689 = v1475 ? v1649 : 0.0f;
+        const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
+        const float v1692 = v1475 ? v1669 : 0.0f;
+        const iron_bf16 v1693 = iron_f32_to_bf16(v1692);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1698) = iron_bf16x8{{v1672, v1675, v1678, v1681, v1684, v1687, v1690, v1693}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1711 = v1196 + v1708;  // kernels/gemm/quant_b.hpp:137
+        const bool v1712 = v1711 < v3;
+        const bool v1713 = v1710 && v1712;
+        const unsigned int v1717 = min(v1711, v1239);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1723 = v1717 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1727 = v1726 + v1723;
+        const unsigned int v1728 = packed[v1727];
+        const unsigned int v1730 = v1717 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1734 = v1733 + v1730;
+        const unsigned char v1735 = scales[v1734];
+        const unsigned int v1736 = static_cast<unsigned int>(v1735);
+        const unsigned int v1738 = v1736 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1741 = v1736 == 255u;
+        const unsigned int v1742 = v1741 ? 2143289344u : v1738;
+        const bool v1744 = v1736 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1746 = v1744 ? 4194304u : v1742;
+        const float v1747 = __uint_as_float(v1746);
+        const unsigned int v1749 = v1728 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1751 = v1749 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1753 = v1751 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1755 = v1753 << 22u;
+        const unsigned int v1757 = v1751 * 1056964608u;
+        const bool v1759 = v1751 < 2u;
+        const unsigned int v1760 = v1759 ? v1757 : v1755;
+        const unsigned int v1762 = v1749 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1764 = v1762 << 28u;
+        const unsigned int v1765 = v1760 | v1764;
+        const float v1766 = __uint_as_float(v1765);
+        const float v1767 = v1766 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1769 = v1728 >> 4u;
+        const unsigned int v1771 = v1769 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1773 = v1771 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1775 = v1773 << 22u;
+        const unsigned int v1777 = v1771 * 1056964608u;
+        const bool v1779 = v1771 < 2u;
+        const unsigned int v1780 = v1779 ? v1777 : v1775;
+        const unsigned int v1782 = v1769 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1784 = v1782 << 28u;
+        const unsigned int v1785 = v1780 | v1784;
+        const float v1786 = __uint_as_float(v1785);
+        const float v1787 = v1786 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1789 = v1728 >> 8u;
+        const unsigned int v1791 = v1789 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1793 = v1791 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1795 = v1793 << 22u;
+        const unsigned int v1797 = v1791 * 1056964608u;
+        const bool v1799 = v1791 < 2u;
+        const unsigned int v1800 = v1799 ? v1797 : v1795;
+        const unsigned int v1802 = v1789 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1804 = v1802 << 28u;
+        const unsigned int v1805 = v1800 | v1804;
+        const float v1806 = __uint_as_float(v1805);
+        const float v1807 = v1806 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1809 = v1728 >> 12u;
+        const unsigned int v1811 = v1809 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1813 = v1811 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1815 = v1813 << 22u;
+        const unsigned int v1817 = v1811 * 1056964608u;
+        const bool v1819 = v1811 < 2u;
+        const unsigned int v1820 = v1819 ? v1817 : v1815;
+        const unsigned int v1822 = v1809 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1824 = v1822 << 28u;
+        const unsigned int v1825 = v1820 | v1824;
+        const float v1826 = __uint_as_float(v1825);
+        const float v1827 = v1826 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1829 = v1728 >> 16u;
+        const unsigned int v1831 = v1829 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1833 = v1831 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1835 = v1833 << 22u;
+        const unsigned int v1837 = v1831 * 1056964608u;
+        const bool v1839 = v1831 < 2u;
+        const unsigned int v1840 = v1839 ? v1837 : v1835;
+        const unsigned int v1842 = v1829 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1844 = v1842 << 28u;
+        const unsigned int v1845 = v1840 | v1844;
+        const float v1846 = __uint_as_float(v1845);
+        const float v1847 = v1846 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1849 = v1728 >> 20u;
+        const unsigned int v1851 = v1849 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1853 = v1851 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1855 = v1853 << 22u;
+        const unsigned int v1857 = v1851 * 1056964608u;
+        const bool v1859 = v1851 < 2u;
+        const unsigned int v1860 = v1859 ? v1857 : v1855;
+        const unsigned int v1862 = v1849 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1864 = v1862 << 28u;
+        const unsigned int v1865 = v1860 | v1864;
+        const float v1866 = __uint_as_float(v1865);
+        const float v1867 = v1866 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1869 = v1728 >> 24u;
+        const unsigned int v1871 = v1869 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1873 = v1871 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1875 = v1873 << 22u;
+        const unsigned int v1877 = v1871 * 1056964608u;
+        const bool v1879 = v1871 < 2u;
+        const unsigned int v1880 = v1879 ? v1877 : v1875;
+        const unsigned int v1882 = v1869 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1884 = v1882 << 28u;
+        const unsigned int v1885 = v1880 | v1884;
+        const float v1886 = __uint_as_float(v1885);
+        const float v1887 = v1886 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1889 = v1728 >> 28u;
+        const unsigned int v1891 = v1889 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1893 = v1891 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1895 = v1893 << 22u;
+        const unsigned int v1897 = v1891 * 1056964608u;
+        const bool v1899 = v1891 < 2u;
+        const unsigned int v1900 = v1899 ? v1897 : v1895;
+        const unsigned int v1902 = v1889 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1904 = v1902 << 28u;
+        const unsigned int v1905 = v1900 | v1904;
+        const float v1906 = __uint_as_float(v1905);
+        const float v1907 = v1906 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const float v1909 = v1713 ? v1767 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
+        const float v1912 = v1713 ? v1787 : 0.0f;
+        const iron_bf16 v1913 = iron_f32_to_bf16(v1912);
+        const float v1915 = v1713 ? v1807 : 0.0f;
+        const iron_bf16 v1916 = iron_f32_to_bf16(v1915);
+        const float v1918 = v1713 ? v1827 : 0.0f;
+        const iron_bf16 v1919 = iron_f32_to_bf16(v1918);
+        const float v1921 = v1713 ? v1847 : 0.0f;
+        const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
+        const float v1924 = v1713 ? v1867 : 0.0f;
+        const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
+        const float v1927 = v1713 ? v1887 : 0.0f;
+        const iron_bf16 v1928 = iron_f32_to_bf16(v1927);
+        const float v1930 = v1713 ? v1907 : 0.0f;
+        const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v1936) = iron_bf16x8{{v1910, v1913, v1916, v1919, v1922, v1925, v1928, v1931}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1949 = v1196 + v1946;  // kernels/gemm/quant_b.hpp:137
+        const bool v1950 = v1949 < v3;
+        const bool v1951 = v1948 && v1950;
+        const unsigned int v1955 = min(v1949, v1239);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1961 = v1955 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1965 = v1964 + v1961;
+        const unsigned int v1966 = packed[v1965];
+        const unsigned int v1968 = v1955 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1972 = v1971 + v1968;
+        const unsigned char v1973 = scales[v1972];
+        const unsigned int v1974 = static_cast<unsigned int>(v1973);
+        const unsigned int v1976 = v1974 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1979 = v1974 == 255u;
+        const unsigned int v1980 = v1979 ? 2143289344u : v1976;
+        const bool v1982 = v1974 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1984 = v1982 ? 4194304u : v1980;
+        const float v1985 = __uint_as_float(v1984);
+        const unsigned int v1987 = v1966 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1989 = v1987 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1991 = v1989 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1993 = v1991 << 22u;
+        const unsigned int v1995 = v1989 * 1056964608u;
+        const bool v1997 = v1989 < 2u;
+        const unsigned int v1998 = v1997 ? v1995 : v1993;
+        const unsigned int v2000 = v1987 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2002 = v2000 << 28u;
+        const unsigned int v2003 = v1998 | v2002;
+        const float v2004 = __uint_as_float(v2003);
+        const float v2005 = v2004 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2007 = v1966 >> 4u;
+        const unsigned int v2009 = v2007 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2011 = v2009 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2013 = v2011 << 22u;
+        const unsigned int v2015 = v2009 * 1056964608u;
+        const bool v2017 = v2009 < 2u;
+        const unsigned int v2018 = v2017 ? v2015 : v2013;
+        const unsigned int v2020 = v2007 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2022 = v2020 << 28u;
+        const unsigned int v2023 = v2018 | v2022;
+        const float v2024 = __uint_as_float(v2023);
+        const float v2025 = v2024 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2027 = v1966 >> 8u;
+        const unsigned int v2029 = v2027 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2031 = v2029 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2033 = v2031 << 22u;
+        const unsigned int v2035 = v2029 * 1056964608u;
+        const bool v2037 = v2029 < 2u;
+        const unsigned int v2038 = v2037 ? v2035 : v2033;
+        const unsigned int v2040 = v2027 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2042 = v2040 << 28u;
+        const unsigned int v2043 = v2038 | v2042;
+        const float v2044 = __uint_as_float(v2043);
+        const float v2045 = v2044 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2047 = v1966 >> 12u;
+        const unsigned int v2049 = v2047 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2051 = v2049 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2053 = v2051 << 22u;
+        const unsigned int v2055 = v2049 * 1056964608u;
+        const bool v2057 = v2049 < 2u;
+        const unsigned int v2058 = v2057 ? v2055 : v2053;
+        const unsigned int v2060 = v2047 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2062 = v2060 << 28u;
+        const unsigned int v2063 = v2058 | v2062;
+        const float v2064 = __uint_as_float(v2063);
+        const float v2065 = v2064 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2067 = v1966 >> 16u;
+        const unsigned int v2069 = v2067 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2071 = v2069 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2073 = v2071 << 22u;
+        const unsigned int v2075 = v2069 * 1056964608u;
+        const bool v2077 = v2069 < 2u;
+        const unsigned int v2078 = v2077 ? v2075 : v2073;
+        const unsigned int v2080 = v2067 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2082 = v2080 << 28u;
+        const unsigned int v2083 = v2078 | v2082;
+        const float v2084 = __uint_as_float(v2083);
+        const float v2085 = v2084 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2087 = v1966 >> 20u;
+        const unsigned int v2089 = v2087 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2091 = v2089 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2093 = v2091 << 22u;
+        const unsigned int v2095 = v2089 * 1056964608u;
+        const bool v2097 = v2089 < 2u;
+        const unsigned int v2098 = v2097 ? v2095 : v2093;
+        const unsigned int v2100 = v2087 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2102 = v2100 << 28u;
+        const unsigned int v2103 = v2098 | v2102;
+        const float v2104 = __uint_as_float(v2103);
+        const float v2105 = v2104 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2107 = v1966 >> 24u;
+        const unsigned int v2109 = v2107 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2111 = v2109 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2113 = v2111 << 22u;
+        const unsigned int v2115 = v2109 * 1056964608u;
+        const bool v2117 = v2109 < 2u;
+        const unsigned int v2118 = v2117 ? v2115 : v2113;
+        const unsigned int v2120 = v2107 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2122 = v2120 << 28u;
+        const unsigned int v2123 = v2118 | v2122;
+        const float v2124 = __uint_as_float(v2123);
+        const float v2125 = v2124 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v2127 = v1966 >> 28u;
+        const unsigned int v2129 = v2127 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v2131 = v2129 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v2133 = v2131 << 22u;
+        const unsigned int v2135 = v2129 * 1056964608u;
+        const bool v2137 = v2129 < 2u;
+        const unsigned int v2138 = v2137 ? v2135 : v2133;
+        const unsigned int v2140 = v2127 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v2142 = v2140 << 28u;
+        const unsigned int v2143 = v2138 | v2142;
+        const float v2144 = __uint_as_float(v2143);
+        const float v2145 = v2144 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const float v2147 = v1951 ? v2005 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const iron_bf16 v2148 = iron_f32_to_bf16(v2147);
+        const float v2150 = v1951 ? v2025 : 0.0f;
+        const iron_bf16 v2151 = iron_f32_to_bf16(v2150);
+        const float v2153 = v1951 ? v2045 : 0.0f;
+        const iron_bf16 v2154 = iron_f32_to_bf16(v2153);
+        const float v2156 = v1951 ? v2065 : 0.0f;
+        const iron_bf16 v2157 = iron_f32_to_bf16(v2156);
+        const float v2159 = v1951 ? v2085 : 0.0f;
+        const iron_bf16 v2160 = iron_f32_to_bf16(v2159);
+        const float v2162 = v1951 ? v2105 : 0.0f;
+        const iron_bf16 v2163 = iron_f32_to_bf16(v2162);
+        const float v2165 = v1951 ? v2125 : 0.0f;
+        const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
+        const float v2168 = v1951 ? v2145 : 0.0f;
+        const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
+        *reinterpret_cast<iron_bf16x8*>(shm1 + v2174) = iron_bf16x8{{v2148, v2151, v2154, v2157, v2160, v2163, v2166, v2169}};  // kernels/gemm/quant_b.hpp:146
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load_shared<false>(v90, shm0, v2177, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v92, shm1, v2183, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load_shared<false>(v90, shm0, v2191, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v92, shm1, v2197, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const unsigned int v2198 = static_cast<unsigned int>(v88.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2199 = v71 + v82;
-    const unsigned int v2200 = v2199 + v2198;
-    const unsigned int v2201 = static_cast<unsigned int>(v88.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2202 = v76 + v86;
-    const unsigned int v2203 = v2202 + v2201;
-    const bool v2204 = v2200 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2205 = v2203 < v75;
-    const bool v2206 = v2204 && v2205;
-    if (v2206) {
-      const float v2207 = v88.x[0];
-      const unsigned int v2209 = v2203 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2210 = v2209 < v2;
-      const bool v2211 = v2204 && v2210;
-      if (v2211) {
-        const iron_bf16 v2212 = iron_f32_to_bf16(v2207);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2213 = v2200 * v2;
-        const unsigned int v2214 = v2213 + v2203;
-        const unsigned int v2215 = v2214 - v74;
-        out[v2215] = v2212;
-      }
-    }
-    const unsigned int v2216 = static_cast<unsigned int>(v88.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2218 = v2199 + v2216;
-    const unsigned int v2219 = static_cast<unsigned int>(v88.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2221 = v2202 + v2219;
-    const bool v2222 = v2218 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2223 = v2221 < v75;
-    const bool v2224 = v2222 && v2223;
-    if (v2224) {
-      const float v2225 = v88.x[1];
-      const unsigned int v2227 = v2221 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2228 = v2227 < v2;
-      const bool v2229 = v2222 && v2228;
-      if (v2229) {
-        const iron_bf16 v2230 = iron_f32_to_bf16(v2225);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2231 = v2218 * v2;
-        const unsigned int v2232 = v2231 + v2221;
-        const unsigned int v2233 = v2232 - v74;
-        out[v2233] = v2230;
-      }
-    }
-    const unsigned int v2234 = static_cast<unsigned int>(v88.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2236 = v2199 + v2234;
-    const unsigned int v2237 = static_cast<unsigned int>(v88.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2239 = v2202 + v2237;
-    const bool v2240 = v2236 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2241 = v2239 < v75;
-    const bool v2242 = v2240 && v2241;
-    if (v2242) {
-      const float v2243 = v88.x[2];
-      const unsigned int v2245 = v2239 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2246 = v2245 < v2;
-      const bool v2247 = v2240 && v2246;
-      if (v2247) {
-        const iron_bf16 v2248 = iron_f32_to_bf16(v2243);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2249 = v2236 * v2;
-        const unsigned int v2250 = v2249 + v2239;
-        const unsigned int v2251 = v2250 - v74;
-        out[v2251] = v2248;
-      }
-    }
-    const unsigned int v2252 = static_cast<unsigned int>(v88.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2254 = v2199 + v2252;
-    const unsigned int v2255 = static_cast<unsigned int>(v88.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2257 = v2202 + v2255;
-    const bool v2258 = v2254 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2259 = v2257 < v75;
-    const bool v2260 = v2258 && v2259;
-    if (v2260) {
-      const float v2261 = v88.x[3];
-      const unsigned int v2263 = v2257 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2264 = v2263 < v2;
-      const bool v2265 = v2258 && v2264;
-      if (v2265) {
-        const iron_bf16 v2266 = iron_f32_to_bf16(v2261);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2267 = v2254 * v2;
-        const unsigned int v2268 = v2267 + v2257;
-        const unsigned int v2269 = v2268 - v74;
-        out[v2269] = v2266;
-      }
-    }
-    const unsigned int v2270 = static_cast<unsigned int>(v88.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2272 = v2199 + v2270;
-    const unsigned int v2273 = static_cast<unsigned int>(v88.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2275 = v2202 + v2273;
-    const bool v2276 = v2272 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2277 = v2275 < v75;
-    const bool v2278 = v2276 && v2277;
-    if (v2278) {
-      const float v2279 = v88.x[4];
-      const unsigned int v2281 = v2275 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2282 = v2281 < v2;
-      const bool v2283 = v2276 && v2282;
-      if (v2283) {
-        const iron_bf16 v2284 = iron_f32_to_bf16(v2279);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2285 = v2272 * v2;
-        const unsigned int v2286 = v2285 + v2275;
-        const unsigned int v2287 = v2286 - v74;
-        out[v2287] = v2284;
-      }
+    const unsigned int v2202 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2203 = v75 + v86;
+    const unsigned int v2204 = v2203 + v2202;
+    const unsigned int v2205 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2206 = v80 + v90;
+    const unsigned int v2207 = v2206 + v2205;
+    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2209 = v2207 < v79;
+    const bool v2210 = v2208 && v2209;
+    if (v2210) {
+      const float v2211 = v92.x[0];
+      const unsigned int v2213 = v2207 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2214 = v2213 < v2;
+      const bool v2215 = v2208 && v2214;
+      if (v2215) {
+        const iron_bf16 v2216 = iron_f32_to_bf16(v2211);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2217 = v2204 * v2;
+        const unsigned int v2218 = v2217 + v2207;
+        const unsigned int v2219 = v2218 - v78;
+        out[v2219] = v2216;
+      }
+    }
+    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2222 = v2203 + v2220;
+    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2225 = v2206 + v2223;
+    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2227 = v2225 < v79;
+    const bool v2228 = v2226 && v2227;
+    if (v2228) {
+      const float v2229 = v92.x[1];
+      const unsigned int v2231 = v2225 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2232 = v2231 < v2;
+      const bool v2233 = v2226 && v2232;
+      if (v2233) {
+        const iron_bf16 v2234 = iron_f32_to_bf16(v2229);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2235 = v2222 * v2;
+        const unsigned int v2236 = v2235 + v2225;
+        const unsigned int v2237 = v2236 - v78;
+        out[v2237] = v2234;
+      }
+    }
+    const unsigned int v2238 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2240 = v2203 + v2238;
+    const unsigned int v2241 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2243 = v2206 + v2241;
+    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2245 = v2243 < v79;
+    const bool v2246 = v2244 && v2245;
+    if (v2246) {
+      const float v2247 = v92.x[2];
+      const unsigned int v2249 = v2243 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2250 = v2249 < v2;
+      const bool v2251 = v2244 && v2250;
+      if (v2251) {
+        const iron_bf16 v2252 = iron_f32_to_bf16(v2247);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2253 = v2240 * v2;
+        const unsigned int v2254 = v2253 + v2243;
+        const unsigned int v2255 = v2254 - v78;
+        out[v2255] = v2252;
+      }
+    }
+    const unsigned int v2256 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2258 = v2203 + v2256;
+    const unsigned int v2259 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2261 = v2206 + v2259;
+    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2263 = v2261 < v79;
+    const bool v2264 = v2262 && v2263;
+    if (v2264) {
+      const float v2265 = v92.x[3];
+      const unsigned int v2267 = v2261 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2268 = v2267 < v2;
+      const bool v2269 = v2262 && v2268;
+      if (v2269) {
+        const iron_bf16 v2270 = iron_f32_to_bf16(v2265);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2271 = v2258 * v2;
+        const unsigned int v2272 = v2271 + v2261;
+        const unsigned int v2273 = v2272 - v78;
+        out[v2273] = v2270;
+      }
+    }
+    const unsigned int v2274 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2276 = v2203 + v2274;
+    const unsigned int v2277 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2279 = v2206 + v2277;
+    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2281 = v2279 < v79;
+    const bool v2282 = v2280 && v2281;
+    if (v2282) {
+      const float v2283 = v92.x[4];
+      const unsigned int v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2286 = v2285 < v2;
+      const bool v2287 = v2280 && v2286;
+      if (v2287) {
+        const iron_bf16 v2288 = iron_f32_to_bf16(v2283);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2289 = v2276 * v2;
+        const unsigned int v2290 = v2289 + v2279;
+        const unsigned int v2291 = v2290 - v78;
+        out[v2291] = v2288;
+      }
     }
-    const unsigned int v2288 = static_cast<unsigned int>(v88.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2290 = v2199 + v2288;
-    const unsigned int v2291 = static_cast<unsigned int>(v88.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2293 = v2202 + v2291;
-    const bool v2294 = v2290 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2295 = v2293 < v75;
-    const bool v2296 = v2294 && v2295;
-    if (v2296) {
-      const float v2297 = v88.x[5];
-      const unsigned int v2299 = v2293 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2300 = v2299 < v2;
-      const bool v2301 = v2294 && v2300;
-      if (v2301) {
-        const iron_bf16 v2302 = iron_f32_to_bf16(v2297);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2303 = v2290 * v2;
-        const unsigned int v2304 = v2303 + v2293;
-        const unsigned int v2305 = v2304 - v74;
-        out[v2305] = v2302;
-      }
-    }
-    const unsigned int v2306 = static_cast<unsigned int>(v88.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2308 = v2199 + v2306;
-    const unsigned int v2309 = static_cast<unsigned int>(v88.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2311 = v2202 + v2309;
-    const bool v2312 = v2308 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2313 = v2311 < v75;
-    const bool v2314 = v2312 && v2313;
-    if (v2314) {
-      const float v2315 = v88.x[6];
-      const unsigned int v2317 = v2311 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2318 = v2317 < v2;
-      const bool v2319 = v2312 && v2318;
-      if (v2319) {
-        const iron_bf16 v2320 = iron_f32_to_bf16(v2315);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2321 = v2308 * v2;
-        const unsigned int v2322 = v2321 + v2311;
-        const unsigned int v2323 = v2322 - v74;
-        out[v2323] = v2320;
-      }
-    }
-    const unsigned int v2324 = static_cast<unsigned int>(v88.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2326 = v2199 + v2324;
-    const unsigned int v2327 = static_cast<unsigned int>(v88.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2329 = v2202 + v2327;
-    const bool v2330 = v2326 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2331 = v2329 < v75;
-    const bool v2332 = v2330 && v2331;
-    if (v2332) {
-      const float v2333 = v88.x[7];
-      const unsigned int v2335 = v2329 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2336 = v2335 < v2;
-      const bool v2337 = v2330 && v2336;
-      if (v2337) {
-        const iron_bf16 v2338 = iron_f32_to_bf16(v2333);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2339 = v2326 * v2;
-        const unsigned int v2340 = v2339 + v2329;
-        const unsigned int v2341 = v2340 - v74;
-        out[v2341] = v2338;
-      }
-    }
-    const unsigned int v2342 = static_cast<unsigned int>(v88.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2344 = v2199 + v2342;
-    const unsigned int v2345 = static_cast<unsigned int>(v88.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2347 = v2202 + v2345;
-    const bool v2348 = v2344 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2349 = v2347 < v75;
-    const bool v2350 = v2348 && v2349;
-    if (v2350) {
-      const float v2351 = v88.x[8];
-      const unsigned int v2353 = v2347 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2354 = v2353 < v2;
-      const bool v2355 = v2348 && v2354;
-      if (v2355) {
-        const iron_bf16 v2356 = iron_f32_to_bf16(v2351);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2357 = v2344 * v2;
-        const unsigned int v2358 = v2357 + v2347;
-        const unsigned int v2359 = v2358 - v74;
-        out[v2359] = v2356;
-      }
-    }
-    const unsigned int v2360 = static_cast<unsigned int>(v88.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2362 = v2199 + v2360;
-    const unsigned int v2363 = static_cast<unsigned int>(v88.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2365 = v2202 + v2363;
-    const bool v2366 = v2362 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2367 = v2365 < v75;
-    const bool v2368 = v2366 && v2367;
-    if (v2368) {
-      const float v2369 = v88.x[9];
-      const unsigned int v2371 = v2365 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2372 = v2371 < v2;
-      const bool v2373 = v2366 && v2372;
-      if (v2373) {
-        const iron_bf16 v2374 = iron_f32_to_bf16(v2369);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2375 = v2362 * v2;
-        const unsigned int v2376 = v2375 + v2365;
-        const unsigned int v2377 = v2376 - v74;
-        out[v2377] = v2374;
-      }
-    }
-    const unsigned int v2378 = static_cast<unsigned int>(v88.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2380 = v2199 + v2378;
-    const unsigned int v2381 = static_cast<unsigned int>(v88.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2383 = v2202 + v2381;
-    const bool v2384 = v2380 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2385 = v2383 < v75;
-    const bool v2386 = v2384 && v2385;
-    if (v2386) {
-      const float v2387 = v88.x[10];
-      const unsigned int v2389 = v2383 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2390 = v2389 < v2;
-      const bool v2391 = v2384 && v2390;
-      if (v2391) {
-        const iron_bf16 v2392 = iron_f32_to_bf16(v2387);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2393 = v2380 * v2;
-        const unsigned int v2394 = v2393 + v2383;
-        const unsigned int v2395 = v2394 - v74;
-        out[v2395] = v2392;
-      }
-    }
-    const unsigned int v2396 = static_cast<unsigned int>(v88.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2398 = v2199 + v2396;
-    const unsigned int v2399 = static_cast<unsigned int>(v88.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2401 = v2202 + v2399;
-    const bool v2402 = v2398 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2403 = v2401 < v75;
-    const bool v2404 = v2402 && v2403;
-    if (v2404) {
-      const float v2405 = v88.x[11];
-      const unsigned int v2407 = v2401 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2408 = v2407 < v2;
-      const bool v2409 = v2402 && v2408;
-      if (v2409) {
-        const iron_bf16 v2410 = iron_f32_to_bf16(v2405);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2411 = v2398 * v2;
-        const unsigned int v2412 = v2411 + v2401;
-        const unsigned int v2413 = v2412 - v74;
-        out[v2413] = v2410;
-      }
-    }
-    const unsigned int v2414 = static_cast<unsigned int>(v88.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2416 = v2199 + v2414;
-    const unsigned int v2417 = static_cast<unsigned int>(v88.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2419 = v2202 + v2417;
-    const bool v2420 = v2416 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2421 = v2419 < v75;
-    const bool v2422 = v2420 && v2421;
-    if (v2422) {
-      const float v2423 = v88.x[12];
-      const unsigned int v2425 = v2419 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2426 = v2425 < v2;
-      const bool v2427 = v2420 && v2426;
-      if (v2427) {
-        const iron_bf16 v2428 = iron_f32_to_bf16(v2423);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2429 = v2416 * v2;
-        const unsigned int v2430 = v2429 + v2419;
-        const unsigned int v2431 = v2430 - v74;
-        out[v2431] = v2428;
-      }
-    }
-    const unsigned int v2432 = static_cast<unsigned int>(v88.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2434 = v2199 + v2432;
-    const unsigned int v2435 = static_cast<unsigned int>(v88.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2437 = v2202 + v2435;
-    const bool v2438 = v2434 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2439 = v2437 < v75;
-    const bool v2440 = v2438 && v2439;
-    if (v2440) {
-      const float v2441 = v88.x[13];
-      const unsigned int v2443 = v2437 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2444 = v2443 < v2;
-      const bool v2445 = v2438 && v2444;
-      if (v2445) {
-        const iron_bf16 v2446 = iron_f32_to_bf16(v2441);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2447 = v2434 * v2;
-        const unsigned int v2448 = v2447 + v2437;
-        const unsigned int v2449 = v2448 - v74;
-        out[v2449] = v2446;
-      }
-    }
-    const unsigned int v2450 = static_cast<unsigned int>(v88.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2452 = v2199 + v2450;
-    const unsigned int v2453 = static_cast<unsigned int>(v88.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2455 = v2202 + v2453;
-    const bool v2456 = v2452 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2457 = v2455 < v75;
-    const bool v2458 = v2456 && v2457;
-    if (v2458) {
-      const float v2459 = v88.x[14];
-      const unsigned int v2461 = v2455 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2462 = v2461 < v2;
-      const bool v2463 = v2456 && v2462;
-      if (v2463) {
-        const iron_bf16 v2464 = iron_f32_to_bf16(v2459);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2465 = v2452 * v2;
-        const unsigned int v2466 = v2465 + v2455;
-        const unsigned int v2467 = v2466 - v74;
-        out[v2467] = v2464;
-      }
-    }
-    const unsigned int v2468 = static_cast<unsigned int>(v88.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2470 = v2199 + v2468;
-    const unsigned int v2471 = static_cast<unsigned int>(v88.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2473 = v2202 + v2471;
-    const bool v2474 = v2470 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2475 = v2473 < v75;
-    const bool v2476 = v2474 && v2475;
-    if (v2476) {
-      const float v2477 = v88.x[15];
-      const unsigned int v2479 = v2473 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2480 = v2479 < v2;
-      const bool v2481 = v2474 && v2480;
-      if (v2481) {
-        const iron_bf16 v2482 = iron_f32_to_bf16(v2477);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2483 = v2470 * v2;
-        const unsigned int v2484 = v2483 + v2473;
-        const unsigned int v2485 = v2484 - v74;
-        out[v2485] = v2482;
-      }
-    }
-    const unsigned int v2486 = static_cast<unsigned int>(v88.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2488 = v2199 + v2486;
-    const unsigned int v2489 = static_cast<unsigned int>(v88.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2491 = v2202 + v2489;
-    const bool v2492 = v2488 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2493 = v2491 < v75;
-    const bool v2494 = v2492 && v2493;
-    if (v2494) {
-      const float v2495 = v88.x[16];
-      const unsigned int v2497 = v2491 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2498 = v2497 < v2;
-      const bool v2499 = v2492 && v2498;
-      if (v2499) {
-        const iron_bf16 v2500 = iron_f32_to_bf16(v2495);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2501 = v2488 * v2;
-        const unsigned int v2502 = v2501 + v2491;
-        const unsigned int v2503 = v2502 - v74;
-        out[v2503] = v2500;
-      }
-    }
-    const unsigned int v2504 = static_cast<unsigned int>(v88.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2506 = v2199 + v2504;
-    const unsigned int v2507 = static_cast<unsigned int>(v88.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2509 = v2202 + v2507;
-    const bool v2510 = v2506 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2511 = v2509 < v75;
-    const bool v2512 = v2510 && v2511;
-    if (v2512) {
-      const float v2513 = v88.x[17];
-      const unsigned int v2515 = v2509 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2516 = v2515 < v2;
-      const bool v2517 = v2510 && v2516;
-      if (v2517) {
-        const iron_bf16 v2518 = iron_f32_to_bf16(v2513);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2519 = v2506 * v2;
-        const unsigned int v2520 = v2519 + v2509;
-        const unsigned int v2521 = v2520 - v74;
-        out[v2521] = v2518;
-      }
-    }
-    const unsigned int v2522 = static_cast<unsigned int>(v88.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2524 = v2199 + v2522;
-    const unsigned int v2525 = static_cast<unsigned int>(v88.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2527 = v2202 + v2525;
-    const bool v2528 = v2524 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2529 = v2527 < v75;
-    const bool v2530 = v2528 && v2529;
-    if (v2530) {
-      const float v2531 = v88.x[18];
-      const unsigned int v2533 = v2527 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2534 = v2533 < v2;
-      const bool v2535 = v2528 && v2534;
-      if (v2535) {
-        const iron_bf16 v2536 = iron_f32_to_bf16(v2531);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2537 = v2524 * v2;
-        const unsigned int v2538 = v2537 + v2527;
-        const unsigned int v2539 = v2538 - v74;
-        out[v2539] = v2536;
-      }
-    }
-    const unsigned int v2540 = static_cast<unsigned int>(v88.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2542 = v2199 + v2540;
-    const unsigned int v2543 = static_cast<unsigned int>(v88.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2545 = v2202 + v2543;
-    const bool v2546 = v2542 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2547 = v2545 < v75;
-    const bool v2548 = v2546 && v2547;
-    if (v2548) {
-      const float v2549 = v88.x[19];
-      const unsigned int v2551 = v2545 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2552 = v2551 < v2;
-      const bool v2553 = v2546 && v2552;
-      if (v2553) {
-        const iron_bf16 v2554 = iron_f32_to_bf16(v2549);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2555 = v2542 * v2;
-        const unsigned int v2556 = v2555 + v2545;
-        const unsigned int v2557 = v2556 - v74;
-        out[v2557] = v2554;
-      }
-    }
-    const unsigned int v2558 = static_cast<unsigned int>(v88.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2560 = v2199 + v2558;
-    const unsigned int v2561 = static_cast<unsigned int>(v88.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2563 = v2202 + v2561;
-    const bool v2564 = v2560 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2565 = v2563 < v75;
-    const bool v2566 = v2564 && v2565;
-    if (v2566) {
-      const float v2567 = v88.x[20];
-      const unsigned int v2569 = v2563 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2570 = v2569 < v2;
-      const bool v2571 = v2564 && v2570;
-      if (v2571) {
-        const iron_bf16 v2572 = iron_f32_to_bf16(v2567);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2573 = v2560 * v2;
-        const unsigned int v2574 = v2573 + v2563;
-        const unsigned int v2575 = v2574 - v74;
-        out[v2575] = v2572;
-      }
-    }
-    const unsigned int v2576 = static_cast<unsigned int>(v88.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2578 = v2199 + v2576;
-    const unsigned int v2579 = static_cast<unsigned int>(v88.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2581 = v2202 + v2579;
-    const bool v2582 = v2578 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2583 = v2581 < v75;
-    const bool v2584 = v2582 && v2583;
-    if (v2584) {
-      const float v2585 = v88.x[21];
-      const unsigned int v2587 = v2581 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2588 = v2587 < v2;
-      const bool v2589 = v2582 && v2588;
-      if (v2589) {
-        const iron_bf16 v2590 = iron_f32_to_bf16(v2585);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2591 = v2578 * v2;
-        const unsigned int v2592 = v2591 + v2581;
-        const unsigned int v2593 = v2592 - v74;
-        out[v2593] = v2590;
-      }
-    }
-    const unsigned int v2594 = static_cast<unsigned int>(v88.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2596 = v2199 + v2594;
-    const unsigned int v2597 = static_cast<unsigned int>(v88.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2599 = v2202 + v2597;
-    const bool v2600 = v2596 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2601 = v2599 < v75;
-    const bool v2602 = v2600 && v2601;
-    if (v2602) {
-      const float v2603 = v88.x[22];
-      const unsigned int v2605 = v2599 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2606 = v2605 < v2;
-      const bool v2607 = v2600 && v2606;
-      if (v2607) {
-        const iron_bf16 v2608 = iron_f32_to_bf16(v2603);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2609 = v2596 * v2;
-        const unsigned int v2610 = v2609 + v2599;
-        const unsigned int v2611 = v2610 - v74;
-        out[v2611] = v2608;
-      }
-    }
-    const unsigned int v2612 = static_cast<unsigned int>(v88.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2614 = v2199 + v2612;
-    const unsigned int v2615 = static_cast<unsigned int>(v88.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2617 = v2202 + v2615;
-    const bool v2618 = v2614 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2619 = v2617 < v75;
-    const bool v2620 = v2618 && v2619;
-    if (v2620) {
-      const float v2621 = v88.x[23];
-      const unsigned int v2623 = v2617 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2624 = v2623 < v2;
-      const bool v2625 = v2618 && v2624;
-      if (v2625) {
-        const iron_bf16 v2626 = iron_f32_to_bf16(v2621);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2627 = v2614 * v2;
-        const unsigned int v2628 = v2627 + v2617;
-        const unsigned int v2629 = v2628 - v74;
-        out[v2629] = v2626;
-      }
-    }
-    const unsigned int v2630 = static_cast<unsigned int>(v88.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2632 = v2199 + v2630;
-    const unsigned int v2633 = static_cast<unsigned int>(v88.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2635 = v2202 + v2633;
-    const bool v2636 = v2632 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2637 = v2635 < v75;
-    const bool v2638 = v2636 && v2637;
-    if (v2638) {
-      const float v2639 = v88.x[24];
-      const unsigned int v2641 = v2635 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2642 = v2641 < v2;
-      const bool v2643 = v2636 && v2642;
-      if (v2643) {
-        const iron_bf16 v2644 = iron_f32_to_bf16(v2639);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2645 = v2632 * v2;
-        const unsigned int v2646 = v2645 + v2635;
-        const unsigned int v2647 = v2646 - v74;
-        out[v2647] = v2644;
-      }
-    }
-    const unsigned int v2648 = static_cast<unsigned int>(v88.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2650 = v2199 + v2648;
-    const unsigned int v2651 = static_cast<unsigned int>(v88.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2653 = v2202 + v2651;
-    const bool v2654 = v2650 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2655 = v2653 < v75;
-    const bool v2656 = v2654 && v2655;
-    if (v2656) {
-      const float v2657 = v88.x[25];
-      const unsigned int v2659 = v2653 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2660 = v2659 < v2;
-      const bool v2661 = v2654 && v2660;
-      if (v2661) {
-        const iron_bf16 v2662 = iron_f32_to_bf16(v2657);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2663 = v2650 * v2;
-        const unsigned int v2664 = v2663 + v2653;
-        const unsigned int v2665 = v2664 - v74;
-        out[v2665] = v2662;
-      }
-    }
-    const unsigned int v2666 = static_cast<unsigned int>(v88.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2668 = v2199 + v2666;
-    const unsigned int v2669 = static_cast<unsigned int>(v88.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2671 = v2202 + v2669;
-    const bool v2672 = v2668 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2673 = v2671 < v75;
-    const bool v2674 = v2672 && v2673;
-    if (v2674) {
-      const float v2675 = v88.x[26];
-      const unsigned int v2677 = v2671 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2678 = v2677 < v2;
-      const bool v2679 = v2672 && v2678;
-      if (v2679) {
-        const iron_bf16 v2680 = iron_f32_to_bf16(v2675);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2681 = v2668 * v2;
-        const unsigned int v2682 = v2681 + v2671;
-        const unsigned int v2683 = v2682 - v74;
-        out[v2683] = v2680;
-      }
-    }
-    const unsigned int v2684 = static_cast<unsigned int>(v88.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2686 = v2199 + v2684;
-    const unsigned int v2687 = static_cast<unsigned int>(v88.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2689 = v2202 + v2687;
-    const bool v2690 = v2686 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2691 = v2689 < v75;
-    const bool v2692 = v2690 && v2691;
-    if (v2692) {
-      const float v2693 = v88.x[27];
-      const unsigned int v2695 = v2689 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2696 = v2695 < v2;
-      const bool v2697 = v2690 && v2696;
-      if (v2697) {
-        const iron_bf16 v2698 = iron_f32_to_bf16(v2693);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2699 = v2686 * v2;
-        const unsigned int v2700 = v2699 + v2689;
-        const unsigned int v2701 = v2700 - v74;
-        out[v2701] = v2698;
-      }
-    }
-    const unsigned int v2702 = static_cast<unsigned int>(v88.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2704 = v2199 + v2702;
-    const unsigned int v2705 = static_cast<unsigned int>(v88.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2707 = v2202 + v2705;
-    const bool v2708 = v2704 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2709 = v2707 < v75;
-    const bool v2710 = v2708 && v2709;
-    if (v2710) {
-      const float v2711 = v88.x[28];
-      const unsigned int v2713 = v2707 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2714 = v2713 < v2;
-      const bool v2715 = v2708 && v2714;
-      if (v2715) {
-        const iron_bf16 v2716 = iron_f32_to_bf16(v2711);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2717 = v2704 * v2;
-        const unsigned int v2718 = v2717 + v2707;
-        const unsigned int v2719 = v2718 - v74;
-        out[v2719] = v2716;
-      }
-    }
-    const unsigned int v2720 = static_cast<unsigned int>(v88.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2722 = v2199 + v2720;
-    const unsigned int v2723 = static_cast<unsigned int>(v88.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2725 = v2202 + v2723;
-    const bool v2726 = v2722 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2727 = v2725 < v75;
-    const bool v2728 = v2726 && v2727;
-    if (v2728) {
-      const float v2729 = v88.x[29];
-      const unsigned int v2731 = v2725 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2732 = v2731 < v2;
-      const bool v2733 = v2726 && v2732;
-      if (v2733) {
-        const iron_bf16 v2734 = iron_f32_to_bf16(v2729);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2735 = v2722 * v2;
-        const unsigned int v2736 = v2735 + v2725;
-        const unsigned int v2737 = v2736 - v74;
-        out[v2737] = v2734;
-      }
-    }
-    const unsigned int v2738 = static_cast<unsigned int>(v88.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2740 = v2199 + v2738;
-    const unsigned int v2741 = static_cast<unsigned int>(v88.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2743 = v2202 + v2741;
-    const bool v2744 = v2740 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2745 = v2743 < v75;
-    const bool v2746 = v2744 && v2745;
-    if (v2746) {
-      const float v2747 = v88.x[30];
-      const unsigned int v2749 = v2743 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2750 = v2749 < v2;
-      const bool v2751 = v2744 && v2750;
-      if (v2751) {
-        const iron_bf16 v2752 = iron_f32_to_bf16(v2747);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2753 = v2740 * v2;
-        const unsigned int v2754 = v2753 + v2743;
-        const unsigned int v2755 = v2754 - v74;
-        out[v2755] = v2752;
-      }
-    }
-    const unsigned int v2756 = static_cast<unsigned int>(v88.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2758 = v2199 + v2756;
-    const unsigned int v2759 = static_cast<unsigned int>(v88.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2761 = v2202 + v2759;
-    const bool v2762 = v2758 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2763 = v2761 < v75;
-    const bool v2764 = v2762 && v2763;
-    if (v2764) {
-      const float v2765 = v88.x[31];
-      const unsigned int v2767 = v2761 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2768 = v2767 < v2;
-      const bool v2769 = v2762 && v2768;
-      if (v2769) {
-        const iron_bf16 v2770 = iron_f32_to_bf16(v2765);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2771 = v2758 * v2;
-        const unsigned int v2772 = v2771 + v2761;
-        const unsigned int v2773 = v2772 - v74;
-        out[v2773] = v2770;
-      }
-    }
-    const unsigned int v2774 = static_cast<unsigned int>(v88.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2776 = v2199 + v2774;
-    const unsigned int v2777 = static_cast<unsigned int>(v88.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2779 = v2202 + v2777;
-    const bool v2780 = v2776 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2781 = v2779 < v75;
-    const bool v2782 = v2780 && v2781;
-    if (v2782) {
-      const float v2783 = v88.x[32];
-      const unsigned int v2785 = v2779 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2786 = v2785 < v2;
-      const bool v2787 = v2780 && v2786;
-      if (v2787) {
-        const iron_bf16 v2788 = iron_f32_to_bf16(v2783);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2789 = v2776 * v2;
-        const unsigned int v2790 = v2789 + v2779;
-        const unsigned int v2791 = v2790 - v74;
-        out[v2791] = v2788;
-      }
-    }
-    const unsigned int v2792 = static_cast<unsigned int>(v88.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2794 = v2199 + v2792;
-    const unsigned int v2795 = static_cast<unsigned int>(v88.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2797 = v2202 + v2795;
-    const bool v2798 = v2794 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2799 = v2797 < v75;
-    const bool v2800 = v2798 && v2799;
-    if (v2800) {
-      const float v2801 = v88.x[33];
-      const unsigned int v2803 = v2797 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2804 = v2803 < v2;
-      const bool v2805 = v2798 && v2804;
-      if (v2805) {
-        const iron_bf16 v2806 = iron_f32_to_bf16(v2801);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2807 = v2794 * v2;
-        const unsigned int v2808 = v2807 + v2797;
-        const unsigned int v2809 = v2808 - v74;
-        out[v2809] = v2806;
-      }
-    }
-    const unsigned int v2810 = static_cast<unsigned int>(v88.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2812 = v2199 + v2810;
-    const unsigned int v2813 = static_cast<unsigned int>(v88.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2815 = v2202 + v2813;
-    const bool v2816 = v2812 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2817 = v2815 < v75;
-    const bool v2818 = v2816 && v2817;
-    if (v2818) {
-      const float v2819 = v88.x[34];
-      const unsigned int v2821 = v2815 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2822 = v2821 < v2;
-      const bool v2823 = v2816 && v2822;
-      if (v2823) {
-        const iron_bf16 v2824 = iron_f32_to_bf16(v2819);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2825 = v2812 * v2;
-        const unsigned int v2826 = v2825 + v2815;
-        const unsigned int v2827 = v2826 - v74;
-        out[v2827] = v2824;
-      }
-    }
-    const unsigned int v2828 = static_cast<unsigned int>(v88.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2830 = v2199 + v2828;
-    const unsigned int v2831 = static_cast<unsigned int>(v88.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2833 = v2202 + v2831;
-    const bool v2834 = v2830 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2835 = v2833 < v75;
-    const bool v2836 = v2834 && v2835;
-    if (v2836) {
-      const float v2837 = v88.x[35];
-      const unsigned int v2839 = v2833 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2840 = v2839 < v2;
-      const bool v2841 = v2834 && v2840;
-      if (v2841) {
-        const iron_bf16 v2842 = iron_f32_to_bf16(v2837);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2843 = v2830 * v2;
-        const unsigned int v2844 = v2843 + v2833;
-        const unsigned int v2845 = v2844 - v74;
-        out[v2845] = v2842;
-      }
-    }
-    const unsigned int v2846 = static_cast<unsigned int>(v88.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2848 = v2199 + v2846;
-    const unsigned int v2849 = static_cast<unsigned int>(v88.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2851 = v2202 + v2849;
-    const bool v2852 = v2848 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2853 = v2851 < v75;
-    const bool v2854 = v2852 && v2853;
-    if (v2854) {
-      const float v2855 = v88.x[36];
-      const unsigned int v2857 = v2851 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2858 = v2857 < v2;
-      const bool v2859 = v2852 && v2858;
-      if (v2859) {
-        const iron_bf16 v2860 = iron_f32_to_bf16(v2855);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2861 = v2848 * v2;
-        const unsigned int v2862 = v2861 + v2851;
-        const unsigned int v2863 = v2862 - v74;
-        out[v2863] = v2860;
-      }
-    }
-    const unsigned int v2864 = static_cast<unsigned int>(v88.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2866 = v2199 + v2864;
-    const unsigned int v2867 = static_cast<unsigned int>(v88.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2869 = v2202 + v2867;
-    const bool v2870 = v2866 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2871 = v2869 < v75;
-    const bool v2872 = v2870 && v2871;
-    if (v2872) {
-      const float v2873 = v88.x[37];
-      const unsigned int v2875 = v2869 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2876 = v2875 < v2;
-      const bool v2877 = v2870 && v2876;
-      if (v2877) {
-        const iron_bf16 v2878 = iron_f32_to_bf16(v2873);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2879 = v2866 * v2;
-        const unsigned int v2880 = v2879 + v2869;
-        const unsigned int v2881 = v2880 - v74;
-        out[v2881] = v2878;
-      }
-    }
-    const unsigned int v2882 = static_cast<unsigned int>(v88.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2884 = v2199 + v2882;
-    const unsigned int v2885 = static_cast<unsigned int>(v88.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2887 = v2202 + v2885;
-    const bool v2888 = v2884 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2889 = v2887 < v75;
-    const bool v2890 = v2888 && v2889;
-    if (v2890) {
-      const float v2891 = v88.x[38];
-      const unsigned int v2893 = v2887 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2894 = v2893 < v2;
-      const bool v2895 = v2888 && v2894;
-      if (v2895) {
-        const iron_bf16 v2896 = iron_f32_to_bf16(v2891);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2897 = v2884 * v2;
-        const unsigned int v2898 = v2897 + v2887;
-        const unsigned int v2899 = v2898 - v74;
-        out[v2899] = v2896;
-      }
-    }
-    const unsigned int v2900 = static_cast<unsigned int>(v88.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2902 = v2199 + v2900;
-    const unsigned int v2903 = static_cast<unsigned int>(v88.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2905 = v2202 + v2903;
-    const bool v2906 = v2902 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2907 = v2905 < v75;
-    const bool v2908 = v2906 && v2907;
-    if (v2908) {
-      const float v2909 = v88.x[39];
-      const unsigned int v2911 = v2905 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2912 = v2911 < v2;
-      const bool v2913 = v2906 && v2912;
-      if (v2913) {
-        const iron_bf16 v2914 = iron_f32_to_bf16(v2909);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2915 = v2902 * v2;
-        const unsigned int v2916 = v2915 + v2905;
-        const unsigned int v2917 = v2916 - v74;
-        out[v2917] = v2914;
-      }
-    }
-    const unsigned int v2918 = static_cast<unsigned int>(v88.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2920 = v2199 + v2918;
-    const unsigned int v2921 = static_cast<unsigned int>(v88.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2923 = v2202 + v2921;
-    const bool v2924 = v2920 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2925 = v2923 < v75;
-    const bool v2926 = v2924 && v2925;
-    if (v2926) {
-      const float v2927 = v88.x[40];
-      const unsigned int v2929 = v2923 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2930 = v2929 < v2;
-      const bool v2931 = v2924 && v2930;
-      if (v2931) {
-        const iron_bf16 v2932 = iron_f32_to_bf16(v2927);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2933 = v2920 * v2;
-        const unsigned int v2934 = v2933 + v2923;
-        const unsigned int v2935 = v2934 - v74;
-        out[v2935] = v2932;
-      }
-    }
-    const unsigned int v2936 = static_cast<unsigned int>(v88.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2938 = v2199 + v2936;
-    const unsigned int v2939 = static_cast<unsigned int>(v88.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2941 = v2202 + v2939;
-    const bool v2942 = v2938 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2943 = v2941 < v75;
-    const bool v2944 = v2942 && v2943;
-    if (v2944) {
-      const float v2945 = v88.x[41];
-      const unsigned int v2947 = v2941 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2948 = v2947 < v2;
-      const bool v2949 = v2942 && v2948;
-      if (v2949) {
-        const iron_bf16 v2950 = iron_f32_to_bf16(v2945);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2951 = v2938 * v2;
-        const unsigned int v2952 = v2951 + v2941;
-        const unsigned int v2953 = v2952 - v74;
-        out[v2953] = v2950;
-      }
-    }
-    const unsigned int v2954 = static_cast<unsigned int>(v88.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2956 = v2199 + v2954;
-    const unsigned int v2957 = static_cast<unsigned int>(v88.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2959 = v2202 + v2957;
-    const bool v2960 = v2956 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2961 = v2959 < v75;
-    const bool v2962 = v2960 && v2961;
-    if (v2962) {
-      const float v2963 = v88.x[42];
-      const unsigned int v2965 = v2959 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2966 = v2965 < v2;
-      const bool v2967 = v2960 && v2966;
-      if (v2967) {
-        const iron_bf16 v2968 = iron_f32_to_bf16(v2963);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2969 = v2956 * v2;
-        const unsigned int v2970 = v2969 + v2959;
-        const unsigned int v2971 = v2970 - v74;
-        out[v2971] = v2968;
-      }
-    }
-    const unsigned int v2972 = static_cast<unsigned int>(v88.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2974 = v2199 + v2972;
-    const unsigned int v2975 = static_cast<unsigned int>(v88.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2977 = v2202 + v2975;
-    const bool v2978 = v2974 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2979 = v2977 < v75;
-    const bool v2980 = v2978 && v2979;
-    if (v2980) {
-      const float v2981 = v88.x[43];
-      const unsigned int v2983 = v2977 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2984 = v2983 < v2;
-      const bool v2985 = v2978 && v2984;
-      if (v2985) {
-        const iron_bf16 v2986 = iron_f32_to_bf16(v2981);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2987 = v2974 * v2;
-        const unsigned int v2988 = v2987 + v2977;
-        const unsigned int v2989 = v2988 - v74;
-        out[v2989] = v2986;
-      }
-    }
-    const unsigned int v2990 = static_cast<unsigned int>(v88.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2992 = v2199 + v2990;
-    const unsigned int v2993 = static_cast<unsigned int>(v88.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2995 = v2202 + v2993;
-    const bool v2996 = v2992 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2997 = v2995 < v75;
-    const bool v2998 = v2996 && v2997;
-    if (v2998) {
-      const float v2999 = v88.x[44];
-      const unsigned int v3001 = v2995 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3002 = v3001 < v2;
-      const bool v3003 = v2996 && v3002;
-      if (v3003) {
-        const iron_bf16 v3004 = iron_f32_to_bf16(v2999);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3005 = v2992 * v2;
-        const unsigned int v3006 = v3005 + v2995;
-        const unsigned int v3007 = v3006 - v74;
-        out[v3007] = v3004;
-      }
-    }
-    const unsigned int v3008 = static_cast<unsigned int>(v88.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3010 = v2199 + v3008;
-    const unsigned int v3011 = static_cast<unsigned int>(v88.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3013 = v2202 + v3011;
-    const bool v3014 = v3010 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3015 = v3013 < v75;
-    const bool v3016 = v3014 && v3015;
-    if (v3016) {
-      const float v3017 = v88.x[45];
-      const unsigned int v3019 = v3013 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3020 = v3019 < v2;
-      const bool v3021 = v3014 && v3020;
-      if (v3021) {
-        const iron_bf16 v3022 = iron_f32_to_bf16(v3017);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3023 = v3010 * v2;
-        const unsigned int v3024 = v3023 + v3013;
-        const unsigned int v3025 = v3024 - v74;
-        out[v3025] = v3022;
-      }
-    }
-    const unsigned int v3026 = static_cast<unsigned int>(v88.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3028 = v2199 + v3026;
-    const unsigned int v3029 = static_cast<unsigned int>(v88.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3031 = v2202 + v3029;
-    const bool v3032 = v3028 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3033 = v3031 < v75;
-    const bool v3034 = v3032 && v3033;
-    if (v3034) {
-      const float v3035 = v88.x[46];
-      const unsigned int v3037 = v3031 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3038 = v3037 < v2;
-      const bool v3039 = v3032 && v3038;
-      if (v3039) {
-        const iron_bf16 v3040 = iron_f32_to_bf16(v3035);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3041 = v3028 * v2;
-        const unsigned int v3042 = v3041 + v3031;
-        const unsigned int v3043 = v3042 - v74;
-        out[v3043] = v3040;
-      }
-    }
-    const unsigned int v3044 = static_cast<unsigned int>(v88.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3046 = v2199 + v3044;
-    const unsigned int v3047 = static_cast<unsigned int>(v88.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3049 = v2202 + v3047;
-    const bool v3050 = v3046 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3051 = v3049 < v75;
-    const bool v3052 = v3050 && v3051;
-    if (v3052) {
-      const float v3053 = v88.x[47];
-      const unsigned int v3055 = v3049 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3056 = v3055 < v2;
-      const bool v3057 = v3050 && v3056;
-      if (v3057) {
-        const iron_bf16 v3058 = iron_f32_to_bf16(v3053);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3059 = v3046 * v2;
-        const unsigned int v3060 = v3059 + v3049;
-        const unsigned int v3061 = v3060 - v74;
-        out[v3061] = v3058;
-      }
-    }
-    const unsigned int v3062 = static_cast<unsigned int>(v88.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3064 = v2199 + v3062;
-    const unsigned int v3065 = static_cast<unsigned int>(v88.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3067 = v2202 + v3065;
-    const bool v3068 = v3064 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3069 = v3067 < v75;
-    const bool v3070 = v3068 && v3069;
-    if (v3070) {
-      const float v3071 = v88.x[48];
-      const unsigned int v3073 = v3067 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3074 = v3073 < v2;
-      const bool v3075 = v3068 && v3074;
-      if (v3075) {
-        const iron_bf16 v3076 = iron_f32_to_bf16(v3071);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3077 = v3064 * v2;
-        const unsigned int v3078 = v3077 + v3067;
-        const unsigned int v3079 = v3078 - v74;
-        out[v3079] = v3076;
-      }
-    }
-    const unsigned int v3080 = static_cast<unsigned int>(v88.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3082 = v2199 + v3080;
-    const unsigned int v3083 = static_cast<unsigned int>(v88.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3085 = v2202 + v3083;
-    const bool v3086 = v3082 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3087 = v3085 < v75;
-    const bool v3088 = v3086 && v3087;
-    if (v3088) {
-      const float v3089 = v88.x[49];
-      const unsigned int v3091 = v3085 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3092 = v3091 < v2;
-      const bool v3093 = v3086 && v3092;
-      if (v3093) {
-        const iron_bf16 v3094 = iron_f32_to_bf16(v3089);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3095 = v3082 * v2;
-        const unsigned int v3096 = v3095 + v3085;
-        const unsigned int v3097 = v3096 - v74;
-        out[v3097] = v3094;
-      }
-    }
-    const unsigned int v3098 = static_cast<unsigned int>(v88.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3100 = v2199 + v3098;
-    const unsigned int v3101 = static_cast<unsigned int>(v88.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3103 = v2202 + v3101;
-    const bool v3104 = v3100 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3105 = v3103 < v75;
-    const bool v3106 = v3104 && v3105;
-    if (v3106) {
-      const float v3107 = v88.x[50];
-      const unsigned int v3109 = v3103 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3110 = v3109 < v2;
-      const bool v3111 = v3104 && v3110;
-      if (v3111) {
-        const iron_bf16 v3112 = iron_f32_to_bf16(v3107);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3113 = v3100 * v2;
-        const unsigned int v3114 = v3113 + v3103;
-        const unsigned int v3115 = v3114 - v74;
-        out[v3115] = v3112;
-      }
-    }
-    const unsigned int v3116 = static_cast<unsigned int>(v88.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3118 = v2199 + v3116;
-    const unsigned int v3119 = static_cast<unsigned int>(v88.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3121 = v2202 + v3119;
-    const bool v3122 = v3118 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3123 = v3121 < v75;
-    const bool v3124 = v3122 && v3123;
-    if (v3124) {
-      const float v3125 = v88.x[51];
-      const unsigned int v3127 = v3121 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3128 = v3127 < v2;
-      const bool v3129 = v3122 && v3128;
-      if (v3129) {
-        const iron_bf16 v3130 = iron_f32_to_bf16(v3125);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3131 = v3118 * v2;
-        const unsigned int v3132 = v3131 + v3121;
-        const unsigned int v3133 = v3132 - v74;
-        out[v3133] = v3130;
-      }
-    }
-    const unsigned int v3134 = static_cast<unsigned int>(v88.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3136 = v2199 + v3134;
-    const unsigned int v3137 = static_cast<unsigned int>(v88.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3139 = v2202 + v3137;
-    const bool v3140 = v3136 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3141 = v3139 < v75;
-    const bool v3142 = v3140 && v3141;
-    if (v3142) {
-      const float v3143 = v88.x[52];
-      const unsigned int v3145 = v3139 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3146 = v3145 < v2;
-      const bool v3147 = v3140 && v3146;
-      if (v3147) {
-        const iron_bf16 v3148 = iron_f32_to_bf16(v3143);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3149 = v3136 * v2;
-        const unsigned int v3150 = v3149 + v3139;
-        const unsigned int v3151 = v3150 - v74;
-        out[v3151] = v3148;
-      }
-    }
-    const unsigned int v3152 = static_cast<unsigned int>(v88.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3154 = v2199 + v3152;
-    const unsigned int v3155 = static_cast<unsigned int>(v88.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3157 = v2202 + v3155;
-    const bool v3158 = v3154 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3159 = v3157 < v75;
-    const bool v3160 = v3158 && v3159;
-    if (v3160) {
-      const float v3161 = v88.x[53];
-      const unsigned int v3163 = v3157 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3164 = v3163 < v2;
-      const bool v3165 = v3158 && v3164;
-      if (v3165) {
-        const iron_bf16 v3166 = iron_f32_to_bf16(v3161);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3167 = v3154 * v2;
-        const unsigned int v3168 = v3167 + v3157;
-        const unsigned int v3169 = v3168 - v74;
-        out[v3169] = v3166;
-      }
-    }
-    const unsigned int v3170 = static_cast<unsigned int>(v88.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3172 = v2199 + v3170;
-    const unsigned int v3173 = static_cast<unsigned int>(v88.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3175 = v2202 + v3173;
-    const bool v3176 = v3172 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3177 = v3175 < v75;
-    const bool v3178 = v3176 && v3177;
-    if (v3178) {
-      const float v3179 = v88.x[54];
-      const unsigned int v3181 = v3175 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3182 = v3181 < v2;
-      const bool v3183 = v3176 && v3182;
-      if (v3183) {
-        const iron_bf16 v3184 = iron_f32_to_bf16(v3179);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3185 = v3172 * v2;
-        const unsigned int v3186 = v3185 + v3175;
-        const unsigned int v3187 = v3186 - v74;
-        out[v3187] = v3184;
-      }
-    }
-    const unsigned int v3188 = static_cast<unsigned int>(v88.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3190 = v2199 + v3188;
-    const unsigned int v3191 = static_cast<unsigned int>(v88.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3193 = v2202 + v3191;
-    const bool v3194 = v3190 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3195 = v3193 < v75;
-    const bool v3196 = v3194 && v3195;
-    if (v3196) {
-      const float v3197 = v88.x[55];
-      const unsigned int v3199 = v3193 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3200 = v3199 < v2;
-      const bool v3201 = v3194 && v3200;
-      if (v3201) {
-        const iron_bf16 v3202 = iron_f32_to_bf16(v3197);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3203 = v3190 * v2;
-        const unsigned int v3204 = v3203 + v3193;
-        const unsigned int v3205 = v3204 - v74;
-        out[v3205] = v3202;
-      }
-    }
-    const unsigned int v3206 = static_cast<unsigned int>(v88.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3208 = v2199 + v3206;
-    const unsigned int v3209 = static_cast<unsigned int>(v88.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3211 = v2202 + v3209;
-    const bool v3212 = v3208 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3213 = v3211 < v75;
-    const bool v3214 = v3212 && v3213;
-    if (v3214) {
-      const float v3215 = v88.x[56];
-      const unsigned int v3217 = v3211 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3218 = v3217 < v2;
-      const bool v3219 = v3212 && v3218;
-      if (v3219) {
-        const iron_bf16 v3220 = iron_f32_to_bf16(v3215);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3221 = v3208 * v2;
-        const unsigned int v3222 = v3221 + v3211;
-        const unsigned int v3223 = v3222 - v74;
-        out[v3223] = v3220;
-      }
-    }
-    const unsigned int v3224 = static_cast<unsigned int>(v88.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3226 = v2199 + v3224;
-    const unsigned int v3227 = static_cast<unsigned int>(v88.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3229 = v2202 + v3227;
-    const bool v3230 = v3226 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3231 = v3229 < v75;
-    const bool v3232 = v3230 && v3231;
-    if (v3232) {
-      const float v3233 = v88.x[57];
-      const unsigned int v3235 = v3229 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3236 = v3235 < v2;
-      const bool v3237 = v3230 && v3236;
-      if (v3237) {
-        const iron_bf16 v3238 = iron_f32_to_bf16(v3233);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3239 = v3226 * v2;
-        const unsigned int v3240 = v3239 + v3229;
-        const unsigned int v3241 = v3240 - v74;
-        out[v3241] = v3238;
-      }
-    }
-    const unsigned int v3242 = static_cast<unsigned int>(v88.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3244 = v2199 + v3242;
-    const unsigned int v3245 = static_cast<unsigned int>(v88.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3247 = v2202 + v3245;
-    const bool v3248 = v3244 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3249 = v3247 < v75;
-    const bool v3250 = v3248 && v3249;
-    if (v3250) {
-      const float v3251 = v88.x[58];
-      const unsigned int v3253 = v3247 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3254 = v3253 < v2;
-      const bool v3255 = v3248 && v3254;
-      if (v3255) {
-        const iron_bf16 v3256 = iron_f32_to_bf16(v3251);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3257 = v3244 * v2;
-        const unsigned int v3258 = v3257 + v3247;
-        const unsigned int v3259 = v3258 - v74;
-        out[v3259] = v3256;
-      }
-    }
-    const unsigned int v3260 = static_cast<unsigned int>(v88.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3262 = v2199 + v3260;
-    const unsigned int v3263 = static_cast<unsigned int>(v88.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3265 = v2202 + v3263;
-    const bool v3266 = v3262 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3267 = v3265 < v75;
-    const bool v3268 = v3266 && v3267;
-    if (v3268) {
-      const float v3269 = v88.x[59];
-      const unsigned int v3271 = v3265 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3272 = v3271 < v2;
-      const bool v3273 = v3266 && v3272;
-      if (v3273) {
-        const iron_bf16 v3274 = iron_f32_to_bf16(v3269);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3275 = v3262 * v2;
-        const unsigned int v3276 = v3275 + v3265;
-        const unsigned int v3277 = v3276 - v74;
-        out[v3277] = v3274;
-      }
-    }
-    const unsigned int v3278 = static_cast<unsigned int>(v88.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3280 = v2199 + v3278;
-    const unsigned int v3281 = static_cast<unsigned int>(v88.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3283 = v2202 + v3281;
-    const bool v3284 = v3280 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3285 = v3283 < v75;
-    const bool v3286 = v3284 && v3285;
-    if (v3286) {
-      const float v3287 = v88.x[60];
-      const unsigned int v3289 = v3283 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3290 = v3289 < v2;
-      const bool v3291 = v3284 && v3290;
-      if (v3291) {
-        const iron_bf16 v3292 = iron_f32_to_bf16(v3287);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3293 = v3280 * v2;
-        const unsigned int v3294 = v3293 + v3283;
-        const unsigned int v3295 = v3294 - v74;
-        out[v3295] = v3292;
-      }
-    }
-    const unsigned int v3296 = static_cast<unsigned int>(v88.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3298 = v2199 + v3296;
-    const unsigned int v3299 = static_cast<unsigned int>(v88.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3301 = v2202 + v3299;
-    const bool v3302 = v3298 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3303 = v3301 < v75;
-    const bool v3304 = v3302 && v3303;
-    if (v3304) {
-      const float v3305 = v88.x[61];
-      const unsigned int v3307 = v3301 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3308 = v3307 < v2;
-      const bool v3309 = v3302 && v3308;
-      if (v3309) {
-        const iron_bf16 v3310 = iron_f32_to_bf16(v3305);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3311 = v3298 * v2;
-        const unsigned int v3312 = v3311 + v3301;
-        const unsigned int v3313 = v3312 - v74;
-        out[v3313] = v3310;
-      }
-    }
-    const unsigned int v3314 = static_cast<unsigned int>(v88.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3316 = v2199 + v3314;
-    const unsigned int v3317 = static_cast<unsigned int>(v88.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3319 = v2202 + v3317;
-    const bool v3320 = v3316 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3321 = v3319 < v75;
-    const bool v3322 = v3320 && v3321;
-    if (v3322) {
-      const float v3323 = v88.x[62];
-      const unsigned int v3325 = v3319 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3326 = v3325 < v2;
-      const bool v3327 = v3320 && v3326;
-      if (v3327) {
-        const iron_bf16 v3328 = iron_f32_to_bf16(v3323);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3329 = v3316 * v2;
-        const unsigned int v3330 = v3329 + v3319;
-        const unsigned int v3331 = v3330 - v74;
-        out[v3331] = v3328;
-      }
-    }
-    const unsigned int v3332 = static_cast<unsigned int>(v88.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3334 = v2199 + v3332;
-    const unsigned int v3335 = static_cast<unsigned int>(v88.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3337 = v2202 + v3335;
-    const bool v3338 = v3334 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3339 = v3337 < v75;
-    const bool v3340 = v3338 && v3339;
-    if (v3340) {
-      const float v3341 = v88.x[63];
-      const unsigned int v3343 = v3337 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3344 = v3343 < v2;
-      const bool v3345 = v3338 && v3344;
-      if (v3345) {
-        const iron_bf16 v3346 = iron_f32_to_bf16(v3341);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3347 = v3334 * v2;
-        const unsigned int v3348 = v3347 + v3337;
-        const unsigned int v3349 = v3348 - v74;
-        out[v3349] = v3346;
-      }
-    }
-    const unsigned int v3350 = static_cast<unsigned int>(v88.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3352 = v2199 + v3350;
-    const unsigned int v3353 = static_cast<unsigned int>(v88.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3355 = v2202 + v3353;
-    const bool v3356 = v3352 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3357 = v3355 < v75;
-    const bool v3358 = v3356 && v3357;
-    if (v3358) {
-      const float v3359 = v88.x[64];
-      const unsigned int v3361 = v3355 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3362 = v3361 < v2;
-      const bool v3363 = v3356 && v3362;
-      if (v3363) {
-        const iron_bf16 v3364 = iron_f32_to_bf16(v3359);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3365 = v3352 * v2;
-        const unsigned int v3366 = v3365 + v3355;
-        const unsigned int v3367 = v3366 - v74;
-        out[v3367] = v3364;
-      }
-    }
-    const unsigned int v3368 = static_cast<unsigned int>(v88.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3370 = v2199 + v3368;
-    const unsigned int v3371 = static_cast<unsigned int>(v88.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3373 = v2202 + v3371;
-    const bool v3374 = v3370 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3375 = v3373 < v75;
-    const bool v3376 = v3374 && v3375;
-    if (v3376) {
-      const float v3377 = v88.x[65];
-      const unsigned int v3379 = v3373 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3380 = v3379 < v2;
-      const bool v3381 = v3374 && v3380;
-      if (v3381) {
-        const iron_bf16 v3382 = iron_f32_to_bf16(v3377);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3383 = v3370 * v2;
-        const unsigned int v3384 = v3383 + v3373;
-        const unsigned int v3385 = v3384 - v74;
-        out[v3385] = v3382;
-      }
-    }
-    const unsigned int v3386 = static_cast<unsigned int>(v88.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3388 = v2199 + v3386;
-    const unsigned int v3389 = static_cast<unsigned int>(v88.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3391 = v2202 + v3389;
-    const bool v3392 = v3388 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3393 = v3391 < v75;
-    const bool v3394 = v3392 && v3393;
-    if (v3394) {
-      const float v3395 = v88.x[66];
-      const unsigned int v3397 = v3391 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3398 = v3397 < v2;
-      const bool v3399 = v3392 && v3398;
-      if (v3399) {
-        const iron_bf16 v3400 = iron_f32_to_bf16(v3395);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3401 = v3388 * v2;
-        const unsigned int v3402 = v3401 + v3391;
-        const unsigned int v3403 = v3402 - v74;
-        out[v3403] = v3400;
-      }
-    }
-    const unsigned int v3404 = static_cast<unsigned int>(v88.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3406 = v2199 + v3404;
-    const unsigned int v3407 = static_cast<unsigned int>(v88.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3409 = v2202 + v3407;
-    const bool v3410 = v3406 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3411 = v3409 < v75;
-    const bool v3412 = v3410 && v3411;
-    if (v3412) {
-      const float v3413 = v88.x[67];
-      const unsigned int v3415 = v3409 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3416 = v3415 < v2;
-      const bool v3417 = v3410 && v3416;
-      if (v3417) {
-        const iron_bf16 v3418 = iron_f32_to_bf16(v3413);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3419 = v3406 * v2;
-        const unsigned int v3420 = v3419 + v3409;
-        const unsigned int v3421 = v3420 - v74;
-        out[v3421] = v3418;
-      }
-    }
-    const unsigned int v3422 = static_cast<unsigned int>(v88.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3424 = v2199 + v3422;
-    const unsigned int v3425 = static_cast<unsigned int>(v88.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3427 = v2202 + v3425;
-    const bool v3428 = v3424 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3429 = v3427 < v75;
-    const bool v3430 = v3428 && v3429;
-    if (v3430) {
-      const float v3431 = v88.x[68];
-      const unsigned int v3433 = v3427 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3434 = v3433 < v2;
-      const bool v3435 = v3428 && v3434;
-      if (v3435) {
-        const iron_bf16 v3436 = iron_f32_to_bf16(v3431);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3437 = v3424 * v2;
-        const unsigned int v3438 = v3437 + v3427;
-        const unsigned int v3439 = v3438 - v74;
-        out[v3439] = v3436;
-      }
-    }
-    const unsigned int v3440 = static_cast<unsigned int>(v88.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3442 = v2199 + v3440;
-    const unsigned int v3443 = static_cast<unsigned int>(v88.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3445 = v2202 + v3443;
-    const bool v3446 = v3442 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3447 = v3445 < v75;
-    const bool v3448 = v3446 && v3447;
-    if (v3448) {
-      const float v3449 = v88.x[69];
-      const unsigned int v3451 = v3445 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3452 = v3451 < v2;
-      const bool v3453 = v3446 && v3452;
-      if (v3453) {
-        const iron_bf16 v3454 = iron_f32_to_bf16(v3449);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3455 = v3442 * v2;
-        const unsigned int v3456 = v3455 + v3445;
-        const unsigned int v3457 = v3456 - v74;
-        out[v3457] = v3454;
-      }
-    }
-    const unsigned int v3458 = static_cast<unsigned int>(v88.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3460 = v2199 + v3458;
-    const unsigned int v3461 = static_cast<unsigned int>(v88.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3463 = v2202 + v3461;
-    const bool v3464 = v3460 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3465 = v3463 < v75;
-    const bool v3466 = v3464 && v3465;
-    if (v3466) {
-      const float v3467 = v88.x[70];
-      const unsigned int v3469 = v3463 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3470 = v3469 < v2;
-      const bool v3471 = v3464 && v3470;
-      if (v3471) {
-        const iron_bf16 v3472 = iron_f32_to_bf16(v3467);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3473 = v3460 * v2;
-        const unsigned int v3474 = v3473 + v3463;
-        const unsigned int v3475 = v3474 - v74;
-        out[v3475] = v3472;
-      }
-    }
-    const unsigned int v3476 = static_cast<unsigned int>(v88.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3478 = v2199 + v3476;
-    const unsigned int v3479 = static_cast<unsigned int>(v88.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3481 = v2202 + v3479;
-    const bool v3482 = v3478 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3483 = v3481 < v75;
-    const bool v3484 = v3482 && v3483;
-    if (v3484) {
-      const float v3485 = v88.x[71];
-      const unsigned int v3487 = v3481 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3488 = v3487 < v2;
-      const bool v3489 = v3482 && v3488;
-      if (v3489) {
-        const iron_bf16 v3490 = iron_f32_to_bf16(v3485);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3491 = v3478 * v2;
-        const unsigned int v3492 = v3491 + v3481;
-        const unsigned int v3493 = v3492 - v74;
-        out[v3493] = v3490;
-      }
-    }
-    const unsigned int v3494 = static_cast<unsigned int>(v88.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3496 = v2199 + v3494;
-    const unsigned int v3497 = static_cast<unsigned int>(v88.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3499 = v2202 + v3497;
-    const bool v3500 = v3496 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3501 = v3499 < v75;
-    const bool v3502 = v3500 && v3501;
-    if (v3502) {
-      const float v3503 = v88.x[72];
-      const unsigned int v3505 = v3499 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3506 = v3505 < v2;
-      const bool v3507 = v3500 && v3506;
-      if (v3507) {
-        const iron_bf16 v3508 = iron_f32_to_bf16(v3503);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3509 = v3496 * v2;
-        const unsigned int v3510 = v3509 + v3499;
-        const unsigned int v3511 = v3510 - v74;
-        out[v3511] = v3508;
-      }
-    }
-    const unsigned int v3512 = static_cast<unsigned int>(v88.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3514 = v2199 + v3512;
-    const unsigned int v3515 = static_cast<unsigned int>(v88.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3517 = v2202 + v3515;
-    const bool v3518 = v3514 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3519 = v3517 < v75;
-    const bool v3520 = v3518 && v3519;
-    if (v3520) {
-      const float v3521 = v88.x[73];
-      const unsigned int v3523 = v3517 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3524 = v3523 < v2;
-      const bool v3525 = v3518 && v3524;
-      if (v3525) {
-        const iron_bf16 v3526 = iron_f32_to_bf16(v3521);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3527 = v3514 * v2;
-        const unsigned int v3528 = v3527 + v3517;
-        const unsigned int v3529 = v3528 - v74;
-        out[v3529] = v3526;
-      }
-    }
-    const unsigned int v3530 = static_cast<unsigned int>(v88.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3532 = v2199 + v3530;
-    const unsigned int v3533 = static_cast<unsigned int>(v88.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3535 = v2202 + v3533;
-    const bool v3536 = v3532 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3537 = v3535 < v75;
-    const bool v3538 = v3536 && v3537;
-    if (v3538) {
-      const float v3539 = v88.x[74];
-      const unsigned int v3541 = v3535 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3542 = v3541 < v2;
-      const bool v3543 = v3536 && v3542;
-      if (v3543) {
-        const iron_bf16 v3544 = iron_f32_to_bf16(v3539);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3545 = v3532 * v2;
-        const unsigned int v3546 = v3545 + v3535;
-        const unsigned int v3547 = v3546 - v74;
-        out[v3547] = v3544;
-      }
-    }
-    const unsigned int v3548 = static_cast<unsigned int>(v88.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3550 = v2199 + v3548;
-    const unsigned int v3551 = static_cast<unsigned int>(v88.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3553 = v2202 + v3551;
-    const bool v3554 = v3550 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3555 = v3553 < v75;
-    const bool v3556 = v3554 && v3555;
-    if (v3556) {
-      const float v3557 = v88.x[75];
-      const unsigned int v3559 = v3553 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3560 = v3559 < v2;
-      const bool v3561 = v3554 && v3560;
-      if (v3561) {
-        const iron_bf16 v3562 = iron_f32_to_bf16(v3557);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3563 = v3550 * v2;
-        const unsigned int v3564 = v3563 + v3553;
-        const unsigned int v3565 = v3564 - v74;
-        out[v3565] = v3562;
-      }
-    }
-    const unsigned int v3566 = static_cast<unsigned int>(v88.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3568 = v2199 + v3566;
-    const unsigned int v3569 = static_cast<unsigned int>(v88.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3571 = v2202 + v3569;
-    const bool v3572 = v3568 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3573 = v3571 < v75;
-    const bool v3574 = v3572 && v3573;
-    if (v3574) {
-      const float v3575 = v88.x[76];
-      const unsigned int v3577 = v3571 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3578 = v3577 < v2;
-      const bool v3579 = v3572 && v3578;
-      if (v3579) {
-        const iron_bf16 v3580 = iron_f32_to_bf16(v3575);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3581 = v3568 * v2;
-        const unsigned int v3582 = v3581 + v3571;
-        const unsigned int v3583 = v3582 - v74;
-        out[v3583] = v3580;
-      }
-    }
-    const unsigned int v3584 = static_cast<unsigned int>(v88.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3586 = v2199 + v3584;
-    const unsigned int v3587 = static_cast<unsigned int>(v88.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3589 = v2202 + v3587;
-    const bool v3590 = v3586 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3591 = v3589 < v75;
-    const bool v3592 = v3590 && v3591;
-    if (v3592) {
-      const float v3593 = v88.x[77];
-      const unsigned int v3595 = v3589 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3596 = v3595 < v2;
-      const bool v3597 = v3590 && v3596;
-      if (v3597) {
-        const iron_bf16 v3598 = iron_f32_to_bf16(v3593);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3599 = v3586 * v2;
-        const unsigned int v3600 = v3599 + v3589;
-        const unsigned int v3601 = v3600 - v74;
-        out[v3601] = v3598;
-      }
-    }
-    const unsigned int v3602 = static_cast<unsigned int>(v88.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3604 = v2199 + v3602;
-    const unsigned int v3605 = static_cast<unsigned int>(v88.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3607 = v2202 + v3605;
-    const bool v3608 = v3604 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3609 = v3607 < v75;
-    const bool v3610 = v3608 && v3609;
-    if (v3610) {
-      const float v3611 = v88.x[78];
-      const unsigned int v3613 = v3607 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3614 = v3613 < v2;
-      const bool v3615 = v3608 && v3614;
-      if (v3615) {
-        const iron_bf16 v3616 = iron_f32_to_bf16(v3611);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3617 = v3604 * v2;
-        const unsigned int v3618 = v3617 + v3607;
-        const unsigned int v3619 = v3618 - v74;
-        out[v3619] = v3616;
-      }
-    }
-    const unsigned int v3620 = static_cast<unsigned int>(v88.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3622 = v2199 + v3620;
-    const unsigned int v3623 = static_cast<unsigned int>(v88.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3625 = v2202 + v3623;
-    const bool v3626 = v3622 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3627 = v3625 < v75;
-    const bool v3628 = v3626 && v3627;
-    if (v3628) {
-      const float v3629 = v88.x[79];
-      const unsigned int v3631 = v3625 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3632 = v3631 < v2;
-      const bool v3633 = v3626 && v3632;
-      if (v3633) {
-        const iron_bf16 v3634 = iron_f32_to_bf16(v3629);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3635 = v3622 * v2;
-        const unsigned int v3636 = v3635 + v3625;
-        const unsigned int v3637 = v3636 - v74;
-        out[v3637] = v3634;
-      }
-    }
-    const unsigned int v3638 = static_cast<unsigned int>(v88.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3640 = v2199 + v3638;
-    const unsigned int v3641 = static_cast<unsigned int>(v88.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3643 = v2202 + v3641;
-    const bool v3644 = v3640 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3645 = v3643 < v75;
-    const bool v3646 = v3644 && v3645;
-    if (v3646) {
-      const float v3647 = v88.x[80];
-      const unsigned int v3649 = v3643 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3650 = v3649 < v2;
-      const bool v3651 = v3644 && v3650;
-      if (v3651) {
-        const iron_bf16 v3652 = iron_f32_to_bf16(v3647);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3653 = v3640 * v2;
-        const unsigned int v3654 = v3653 + v3643;
-        const unsigned int v3655 = v3654 - v74;
-        out[v3655] = v3652;
-      }
-    }
-    const unsigned int v3656 = static_cast<unsigned int>(v88.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3658 = v2199 + v3656;
-    const unsigned int v3659 = static_cast<unsigned int>(v88.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3661 = v2202 + v3659;
-    const bool v3662 = v3658 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3663 = v3661 < v75;
-    const bool v3664 = v3662 && v3663;
-    if (v3664) {
-      const float v3665 = v88.x[81];
-      const unsigned int v3667 = v3661 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3668 = v3667 < v2;
-      const bool v3669 = v3662 && v3668;
-      if (v3669) {
-        const iron_bf16 v3670 = iron_f32_to_bf16(v3665);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3671 = v3658 * v2;
-        const unsigned int v3672 = v3671 + v3661;
-        const unsigned int v3673 = v3672 - v74;
-        out[v3673] = v3670;
-      }
-    }
-    const unsigned int v3674 = static_cast<unsigned int>(v88.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3676 = v2199 + v3674;
-    const unsigned int v3677 = static_cast<unsigned int>(v88.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3679 = v2202 + v3677;
-    const bool v3680 = v3676 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3681 = v3679 < v75;
-    const bool v3682 = v3680 && v3681;
-    if (v3682) {
-      const float v3683 = v88.x[82];
-      const unsigned int v3685 = v3679 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3686 = v3685 < v2;
-      const bool v3687 = v3680 && v3686;
-      if (v3687) {
-        const iron_bf16 v3688 = iron_f32_to_bf16(v3683);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3689 = v3676 * v2;
-        const unsigned int v3690 = v3689 + v3679;
-        const unsigned int v3691 = v3690 - v74;
-        out[v3691] = v3688;
-      }
-    }
-    const unsigned int v3692 = static_cast<unsigned int>(v88.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3694 = v2199 + v3692;
-    const unsigned int v3695 = static_cast<unsigned int>(v88.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3697 = v2202 + v3695;
-    const bool v3698 = v3694 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3699 = v3697 < v75;
-    const bool v3700 = v3698 && v3699;
-    if (v3700) {
-      const float v3701 = v88.x[83];
-      const unsigned int v3703 = v3697 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3704 = v3703 < v2;
-      const bool v3705 = v3698 && v3704;
-      if (v3705) {
-        const iron_bf16 v3706 = iron_f32_to_bf16(v3701);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3707 = v3694 * v2;
-        const unsigned int v3708 = v3707 + v3697;
-        const unsigned int v3709 = v3708 - v74;
-        out[v3709] = v3706;
-      }
-    }
-    const unsigned int v3710 = static_cast<unsigned int>(v88.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3712 = v2199 + v3710;
-    const unsigned int v3713 = static_cast<unsigned int>(v88.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3715 = v2202 + v3713;
-    const bool v3716 = v3712 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3717 = v3715 < v75;
-    const bool v3718 = v3716 && v3717;
-    if (v3718) {
-      const float v3719 = v88.x[84];
-      const unsigned int v3721 = v3715 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3722 = v3721 < v2;
-      const bool v3723 = v3716 && v3722;
-      if (v3723) {
-        const iron_bf16 v3724 = iron_f32_to_bf16(v3719);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3725 = v3712 * v2;
-        const unsigned int v3726 = v3725 + v3715;
-        const unsigned int v3727 = v3726 - v74;
-        out[v3727] = v3724;
-      }
-    }
-    const unsigned int v3728 = static_cast<unsigned int>(v88.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3730 = v2199 + v3728;
-    const unsigned int v3731 = static_cast<unsigned int>(v88.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3733 = v2202 + v3731;
-    const bool v3734 = v3730 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3735 = v3733 < v75;
-    const bool v3736 = v3734 && v3735;
-    if (v3736) {
-      const float v3737 = v88.x[85];
-      const unsigned int v3739 = v3733 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3740 = v3739 < v2;
-      const bool v3741 = v3734 && v3740;
-      if (v3741) {
-        const iron_bf16 v3742 = iron_f32_to_bf16(v3737);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3743 = v3730 * v2;
-        const unsigned int v3744 = v3743 + v3733;
-        const unsigned int v3745 = v3744 - v74;
-        out[v3745] = v3742;
-      }
-    }
-    const unsigned int v3746 = static_cast<unsigned int>(v88.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3748 = v2199 + v3746;
-    const unsigned int v3749 = static_cast<unsigned int>(v88.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3751 = v2202 + v3749;
-    const bool v3752 = v3748 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3753 = v3751 < v75;
-    const bool v3754 = v3752 && v3753;
-    if (v3754) {
-      const float v3755 = v88.x[86];
-      const unsigned int v3757 = v3751 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3758 = v3757 < v2;
-      const bool v3759 = v3752 && v3758;
-      if (v3759) {
-        const iron_bf16 v3760 = iron_f32_to_bf16(v3755);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3761 = v3748 * v2;
-        const unsigned int v3762 = v3761 + v3751;
-        const unsigned int v3763 = v3762 - v74;
-        out[v3763] = v3760;
-      }
-    }
-    const unsigned int v3764 = static_cast<unsigned int>(v88.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3766 = v2199 + v3764;
-    const unsigned int v3767 = static_cast<unsigned int>(v88.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3769 = v2202 + v3767;
-    const bool v3770 = v3766 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3771 = v3769 < v75;
-    const bool v3772 = v3770 && v3771;
-    if (v3772) {
-      const float v3773 = v88.x[87];
-      const unsigned int v3775 = v3769 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3776 = v3775 < v2;
-      const bool v3777 = v3770 && v3776;
-      if (v3777) {
-        const iron_bf16 v3778 = iron_f32_to_bf16(v3773);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3779 = v3766 * v2;
-        const unsigned int v3780 = v3779 + v3769;
-        const unsigned int v3781 = v3780 - v74;
-        out[v3781] = v3778;
-      }
-    }
-    const unsigned int v3782 = static_cast<unsigned int>(v88.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3784 = v2199 + v3782;
-    const unsigned int v3785 = static_cast<unsigned int>(v88.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3787 = v2202 + v3785;
-    const bool v3788 = v3784 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3789 = v3787 < v75;
-    const bool v3790 = v3788 && v3789;
-    if (v3790) {
-      const float v3791 = v88.x[88];
-      const unsigned int v3793 = v3787 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3794 = v3793 < v2;
-      const bool v3795 = v3788 && v3794;
-      if (v3795) {
-        const iron_bf16 v3796 = iron_f32_to_bf16(v3791);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3797 = v3784 * v2;
-        const unsigned int v3798 = v3797 + v3787;
-        const unsigned int v3799 = v3798 - v74;
-        out[v3799] = v3796;
-      }
-    }
-    const unsigned int v3800 = static_cast<unsigned int>(v88.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3802 = v2199 + v3800;
-    const unsigned int v3803 = static_cast<unsigned int>(v88.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3805 = v2202 + v3803;
-    const bool v3806 = v3802 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3807 = v3805 < v75;
-    const bool v3808 = v3806 && v3807;
-    if (v3808) {
-      const float v3809 = v88.x[89];
-      const unsigned int v3811 = v3805 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3812 = v3811 < v2;
-      const bool v3813 = v3806 && v3812;
-      if (v3813) {
-        const iron_bf16 v3814 = iron_f32_to_bf16(v3809);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3815 = v3802 * v2;
-        const unsigned int v3816 = v3815 + v3805;
-        const unsigned int v3817 = v3816 - v74;
-        out[v3817] = v3814;
-      }
-    }
-    const unsigned int v3818 = static_cast<unsigned int>(v88.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3820 = v2199 + v3818;
-    const unsigned int v3821 = static_cast<unsigned int>(v88.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3823 = v2202 + v3821;
-    const bool v3824 = v3820 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3825 = v3823 < v75;
-    const bool v3826 = v3824 && v3825;
-    if (v3826) {
-      const float v3827 = v88.x[90];
-      const unsigned int v3829 = v3823 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3830 = v3829 < v2;
-      const bool v3831 = v3824 && v3830;
-      if (v3831) {
-        const iron_bf16 v3832 = iron_f32_to_bf16(v3827);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3833 = v3820 * v2;
-        const unsigned int v3834 = v3833 + v3823;
-        const unsigned int v3835 = v3834 - v74;
-        out[v3835] = v3832;
-      }
-    }
-    const unsigned int v3836 = static_cast<unsigned int>(v88.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3838 = v2199 + v3836;
-    const unsigned int v3839 = static_cast<unsigned int>(v88.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3841 = v2202 + v3839;
-    const bool v3842 = v3838 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3843 = v3841 < v75;
-    const bool v3844 = v3842 && v3843;
-    if (v3844) {
-      const float v3845 = v88.x[91];
-      const unsigned int v3847 = v3841 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3848 = v3847 < v2;
-      const bool v3849 = v3842 && v3848;
-      if (v3849) {
-        const iron_bf16 v3850 = iron_f32_to_bf16(v3845);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3851 = v3838 * v2;
-        const unsigned int v3852 = v3851 + v3841;
-        const unsigned int v3853 = v3852 - v74;
-        out[v3853] = v3850;
-      }
-    }
-    const unsigned int v3854 = static_cast<unsigned int>(v88.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3856 = v2199 + v3854;
-    const unsigned int v3857 = static_cast<unsigned int>(v88.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3859 = v2202 + v3857;
-    const bool v3860 = v3856 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3861 = v3859 < v75;
-    const bool v3862 = v3860 && v3861;
-    if (v3862) {
-      const float v3863 = v88.x[92];
-      const unsigned int v3865 = v3859 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3866 = v3865 < v2;
-      const bool v3867 = v3860 && v3866;
-      if (v3867) {
-        const iron_bf16 v3868 = iron_f32_to_bf16(v3863);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3869 = v3856 * v2;
-        const unsigned int v3870 = v3869 + v3859;
-        const unsigned int v3871 = v3870 - v74;
-        out[v3871] = v3868;
-      }
-    }
-    const unsigned int v3872 = static_cast<unsigned int>(v88.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3874 = v2199 + v3872;
-    const unsigned int v3875 = static_cast<unsigned int>(v88.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3877 = v2202 + v3875;
-    const bool v3878 = v3874 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3879 = v3877 < v75;
-    const bool v3880 = v3878 && v3879;
-    if (v3880) {
-      const float v3881 = v88.x[93];
-      const unsigned int v3883 = v3877 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3884 = v3883 < v2;
-      const bool v3885 = v3878 && v3884;
-      if (v3885) {
-        const iron_bf16 v3886 = iron_f32_to_bf16(v3881);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3887 = v3874 * v2;
-        const unsigned int v3888 = v3887 + v3877;
-        const unsigned int v3889 = v3888 - v74;
-        out[v3889] = v3886;
-      }
-    }
-    const unsigned int v3890 = static_cast<unsigned int>(v88.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3892 = v2199 + v3890;
-    const unsigned int v3893 = static_cast<unsigned int>(v88.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3895 = v2202 + v3893;
-    const bool v3896 = v3892 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3897 = v3895 < v75;
-    const bool v3898 = v3896 && v3897;
-    if (v3898) {
-      const float v3899 = v88.x[94];
-      const unsigned int v3901 = v3895 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3902 = v3901 < v2;
-      const bool v3903 = v3896 && v3902;
-      if (v3903) {
-        const iron_bf16 v3904 = iron_f32_to_bf16(v3899);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3905 = v3892 * v2;
-        const unsigned int v3906 = v3905 + v3895;
-        const unsigned int v3907 = v3906 - v74;
-        out[v3907] = v3904;
-      }
-    }
-    const unsigned int v3908 = static_cast<unsigned int>(v88.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3910 = v2199 + v3908;
-    const unsigned int v3911 = static_cast<unsigned int>(v88.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3913 = v2202 + v3911;
-    const bool v3914 = v3910 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3915 = v3913 < v75;
-    const bool v3916 = v3914 && v3915;
-    if (v3916) {
-      const float v3917 = v88.x[95];
-      const unsigned int v3919 = v3913 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3920 = v3919 < v2;
-      const bool v3921 = v3914 && v3920;
-      if (v3921) {
-        const iron_bf16 v3922 = iron_f32_to_bf16(v3917);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3923 = v3910 * v2;
-        const unsigned int v3924 = v3923 + v3913;
-        const unsigned int v3925 = v3924 - v74;
-        out[v3925] = v3922;
-      }
-    }
-    const unsigned int v3926 = static_cast<unsigned int>(v88.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3928 = v2199 + v3926;
-    const unsigned int v3929 = static_cast<unsigned int>(v88.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3931 = v2202 + v3929;
-    const bool v3932 = v3928 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3933 = v3931 < v75;
-    const bool v3934 = v3932 && v3933;
-    if (v3934) {
-      const float v3935 = v88.x[96];
-      const unsigned int v3937 = v3931 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3938 = v3937 < v2;
-      const bool v3939 = v3932 && v3938;
-      if (v3939) {
-        const iron_bf16 v3940 = iron_f32_to_bf16(v3935);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3941 = v3928 * v2;
-        const unsigned int v3942 = v3941 + v3931;
-        const unsigned int v3943 = v3942 - v74;
-        out[v3943] = v3940;
-      }
-    }
-    const unsigned int v3944 = static_cast<unsigned int>(v88.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3946 = v2199 + v3944;
-    const unsigned int v3947 = static_cast<unsigned int>(v88.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3949 = v2202 + v3947;
-    const bool v3950 = v3946 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3951 = v3949 < v75;
-    const bool v3952 = v3950 && v3951;
-    if (v3952) {
-      const float v3953 = v88.x[97];
-      const unsigned int v3955 = v3949 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3956 = v3955 < v2;
-      const bool v3957 = v3950 && v3956;
-      if (v3957) {
-        const iron_bf16 v3958 = iron_f32_to_bf16(v3953);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3959 = v3946 * v2;
-        const unsigned int v3960 = v3959 + v3949;
-        const unsigned int v3961 = v3960 - v74;
-        out[v3961] = v3958;
-      }
-    }
-    const unsigned int v3962 = static_cast<unsigned int>(v88.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3964 = v2199 + v3962;
-    const unsigned int v3965 = static_cast<unsigned int>(v88.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3967 = v2202 + v3965;
-    const bool v3968 = v3964 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3969 = v3967 < v75;
-    const bool v3970 = v3968 && v3969;
-    if (v3970) {
-      const float v3971 = v88.x[98];
-      const unsigned int v3973 = v3967 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3974 = v3973 < v2;
-      const bool v3975 = v3968 && v3974;
-      if (v3975) {
-        const iron_bf16 v3976 = iron_f32_to_bf16(v3971);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3977 = v3964 * v2;
-        const unsigned int v3978 = v3977 + v3967;
-        const unsigned int v3979 = v3978 - v74;
-        out[v3979] = v3976;
-      }
-    }
-    const unsigned int v3980 = static_cast<unsigned int>(v88.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3982 = v2199 + v3980;
-    const unsigned int v3983 = static_cast<unsigned int>(v88.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3985 = v2202 + v3983;
-    const bool v3986 = v3982 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3987 = v3985 < v75;
-    const bool v3988 = v3986 && v3987;
-    if (v3988) {
-      const float v3989 = v88.x[99];
-      const unsigned int v3991 = v3985 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3992 = v3991 < v2;
-      const bool v3993 = v3986 && v3992;
-      if (v3993) {
-        const iron_bf16 v3994 = iron_f32_to_bf16(v3989);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3995 = v3982 * v2;
-        const unsigned int v3996 = v3995 + v3985;
-        const unsigned int v3997 = v3996 - v74;
-        out[v3997] = v3994;
-      }
-    }
-    const unsigned int v3998 = static_cast<unsigned int>(v88.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4000 = v2199 + v3998;
-    const unsigned int v4001 = static_cast<unsigned int>(v88.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4003 = v2202 + v4001;
-    const bool v4004 = v4000 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4005 = v4003 < v75;
-    const bool v4006 = v4004 && v4005;
-    if (v4006) {
-      const float v4007 = v88.x[100];
-      const unsigned int v4009 = v4003 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4010 = v4009 < v2;
-      const bool v4011 = v4004 && v4010;
-      if (v4011) {
-        const iron_bf16 v4012 = iron_f32_to_bf16(v4007);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4013 = v4000 * v2;
-        const unsigned int v4014 = v4013 + v4003;
-        const unsigned int v4015 = v4014 - v74;
-        out[v4015] = v4012;
-      }
-    }
-    const unsigned int v4016 = static_cast<unsigned int>(v88.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4018 = v2199 + v4016;
-    const unsigned int v4019 = static_cast<unsigned int>(v88.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4021 = v2202 + v4019;
-    const bool v4022 = v4018 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4023 = v4021 < v75;
-    const bool v4024 = v4022 && v4023;
-    if (v4024) {
-      const float v4025 = v88.x[101];
-      const unsigned int v4027 = v4021 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4028 = v4027 < v2;
-      const bool v4029 = v4022 && v4028;
-      if (v4029) {
-        const iron_bf16 v4030 = iron_f32_to_bf16(v4025);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4031 = v4018 * v2;
-        const unsigned int v4032 = v4031 + v4021;
-        const unsigned int v4033 = v4032 - v74;
-        out[v4033] = v4030;
-      }
-    }
-    const unsigned int v4034 = static_cast<unsigned int>(v88.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4036 = v2199 + v4034;
-    const unsigned int v4037 = static_cast<unsigned int>(v88.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4039 = v2202 + v4037;
-    const bool v4040 = v4036 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4041 = v4039 < v75;
-    const bool v4042 = v4040 && v4041;
-    if (v4042) {
-      const float v4043 = v88.x[102];
-      const unsigned int v4045 = v4039 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4046 = v4045 < v2;
-      const bool v4047 = v4040 && v4046;
-      if (v4047) {
-        const iron_bf16 v4048 = iron_f32_to_bf16(v4043);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4049 = v4036 * v2;
-        const unsigned int v4050 = v4049 + v4039;
-        const unsigned int v4051 = v4050 - v74;
-        out[v4051] = v4048;
-      }
-    }
-    const unsigned int v4052 = static_cast<unsigned int>(v88.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4054 = v2199 + v4052;
-    const unsigned int v4055 = static_cast<unsigned int>(v88.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4057 = v2202 + v4055;
-    const bool v4058 = v4054 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4059 = v4057 < v75;
-    const bool v4060 = v4058 && v4059;
-    if (v4060) {
-      const float v4061 = v88.x[103];
-      const unsigned int v4063 = v4057 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4064 = v4063 < v2;
-      const bool v4065 = v4058 && v4064;
-      if (v4065) {
-        const iron_bf16 v4066 = iron_f32_to_bf16(v4061);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4067 = v4054 * v2;
-        const unsigned int v4068 = v4067 + v4057;
-        const unsigned int v4069 = v4068 - v74;
-        out[v4069] = v4066;
-      }
-    }
-    const unsigned int v4070 = static_cast<unsigned int>(v88.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4072 = v2199 + v4070;
-    const unsigned int v4073 = static_cast<unsigned int>(v88.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4075 = v2202 + v4073;
-    const bool v4076 = v4072 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4077 = v4075 < v75;
-    const bool v4078 = v4076 && v4077;
-    if (v4078) {
-      const float v4079 = v88.x[104];
-      const unsigned int v4081 = v4075 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4082 = v4081 < v2;
-      const bool v4083 = v4076 && v4082;
-      if (v4083) {
-        const iron_bf16 v4084 = iron_f32_to_bf16(v4079);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4085 = v4072 * v2;
-        const unsigned int v4086 = v4085 + v4075;
-        const unsigned int v4087 = v4086 - v74;
-        out[v4087] = v4084;
-      }
-    }
-    const unsigned int v4088 = static_cast<unsigned int>(v88.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4090 = v2199 + v4088;
-    const unsigned int v4091 = static_cast<unsigned int>(v88.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4093 = v2202 + v4091;
-    const bool v4094 = v4090 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4095 = v4093 < v75;
-    const bool v4096 = v4094 && v4095;
-    if (v4096) {
-      const float v4097 = v88.x[105];
-      const unsigned int v4099 = v4093 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4100 = v4099 < v2;
-      const bool v4101 = v4094 && v4100;
-      if (v4101) {
-        const iron_bf16 v4102 = iron_f32_to_bf16(v4097);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4103 = v4090 * v2;
-        const unsigned int v4104 = v4103 + v4093;
-        const unsigned int v4105 = v4104 - v74;
-        out[v4105] = v4102;
-      }
-    }
-    const unsigned int v4106 = static_cast<unsigned int>(v88.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4108 = v2199 + v4106;
-    const unsigned int v4109 = static_cast<unsigned int>(v88.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4111 = v2202 + v4109;
-    const bool v4112 = v4108 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4113 = v4111 < v75;
-    const bool v4114 = v4112 && v4113;
-    if (v4114) {
-      const float v4115 = v88.x[106];
-      const unsigned int v4117 = v4111 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4118 = v4117 < v2;
-      const bool v4119 = v4112 && v4118;
-      if (v4119) {
-        const iron_bf16 v4120 = iron_f32_to_bf16(v4115);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4121 = v4108 * v2;
-        const unsigned int v4122 = v4121 + v4111;
-        const unsigned int v4123 = v4122 - v74;
-        out[v4123] = v4120;
-      }
-    }
-    const unsigned int v4124 = static_cast<unsigned int>(v88.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4126 = v2199 + v4124;
-    const unsigned int v4127 = static_cast<unsigned int>(v88.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4129 = v2202 + v4127;
-    const bool v4130 = v4126 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4131 = v4129 < v75;
-    const bool v4132 = v4130 && v4131;
-    if (v4132) {
-      const float v4133 = v88.x[107];
-      const unsigned int v4135 = v4129 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4136 = v4135 < v2;
-      const bool v4137 = v4130 && v4136;
-      if (v4137) {
-        const iron_bf16 v4138 = iron_f32_to_bf16(v4133);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4139 = v4126 * v2;
-        const unsigned int v4140 = v4139 + v4129;
-        const unsigned int v4141 = v4140 - v74;
-        out[v4141] = v4138;
-      }
-    }
-    const unsigned int v4142 = static_cast<unsigned int>(v88.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4144 = v2199 + v4142;
-    const unsigned int v4145 = static_cast<unsigned int>(v88.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4147 = v2202 + v4145;
-    const bool v4148 = v4144 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4149 = v4147 < v75;
-    const bool v4150 = v4148 && v4149;
-    if (v4150) {
-      const float v4151 = v88.x[108];
-      const unsigned int v4153 = v4147 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4154 = v4153 < v2;
-      const bool v4155 = v4148 && v4154;
-      if (v4155) {
-        const iron_bf16 v4156 = iron_f32_to_bf16(v4151);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4157 = v4144 * v2;
-        const unsigned int v4158 = v4157 + v4147;
-        const unsigned int v4159 = v4158 - v74;
-        out[v4159] = v4156;
-      }
-    }
-    const unsigned int v4160 = static_cast<unsigned int>(v88.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4162 = v2199 + v4160;
-    const unsigned int v4163 = static_cast<unsigned int>(v88.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4165 = v2202 + v4163;
-    const bool v4166 = v4162 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4167 = v4165 < v75;
-    const bool v4168 = v4166 && v4167;
-    if (v4168) {
-      const float v4169 = v88.x[109];
-      const unsigned int v4171 = v4165 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4172 = v4171 < v2;
-      const bool v4173 = v4166 && v4172;
-      if (v4173) {
-        const iron_bf16 v4174 = iron_f32_to_bf16(v4169);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4175 = v4162 * v2;
-        const unsigned int v4176 = v4175 + v4165;
-        const unsigned int v4177 = v4176 - v74;
-        out[v4177] = v4174;
-      }
-    }
-    const unsigned int v4178 = static_cast<unsigned int>(v88.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4180 = v2199 + v4178;
-    const unsigned int v4181 = static_cast<unsigned int>(v88.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4183 = v2202 + v4181;
-    const bool v4184 = v4180 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4185 = v4183 < v75;
-    const bool v4186 = v4184 && v4185;
-    if (v4186) {
-      const float v4187 = v88.x[110];
-      const unsigned int v4189 = v4183 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4190 = v4189 < v2;
-      const bool v4191 = v4184 && v4190;
-      if (v4191) {
-        const iron_bf16 v4192 = iron_f32_to_bf16(v4187);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4193 = v4180 * v2;
-        const unsigned int v4194 = v4193 + v4183;
-        const unsigned int v4195 = v4194 - v74;
-        out[v4195] = v4192;
-      }
-    }
-    const unsigned int v4196 = static_cast<unsigned int>(v88.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4198 = v2199 + v4196;
-    const unsigned int v4199 = static_cast<unsigned int>(v88.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4201 = v2202 + v4199;
-    const bool v4202 = v4198 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4203 = v4201 < v75;
-    const bool v4204 = v4202 && v4203;
-    if (v4204) {
-      const float v4205 = v88.x[111];
-      const unsigned int v4207 = v4201 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4208 = v4207 < v2;
-      const bool v4209 = v4202 && v4208;
-      if (v4209) {
-        const iron_bf16 v4210 = iron_f32_to_bf16(v4205);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4211 = v4198 * v2;
-        const unsigned int v4212 = v4211 + v4201;
-        const unsigned int v4213 = v4212 - v74;
-        out[v4213] = v4210;
-      }
-    }
-    const unsigned int v4214 = static_cast<unsigned int>(v88.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4216 = v2199 + v4214;
-    const unsigned int v4217 = static_cast<unsigned int>(v88.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4219 = v2202 + v4217;
-    const bool v4220 = v4216 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4221 = v4219 < v75;
-    const bool v4222 = v4220 && v4221;
-    if (v4222) {
-      const float v4223 = v88.x[112];
-      const unsigned int v4225 = v4219 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4226 = v4225 < v2;
-      const bool v4227 = v4220 && v4226;
-      if (v4227) {
-        const iron_bf16 v4228 = iron_f32_to_bf16(v4223);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4229 = v4216 * v2;
-        const unsigned int v4230 = v4229 + v4219;
-        const unsigned int v4231 = v4230 - v74;
-        out[v4231] = v4228;
-      }
-    }
-    const unsigned int v4232 = static_cast<unsigned int>(v88.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4234 = v2199 + v4232;
-    const unsigned int v4235 = static_cast<unsigned int>(v88.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4237 = v2202 + v4235;
-    const bool v4238 = v4234 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4239 = v4237 < v75;
-    const bool v4240 = v4238 && v4239;
-    if (v4240) {
-      const float v4241 = v88.x[113];
-      const unsigned int v4243 = v4237 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4244 = v4243 < v2;
-      const bool v4245 = v4238 && v4244;
-      if (v4245) {
-        const iron_bf16 v4246 = iron_f32_to_bf16(v4241);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4247 = v4234 * v2;
-        const unsigned int v4248 = v4247 + v4237;
-        const unsigned int v4249 = v4248 - v74;
-        out[v4249] = v4246;
-      }
-    }
-    const unsigned int v4250 = static_cast<unsigned int>(v88.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4252 = v2199 + v4250;
-    const unsigned int v4253 = static_cast<unsigned int>(v88.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4255 = v2202 + v4253;
-    const bool v4256 = v4252 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4257 = v4255 < v75;
-    const bool v4258 = v4256 && v4257;
-    if (v4258) {
-      const float v4259 = v88.x[114];
-      const unsigned int v4261 = v4255 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4262 = v4261 < v2;
-      const bool v4263 = v4256 && v4262;
-      if (v4263) {
-        const iron_bf16 v4264 = iron_f32_to_bf16(v4259);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4265 = v4252 * v2;
-        const unsigned int v4266 = v4265 + v4255;
-        const unsigned int v4267 = v4266 - v74;
-        out[v4267] = v4264;
-      }
-    }
-    const unsigned int v4268 = static_cast<unsigned int>(v88.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4270 = v2199 + v4268;
-    const unsigned int v4271 = static_cast<unsigned int>(v88.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4273 = v2202 + v4271;
-    const bool v4274 = v4270 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4275 = v4273 < v75;
-    const bool v4276 = v4274 && v4275;
-    if (v4276) {
-      const float v4277 = v88.x[115];
-      const unsigned int v4279 = v4273 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4280 = v4279 < v2;
-      const bool v4281 = v4274 && v4280;
-      if (v4281) {
-        const iron_bf16 v4282 = iron_f32_to_bf16(v4277);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4283 = v4270 * v2;
-        const unsigned int v4284 = v4283 + v4273;
-        const unsigned int v4285 = v4284 - v74;
-        out[v4285] = v4282;
-      }
-    }
-    const unsigned int v4286 = static_cast<unsigned int>(v88.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4288 = v2199 + v4286;
-    const unsigned int v4289 = static_cast<unsigned int>(v88.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4291 = v2202 + v4289;
-    const bool v4292 = v4288 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4293 = v4291 < v75;
-    const bool v4294 = v4292 && v4293;
-    if (v4294) {
-      const float v4295 = v88.x[116];
-      const unsigned int v4297 = v4291 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4298 = v4297 < v2;
-      const bool v4299 = v4292 && v4298;
-      if (v4299) {
-        const iron_bf16 v4300 = iron_f32_to_bf16(v4295);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4301 = v4288 * v2;
-        const unsigned int v4302 = v4301 + v4291;
-        const unsigned int v4303 = v4302 - v74;
-        out[v4303] = v4300;
-      }
-    }
-    const unsigned int v4304 = static_cast<unsigned int>(v88.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4306 = v2199 + v4304;
-    const unsigned int v4307 = static_cast<unsigned int>(v88.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4309 = v2202 + v4307;
-    const bool v4310 = v4306 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4311 = v4309 < v75;
-    const bool v4312 = v4310 && v4311;
-    if (v4312) {
-      const float v4313 = v88.x[117];
-      const unsigned int v4315 = v4309 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4316 = v4315 < v2;
-      const bool v4317 = v4310 && v4316;
-      if (v4317) {
-        const iron_bf16 v4318 = iron_f32_to_bf16(v4313);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4319 = v4306 * v2;
-        const unsigned int v4320 = v4319 + v4309;
-        const unsigned int v4321 = v4320 - v74;
-        out[v4321] = v4318;
-      }
-    }
-    const unsigned int v4322 = static_cast<unsigned int>(v88.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4324 = v2199 + v4322;
-    const unsigned int v4325 = static_cast<unsigned int>(v88.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4327 = v2202 + v4325;
-    const bool v4328 = v4324 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4329 = v4327 < v75;
-    const bool v4330 = v4328 && v4329;
-    if (v4330) {
-      const float v4331 = v88.x[118];
-      const unsigned int v4333 = v4327 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4334 = v4333 < v2;
-      const bool v4335 = v4328 && v4334;
-      if (v4335) {
-        const iron_bf16 v4336 = iron_f32_to_bf16(v4331);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4337 = v4324 * v2;
-        const unsigned int v4338 = v4337 + v4327;
-        const unsigned int v4339 = v4338 - v74;
-        out[v4339] = v4336;
-      }
-    }
-    const unsigned int v4340 = static_cast<unsigned int>(v88.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4342 = v2199 + v4340;
-    const unsigned int v4343 = static_cast<unsigned int>(v88.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4345 = v2202 + v4343;
-    const bool v4346 = v4342 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4347 = v4345 < v75;
-    const bool v4348 = v4346 && v4347;
-    if (v4348) {
-      const float v4349 = v88.x[119];
-      const unsigned int v4351 = v4345 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4352 = v4351 < v2;
-      const bool v4353 = v4346 && v4352;
-      if (v4353) {
-        const iron_bf16 v4354 = iron_f32_to_bf16(v4349);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4355 = v4342 * v2;
-        const unsigned int v4356 = v4355 + v4345;
-        const unsigned int v4357 = v4356 - v74;
-        out[v4357] = v4354;
-      }
-    }
-    const unsigned int v4358 = static_cast<unsigned int>(v88.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4360 = v2199 + v4358;
-    const unsigned int v4361 = static_cast<unsigned int>(v88.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4363 = v2202 + v4361;
-    const bool v4364 = v4360 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4365 = v4363 < v75;
-    const bool v4366 = v4364 && v4365;
-    if (v4366) {
-      const float v4367 = v88.x[120];
-      const unsigned int v4369 = v4363 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4370 = v4369 < v2;
-      const bool v4371 = v4364 && v4370;
-      if (v4371) {
-        const iron_bf16 v4372 = iron_f32_to_bf16(v4367);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4373 = v4360 * v2;
-        const unsigned int v4374 = v4373 + v4363;
-        const unsigned int v4375 = v4374 - v74;
-        out[v4375] = v4372;
-      }
-    }
-    const unsigned int v4376 = static_cast<unsigned int>(v88.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4378 = v2199 + v4376;
-    const unsigned int v4379 = static_cast<unsigned int>(v88.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4381 = v2202 + v4379;
-    const bool v4382 = v4378 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4383 = v4381 < v75;
-    const bool v4384 = v4382 && v4383;
-    if (v4384) {
-      const float v4385 = v88.x[121];
-      const unsigned int v4387 = v4381 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4388 = v4387 < v2;
-      const bool v4389 = v4382 && v4388;
-      if (v4389) {
-        const iron_bf16 v4390 = iron_f32_to_bf16(v4385);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4391 = v4378 * v2;
-        const unsigned int v4392 = v4391 + v4381;
-        const unsigned int v4393 = v4392 - v74;
-        out[v4393] = v4390;
-      }
-    }
-    const unsigned int v4394 = static_cast<unsigned int>(v88.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4396 = v2199 + v4394;
-    const unsigned int v4397 = static_cast<unsigned int>(v88.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4399 = v2202 + v4397;
-    const bool v4400 = v4396 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4401 = v4399 < v75;
-    const bool v4402 = v4400 && v4401;
-    if (v4402) {
-      const float v4403 = v88.x[122];
-      const unsigned int v4405 = v4399 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4406 = v4405 < v2;
-      const bool v4407 = v4400 && v4406;
-      if (v4407) {
-        const iron_bf16 v4408 = iron_f32_to_bf16(v4403);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4409 = v4396 * v2;
-        const unsigned int v4410 = v4409 + v4399;
-        const unsigned int v4411 = v4410 - v74;
-        out[v4411] = v4408;
-      }
-    }
-    const unsigned int v4412 = static_cast<unsigned int>(v88.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4414 = v2199 + v4412;
-    const unsigned int v4415 = static_cast<unsigned int>(v88.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4417 = v2202 + v4415;
-    const bool v4418 = v4414 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4419 = v4417 < v75;
-    const bool v4420 = v4418 && v4419;
-    if (v4420) {
-      const float v4421 = v88.x[123];
-      const unsigned int v4423 = v4417 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4424 = v4423 < v2;
-      const bool v4425 = v4418 && v4424;
-      if (v4425) {
-        const iron_bf16 v4426 = iron_f32_to_bf16(v4421);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4427 = v4414 * v2;
-        const unsigned int v4428 = v4427 + v4417;
-        const unsigned int v4429 = v4428 - v74;
-        out[v4429] = v4426;
-      }
-    }
-    const unsigned int v4430 = static_cast<unsigned int>(v88.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4432 = v2199 + v4430;
-    const unsigned int v4433 = static_cast<unsigned int>(v88.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4435 = v2202 + v4433;
-    const bool v4436 = v4432 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4437 = v4435 < v75;
-    const bool v4438 = v4436 && v4437;
-    if (v4438) {
-      const float v4439 = v88.x[124];
-      const unsigned int v4441 = v4435 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4442 = v4441 < v2;
-      const bool v4443 = v4436 && v4442;
-      if (v4443) {
-        const iron_bf16 v4444 = iron_f32_to_bf16(v4439);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4445 = v4432 * v2;
-        const unsigned int v4446 = v4445 + v4435;
-        const unsigned int v4447 = v4446 - v74;
-        out[v4447] = v4444;
-      }
-    }
-    const unsigned int v4448 = static_cast<unsigned int>(v88.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4450 = v2199 + v4448;
-    const unsigned int v4451 = static_cast<unsigned int>(v88.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4453 = v2202 + v4451;
-    const bool v4454 = v4450 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4455 = v4453 < v75;
-    const bool v4456 = v4454 && v4455;
-    if (v4456) {
-      const float v4457 = v88.x[125];
-      const unsigned int v4459 = v4453 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4460 = v4459 < v2;
-      const bool v4461 = v4454 && v4460;
-      if (v4461) {
-        const iron_bf16 v4462 = iron_f32_to_bf16(v4457);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4463 = v4450 * v2;
-        const unsigned int v4464 = v4463 + v4453;
-        const unsigned int v4465 = v4464 - v74;
-        out[v4465] = v4462;
-      }
-    }
-    const unsigned int v4466 = static_cast<unsigned int>(v88.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4468 = v2199 + v4466;
-    const unsigned int v4469 = static_cast<unsigned int>(v88.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4471 = v2202 + v4469;
-    const bool v4472 = v4468 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4473 = v4471 < v75;
-    const bool v4474 = v4472 && v4473;
-    if (v4474) {
-      const float v4475 = v88.x[126];
-      const unsigned int v4477 = v4471 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4478 = v4477 < v2;
-      const bool v4479 = v4472 && v4478;
-      if (v4479) {
-        const iron_bf16 v4480 = iron_f32_to_bf16(v4475);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4481 = v4468 * v2;
-        const unsigned int v4482 = v4481 + v4471;
-        const unsigned int v4483 = v4482 - v74;
-        out[v4483] = v4480;
-      }
-    }
-    const unsigned int v4484 = static_cast<unsigned int>(v88.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v4486 = v2199 + v4484;
-    const unsigned int v4487 = static_cast<unsigned int>(v88.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v4489 = v2202 + v4487;
-    const bool v4490 = v4486 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4491 = v4489 < v75;
-    const bool v4492 = v4490 && v4491;
-    if (v4492) {
-      const float v4493 = v88.x[127];
-      const unsigned int v4495 = v4489 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4496 = v4495 < v2;
-      const bool v4497 = v4490 && v4496;
-      if (v4497) {
-        const iron_bf16 v4498 = iron_f32_to_bf16(v4493);  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v4499 = v4486 * v2;
-        const unsigned int v4500 = v4499 + v4489;
-        const unsigned int v4501 = v4500 - v74;
-        out[v4501] = v4498;
+    const unsigned int v2292 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2294 = v2203 + v2292;
+    const unsigned int v2295 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2297 = v2206 + v2295;
+    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2299 = v2297 < v79;
+    const bool v2300 = v2298 && v2299;
+    if (v2300) {
+      const float v2301 = v92.x[5];
+      const unsigned int v2303 = v2297 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2304 = v2303 < v2;
+      const bool v2305 = v2298 && v2304;
+      if (v2305) {
+        const iron_bf16 v2306 = iron_f32_to_bf16(v2301);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2307 = v2294 * v2;
+        const unsigned int v2308 = v2307 + v2297;
+        const unsigned int v2309 = v2308 - v78;
+        out[v2309] = v2306;
+      }
+    }
+    const unsigned int v2310 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2312 = v2203 + v2310;
+    const unsigned int v2313 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2315 = v2206 + v2313;
+    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2317 = v2315 < v79;
+    const bool v2318 = v2316 && v2317;
+    if (v2318) {
+      const float v2319 = v92.x[6];
+      const unsigned int v2321 = v2315 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2322 = v2321 < v2;
+      const bool v2323 = v2316 && v2322;
+      if (v2323) {
+        const iron_bf16 v2324 = iron_f32_to_bf16(v2319);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2325 = v2312 * v2;
+        const unsigned int v2326 = v2325 + v2315;
+        const unsigned int v2327 = v2326 - v78;
+        out[v2327] = v2324;
+      }
+    }
+    const unsigned int v2328 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2330 = v2203 + v2328;
+    const unsigned int v2331 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2333 = v2206 + v2331;
+    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2335 = v2333 < v79;
+    const bool v2336 = v2334 && v2335;
+    if (v2336) {
+      const float v2337 = v92.x[7];
+      const unsigned int v2339 = v2333 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2340 = v2339 < v2;
+      const bool v2341 = v2334 && v2340;
+      if (v2341) {
+        const iron_bf16 v2342 = iron_f32_to_bf16(v2337);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2343 = v2330 * v2;
+        const unsigned int v2344 = v2343 + v2333;
+        const unsigned int v2345 = v2344 - v78;
+        out[v2345] = v2342;
+      }
+    }
+    const unsigned int v2346 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2348 = v2203 + v2346;
+    const unsigned int v2349 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2351 = v2206 + v2349;
+    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2353 = v2351 < v79;
+    const bool v2354 = v2352 && v2353;
+    if (v2354) {
+      const float v2355 = v92.x[8];
+      const unsigned int v2357 = v2351 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2358 = v2357 < v2;
+      const bool v2359 = v2352 && v2358;
+      if (v2359) {
+        const iron_bf16 v2360 = iron_f32_to_bf16(v2355);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2361 = v2348 * v2;
+        const unsigned int v2362 = v2361 + v2351;
+        const unsigned int v2363 = v2362 - v78;
+        out[v2363] = v2360;
+      }
+    }
+    const unsigned int v2364 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2366 = v2203 + v2364;
+    const unsigned int v2367 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2369 = v2206 + v2367;
+    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2371 = v2369 < v79;
+    const bool v2372 = v2370 && v2371;
+    if (v2372) {
+      const float v2373 = v92.x[9];
+      const unsigned int v2375 = v2369 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2376 = v2375 < v2;
+      const bool v2377 = v2370 && v2376;
+      if (v2377) {
+        const iron_bf16 v2378 = iron_f32_to_bf16(v2373);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2379 = v2366 * v2;
+        const unsigned int v2380 = v2379 + v2369;
+        const unsigned int v2381 = v2380 - v78;
+        out[v2381] = v2378;
+      }
+    }
+    const unsigned int v2382 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2384 = v2203 + v2382;
+    const unsigned int v2385 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2387 = v2206 + v2385;
+    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2389 = v2387 < v79;
+    const bool v2390 = v2388 && v2389;
+    if (v2390) {
+      const float v2391 = v92.x[10];
+      const unsigned int v2393 = v2387 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2394 = v2393 < v2;
+      const bool v2395 = v2388 && v2394;
+      if (v2395) {
+        const iron_bf16 v2396 = iron_f32_to_bf16(v2391);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2397 = v2384 * v2;
+        const unsigned int v2398 = v2397 + v2387;
+        const unsigned int v2399 = v2398 - v78;
+        out[v2399] = v2396;
+      }
+    }
+    const unsigned int v2400 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2402 = v2203 + v2400;
+    const unsigned int v2403 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2405 = v2206 + v2403;
+    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2407 = v2405 < v79;
+    const bool v2408 = v2406 && v2407;
+    if (v2408) {
+      const float v2409 = v92.x[11];
+      const unsigned int v2411 = v2405 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2412 = v2411 < v2;
+      const bool v2413 = v2406 && v2412;
+      if (v2413) {
+        const iron_bf16 v2414 = iron_f32_to_bf16(v2409);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2415 = v2402 * v2;
+        const unsigned int v2416 = v2415 + v2405;
+        const unsigned int v2417 = v2416 - v78;
+        out[v2417] = v2414;
+      }
+    }
+    const unsigned int v2418 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2420 = v2203 + v2418;
+    const unsigned int v2421 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2423 = v2206 + v2421;
+    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2425 = v2423 < v79;
+    const bool v2426 = v2424 && v2425;
+    if (v2426) {
+      const float v2427 = v92.x[12];
+      const unsigned int v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2430 = v2429 < v2;
+      const bool v2431 = v2424 && v2430;
+      if (v2431) {
+        const iron_bf16 v2432 = iron_f32_to_bf16(v2427);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2433 = v2420 * v2;
+        const unsigned int v2434 = v2433 + v2423;
+        const unsigned int v2435 = v2434 - v78;
+        out[v2435] = v2432;
+      }
+    }
+    const unsigned int v2436 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2438 = v2203 + v2436;
+    const unsigned int v2439 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2441 = v2206 + v2439;
+    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2443 = v2441 < v79;
+    const bool v2444 = v2442 && v2443;
+    if (v2444) {
+      const float v2445 = v92.x[13];
+      const unsigned int v2447 = v2441 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2448 = v2447 < v2;
+      const bool v2449 = v2442 && v2448;
+      if (v2449) {
+        const iron_bf16 v2450 = iron_f32_to_bf16(v2445);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2451 = v2438 * v2;
+        const unsigned int v2452 = v2451 + v2441;
+        const unsigned int v2453 = v2452 - v78;
+        out[v2453] = v2450;
+      }
+    }
+    const unsigned int v2454 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2456 = v2203 + v2454;
+    const unsigned int v2457 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2459 = v2206 + v2457;
+    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2461 = v2459 < v79;
+    const bool v2462 = v2460 && v2461;
+    if (v2462) {
+      const float v2463 = v92.x[14];
+      const unsigned int v2465 = v2459 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2466 = v2465 < v2;
+      const bool v2467 = v2460 && v2466;
+      if (v2467) {
+        const iron_bf16 v2468 = iron_f32_to_bf16(v2463);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2469 = v2456 * v2;
+        const unsigned int v2470 = v2469 + v2459;
+        const unsigned int v2471 = v2470 - v78;
+        out[v2471] = v2468;
+      }
+    }
+    const unsigned int v2472 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2474 = v2203 + v2472;
+    const unsigned int v2475 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2477 = v2206 + v2475;
+    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2479 = v2477 < v79;
+    const bool v2480 = v2478 && v2479;
+    if (v2480) {
+      const float v2481 = v92.x[15];
+      const unsigned int v2483 = v2477 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2478 && v2484;
+      if (v2485) {
+        const iron_bf16 v2486 = iron_f32_to_bf16(v2481);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2487 = v2474 * v2;
+        const unsigned int v2488 = v2487 + v2477;
+        const unsigned int v2489 = v2488 - v78;
+        out[v2489] = v2486;
+      }
+    }
+    const unsigned int v2490 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2492 = v2203 + v2490;
+    const unsigned int v2493 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2495 = v2206 + v2493;
+    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2497 = v2495 < v79;
+    const bool v2498 = v2496 && v2497;
+    if (v2498) {
+      const float v2499 = v92.x[16];
+      const unsigned int v2501 = v2495 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2502 = v2501 < v2;
+      const bool v2503 = v2496 && v2502;
+      if (v2503) {
+        const iron_bf16 v2504 = iron_f32_to_bf16(v2499);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2505 = v2492 * v2;
+        const unsigned int v2506 = v2505 + v2495;
+        const unsigned int v2507 = v2506 - v78;
+        out[v2507] = v2504;
+      }
+    }
+    const unsigned int v2508 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2510 = v2203 + v2508;
+    const unsigned int v2511 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2513 = v2206 + v2511;
+    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2515 = v2513 < v79;
+    const bool v2516 = v2514 && v2515;
+    if (v2516) {
+      const float v2517 = v92.x[17];
+      const unsigned int v2519 = v2513 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2520 = v2519 < v2;
+      const bool v2521 = v2514 && v2520;
+      if (v2521) {
+        const iron_bf16 v2522 = iron_f32_to_bf16(v2517);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2523 = v2510 * v2;
+        const unsigned int v2524 = v2523 + v2513;
+        const unsigned int v2525 = v2524 - v78;
+        out[v2525] = v2522;
+      }
+    }
+    const unsigned int v2526 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2528 = v2203 + v2526;
+    const unsigned int v2529 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2531 = v2206 + v2529;
+    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2533 = v2531 < v79;
+    const bool v2534 = v2532 && v2533;
+    if (v2534) {
+      const float v2535 = v92.x[18];
+      const unsigned int v2537 = v2531 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2538 = v2537 < v2;
+      const bool v2539 = v2532 && v2538;
+      if (v2539) {
+        const iron_bf16 v2540 = iron_f32_to_bf16(v2535);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2541 = v2528 * v2;
+        const unsigned int v2542 = v2541 + v2531;
+        const unsigned int v2543 = v2542 - v78;
+        out[v2543] = v2540;
+      }
+    }
+    const unsigned int v2544 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2546 = v2203 + v2544;
+    const unsigned int v2547 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2549 = v2206 + v2547;
+    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2551 = v2549 < v79;
+    const bool v2552 = v2550 && v2551;
+    if (v2552) {
+      const float v2553 = v92.x[19];
+      const unsigned int v2555 = v2549 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2556 = v2555 < v2;
+      const bool v2557 = v2550 && v2556;
+      if (v2557) {
+        const iron_bf16 v2558 = iron_f32_to_bf16(v2553);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2559 = v2546 * v2;
+        const unsigned int v2560 = v2559 + v2549;
+        const unsigned int v2561 = v2560 - v78;
+        out[v2561] = v2558;
+      }
+    }
+    const unsigned int v2562 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2564 = v2203 + v2562;
+    const unsigned int v2565 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2567 = v2206 + v2565;
+    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2569 = v2567 < v79;
+    const bool v2570 = v2568 && v2569;
+    if (v2570) {
+      const float v2571 = v92.x[20];
+      const unsigned int v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2574 = v2573 < v2;
+      const bool v2575 = v2568 && v2574;
+      if (v2575) {
+        const iron_bf16 v2576 = iron_f32_to_bf16(v2571);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2577 = v2564 * v2;
+        const unsigned int v2578 = v2577 + v2567;
+        const unsigned int v2579 = v2578 - v78;
+        out[v2579] = v2576;
+      }
+    }
+    const unsigned int v2580 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2582 = v2203 + v2580;
+    const unsigned int v2583 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2585 = v2206 + v2583;
+    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2587 = v2585 < v79;
+    const bool v2588 = v2586 && v2587;
+    if (v2588) {
+      const float v2589 = v92.x[21];
+      const unsigned int v2591 = v2585 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2592 = v2591 < v2;
+      const bool v2593 = v2586 && v2592;
+      if (v2593) {
+        const iron_bf16 v2594 = iron_f32_to_bf16(v2589);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2595 = v2582 * v2;
+        const unsigned int v2596 = v2595 + v2585;
+        const unsigned int v2597 = v2596 - v78;
+        out[v2597] = v2594;
+      }
+    }
+    const unsigned int v2598 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2600 = v2203 + v2598;
+    const unsigned int v2601 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2603 = v2206 + v2601;
+    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2605 = v2603 < v79;
+    const bool v2606 = v2604 && v2605;
+    if (v2606) {
+      const float v2607 = v92.x[22];
+      const unsigned int v2609 = v2603 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2610 = v2609 < v2;
+      const bool v2611 = v2604 && v2610;
+      if (v2611) {
+        const iron_bf16 v2612 = iron_f32_to_bf16(v2607);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2613 = v2600 * v2;
+        const unsigned int v2614 = v2613 + v2603;
+        const unsigned int v2615 = v2614 - v78;
+        out[v2615] = v2612;
+      }
+    }
+    const unsigned int v2616 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2618 = v2203 + v2616;
+    const unsigned int v2619 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2621 = v2206 + v2619;
+    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2623 = v2621 < v79;
+    const bool v2624 = v2622 && v2623;
+    if (v2624) {
+      const float v2625 = v92.x[23];
+      const unsigned int v2627 = v2621 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2628 = v2627 < v2;
+      const bool v2629 = v2622 && v2628;
+      if (v2629) {
+        const iron_bf16 v2630 = iron_f32_to_bf16(v2625);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2631 = v2618 * v2;
+        const unsigned int v2632 = v2631 + v2621;
+        const unsigned int v2633 = v2632 - v78;
+        out[v2633] = v2630;
+      }
+    }
+    const unsigned int v2634 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2636 = v2203 + v2634;
+    const unsigned int v2637 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2639 = v2206 + v2637;
+    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2641 = v2639 < v79;
+    const bool v2642 = v2640 && v2641;
+    if (v2642) {
+      const float v2643 = v92.x[24];
+      const unsigned int v2645 = v2639 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2646 = v2645 < v2;
+      const bool v2647 = v2640 && v2646;
+      if (v2647) {
+        const iron_bf16 v2648 = iron_f32_to_bf16(v2643);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2649 = v2636 * v2;
+        const unsigned int v2650 = v2649 + v2639;
+        const unsigned int v2651 = v2650 - v78;
+        out[v2651] = v2648;
+      }
+    }
+    const unsigned int v2652 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2654 = v2203 + v2652;
+    const unsigned int v2655 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2657 = v2206 + v2655;
+    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2659 = v2657 < v79;
+    const bool v2660 = v2658 && v2659;
+    if (v2660) {
+      const float v2661 = v92.x[25];
+      const unsigned int v2663 = v2657 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2664 = v2663 < v2;
+      const bool v2665 = v2658 && v2664;
+      if (v2665) {
+        const iron_bf16 v2666 = iron_f32_to_bf16(v2661);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2667 = v2654 * v2;
+        const unsigned int v2668 = v2667 + v2657;
+        const unsigned int v2669 = v2668 - v78;
+        out[v2669] = v2666;
+      }
+    }
+    const unsigned int v2670 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2672 = v2203 + v2670;
+    const unsigned int v2673 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2675 = v2206 + v2673;
+    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2677 = v2675 < v79;
+    const bool v2678 = v2676 && v2677;
+    if (v2678) {
+      const float v2679 = v92.x[26];
+      const unsigned int v2681 = v2675 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2682 = v2681 < v2;
+      const bool v2683 = v2676 && v2682;
+      if (v2683) {
+        const iron_bf16 v2684 = iron_f32_to_bf16(v2679);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2685 = v2672 * v2;
+        const unsigned int v2686 = v2685 + v2675;
+        const unsigned int v2687 = v2686 - v78;
+        out[v2687] = v2684;
+      }
+    }
+    const unsigned int v2688 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2690 = v2203 + v2688;
+    const unsigned int v2691 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2693 = v2206 + v2691;
+    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2695 = v2693 < v79;
+    const bool v2696 = v2694 && v2695;
+    if (v2696) {
+      const float v2697 = v92.x[27];
+      const unsigned int v2699 = v2693 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2700 = v2699 < v2;
+      const bool v2701 = v2694 && v2700;
+      if (v2701) {
+        const iron_bf16 v2702 = iron_f32_to_bf16(v2697);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2703 = v2690 * v2;
+        const unsigned int v2704 = v2703 + v2693;
+        const unsigned int v2705 = v2704 - v78;
+        out[v2705] = v2702;
+      }
+    }
+    const unsigned int v2706 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2708 = v2203 + v2706;
+    const unsigned int v2709 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2711 = v2206 + v2709;
+    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2713 = v2711 < v79;
+    const bool v2714 = v2712 && v2713;
+    if (v2714) {
+      const float v2715 = v92.x[28];
+      const unsigned int v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2718 = v2717 < v2;
+      const bool v2719 = v2712 && v2718;
+      if (v2719) {
+        const iron_bf16 v2720 = iron_f32_to_bf16(v2715);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2721 = v2708 * v2;
+        const unsigned int v2722 = v2721 + v2711;
+        const unsigned int v2723 = v2722 - v78;
+        out[v2723] = v2720;
+      }
+    }
+    const unsigned int v2724 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2726 = v2203 + v2724;
+    const unsigned int v2727 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2729 = v2206 + v2727;
+    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2731 = v2729 < v79;
+    const bool v2732 = v2730 && v2731;
+    if (v2732) {
+      const float v2733 = v92.x[29];
+      const unsigned int v2735 = v2729 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2736 = v2735 < v2;
+      const bool v2737 = v2730 && v2736;
+      if (v2737) {
+        const iron_bf16 v2738 = iron_f32_to_bf16(v2733);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2739 = v2726 * v2;
+        const unsigned int v2740 = v2739 + v2729;
+        const unsigned int v2741 = v2740 - v78;
+        out[v2741] = v2738;
+      }
+    }
+    const unsigned int v2742 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2744 = v2203 + v2742;
+    const unsigned int v2745 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2747 = v2206 + v2745;
+    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2749 = v2747 < v79;
+    const bool v2750 = v2748 && v2749;
+    if (v2750) {
+      const float v2751 = v92.x[30];
+      const unsigned int v2753 = v2747 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2754 = v2753 < v2;
+      const bool v2755 = v2748 && v2754;
+      if (v2755) {
+        const iron_bf16 v2756 = iron_f32_to_bf16(v2751);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2757 = v2744 * v2;
+        const unsigned int v2758 = v2757 + v2747;
+        const unsigned int v2759 = v2758 - v78;
+        out[v2759] = v2756;
+      }
+    }
+    const unsigned int v2760 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2762 = v2203 + v2760;
+    const unsigned int v2763 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2765 = v2206 + v2763;
+    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2767 = v2765 < v79;
+    const bool v2768 = v2766 && v2767;
+    if (v2768) {
+      const float v2769 = v92.x[31];
+      const unsigned int v2771 = v2765 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2772 = v2771 < v2;
+      const bool v2773 = v2766 && v2772;
+      if (v2773) {
+        const iron_bf16 v2774 = iron_f32_to_bf16(v2769);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2775 = v2762 * v2;
+        const unsigned int v2776 = v2775 + v2765;
+        const unsigned int v2777 = v2776 - v78;
+        out[v2777] = v2774;
+      }
+    }
+    const unsigned int v2778 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2780 = v2203 + v2778;
+    const unsigned int v2781 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2783 = v2206 + v2781;
+    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2785 = v2783 < v79;
+    const bool v2786 = v2784 && v2785;
+    if (v2786) {
+      const float v2787 = v92.x[32];
+      const unsigned int v2789 = v2783 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2790 = v2789 < v2;
+      const bool v2791 = v2784 && v2790;
+      if (v2791) {
+        const iron_bf16 v2792 = iron_f32_to_bf16(v2787);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2793 = v2780 * v2;
+        const unsigned int v2794 = v2793 + v2783;
+        const unsigned int v2795 = v2794 - v78;
+        out[v2795] = v2792;
+      }
+    }
+    const unsigned int v2796 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2798 = v2203 + v2796;
+    const unsigned int v2799 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2801 = v2206 + v2799;
+    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2803 = v2801 < v79;
+    const bool v2804 = v2802 && v2803;
+    if (v2804) {
+      const float v2805 = v92.x[33];
+      const unsigned int v2807 = v2801 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2808 = v2807 < v2;
+      const bool v2809 = v2802 && v2808;
+      if (v2809) {
+        const iron_bf16 v2810 = iron_f32_to_bf16(v2805);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2811 = v2798 * v2;
+        const unsigned int v2812 = v2811 + v2801;
+        const unsigned int v2813 = v2812 - v78;
+        out[v2813] = v2810;
+      }
+    }
+    const unsigned int v2814 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2816 = v2203 + v2814;
+    const unsigned int v2817 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2819 = v2206 + v2817;
+    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2821 = v2819 < v79;
+    const bool v2822 = v2820 && v2821;
+    if (v2822) {
+      const float v2823 = v92.x[34];
+      const unsigned int v2825 = v2819 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2826 = v2825 < v2;
+      const bool v2827 = v2820 && v2826;
+      if (v2827) {
+        const iron_bf16 v2828 = iron_f32_to_bf16(v2823);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2829 = v2816 * v2;
+        const unsigned int v2830 = v2829 + v2819;
+        const unsigned int v2831 = v2830 - v78;
+        out[v2831] = v2828;
+      }
+    }
+    const unsigned int v2832 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2834 = v2203 + v2832;
+    const unsigned int v2835 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2837 = v2206 + v2835;
+    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2839 = v2837 < v79;
+    const bool v2840 = v2838 && v2839;
+    if (v2840) {
+      const float v2841 = v92.x[35];
+      const unsigned int v2843 = v2837 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2844 = v2843 < v2;
+      const bool v2845 = v2838 && v2844;
+      if (v2845) {
+        const iron_bf16 v2846 = iron_f32_to_bf16(v2841);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2847 = v2834 * v2;
+        const unsigned int v2848 = v2847 + v2837;
+        const unsigned int v2849 = v2848 - v78;
+        out[v2849] = v2846;
+      }
+    }
+    const unsigned int v2850 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2852 = v2203 + v2850;
+    const unsigned int v2853 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2855 = v2206 + v2853;
+    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2857 = v2855 < v79;
+    const bool v2858 = v2856 && v2857;
+    if (v2858) {
+      const float v2859 = v92.x[36];
+      const unsigned int v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2862 = v2861 < v2;
+      const bool v2863 = v2856 && v2862;
+      if (v2863) {
+        const iron_bf16 v2864 = iron_f32_to_bf16(v2859);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2865 = v2852 * v2;
+        const unsigned int v2866 = v2865 + v2855;
+        const unsigned int v2867 = v2866 - v78;
+        out[v2867] = v2864;
+      }
+    }
+    const unsigned int v2868 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2870 = v2203 + v2868;
+    const unsigned int v2871 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2873 = v2206 + v2871;
+    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2875 = v2873 < v79;
+    const bool v2876 = v2874 && v2875;
+    if (v2876) {
+      const float v2877 = v92.x[37];
+      const unsigned int v2879 = v2873 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2880 = v2879 < v2;
+      const bool v2881 = v2874 && v2880;
+      if (v2881) {
+        const iron_bf16 v2882 = iron_f32_to_bf16(v2877);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2883 = v2870 * v2;
+        const unsigned int v2884 = v2883 + v2873;
+        const unsigned int v2885 = v2884 - v78;
+        out[v2885] = v2882;
+      }
+    }
+    const unsigned int v2886 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2888 = v2203 + v2886;
+    const unsigned int v2889 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2891 = v2206 + v2889;
+    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2893 = v2891 < v79;
+    const bool v2894 = v2892 && v2893;
+    if (v2894) {
+      const float v2895 = v92.x[38];
+      const unsigned int v2897 = v2891 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2898 = v2897 < v2;
+      const bool v2899 = v2892 && v2898;
+      if (v2899) {
+        const iron_bf16 v2900 = iron_f32_to_bf16(v2895);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2901 = v2888 * v2;
+        const unsigned int v2902 = v2901 + v2891;
+        const unsigned int v2903 = v2902 - v78;
+        out[v2903] = v2900;
+      }
+    }
+    const unsigned int v2904 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2906 = v2203 + v2904;
+    const unsigned int v2907 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2909 = v2206 + v2907;
+    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2911 = v2909 < v79;
+    const bool v2912 = v2910 && v2911;
+    if (v2912) {
+      const float v2913 = v92.x[39];
+      const unsigned int v2915 = v2909 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2916 = v2915 < v2;
+      const bool v2917 = v2910 && v2916;
+      if (v2917) {
+        const iron_bf16 v2918 = iron_f32_to_bf16(v2913);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2919 = v2906 * v2;
+        const unsigned int v2920 = v2919 + v2909;
+        const unsigned int v2921 = v2920 - v78;
+        out[v2921] = v2918;
+      }
+    }
+    const unsigned int v2922 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2924 = v2203 + v2922;
+    const unsigned int v2925 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2927 = v2206 + v2925;
+    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2929 = v2927 < v79;
+    const bool v2930 = v2928 && v2929;
+    if (v2930) {
+      const float v2931 = v92.x[40];
+      const unsigned int v2933 = v2927 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2934 = v2933 < v2;
+      const bool v2935 = v2928 && v2934;
+      if (v2935) {
+        const iron_bf16 v2936 = iron_f32_to_bf16(v2931);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2937 = v2924 * v2;
+        const unsigned int v2938 = v2937 + v2927;
+        const unsigned int v2939 = v2938 - v78;
+        out[v2939] = v2936;
+      }
+    }
+    const unsigned int v2940 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2942 = v2203 + v2940;
+    const unsigned int v2943 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2945 = v2206 + v2943;
+    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2947 = v2945 < v79;
+    const bool v2948 = v2946 && v2947;
+    if (v2948) {
+      const float v2949 = v92.x[41];
+      const unsigned int v2951 = v2945 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2952 = v2951 < v2;
+      const bool v2953 = v2946 && v2952;
+      if (v2953) {
+        const iron_bf16 v2954 = iron_f32_to_bf16(v2949);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2955 = v2942 * v2;
+        const unsigned int v2956 = v2955 + v2945;
+        const unsigned int v2957 = v2956 - v78;
+        out[v2957] = v2954;
+      }
+    }
+    const unsigned int v2958 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2960 = v2203 + v2958;
+    const unsigned int v2961 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2963 = v2206 + v2961;
+    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2965 = v2963 < v79;
+    const bool v2966 = v2964 && v2965;
+    if (v2966) {
+      const float v2967 = v92.x[42];
+      const unsigned int v2969 = v2963 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2970 = v2969 < v2;
+      const bool v2971 = v2964 && v2970;
+      if (v2971) {
+        const iron_bf16 v2972 = iron_f32_to_bf16(v2967);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2973 = v2960 * v2;
+        const unsigned int v2974 = v2973 + v2963;
+        const unsigned int v2975 = v2974 - v78;
+        out[v2975] = v2972;
+      }
+    }
+    const unsigned int v2976 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2978 = v2203 + v2976;
+    const unsigned int v2979 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2981 = v2206 + v2979;
+    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2983 = v2981 < v79;
+    const bool v2984 = v2982 && v2983;
+    if (v2984) {
+      const float v2985 = v92.x[43];
+      const unsigned int v2987 = v2981 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2988 = v2987 < v2;
+      const bool v2989 = v2982 && v2988;
+      if (v2989) {
+        const iron_bf16 v2990 = iron_f32_to_bf16(v2985);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2991 = v2978 * v2;
+        const unsigned int v2992 = v2991 + v2981;
+        const unsigned int v2993 = v2992 - v78;
+        out[v2993] = v2990;
+      }
+    }
+    const unsigned int v2994 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2996 = v2203 + v2994;
+    const unsigned int v2997 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2999 = v2206 + v2997;
+    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3001 = v2999 < v79;
+    const bool v3002 = v3000 && v3001;
+    if (v3002) {
+      const float v3003 = v92.x[44];
+      const unsigned int v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3006 = v3005 < v2;
+      const bool v3007 = v3000 && v3006;
+      if (v3007) {
+        const iron_bf16 v3008 = iron_f32_to_bf16(v3003);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3009 = v2996 * v2;
+        const unsigned int v3010 = v3009 + v2999;
+        const unsigned int v3011 = v3010 - v78;
+        out[v3011] = v3008;
+      }
+    }
+    const unsigned int v3012 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3014 = v2203 + v3012;
+    const unsigned int v3015 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3017 = v2206 + v3015;
+    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3019 = v3017 < v79;
+    const bool v3020 = v3018 && v3019;
+    if (v3020) {
+      const float v3021 = v92.x[45];
+      const unsigned int v3023 = v3017 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3024 = v3023 < v2;
+      const bool v3025 = v3018 && v3024;
+      if (v3025) {
+        const iron_bf16 v3026 = iron_f32_to_bf16(v3021);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3027 = v3014 * v2;
+        const unsigned int v3028 = v3027 + v3017;
+        const unsigned int v3029 = v3028 - v78;
+        out[v3029] = v3026;
+      }
+    }
+    const unsigned int v3030 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3032 = v2203 + v3030;
+    const unsigned int v3033 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3035 = v2206 + v3033;
+    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3037 = v3035 < v79;
+    const bool v3038 = v3036 && v3037;
+    if (v3038) {
+      const float v3039 = v92.x[46];
+      const unsigned int v3041 = v3035 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3042 = v3041 < v2;
+      const bool v3043 = v3036 && v3042;
+      if (v3043) {
+        const iron_bf16 v3044 = iron_f32_to_bf16(v3039);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3045 = v3032 * v2;
+        const unsigned int v3046 = v3045 + v3035;
+        const unsigned int v3047 = v3046 - v78;
+        out[v3047] = v3044;
+      }
+    }
+    const unsigned int v3048 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3050 = v2203 + v3048;
+    const unsigned int v3051 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3053 = v2206 + v3051;
+    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3055 = v3053 < v79;
+    const bool v3056 = v3054 && v3055;
+    if (v3056) {
+      const float v3057 = v92.x[47];
+      const unsigned int v3059 = v3053 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3060 = v3059 < v2;
+      const bool v3061 = v3054 && v3060;
+      if (v3061) {
+        const iron_bf16 v3062 = iron_f32_to_bf16(v3057);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3063 = v3050 * v2;
+        const unsigned int v3064 = v3063 + v3053;
+        const unsigned int v3065 = v3064 - v78;
+        out[v3065] = v3062;
+      }
+    }
+    const unsigned int v3066 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3068 = v2203 + v3066;
+    const unsigned int v3069 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3071 = v2206 + v3069;
+    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3073 = v3071 < v79;
+    const bool v3074 = v3072 && v3073;
+    if (v3074) {
+      const float v3075 = v92.x[48];
+      const unsigned int v3077 = v3071 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3078 = v3077 < v2;
+      const bool v3079 = v3072 && v3078;
+      if (v3079) {
+        const iron_bf16 v3080 = iron_f32_to_bf16(v3075);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3081 = v3068 * v2;
+        const unsigned int v3082 = v3081 + v3071;
+        const unsigned int v3083 = v3082 - v78;
+        out[v3083] = v3080;
+      }
+    }
+    const unsigned int v3084 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3086 = v2203 + v3084;
+    const unsigned int v3087 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3089 = v2206 + v3087;
+    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3091 = v3089 < v79;
+    const bool v3092 = v3090 && v3091;
+    if (v3092) {
+      const float v3093 = v92.x[49];
+      const unsigned int v3095 = v3089 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3096 = v3095 < v2;
+      const bool v3097 = v3090 && v3096;
+      if (v3097) {
+        const iron_bf16 v3098 = iron_f32_to_bf16(v3093);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3099 = v3086 * v2;
+        const unsigned int v3100 = v3099 + v3089;
+        const unsigned int v3101 = v3100 - v78;
+        out[v3101] = v3098;
+      }
+    }
+    const unsigned int v3102 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3104 = v2203 + v3102;
+    const unsigned int v3105 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3107 = v2206 + v3105;
+    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3109 = v3107 < v79;
+    const bool v3110 = v3108 && v3109;
+    if (v3110) {
+      const float v3111 = v92.x[50];
+      const unsigned int v3113 = v3107 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3114 = v3113 < v2;
+      const bool v3115 = v3108 && v3114;
+      if (v3115) {
+        const iron_bf16 v3116 = iron_f32_to_bf16(v3111);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3117 = v3104 * v2;
+        const unsigned int v3118 = v3117 + v3107;
+        const unsigned int v3119 = v3118 - v78;
+        out[v3119] = v3116;
+      }
+    }
+    const unsigned int v3120 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3122 = v2203 + v3120;
+    const unsigned int v3123 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3125 = v2206 + v3123;
+    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3127 = v3125 < v79;
+    const bool v3128 = v3126 && v3127;
+    if (v3128) {
+      const float v3129 = v92.x[51];
+      const unsigned int v3131 = v3125 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3132 = v3131 < v2;
+      const bool v3133 = v3126 && v3132;
+      if (v3133) {
+        const iron_bf16 v3134 = iron_f32_to_bf16(v3129);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3135 = v3122 * v2;
+        const unsigned int v3136 = v3135 + v3125;
+        const unsigned int v3137 = v3136 - v78;
+        out[v3137] = v3134;
+      }
+    }
+    const unsigned int v3138 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3140 = v2203 + v3138;
+    const unsigned int v3141 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3143 = v2206 + v3141;
+    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3145 = v3143 < v79;
+    const bool v3146 = v3144 && v3145;
+    if (v3146) {
+      const float v3147 = v92.x[52];
+      const unsigned int v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3150 = v3149 < v2;
+      const bool v3151 = v3144 && v3150;
+      if (v3151) {
+        const iron_bf16 v3152 = iron_f32_to_bf16(v3147);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3153 = v3140 * v2;
+        const unsigned int v3154 = v3153 + v3143;
+        const unsigned int v3155 = v3154 - v78;
+        out[v3155] = v3152;
+      }
+    }
+    const unsigned int v3156 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3158 = v2203 + v3156;
+    const unsigned int v3159 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3161 = v2206 + v3159;
+    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3163 = v3161 < v79;
+    const bool v3164 = v3162 && v3163;
+    if (v3164) {
+      const float v3165 = v92.x[53];
+      const unsigned int v3167 = v3161 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3168 = v3167 < v2;
+      const bool v3169 = v3162 && v3168;
+      if (v3169) {
+        const iron_bf16 v3170 = iron_f32_to_bf16(v3165);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3171 = v3158 * v2;
+        const unsigned int v3172 = v3171 + v3161;
+        const unsigned int v3173 = v3172 - v78;
+        out[v3173] = v3170;
+      }
+    }
+    const unsigned int v3174 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3176 = v2203 + v3174;
+    const unsigned int v3177 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3179 = v2206 + v3177;
+    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3181 = v3179 < v79;
+    const bool v3182 = v3180 && v3181;
+    if (v3182) {
+      const float v3183 = v92.x[54];
+      const unsigned int v3185 = v3179 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3186 = v3185 < v2;
+      const bool v3187 = v3180 && v3186;
+      if (v3187) {
+        const iron_bf16 v3188 = iron_f32_to_bf16(v3183);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3189 = v3176 * v2;
+        const unsigned int v3190 = v3189 + v3179;
+        const unsigned int v3191 = v3190 - v78;
+        out[v3191] = v3188;
+      }
+    }
+    const unsigned int v3192 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3194 = v2203 + v3192;
+    const unsigned int v3195 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3197 = v2206 + v3195;
+    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3199 = v3197 < v79;
+    const bool v3200 = v3198 && v3199;
+    if (v3200) {
+      const float v3201 = v92.x[55];
+      const unsigned int v3203 = v3197 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3204 = v3203 < v2;
+      const bool v3205 = v3198 && v3204;
+      if (v3205) {
+        const iron_bf16 v3206 = iron_f32_to_bf16(v3201);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3207 = v3194 * v2;
+        const unsigned int v3208 = v3207 + v3197;
+        const unsigned int v3209 = v3208 - v78;
+        out[v3209] = v3206;
+      }
+    }
+    const unsigned int v3210 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3212 = v2203 + v3210;
+    const unsigned int v3213 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3215 = v2206 + v3213;
+    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3217 = v3215 < v79;
+    const bool v3218 = v3216 && v3217;
+    if (v3218) {
+      const float v3219 = v92.x[56];
+      const unsigned int v3221 = v3215 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3222 = v3221 < v2;
+      const bool v3223 = v3216 && v3222;
+      if (v3223) {
+        const iron_bf16 v3224 = iron_f32_to_bf16(v3219);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3225 = v3212 * v2;
+        const unsigned int v3226 = v3225 + v3215;
+        const unsigned int v3227 = v3226 - v78;
+        out[v3227] = v3224;
+      }
+    }
+    const unsigned int v3228 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3230 = v2203 + v3228;
+    const unsigned int v3231 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3233 = v2206 + v3231;
+    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3235 = v3233 < v79;
+    const bool v3236 = v3234 && v3235;
+    if (v3236) {
+      const float v3237 = v92.x[57];
+      const unsigned int v3239 = v3233 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3240 = v3239 < v2;
+      const bool v3241 = v3234 && v3240;
+      if (v3241) {
+        const iron_bf16 v3242 = iron_f32_to_bf16(v3237);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3243 = v3230 * v2;
+        const unsigned int v3244 = v3243 + v3233;
+        const unsigned int v3245 = v3244 - v78;
+        out[v3245] = v3242;
+      }
+    }
+    const unsigned int v3246 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3248 = v2203 + v3246;
+    const unsigned int v3249 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3251 = v2206 + v3249;
+    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3253 = v3251 < v79;
+    const bool v3254 = v3252 && v3253;
+    if (v3254) {
+      const float v3255 = v92.x[58];
+      const unsigned int v3257 = v3251 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3258 = v3257 < v2;
+      const bool v3259 = v3252 && v3258;
+      if (v3259) {
+        const iron_bf16 v3260 = iron_f32_to_bf16(v3255);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3261 = v3248 * v2;
+        const unsigned int v3262 = v3261 + v3251;
+        const unsigned int v3263 = v3262 - v78;
+        out[v3263] = v3260;
+      }
+    }
+    const unsigned int v3264 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3266 = v2203 + v3264;
+    const unsigned int v3267 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3269 = v2206 + v3267;
+    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3271 = v3269 < v79;
+    const bool v3272 = v3270 && v3271;
+    if (v3272) {
+      const float v3273 = v92.x[59];
+      const unsigned int v3275 = v3269 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3276 = v3275 < v2;
+      const bool v3277 = v3270 && v3276;
+      if (v3277) {
+        const iron_bf16 v3278 = iron_f32_to_bf16(v3273);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3279 = v3266 * v2;
+        const unsigned int v3280 = v3279 + v3269;
+        const unsigned int v3281 = v3280 - v78;
+        out[v3281] = v3278;
+      }
+    }
+    const unsigned int v3282 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3284 = v2203 + v3282;
+    const unsigned int v3285 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3287 = v2206 + v3285;
+    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3289 = v3287 < v79;
+    const bool v3290 = v3288 && v3289;
+    if (v3290) {
+      const float v3291 = v92.x[60];
+      const unsigned int v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3294 = v3293 < v2;
+      const bool v3295 = v3288 && v3294;
+      if (v3295) {
+        const iron_bf16 v3296 = iron_f32_to_bf16(v3291);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3297 = v3284 * v2;
+        const unsigned int v3298 = v3297 + v3287;
+        const unsigned int v3299 = v3298 - v78;
+        out[v3299] = v3296;
+      }
+    }
+    const unsigned int v3300 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3302 = v2203 + v3300;
+    const unsigned int v3303 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3305 = v2206 + v3303;
+    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3307 = v3305 < v79;
+    const bool v3308 = v3306 && v3307;
+    if (v3308) {
+      const float v3309 = v92.x[61];
+      const unsigned int v3311 = v3305 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3312 = v3311 < v2;
+      const bool v3313 = v3306 && v3312;
+      if (v3313) {
+        const iron_bf16 v3314 = iron_f32_to_bf16(v3309);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3315 = v3302 * v2;
+        const unsigned int v3316 = v3315 + v3305;
+        const unsigned int v3317 = v3316 - v78;
+        out[v3317] = v3314;
+      }
+    }
+    const unsigned int v3318 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3320 = v2203 + v3318;
+    const unsigned int v3321 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3323 = v2206 + v3321;
+    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3325 = v3323 < v79;
+    const bool v3326 = v3324 && v3325;
+    if (v3326) {
+      const float v3327 = v92.x[62];
+      const unsigned int v3329 = v3323 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3330 = v3329 < v2;
+      const bool v3331 = v3324 && v3330;
+      if (v3331) {
+        const iron_bf16 v3332 = iron_f32_to_bf16(v3327);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3333 = v3320 * v2;
+        const unsigned int v3334 = v3333 + v3323;
+        const unsigned int v3335 = v3334 - v78;
+        out[v3335] = v3332;
+      }
+    }
+    const unsigned int v3336 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3338 = v2203 + v3336;
+    const unsigned int v3339 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3341 = v2206 + v3339;
+    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3343 = v3341 < v79;
+    const bool v3344 = v3342 && v3343;
+    if (v3344) {
+      const float v3345 = v92.x[63];
+      const unsigned int v3347 = v3341 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3348 = v3347 < v2;
+      const bool v3349 = v3342 && v3348;
+      if (v3349) {
+        const iron_bf16 v3350 = iron_f32_to_bf16(v3345);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3351 = v3338 * v2;
+        const unsigned int v3352 = v3351 + v3341;
+        const unsigned int v3353 = v3352 - v78;
+        out[v3353] = v3350;
+      }
+    }
+    const unsigned int v3354 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3356 = v2203 + v3354;
+    const unsigned int v3357 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3359 = v2206 + v3357;
+    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3361 = v3359 < v79;
+    const bool v3362 = v3360 && v3361;
+    if (v3362) {
+      const float v3363 = v92.x[64];
+      const unsigned int v3365 = v3359 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3366 = v3365 < v2;
+      const bool v3367 = v3360 && v3366;
+      if (v3367) {
+        const iron_bf16 v3368 = iron_f32_to_bf16(v3363);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3369 = v3356 * v2;
+        const unsigned int v3370 = v3369 + v3359;
+        const unsigned int v3371 = v3370 - v78;
+        out[v3371] = v3368;
+      }
+    }
+    const unsigned int v3372 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3374 = v2203 + v3372;
+    const unsigned int v3375 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3377 = v2206 + v3375;
+    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3379 = v3377 < v79;
+    const bool v3380 = v3378 && v3379;
+    if (v3380) {
+      const float v3381 = v92.x[65];
+      const unsigned int v3383 = v3377 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3384 = v3383 < v2;
+      const bool v3385 = v3378 && v3384;
+      if (v3385) {
+        const iron_bf16 v3386 = iron_f32_to_bf16(v3381);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3387 = v3374 * v2;
+        const unsigned int v3388 = v3387 + v3377;
+        const unsigned int v3389 = v3388 - v78;
+        out[v3389] = v3386;
+      }
+    }
+    const unsigned int v3390 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3392 = v2203 + v3390;
+    const unsigned int v3393 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3395 = v2206 + v3393;
+    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3397 = v3395 < v79;
+    const bool v3398 = v3396 && v3397;
+    if (v3398) {
+      const float v3399 = v92.x[66];
+      const unsigned int v3401 = v3395 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3402 = v3401 < v2;
+      const bool v3403 = v3396 && v3402;
+      if (v3403) {
+        const iron_bf16 v3404 = iron_f32_to_bf16(v3399);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3405 = v3392 * v2;
+        const unsigned int v3406 = v3405 + v3395;
+        const unsigned int v3407 = v3406 - v78;
+        out[v3407] = v3404;
+      }
+    }
+    const unsigned int v3408 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3410 = v2203 + v3408;
+    const unsigned int v3411 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3413 = v2206 + v3411;
+    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3415 = v3413 < v79;
+    const bool v3416 = v3414 && v3415;
+    if (v3416) {
+      const float v3417 = v92.x[67];
+      const unsigned int v3419 = v3413 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3420 = v3419 < v2;
+      const bool v3421 = v3414 && v3420;
+      if (v3421) {
+        const iron_bf16 v3422 = iron_f32_to_bf16(v3417);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3423 = v3410 * v2;
+        const unsigned int v3424 = v3423 + v3413;
+        const unsigned int v3425 = v3424 - v78;
+        out[v3425] = v3422;
+      }
+    }
+    const unsigned int v3426 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3428 = v2203 + v3426;
+    const unsigned int v3429 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3431 = v2206 + v3429;
+    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3433 = v3431 < v79;
+    const bool v3434 = v3432 && v3433;
+    if (v3434) {
+      const float v3435 = v92.x[68];
+      const unsigned int v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3438 = v3437 < v2;
+      const bool v3439 = v3432 && v3438;
+      if (v3439) {
+        const iron_bf16 v3440 = iron_f32_to_bf16(v3435);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3441 = v3428 * v2;
+        const unsigned int v3442 = v3441 + v3431;
+        const unsigned int v3443 = v3442 - v78;
+        out[v3443] = v3440;
+      }
+    }
+    const unsigned int v3444 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3446 = v2203 + v3444;
+    const unsigned int v3447 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3449 = v2206 + v3447;
+    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3451 = v3449 < v79;
+    const bool v3452 = v3450 && v3451;
+    if (v3452) {
+      const float v3453 = v92.x[69];
+      const unsigned int v3455 = v3449 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3456 = v3455 < v2;
+      const bool v3457 = v3450 && v3456;
+      if (v3457) {
+        const iron_bf16 v3458 = iron_f32_to_bf16(v3453);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3459 = v3446 * v2;
+        const unsigned int v3460 = v3459 + v3449;
+        const unsigned int v3461 = v3460 - v78;
+        out[v3461] = v3458;
+      }
+    }
+    const unsigned int v3462 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3464 = v2203 + v3462;
+    const unsigned int v3465 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3467 = v2206 + v3465;
+    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3469 = v3467 < v79;
+    const bool v3470 = v3468 && v3469;
+    if (v3470) {
+      const float v3471 = v92.x[70];
+      const unsigned int v3473 = v3467 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3474 = v3473 < v2;
+      const bool v3475 = v3468 && v3474;
+      if (v3475) {
+        const iron_bf16 v3476 = iron_f32_to_bf16(v3471);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3477 = v3464 * v2;
+        const unsigned int v3478 = v3477 + v3467;
+        const unsigned int v3479 = v3478 - v78;
+        out[v3479] = v3476;
+      }
+    }
+    const unsigned int v3480 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3482 = v2203 + v3480;
+    const unsigned int v3483 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3485 = v2206 + v3483;
+    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3487 = v3485 < v79;
+    const bool v3488 = v3486 && v3487;
+    if (v3488) {
+      const float v3489 = v92.x[71];
+      const unsigned int v3491 = v3485 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3492 = v3491 < v2;
+      const bool v3493 = v3486 && v3492;
+      if (v3493) {
+        const iron_bf16 v3494 = iron_f32_to_bf16(v3489);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3495 = v3482 * v2;
+        const unsigned int v3496 = v3495 + v3485;
+        const unsigned int v3497 = v3496 - v78;
+        out[v3497] = v3494;
+      }
+    }
+    const unsigned int v3498 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3500 = v2203 + v3498;
+    const unsigned int v3501 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3503 = v2206 + v3501;
+    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3505 = v3503 < v79;
+    const bool v3506 = v3504 && v3505;
+    if (v3506) {
+      const float v3507 = v92.x[72];
+      const unsigned int v3509 = v3503 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3510 = v3509 < v2;
+      const bool v3511 = v3504 && v3510;
+      if (v3511) {
+        const iron_bf16 v3512 = iron_f32_to_bf16(v3507);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3513 = v3500 * v2;
+        const unsigned int v3514 = v3513 + v3503;
+        const unsigned int v3515 = v3514 - v78;
+        out[v3515] = v3512;
+      }
+    }
+    const unsigned int v3516 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3518 = v2203 + v3516;
+    const unsigned int v3519 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3521 = v2206 + v3519;
+    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3523 = v3521 < v79;
+    const bool v3524 = v3522 && v3523;
+    if (v3524) {
+      const float v3525 = v92.x[73];
+      const unsigned int v3527 = v3521 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3528 = v3527 < v2;
+      const bool v3529 = v3522 && v3528;
+      if (v3529) {
+        const iron_bf16 v3530 = iron_f32_to_bf16(v3525);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3531 = v3518 * v2;
+        const unsigned int v3532 = v3531 + v3521;
+        const unsigned int v3533 = v3532 - v78;
+        out[v3533] = v3530;
+      }
+    }
+    const unsigned int v3534 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3536 = v2203 + v3534;
+    const unsigned int v3537 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3539 = v2206 + v3537;
+    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3541 = v3539 < v79;
+    const bool v3542 = v3540 && v3541;
+    if (v3542) {
+      const float v3543 = v92.x[74];
+      const unsigned int v3545 = v3539 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3546 = v3545 < v2;
+      const bool v3547 = v3540 && v3546;
+      if (v3547) {
+        const iron_bf16 v3548 = iron_f32_to_bf16(v3543);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3549 = v3536 * v2;
+        const unsigned int v3550 = v3549 + v3539;
+        const unsigned int v3551 = v3550 - v78;
+        out[v3551] = v3548;
+      }
+    }
+    const unsigned int v3552 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3554 = v2203 + v3552;
+    const unsigned int v3555 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3557 = v2206 + v3555;
+    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3559 = v3557 < v79;
+    const bool v3560 = v3558 && v3559;
+    if (v3560) {
+      const float v3561 = v92.x[75];
+      const unsigned int v3563 = v3557 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3564 = v3563 < v2;
+      const bool v3565 = v3558 && v3564;
+      if (v3565) {
+        const iron_bf16 v3566 = iron_f32_to_bf16(v3561);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3567 = v3554 * v2;
+        const unsigned int v3568 = v3567 + v3557;
+        const unsigned int v3569 = v3568 - v78;
+        out[v3569] = v3566;
+      }
+    }
+    const unsigned int v3570 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3572 = v2203 + v3570;
+    const unsigned int v3573 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3575 = v2206 + v3573;
+    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3577 = v3575 < v79;
+    const bool v3578 = v3576 && v3577;
+    if (v3578) {
+      const float v3579 = v92.x[76];
+      const unsigned int v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3582 = v3581 < v2;
+      const bool v3583 = v3576 && v3582;
+      if (v3583) {
+        const iron_bf16 v3584 = iron_f32_to_bf16(v3579);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3585 = v3572 * v2;
+        const unsigned int v3586 = v3585 + v3575;
+        const unsigned int v3587 = v3586 - v78;
+        out[v3587] = v3584;
+      }
+    }
+    const unsigned int v3588 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3590 = v2203 + v3588;
+    const unsigned int v3591 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3593 = v2206 + v3591;
+    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3595 = v3593 < v79;
+    const bool v3596 = v3594 && v3595;
+    if (v3596) {
+      const float v3597 = v92.x[77];
+      const unsigned int v3599 = v3593 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3600 = v3599 < v2;
+      const bool v3601 = v3594 && v3600;
+      if (v3601) {
+        const iron_bf16 v3602 = iron_f32_to_bf16(v3597);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3603 = v3590 * v2;
+        const unsigned int v3604 = v3603 + v3593;
+        const unsigned int v3605 = v3604 - v78;
+        out[v3605] = v3602;
+      }
+    }
+    const unsigned int v3606 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3608 = v2203 + v3606;
+    const unsigned int v3609 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3611 = v2206 + v3609;
+    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3613 = v3611 < v79;
+    const bool v3614 = v3612 && v3613;
+    if (v3614) {
+      const float v3615 = v92.x[78];
+      const unsigned int v3617 = v3611 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3618 = v3617 < v2;
+      const bool v3619 = v3612 && v3618;
+      if (v3619) {
+        const iron_bf16 v3620 = iron_f32_to_bf16(v3615);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3621 = v3608 * v2;
+        const unsigned int v3622 = v3621 + v3611;
+        const unsigned int v3623 = v3622 - v78;
+        out[v3623] = v3620;
+      }
+    }
+    const unsigned int v3624 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3626 = v2203 + v3624;
+    const unsigned int v3627 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3629 = v2206 + v3627;
+    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3631 = v3629 < v79;
+    const bool v3632 = v3630 && v3631;
+    if (v3632) {
+      const float v3633 = v92.x[79];
+      const unsigned int v3635 = v3629 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3636 = v3635 < v2;
+      const bool v3637 = v3630 && v3636;
+      if (v3637) {
+        const iron_bf16 v3638 = iron_f32_to_bf16(v3633);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3639 = v3626 * v2;
+        const unsigned int v3640 = v3639 + v3629;
+        const unsigned int v3641 = v3640 - v78;
+        out[v3641] = v3638;
+      }
+    }
+    const unsigned int v3642 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3644 = v2203 + v3642;
+    const unsigned int v3645 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3647 = v2206 + v3645;
+    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3649 = v3647 < v79;
+    const bool v3650 = v3648 && v3649;
+    if (v3650) {
+      const float v3651 = v92.x[80];
+      const unsigned int v3653 = v3647 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3654 = v3653 < v2;
+      const bool v3655 = v3648 && v3654;
+      if (v3655) {
+        const iron_bf16 v3656 = iron_f32_to_bf16(v3651);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3657 = v3644 * v2;
+        const unsigned int v3658 = v3657 + v3647;
+        const unsigned int v3659 = v3658 - v78;
+        out[v3659] = v3656;
+      }
+    }
+    const unsigned int v3660 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3662 = v2203 + v3660;
+    const unsigned int v3663 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3665 = v2206 + v3663;
+    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3667 = v3665 < v79;
+    const bool v3668 = v3666 && v3667;
+    if (v3668) {
+      const float v3669 = v92.x[81];
+      const unsigned int v3671 = v3665 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3672 = v3671 < v2;
+      const bool v3673 = v3666 && v3672;
+      if (v3673) {
+        const iron_bf16 v3674 = iron_f32_to_bf16(v3669);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3675 = v3662 * v2;
+        const unsigned int v3676 = v3675 + v3665;
+        const unsigned int v3677 = v3676 - v78;
+        out[v3677] = v3674;
+      }
+    }
+    const unsigned int v3678 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3680 = v2203 + v3678;
+    const unsigned int v3681 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3683 = v2206 + v3681;
+    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3685 = v3683 < v79;
+    const bool v3686 = v3684 && v3685;
+    if (v3686) {
+      const float v3687 = v92.x[82];
+      const unsigned int v3689 = v3683 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3690 = v3689 < v2;
+      const bool v3691 = v3684 && v3690;
+      if (v3691) {
+        const iron_bf16 v3692 = iron_f32_to_bf16(v3687);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3693 = v3680 * v2;
+        const unsigned int v3694 = v3693 + v3683;
+        const unsigned int v3695 = v3694 - v78;
+        out[v3695] = v3692;
+      }
+    }
+    const unsigned int v3696 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3698 = v2203 + v3696;
+    const unsigned int v3699 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3701 = v2206 + v3699;
+    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3703 = v3701 < v79;
+    const bool v3704 = v3702 && v3703;
+    if (v3704) {
+      const float v3705 = v92.x[83];
+      const unsigned int v3707 = v3701 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3708 = v3707 < v2;
+      const bool v3709 = v3702 && v3708;
+      if (v3709) {
+        const iron_bf16 v3710 = iron_f32_to_bf16(v3705);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3711 = v3698 * v2;
+        const unsigned int v3712 = v3711 + v3701;
+        const unsigned int v3713 = v3712 - v78;
+        out[v3713] = v3710;
+      }
+    }
+    const unsigned int v3714 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3716 = v2203 + v3714;
+    const unsigned int v3717 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3719 = v2206 + v3717;
+    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3721 = v3719 < v79;
+    const bool v3722 = v3720 && v3721;
+    if (v3722) {
+      const float v3723 = v92.x[84];
+      const unsigned int v3725 = v3719 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3726 = v3725 < v2;
+      const bool v3727 = v3720 && v3726;
+      if (v3727) {
+        const iron_bf16 v3728 = iron_f32_to_bf16(v3723);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3729 = v3716 * v2;
+        const unsigned int v3730 = v3729 + v3719;
+        const unsigned int v3731 = v3730 - v78;
+        out[v3731] = v3728;
+      }
+    }
+    const unsigned int v3732 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3734 = v2203 + v3732;
+    const unsigned int v3735 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3737 = v2206 + v3735;
+    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3739 = v3737 < v79;
+    const bool v3740 = v3738 && v3739;
+    if (v3740) {
+      const float v3741 = v92.x[85];
+      const unsigned int v3743 = v3737 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3744 = v3743 < v2;
+      const bool v3745 = v3738 && v3744;
+      if (v3745) {
+        const iron_bf16 v3746 = iron_f32_to_bf16(v3741);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3747 = v3734 * v2;
+        const unsigned int v3748 = v3747 + v3737;
+        const unsigned int v3749 = v3748 - v78;
+        out[v3749] = v3746;
+      }
+    }
+    const unsigned int v3750 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3752 = v2203 + v3750;
+    const unsigned int v3753 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3755 = v2206 + v3753;
+    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3757 = v3755 < v79;
+    const bool v3758 = v3756 && v3757;
+    if (v3758) {
+      const float v3759 = v92.x[86];
+      const unsigned int v3761 = v3755 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3762 = v3761 < v2;
+      const bool v3763 = v3756 && v3762;
+      if (v3763) {
+        const iron_bf16 v3764 = iron_f32_to_bf16(v3759);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3765 = v3752 * v2;
+        const unsigned int v3766 = v3765 + v3755;
+        const unsigned int v3767 = v3766 - v78;
+        out[v3767] = v3764;
+      }
+    }
+    const unsigned int v3768 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3770 = v2203 + v3768;
+    const unsigned int v3771 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3773 = v2206 + v3771;
+    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3775 = v3773 < v79;
+    const bool v3776 = v3774 && v3775;
+    if (v3776) {
+      const float v3777 = v92.x[87];
+      const unsigned int v3779 = v3773 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3780 = v3779 < v2;
+      const bool v3781 = v3774 && v3780;
+      if (v3781) {
+        const iron_bf16 v3782 = iron_f32_to_bf16(v3777);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3783 = v3770 * v2;
+        const unsigned int v3784 = v3783 + v3773;
+        const unsigned int v3785 = v3784 - v78;
+        out[v3785] = v3782;
+      }
+    }
+    const unsigned int v3786 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3788 = v2203 + v3786;
+    const unsigned int v3789 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3791 = v2206 + v3789;
+    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3793 = v3791 < v79;
+    const bool v3794 = v3792 && v3793;
+    if (v3794) {
+      const float v3795 = v92.x[88];
+      const unsigned int v3797 = v3791 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3798 = v3797 < v2;
+      const bool v3799 = v3792 && v3798;
+      if (v3799) {
+        const iron_bf16 v3800 = iron_f32_to_bf16(v3795);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3801 = v3788 * v2;
+        const unsigned int v3802 = v3801 + v3791;
+        const unsigned int v3803 = v3802 - v78;
+        out[v3803] = v3800;
+      }
+    }
+    const unsigned int v3804 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3806 = v2203 + v3804;
+    const unsigned int v3807 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3809 = v2206 + v3807;
+    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3811 = v3809 < v79;
+    const bool v3812 = v3810 && v3811;
+    if (v3812) {
+      const float v3813 = v92.x[89];
+      const unsigned int v3815 = v3809 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3816 = v3815 < v2;
+      const bool v3817 = v3810 && v3816;
+      if (v3817) {
+        const iron_bf16 v3818 = iron_f32_to_bf16(v3813);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3819 = v3806 * v2;
+        const unsigned int v3820 = v3819 + v3809;
+        const unsigned int v3821 = v3820 - v78;
+        out[v3821] = v3818;
+      }
+    }
+    const unsigned int v3822 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3824 = v2203 + v3822;
+    const unsigned int v3825 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3827 = v2206 + v3825;
+    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3829 = v3827 < v79;
+    const bool v3830 = v3828 && v3829;
+    if (v3830) {
+      const float v3831 = v92.x[90];
+      const unsigned int v3833 = v3827 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3834 = v3833 < v2;
+      const bool v3835 = v3828 && v3834;
+      if (v3835) {
+        const iron_bf16 v3836 = iron_f32_to_bf16(v3831);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3837 = v3824 * v2;
+        const unsigned int v3838 = v3837 + v3827;
+        const unsigned int v3839 = v3838 - v78;
+        out[v3839] = v3836;
+      }
+    }
+    const unsigned int v3840 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3842 = v2203 + v3840;
+    const unsigned int v3843 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3845 = v2206 + v3843;
+    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3847 = v3845 < v79;
+    const bool v3848 = v3846 && v3847;
+    if (v3848) {
+      const float v3849 = v92.x[91];
+      const unsigned int v3851 = v3845 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3852 = v3851 < v2;
+      const bool v3853 = v3846 && v3852;
+      if (v3853) {
+        const iron_bf16 v3854 = iron_f32_to_bf16(v3849);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3855 = v3842 * v2;
+        const unsigned int v3856 = v3855 + v3845;
+        const unsigned int v3857 = v3856 - v78;
+        out[v3857] = v3854;
+      }
+    }
+    const unsigned int v3858 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3860 = v2203 + v3858;
+    const unsigned int v3861 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3863 = v2206 + v3861;
+    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3865 = v3863 < v79;
+    const bool v3866 = v3864 && v3865;
+    if (v3866) {
+      const float v3867 = v92.x[92];
+      const unsigned int v3869 = v3863 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3870 = v3869 < v2;
+      const bool v3871 = v3864 && v3870;
+      if (v3871) {
+        const iron_bf16 v3872 = iron_f32_to_bf16(v3867);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3873 = v3860 * v2;
+        const unsigned int v3874 = v3873 + v3863;
+        const unsigned int v3875 = v3874 - v78;
+        out[v3875] = v3872;
+      }
+    }
+    const unsigned int v3876 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3878 = v2203 + v3876;
+    const unsigned int v3879 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3881 = v2206 + v3879;
+    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3883 = v3881 < v79;
+    const bool v3884 = v3882 && v3883;
+    if (v3884) {
+      const float v3885 = v92.x[93];
+      const unsigned int v3887 = v3881 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3888 = v3887 < v2;
+      const bool v3889 = v3882 && v3888;
+      if (v3889) {
+        const iron_bf16 v3890 = iron_f32_to_bf16(v3885);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3891 = v3878 * v2;
+        const unsigned int v3892 = v3891 + v3881;
+        const unsigned int v3893 = v3892 - v78;
+        out[v3893] = v3890;
+      }
+    }
+    const unsigned int v3894 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3896 = v2203 + v3894;
+    const unsigned int v3897 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3899 = v2206 + v3897;
+    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3901 = v3899 < v79;
+    const bool v3902 = v3900 && v3901;
+    if (v3902) {
+      const float v3903 = v92.x[94];
+      const unsigned int v3905 = v3899 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3906 = v3905 < v2;
+      const bool v3907 = v3900 && v3906;
+      if (v3907) {
+        const iron_bf16 v3908 = iron_f32_to_bf16(v3903);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3909 = v3896 * v2;
+        const unsigned int v3910 = v3909 + v3899;
+        const unsigned int v3911 = v3910 - v78;
+        out[v3911] = v3908;
+      }
+    }
+    const unsigned int v3912 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3914 = v2203 + v3912;
+    const unsigned int v3915 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3917 = v2206 + v3915;
+    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3919 = v3917 < v79;
+    const bool v3920 = v3918 && v3919;
+    if (v3920) {
+      const float v3921 = v92.x[95];
+      const unsigned int v3923 = v3917 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3924 = v3923 < v2;
+      const bool v3925 = v3918 && v3924;
+      if (v3925) {
+        const iron_bf16 v3926 = iron_f32_to_bf16(v3921);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3927 = v3914 * v2;
+        const unsigned int v3928 = v3927 + v3917;
+        const unsigned int v3929 = v3928 - v78;
+        out[v3929] = v3926;
+      }
+    }
+    const unsigned int v3930 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3932 = v2203 + v3930;
+    const unsigned int v3933 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3935 = v2206 + v3933;
+    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3937 = v3935 < v79;
+    const bool v3938 = v3936 && v3937;
+    if (v3938) {
+      const float v3939 = v92.x[96];
+      const unsigned int v3941 = v3935 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3942 = v3941 < v2;
+      const bool v3943 = v3936 && v3942;
+      if (v3943) {
+        const iron_bf16 v3944 = iron_f32_to_bf16(v3939);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3945 = v3932 * v2;
+        const unsigned int v3946 = v3945 + v3935;
+        const unsigned int v3947 = v3946 - v78;
+        out[v3947] = v3944;
+      }
+    }
+    const unsigned int v3948 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3950 = v2203 + v3948;
+    const unsigned int v3951 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3953 = v2206 + v3951;
+    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3955 = v3953 < v79;
+    const bool v3956 = v3954 && v3955;
+    if (v3956) {
+      const float v3957 = v92.x[97];
+      const unsigned int v3959 = v3953 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3960 = v3959 < v2;
+      const bool v3961 = v3954 && v3960;
+      if (v3961) {
+        const iron_bf16 v3962 = iron_f32_to_bf16(v3957);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3963 = v3950 * v2;
+        const unsigned int v3964 = v3963 + v3953;
+        const unsigned int v3965 = v3964 - v78;
+        out[v3965] = v3962;
+      }
+    }
+    const unsigned int v3966 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3968 = v2203 + v3966;
+    const unsigned int v3969 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3971 = v2206 + v3969;
+    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3973 = v3971 < v79;
+    const bool v3974 = v3972 && v3973;
+    if (v3974) {
+      const float v3975 = v92.x[98];
+      const unsigned int v3977 = v3971 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3978 = v3977 < v2;
+      const bool v3979 = v3972 && v3978;
+      if (v3979) {
+        const iron_bf16 v3980 = iron_f32_to_bf16(v3975);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3981 = v3968 * v2;
+        const unsigned int v3982 = v3981 + v3971;
+        const unsigned int v3983 = v3982 - v78;
+        out[v3983] = v3980;
+      }
+    }
+    const unsigned int v3984 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3986 = v2203 + v3984;
+    const unsigned int v3987 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3989 = v2206 + v3987;
+    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3991 = v3989 < v79;
+    const bool v3992 = v3990 && v3991;
+    if (v3992) {
+      const float v3993 = v92.x[99];
+      const unsigned int v3995 = v3989 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3996 = v3995 < v2;
+      const bool v3997 = v3990 && v3996;
+      if (v3997) {
+        const iron_bf16 v3998 = iron_f32_to_bf16(v3993);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3999 = v3986 * v2;
+        const unsigned int v4000 = v3999 + v3989;
+        const unsigned int v4001 = v4000 - v78;
+        out[v4001] = v3998;
+      }
+    }
+    const unsigned int v4002 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4004 = v2203 + v4002;
+    const unsigned int v4005 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4007 = v2206 + v4005;
+    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4009 = v4007 < v79;
+    const bool v4010 = v4008 && v4009;
+    if (v4010) {
+      const float v4011 = v92.x[100];
+      const unsigned int v4013 = v4007 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4014 = v4013 < v2;
+      const bool v4015 = v4008 && v4014;
+      if (v4015) {
+        const iron_bf16 v4016 = iron_f32_to_bf16(v4011);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4017 = v4004 * v2;
+        const unsigned int v4018 = v4017 + v4007;
+        const unsigned int v4019 = v4018 - v78;
+        out[v4019] = v4016;
+      }
+    }
+    const unsigned int v4020 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4022 = v2203 + v4020;
+    const unsigned int v4023 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4025 = v2206 + v4023;
+    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4027 = v4025 < v79;
+    const bool v4028 = v4026 && v4027;
+    if (v4028) {
+      const float v4029 = v92.x[101];
+      const unsigned int v4031 = v4025 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4032 = v4031 < v2;
+      const bool v4033 = v4026 && v4032;
+      if (v4033) {
+        const iron_bf16 v4034 = iron_f32_to_bf16(v4029);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4035 = v4022 * v2;
+        const unsigned int v4036 = v4035 + v4025;
+        const unsigned int v4037 = v4036 - v78;
+        out[v4037] = v4034;
+      }
+    }
+    const unsigned int v4038 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4040 = v2203 + v4038;
+    const unsigned int v4041 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4043 = v2206 + v4041;
+    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4045 = v4043 < v79;
+    const bool v4046 = v4044 && v4045;
+    if (v4046) {
+      const float v4047 = v92.x[102];
+      const unsigned int v4049 = v4043 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4050 = v4049 < v2;
+      const bool v4051 = v4044 && v4050;
+      if (v4051) {
+        const iron_bf16 v4052 = iron_f32_to_bf16(v4047);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4053 = v4040 * v2;
+        const unsigned int v4054 = v4053 + v4043;
+        const unsigned int v4055 = v4054 - v78;
+        out[v4055] = v4052;
+      }
+    }
+    const unsigned int v4056 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4058 = v2203 + v4056;
+    const unsigned int v4059 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4061 = v2206 + v4059;
+    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4063 = v4061 < v79;
+    const bool v4064 = v4062 && v4063;
+    if (v4064) {
+      const float v4065 = v92.x[103];
+      const unsigned int v4067 = v4061 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4068 = v4067 < v2;
+      const bool v4069 = v4062 && v4068;
+      if (v4069) {
+        const iron_bf16 v4070 = iron_f32_to_bf16(v4065);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4071 = v4058 * v2;
+        const unsigned int v4072 = v4071 + v4061;
+        const unsigned int v4073 = v4072 - v78;
+        out[v4073] = v4070;
+      }
+    }
+    const unsigned int v4074 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4076 = v2203 + v4074;
+    const unsigned int v4077 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4079 = v2206 + v4077;
+    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4081 = v4079 < v79;
+    const bool v4082 = v4080 && v4081;
+    if (v4082) {
+      const float v4083 = v92.x[104];
+      const unsigned int v4085 = v4079 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4086 = v4085 < v2;
+      const bool v4087 = v4080 && v4086;
+      if (v4087) {
+        const iron_bf16 v4088 = iron_f32_to_bf16(v4083);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4089 = v4076 * v2;
+        const unsigned int v4090 = v4089 + v4079;
+        const unsigned int v4091 = v4090 - v78;
+        out[v4091] = v4088;
+      }
+    }
+    const unsigned int v4092 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4094 = v2203 + v4092;
+    const unsigned int v4095 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4097 = v2206 + v4095;
+    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4099 = v4097 < v79;
+    const bool v4100 = v4098 && v4099;
+    if (v4100) {
+      const float v4101 = v92.x[105];
+      const unsigned int v4103 = v4097 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4104 = v4103 < v2;
+      const bool v4105 = v4098 && v4104;
+      if (v4105) {
+        const iron_bf16 v4106 = iron_f32_to_bf16(v4101);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4107 = v4094 * v2;
+        const unsigned int v4108 = v4107 + v4097;
+        const unsigned int v4109 = v4108 - v78;
+        out[v4109] = v4106;
+      }
+    }
+    const unsigned int v4110 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4112 = v2203 + v4110;
+    const unsigned int v4113 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4115 = v2206 + v4113;
+    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4117 = v4115 < v79;
+    const bool v4118 = v4116 && v4117;
+    if (v4118) {
+      const float v4119 = v92.x[106];
+      const unsigned int v4121 = v4115 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4122 = v4121 < v2;
+      const bool v4123 = v4116 && v4122;
+      if (v4123) {
+        const iron_bf16 v4124 = iron_f32_to_bf16(v4119);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4125 = v4112 * v2;
+        const unsigned int v4126 = v4125 + v4115;
+        const unsigned int v4127 = v4126 - v78;
+        out[v4127] = v4124;
+      }
+    }
+    const unsigned int v4128 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4130 = v2203 + v4128;
+    const unsigned int v4131 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4133 = v2206 + v4131;
+    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4135 = v4133 < v79;
+    const bool v4136 = v4134 && v4135;
+    if (v4136) {
+      const float v4137 = v92.x[107];
+      const unsigned int v4139 = v4133 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4140 = v4139 < v2;
+      const bool v4141 = v4134 && v4140;
+      if (v4141) {
+        const iron_bf16 v4142 = iron_f32_to_bf16(v4137);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4143 = v4130 * v2;
+        const unsigned int v4144 = v4143 + v4133;
+        const unsigned int v4145 = v4144 - v78;
+        out[v4145] = v4142;
+      }
+    }
+    const unsigned int v4146 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4148 = v2203 + v4146;
+    const unsigned int v4149 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4151 = v2206 + v4149;
+    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4153 = v4151 < v79;
+    const bool v4154 = v4152 && v4153;
+    if (v4154) {
+      const float v4155 = v92.x[108];
+      const unsigned int v4157 = v4151 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4158 = v4157 < v2;
+      const bool v4159 = v4152 && v4158;
+      if (v4159) {
+        const iron_bf16 v4160 = iron_f32_to_bf16(v4155);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4161 = v4148 * v2;
+        const unsigned int v4162 = v4161 + v4151;
+        const unsigned int v4163 = v4162 - v78;
+        out[v4163] = v4160;
+      }
+    }
+    const unsigned int v4164 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4166 = v2203 + v4164;
+    const unsigned int v4167 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4169 = v2206 + v4167;
+    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4171 = v4169 < v79;
+    const bool v4172 = v4170 && v4171;
+    if (v4172) {
+      const float v4173 = v92.x[109];
+      const unsigned int v4175 = v4169 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4176 = v4175 < v2;
+      const bool v4177 = v4170 && v4176;
+      if (v4177) {
+        const iron_bf16 v4178 = iron_f32_to_bf16(v4173);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4179 = v4166 * v2;
+        const unsigned int v4180 = v4179 + v4169;
+        const unsigned int v4181 = v4180 - v78;
+        out[v4181] = v4178;
+      }
+    }
+    const unsigned int v4182 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4184 = v2203 + v4182;
+    const unsigned int v4185 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4187 = v2206 + v4185;
+    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4189 = v4187 < v79;
+    const bool v4190 = v4188 && v4189;
+    if (v4190) {
+      const float v4191 = v92.x[110];
+      const unsigned int v4193 = v4187 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4194 = v4193 < v2;
+      const bool v4195 = v4188 && v4194;
+      if (v4195) {
+        const iron_bf16 v4196 = iron_f32_to_bf16(v4191);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4197 = v4184 * v2;
+        const unsigned int v4198 = v4197 + v4187;
+        const unsigned int v4199 = v4198 - v78;
+        out[v4199] = v4196;
+      }
+    }
+    const unsigned int v4200 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4202 = v2203 + v4200;
+    const unsigned int v4203 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4205 = v2206 + v4203;
+    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4207 = v4205 < v79;
+    const bool v4208 = v4206 && v4207;
+    if (v4208) {
+      const float v4209 = v92.x[111];
+      const unsigned int v4211 = v4205 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4212 = v4211 < v2;
+      const bool v4213 = v4206 && v4212;
+      if (v4213) {
+        const iron_bf16 v4214 = iron_f32_to_bf16(v4209);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4215 = v4202 * v2;
+        const unsigned int v4216 = v4215 + v4205;
+        const unsigned int v4217 = v4216 - v78;
+        out[v4217] = v4214;
+      }
+    }
+    const unsigned int v4218 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4220 = v2203 + v4218;
+    const unsigned int v4221 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4223 = v2206 + v4221;
+    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4225 = v4223 < v79;
+    const bool v4226 = v4224 && v4225;
+    if (v4226) {
+      const float v4227 = v92.x[112];
+      const unsigned int v4229 = v4223 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4230 = v4229 < v2;
+      const bool v4231 = v4224 && v4230;
+      if (v4231) {
+        const iron_bf16 v4232 = iron_f32_to_bf16(v4227);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4233 = v4220 * v2;
+        const unsigned int v4234 = v4233 + v4223;
+        const unsigned int v4235 = v4234 - v78;
+        out[v4235] = v4232;
+      }
+    }
+    const unsigned int v4236 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4238 = v2203 + v4236;
+    const unsigned int v4239 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4241 = v2206 + v4239;
+    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4243 = v4241 < v79;
+    const bool v4244 = v4242 && v4243;
+    if (v4244) {
+      const float v4245 = v92.x[113];
+      const unsigned int v4247 = v4241 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4248 = v4247 < v2;
+      const bool v4249 = v4242 && v4248;
+      if (v4249) {
+        const iron_bf16 v4250 = iron_f32_to_bf16(v4245);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4251 = v4238 * v2;
+        const unsigned int v4252 = v4251 + v4241;
+        const unsigned int v4253 = v4252 - v78;
+        out[v4253] = v4250;
+      }
+    }
+    const unsigned int v4254 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4256 = v2203 + v4254;
+    const unsigned int v4257 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4259 = v2206 + v4257;
+    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4261 = v4259 < v79;
+    const bool v4262 = v4260 && v4261;
+    if (v4262) {
+      const float v4263 = v92.x[114];
+      const unsigned int v4265 = v4259 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4266 = v4265 < v2;
+      const bool v4267 = v4260 && v4266;
+      if (v4267) {
+        const iron_bf16 v4268 = iron_f32_to_bf16(v4263);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4269 = v4256 * v2;
+        const unsigned int v4270 = v4269 + v4259;
+        const unsigned int v4271 = v4270 - v78;
+        out[v4271] = v4268;
+      }
+    }
+    const unsigned int v4272 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4274 = v2203 + v4272;
+    const unsigned int v4275 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4277 = v2206 + v4275;
+    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4279 = v4277 < v79;
+    const bool v4280 = v4278 && v4279;
+    if (v4280) {
+      const float v4281 = v92.x[115];
+      const unsigned int v4283 = v4277 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4284 = v4283 < v2;
+      const bool v4285 = v4278 && v4284;
+      if (v4285) {
+        const iron_bf16 v4286 = iron_f32_to_bf16(v4281);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4287 = v4274 * v2;
+        const unsigned int v4288 = v4287 + v4277;
+        const unsigned int v4289 = v4288 - v78;
+        out[v4289] = v4286;
+      }
+    }
+    const unsigned int v4290 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4292 = v2203 + v4290;
+    const unsigned int v4293 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4295 = v2206 + v4293;
+    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4297 = v4295 < v79;
+    const bool v4298 = v4296 && v4297;
+    if (v4298) {
+      const float v4299 = v92.x[116];
+      const unsigned int v4301 = v4295 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4302 = v4301 < v2;
+      const bool v4303 = v4296 && v4302;
+      if (v4303) {
+        const iron_bf16 v4304 = iron_f32_to_bf16(v4299);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4305 = v4292 * v2;
+        const unsigned int v4306 = v4305 + v4295;
+        const unsigned int v4307 = v4306 - v78;
+        out[v4307] = v4304;
+      }
+    }
+    const unsigned int v4308 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4310 = v2203 + v4308;
+    const unsigned int v4311 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4313 = v2206 + v4311;
+    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4315 = v4313 < v79;
+    const bool v4316 = v4314 && v4315;
+    if (v4316) {
+      const float v4317 = v92.x[117];
+      const unsigned int v4319 = v4313 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4320 = v4319 < v2;
+      const bool v4321 = v4314 && v4320;
+      if (v4321) {
+        const iron_bf16 v4322 = iron_f32_to_bf16(v4317);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4323 = v4310 * v2;
+        const unsigned int v4324 = v4323 + v4313;
+        const unsigned int v4325 = v4324 - v78;
+        out[v4325] = v4322;
+      }
+    }
+    const unsigned int v4326 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4328 = v2203 + v4326;
+    const unsigned int v4329 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4331 = v2206 + v4329;
+    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4333 = v4331 < v79;
+    const bool v4334 = v4332 && v4333;
+    if (v4334) {
+      const float v4335 = v92.x[118];
+      const unsigned int v4337 = v4331 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4338 = v4337 < v2;
+      const bool v4339 = v4332 && v4338;
+      if (v4339) {
+        const iron_bf16 v4340 = iron_f32_to_bf16(v4335);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4341 = v4328 * v2;
+        const unsigned int v4342 = v4341 + v4331;
+        const unsigned int v4343 = v4342 - v78;
+        out[v4343] = v4340;
+      }
+    }
+    const unsigned int v4344 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4346 = v2203 + v4344;
+    const unsigned int v4347 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4349 = v2206 + v4347;
+    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4351 = v4349 < v79;
+    const bool v4352 = v4350 && v4351;
+    if (v4352) {
+      const float v4353 = v92.x[119];
+      const unsigned int v4355 = v4349 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4356 = v4355 < v2;
+      const bool v4357 = v4350 && v4356;
+      if (v4357) {
+        const iron_bf16 v4358 = iron_f32_to_bf16(v4353);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4359 = v4346 * v2;
+        const unsigned int v4360 = v4359 + v4349;
+        const unsigned int v4361 = v4360 - v78;
+        out[v4361] = v4358;
+      }
+    }
+    const unsigned int v4362 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4364 = v2203 + v4362;
+    const unsigned int v4365 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4367 = v2206 + v4365;
+    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4369 = v4367 < v79;
+    const bool v4370 = v4368 && v4369;
+    if (v4370) {
+      const float v4371 = v92.x[120];
+      const unsigned int v4373 = v4367 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4374 = v4373 < v2;
+      const bool v4375 = v4368 && v4374;
+      if (v4375) {
+        const iron_bf16 v4376 = iron_f32_to_bf16(v4371);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4377 = v4364 * v2;
+        const unsigned int v4378 = v4377 + v4367;
+        const unsigned int v4379 = v4378 - v78;
+        out[v4379] = v4376;
+      }
+    }
+    const unsigned int v4380 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4382 = v2203 + v4380;
+    const unsigned int v4383 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4385 = v2206 + v4383;
+    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4387 = v4385 < v79;
+    const bool v4388 = v4386 && v4387;
+    if (v4388) {
+      const float v4389 = v92.x[121];
+      const unsigned int v4391 = v4385 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4392 = v4391 < v2;
+      const bool v4393 = v4386 && v4392;
+      if (v4393) {
+        const iron_bf16 v4394 = iron_f32_to_bf16(v4389);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4395 = v4382 * v2;
+        const unsigned int v4396 = v4395 + v4385;
+        const unsigned int v4397 = v4396 - v78;
+        out[v4397] = v4394;
+      }
+    }
+    const unsigned int v4398 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4400 = v2203 + v4398;
+    const unsigned int v4401 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4403 = v2206 + v4401;
+    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4405 = v4403 < v79;
+    const bool v4406 = v4404 && v4405;
+    if (v4406) {
+      const float v4407 = v92.x[122];
+      const unsigned int v4409 = v4403 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4410 = v4409 < v2;
+      const bool v4411 = v4404 && v4410;
+      if (v4411) {
+        const iron_bf16 v4412 = iron_f32_to_bf16(v4407);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4413 = v4400 * v2;
+        const unsigned int v4414 = v4413 + v4403;
+        const unsigned int v4415 = v4414 - v78;
+        out[v4415] = v4412;
+      }
+    }
+    const unsigned int v4416 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4418 = v2203 + v4416;
+    const unsigned int v4419 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4421 = v2206 + v4419;
+    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4423 = v4421 < v79;
+    const bool v4424 = v4422 && v4423;
+    if (v4424) {
+      const float v4425 = v92.x[123];
+      const unsigned int v4427 = v4421 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4428 = v4427 < v2;
+      const bool v4429 = v4422 && v4428;
+      if (v4429) {
+        const iron_bf16 v4430 = iron_f32_to_bf16(v4425);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4431 = v4418 * v2;
+        const unsigned int v4432 = v4431 + v4421;
+        const unsigned int v4433 = v4432 - v78;
+        out[v4433] = v4430;
+      }
+    }
+    const unsigned int v4434 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4436 = v2203 + v4434;
+    const unsigned int v4437 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4439 = v2206 + v4437;
+    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4441 = v4439 < v79;
+    const bool v4442 = v4440 && v4441;
+    if (v4442) {
+      const float v4443 = v92.x[124];
+      const unsigned int v4445 = v4439 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4446 = v4445 < v2;
+      const bool v4447 = v4440 && v4446;
+      if (v4447) {
+        const iron_bf16 v4448 = iron_f32_to_bf16(v4443);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4449 = v4436 * v2;
+        const unsigned int v4450 = v4449 + v4439;
+        const unsigned int v4451 = v4450 - v78;
+        out[v4451] = v4448;
+      }
+    }
+    const unsigned int v4452 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4454 = v2203 + v4452;
+    const unsigned int v4455 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4457 = v2206 + v4455;
+    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4459 = v4457 < v79;
+    const bool v4460 = v4458 && v4459;
+    if (v4460) {
+      const float v4461 = v92.x[125];
+      const unsigned int v4463 = v4457 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4464 = v4463 < v2;
+      const bool v4465 = v4458 && v4464;
+      if (v4465) {
+        const iron_bf16 v4466 = iron_f32_to_bf16(v4461);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4467 = v4454 * v2;
+        const unsigned int v4468 = v4467 + v4457;
+        const unsigned int v4469 = v4468 - v78;
+        out[v4469] = v4466;
+      }
+    }
+    const unsigned int v4470 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4472 = v2203 + v4470;
+    const unsigned int v4473 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4475 = v2206 + v4473;
+    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4477 = v4475 < v79;
+    const bool v4478 = v4476 && v4477;
+    if (v4478) {
+      const float v4479 = v92.x[126];
+      const unsigned int v4481 = v4475 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4482 = v4481 < v2;
+      const bool v4483 = v4476 && v4482;
+      if (v4483) {
+        const iron_bf16 v4484 = iron_f32_to_bf16(v4479);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4485 = v4472 * v2;
+        const unsigned int v4486 = v4485 + v4475;
+        const unsigned int v4487 = v4486 - v78;
+        out[v4487] = v4484;
+      }
+    }
+    const unsigned int v4488 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4490 = v2203 + v4488;
+    const unsigned int v4491 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4493 = v2206 + v4491;
+    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4495 = v4493 < v79;
+    const bool v4496 = v4494 && v4495;
+    if (v4496) {
+      const float v4497 = v92.x[127];
+      const unsigned int v4499 = v4493 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4500 = v4499 < v2;
+      const bool v4501 = v4494 && v4500;
+      if (v4501) {
+        const iron_bf16 v4502 = iron_f32_to_bf16(v4497);  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v4503 = v4490 * v2;
+        const unsigned int v4504 = v4503 + v4493;
+        const unsigned int v4505 = v4504 - v78;
+        out[v4505] = v4502;
       }
     }
   } else {
-    const unsigned int v4502 = blockDim.x;  // kernels/moe/expert_tiles.hpp:60
-    const unsigned int v4503 = threadIdx.x;
+    const unsigned int v4506 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v4507 = threadIdx.x;
 
-    for (unsigned int v4505 = v4503; v4505 < 16384u; v4505 += v4502) {
-      const unsigned int v4507 = v4505 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const unsigned int v4508 = v71 + v4507;
-      const unsigned int v4510 = v4505 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const unsigned int v4511 = v26 + v4510;
-      const bool v4512 = v4508 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v4513 = v4511 < v2;
-      const bool v4514 = v4512 && v4513;
-      if (v4514) {
-        const unsigned int v4517 = v4508 * v2;
-        const unsigned int v4518 = v4517 + v4511;
-        out[v4518] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v4509 = v4507; v4509 < 16384u; v4509 += v4506) {
+      const unsigned int v4511 = v4509 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v4512 = v75 + v4511;
+      const unsigned int v4514 = v4509 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v4515 = v26 + v4514;
+      const bool v4516 = v4512 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4517 = v4515 < v2;
+      const bool v4518 = v4516 && v4517;
+      if (v4518) {
+        const unsigned int v4521 = v4512 * v2;
+        const unsigned int v4522 = v4521 + v4515;
+        out[v4522] = iron_f32_to_bf16(0.0f);
       }
     }
   }

@@ -237,3549 +237,3552 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_f32(
   const unsigned int v21 = v13 + v20;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  unsigned int v35 = v34;
+  unsigned int v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  unsigned int v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  unsigned int v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  unsigned int v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const unsigned int v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const unsigned int v35 = min(v34, v0);
+  unsigned int v36 = v35;
 
-  for (unsigned int v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const unsigned int v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const unsigned int v41 = offsets[v40];
-    const unsigned int v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const unsigned int v45 = v41 - v44;
-    const unsigned int v46 = v45 + 127u;
-    const unsigned int v47 = v46 >> 7u;
-    const unsigned int v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const unsigned int v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const unsigned int v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const unsigned int v57 = v56 << 7u;
-    const unsigned int v59 = v44 + v57;
-    const unsigned int v4861 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v4862 = v53 ? v38 : v4861;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v4862;
-    const unsigned int v4863 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v4864 = v53 ? v59 : v4863;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v4864;
-    const unsigned int v4865 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const unsigned int v4866 = v53 ? v41 : v4865;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v4866;
-    const unsigned int v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const unsigned int v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (unsigned int v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const unsigned int v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const unsigned int v42 = v39 + 1u;
+    const unsigned int v43 = offsets[v42];
+    const unsigned int v44 = max(v43, v40);
+    const unsigned int v45 = min(v44, v0);
+    const unsigned int v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const unsigned int v50 = v49 + 127u;
+    const unsigned int v51 = v50 >> 7u;
+    const unsigned int v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const unsigned int v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const unsigned int v61 = v60 << 7u;
+    const unsigned int v63 = v40 + v61;
+    const unsigned int v4865 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4866 = v57 ? v39 : v4865;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4866;
+    const unsigned int v4867 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4868 = v57 ? v63 : v4867;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4868;
+    const unsigned int v4869 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4870 = v57 ? v45 : v4869;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4870;
+    const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const unsigned int v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const unsigned int v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const unsigned int v65 = v32;
-  const unsigned int v66 = v21 - v65;
-  const unsigned int v67 = v66 << 7u;
-  const unsigned int v68 = v35;
-  const unsigned int v69 = v68 + v67;
-  const unsigned int v4867 = v29;
-  const unsigned int v4868 = v63 ? v69 : v4867;
-  v29 = v4868;
-  const unsigned int v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const unsigned int v71 = v29;
-  const unsigned int v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const unsigned int v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:172
-    const unsigned int v75 = v1 * v2;
-    const unsigned int v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const unsigned int v78 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-    const unsigned int v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const unsigned int v82 = v81 << 6u;
-    const unsigned int v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const unsigned int v69 = v32;
+  const unsigned int v70 = v21 - v69;
+  const unsigned int v71 = v70 << 7u;
+  const unsigned int v72 = v36;
+  const unsigned int v73 = v72 + v71;
+  const unsigned int v4871 = v29;
+  const unsigned int v4872 = v67 ? v73 : v4871;
+  v29 = v4872;
+  const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const unsigned int v75 = v29;
+  const unsigned int v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:172
+    const unsigned int v79 = v1 * v2;
+    const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const unsigned int v86 = v85 << 6u;
-    iron_frag<float, 2, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, 0.0f);
-    iron_frag<float, 0, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, 0.0f);
-    iron_frag<float, 1, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v90 = v89 << 6u;
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
     iron_frag_fill(v92, 0.0f);
-    const unsigned int v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      for (unsigned int v3570 = 0u; v3570 < 2u; v3570 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v3571 = v3570 << 4u;
-        const bool v3573 = v3571 < v3;
-        if (v3573) {
-          const unsigned int v3575 = v3570 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v3577 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3580 = v3577 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3583 = v3577 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3584 = v3583 << 2u;
-          const unsigned int v3585 = v71 + v3580;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3586 = v3585 < v72;
-          const unsigned int v3587 = v3571 + v3584;
-          const bool v3588 = v3587 < v3;
-          const bool v3589 = v3586 && v3588;
-          const unsigned int v3591 = v3585 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3593 = v3591 + v3571;
-          const unsigned int v3594 = v3593 + v3584;
-          const unsigned int v3595 = v3589 ? v3594 : 0u;
-          const unsigned int v3597 = v3580 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3598 = v3575 + v3597;
-          const unsigned int v3599 = v3598 + v3584;
-          iron_copy_async<16>(shm0 + v3599, x_sorted + v3595, v3589);
-          const unsigned int v3602 = v3577 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3604 = v3602 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3607 = v3602 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3608 = v3607 << 2u;
-          const unsigned int v3609 = v71 + v3604;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3610 = v3609 < v72;
-          const unsigned int v3611 = v3571 + v3608;
-          const bool v3612 = v3611 < v3;
-          const bool v3613 = v3610 && v3612;
-          const unsigned int v3615 = v3609 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3617 = v3615 + v3571;
-          const unsigned int v3618 = v3617 + v3608;
-          const unsigned int v3619 = v3613 ? v3618 : 0u;
-          const unsigned int v3621 = v3604 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3622 = v3575 + v3621;
-          const unsigned int v3623 = v3622 + v3608;
-          iron_copy_async<16>(shm0 + v3623, x_sorted + v3619, v3613);
-          const unsigned int v3626 = v3577 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3628 = v3626 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3631 = v3626 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3632 = v3631 << 2u;
-          const unsigned int v3633 = v71 + v3628;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3634 = v3633 < v72;
-          const unsigned int v3635 = v3571 + v3632;
-          const bool v3636 = v3635 < v3;
-          const bool v3637 = v3634 && v3636;
-          const unsigned int v3639 = v3633 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3641 = v3639 + v3571;
-          const unsigned int v3642 = v3641 + v3632;
-          const unsigned int v3643 = v3637 ? v3642 : 0u;
-          const unsigned int v3645 = v3628 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3646 = v3575 + v3645;
-          const unsigned int v3647 = v3646 + v3632;
-          iron_copy_async<16>(shm0 + v3647, x_sorted + v3643, v3637);
-          const unsigned int v3650 = v3577 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v3652 = v3650 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v3655 = v3650 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3656 = v3655 << 2u;
-          const unsigned int v3657 = v71 + v3652;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v3658 = v3657 < v72;
-          const unsigned int v3659 = v3571 + v3656;
-          const bool v3660 = v3659 < v3;
-          const bool v3661 = v3658 && v3660;
-          const unsigned int v3663 = v3657 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3665 = v3663 + v3571;
-          const unsigned int v3666 = v3665 + v3656;
-          const unsigned int v3667 = v3661 ? v3666 : 0u;
-          const unsigned int v3669 = v3652 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v3670 = v3575 + v3669;
-          const unsigned int v3671 = v3670 + v3656;
-          iron_copy_async<16>(shm0 + v3671, x_sorted + v3667, v3661);
-          const unsigned int v3678 = v3577 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v3681 = v3577 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v3682 = v3681 << 3u;
-          const unsigned int v3683 = v76 + v3678;  // kernels/gemm/quant_b.hpp:137
-          const bool v3684 = v3683 < v75;
-          const unsigned int v3685 = v3571 + v3682;
-          const bool v3686 = v3685 < v3;
-          const bool v3687 = v3684 && v3686;
-          const unsigned int v3689 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3691 = min(v3685, v3689);
-          const unsigned int v3693 = v75 - 1u;
-          const unsigned int v3695 = min(v3683, v3693);
-          const unsigned int v3697 = v3691 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v3699 = v3 >> 3u;
-          const unsigned int v3700 = v3695 * v3699;
-          const unsigned int v3701 = v3700 + v3697;
-          const unsigned int v3702 = packed[v3701];
-          const unsigned int v3704 = v3691 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v3706 = v3 >> 5u;
-          const unsigned int v3707 = v3695 * v3706;
-          const unsigned int v3708 = v3707 + v3704;
-          const unsigned char v3709 = scales[v3708];
-          const unsigned int v3710 = static_cast<unsigned int>(v3709);
-          const unsigned int v3712 = v3710 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v3715 = v3710 == 255u;
-          const unsigned int v3716 = v3715 ? 2143289344u : v3712;
-          const bool v3718 = v3710 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v3720 = v3718 ? 4194304u : v3716;
-          const float v3721 = __uint_as_float(v3720);
-          const unsigned int v3723 = v3702 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3725 = v3723 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3727 = v3725 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3729 = v3727 << 22u;
-          const unsigned int v3731 = v3725 * 1056964608u;
-          const bool v3733 = v3725 < 2u;
-          const unsigned int v3734 = v3733 ? v3731 : v3729;
-          const unsigned int v3736 = v3723 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3738 = v3736 << 28u;
-          const unsigned int v3739 = v3734 | v3738;
-          const float v3740 = __uint_as_float(v3739);
-          const float v3741 = v3740 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3743 = v3702 >> 4u;
-          const unsigned int v3745 = v3743 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3747 = v3745 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3749 = v3747 << 22u;
-          const unsigned int v3751 = v3745 * 1056964608u;
-          const bool v3753 = v3745 < 2u;
-          const unsigned int v3754 = v3753 ? v3751 : v3749;
-          const unsigned int v3756 = v3743 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3758 = v3756 << 28u;
-          const unsigned int v3759 = v3754 | v3758;
-          const float v3760 = __uint_as_float(v3759);
-          const float v3761 = v3760 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3763 = v3702 >> 8u;
-          const unsigned int v3765 = v3763 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3767 = v3765 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3769 = v3767 << 22u;
-          const unsigned int v3771 = v3765 * 1056964608u;
-          const bool v3773 = v3765 < 2u;
-          const unsigned int v3774 = v3773 ? v3771 : v3769;
-          const unsigned int v3776 = v3763 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3778 = v3776 << 28u;
-          const unsigned int v3779 = v3774 | v3778;
-          const float v3780 = __uint_as_float(v3779);
-          const float v3781 = v3780 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3783 = v3702 >> 12u;
-          const unsigned int v3785 = v3783 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3787 = v3785 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3789 = v3787 << 22u;
-          const unsigned int v3791 = v3785 * 1056964608u;
-          const bool v3793 = v3785 < 2u;
-          const unsigned int v3794 = v3793 ? v3791 : v3789;
-          const unsigned int v3796 = v3783 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3798 = v3796 << 28u;
-          const unsigned int v3799 = v3794 | v3798;
-          const float v3800 = __uint_as_float(v3799);
-          const float v3801 = v3800 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3803 = v3702 >> 16u;
-          const unsigned int v3805 = v3803 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3807 = v3805 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3809 = v3807 << 22u;
-          const unsigned int v3811 = v3805 * 1056964608u;
-          const bool v3813 = v3805 < 2u;
-          const unsigned int v3814 = v3813 ? v3811 : v3809;
-          const unsigned int v3816 = v3803 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3818 = v3816 << 28u;
-          const unsigned int v3819 = v3814 | v3818;
-          const float v3820 = __uint_as_float(v3819);
-          const float v3821 = v3820 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3823 = v3702 >> 20u;
-          const unsigned int v3825 = v3823 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3827 = v3825 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3829 = v3827 << 22u;
-          const unsigned int v3831 = v3825 * 1056964608u;
-          const bool v3833 = v3825 < 2u;
-          const unsigned int v3834 = v3833 ? v3831 : v3829;
-          const unsigned int v3836 = v3823 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3838 = v3836 << 28u;
-          const unsigned int v3839 = v3834 | v3838;
-          const float v3840 = __uint_as_float(v3839);
-          const float v3841 = v3840 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3843 = v3702 >> 24u;
-          const unsigned int v3845 = v3843 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3847 = v3845 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3849 = v3847 << 22u;
-          const unsigned int v3851 = v3845 * 1056964608u;
-          const bool v3853 = v3845 < 2u;
-          const unsigned int v3854 = v3853 ? v3851 : v3849;
-          const unsigned int v3856 = v3843 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3858 = v3856 << 28u;
-          const unsigned int v3859 = v3854 | v3858;
-          const float v3860 = __uint_as_float(v3859);
-          const float v3861 = v3860 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3863 = v3702 >> 28u;
-          const unsigned int v3865 = v3863 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3867 = v3865 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3869 = v3867 << 22u;
-          const unsigned int v3871 = v3865 * 1056964608u;
-          const bool v3873 = v3865 < 2u;
-          const unsigned int v3874 = v3873 ? v3871 : v3869;
-          const unsigned int v3876 = v3863 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3878 = v3876 << 28u;
-          const unsigned int v3879 = v3874 | v3878;
-          const float v3880 = __uint_as_float(v3879);
-          const float v3881 = v3880 * v3721;  // kernels/gemm/quant_b.hpp:80
-          const float v3883 = v3687 ? v3741 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v3886 = v3687 ? v3761 : 0.0f;
-          const float v3889 = v3687 ? v3781 : 0.0f;
-          const float v3892 = v3687 ? v3801 : 0.0f;
-          const unsigned int v3896 = v3678 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v3897 = v3575 + v3896;
-          const unsigned int v3898 = v3897 + v3682;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v3898) = iron_f32x4{{v3883, v3886, v3889, v3892}};
-          const float v3901 = v3687 ? v3821 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v3904 = v3687 ? v3841 : 0.0f;
-          const float v3907 = v3687 ? v3861 : 0.0f;
-          const float v3910 = v3687 ? v3881 : 0.0f;
-          const unsigned int v3917 = v3898 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v3917) = iron_f32x4{{v3901, v3904, v3907, v3910}};
-          const unsigned int v3922 = v3602 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v3925 = v3602 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v3926 = v3925 << 3u;
-          const unsigned int v3927 = v76 + v3922;  // kernels/gemm/quant_b.hpp:137
-          const bool v3928 = v3927 < v75;
-          const unsigned int v3929 = v3571 + v3926;
-          const bool v3930 = v3929 < v3;
-          const bool v3931 = v3928 && v3930;
-          const unsigned int v3935 = min(v3929, v3689);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v3939 = min(v3927, v3693);
-          const unsigned int v3941 = v3935 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v3944 = v3939 * v3699;
-          const unsigned int v3945 = v3944 + v3941;
-          const unsigned int v3946 = packed[v3945];
-          const unsigned int v3948 = v3935 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v3951 = v3939 * v3706;
-          const unsigned int v3952 = v3951 + v3948;
-          const unsigned char v3953 = scales[v3952];
-          const unsigned int v3954 = static_cast<unsigned int>(v3953);
-          const unsigned int v3956 = v3954 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v3959 = v3954 == 255u;
-          const unsigned int v3960 = v3959 ? 2143289344u : v3956;
-          const bool v3962 = v3954 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v3964 = v3962 ? 4194304u : v3960;
-          const float v3965 = __uint_as_float(v3964);
-          const unsigned int v3967 = v3946 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3969 = v3967 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3971 = v3969 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3973 = v3971 << 22u;
-          const unsigned int v3975 = v3969 * 1056964608u;
-          const bool v3977 = v3969 < 2u;
-          const unsigned int v3978 = v3977 ? v3975 : v3973;
-          const unsigned int v3980 = v3967 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v3982 = v3980 << 28u;
-          const unsigned int v3983 = v3978 | v3982;
-          const float v3984 = __uint_as_float(v3983);
-          const float v3985 = v3984 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v3987 = v3946 >> 4u;
-          const unsigned int v3989 = v3987 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v3991 = v3989 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v3993 = v3991 << 22u;
-          const unsigned int v3995 = v3989 * 1056964608u;
-          const bool v3997 = v3989 < 2u;
-          const unsigned int v3998 = v3997 ? v3995 : v3993;
-          const unsigned int v4000 = v3987 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4002 = v4000 << 28u;
-          const unsigned int v4003 = v3998 | v4002;
-          const float v4004 = __uint_as_float(v4003);
-          const float v4005 = v4004 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4007 = v3946 >> 8u;
-          const unsigned int v4009 = v4007 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4011 = v4009 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4013 = v4011 << 22u;
-          const unsigned int v4015 = v4009 * 1056964608u;
-          const bool v4017 = v4009 < 2u;
-          const unsigned int v4018 = v4017 ? v4015 : v4013;
-          const unsigned int v4020 = v4007 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4022 = v4020 << 28u;
-          const unsigned int v4023 = v4018 | v4022;
-          const float v4024 = __uint_as_float(v4023);
-          const float v4025 = v4024 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4027 = v3946 >> 12u;
-          const unsigned int v4029 = v4027 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4031 = v4029 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4033 = v4031 << 22u;
-          const unsigned int v4035 = v4029 * 1056964608u;
-          const bool v4037 = v4029 < 2u;
-          const unsigned int v4038 = v4037 ? v4035 : v4033;
-          const unsigned int v4040 = v4027 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4042 = v4040 << 28u;
-          const unsigned int v4043 = v4038 | v4042;
-          const float v4044 = __uint_as_float(v4043);
-          const float v4045 = v4044 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4047 = v3946 >> 16u;
-          const unsigned int v4049 = v4047 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4051 = v4049 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4053 = v4051 << 22u;
-          const unsigned int v4055 = v4049 * 1056964608u;
-          const bool v4057 = v4049 < 2u;
-          const unsigned int v4058 = v4057 ? v4055 : v4053;
-          const unsigned int v4060 = v4047 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4062 = v4060 << 28u;
-          const unsigned int v4063 = v4058 | v4062;
-          const float v4064 = __uint_as_float(v4063);
-          const float v4065 = v4064 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4067 = v3946 >> 20u;
-          const unsigned int v4069 = v4067 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4071 = v4069 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4073 = v4071 << 22u;
-          const unsigned int v4075 = v4069 * 1056964608u;
-          const bool v4077 = v4069 < 2u;
-          const unsigned int v4078 = v4077 ? v4075 : v4073;
-          const unsigned int v4080 = v4067 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4082 = v4080 << 28u;
-          const unsigned int v4083 = v4078 | v4082;
-          const float v4084 = __uint_as_float(v4083);
-          const float v4085 = v4084 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4087 = v3946 >> 24u;
-          const unsigned int v4089 = v4087 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4091 = v4089 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4093 = v4091 << 22u;
-          const unsigned int v4095 = v4089 * 1056964608u;
-          const bool v4097 = v4089 < 2u;
-          const unsigned int v4098 = v4097 ? v4095 : v4093;
-          const unsigned int v4100 = v4087 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4102 = v4100 << 28u;
-          const unsigned int v4103 = v4098 | v4102;
-          const float v4104 = __uint_as_float(v4103);
-          const float v4105 = v4104 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4107 = v3946 >> 28u;
-          const unsigned int v4109 = v4107 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4111 = v4109 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4113 = v4111 << 22u;
-          const unsigned int v4115 = v4109 * 1056964608u;
-          const bool v4117 = v4109 < 2u;
-          const unsigned int v4118 = v4117 ? v4115 : v4113;
-          const unsigned int v4120 = v4107 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4122 = v4120 << 28u;
-          const unsigned int v4123 = v4118 | v4122;
-          const float v4124 = __uint_as_float(v4123);
-          const float v4125 = v4124 * v3965;  // kernels/gemm/quant_b.hpp:80
-          const float v4127 = v3931 ? v3985 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4130 = v3931 ? v4005 : 0.0f;
-          const float v4133 = v3931 ? v4025 : 0.0f;
-          const float v4136 = v3931 ? v4045 : 0.0f;
-          const unsigned int v4140 = v3922 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4141 = v3575 + v4140;
-          const unsigned int v4142 = v4141 + v3926;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4142) = iron_f32x4{{v4127, v4130, v4133, v4136}};
-          const float v4145 = v3931 ? v4065 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4148 = v3931 ? v4085 : 0.0f;
-          const float v4151 = v3931 ? v4105 : 0.0f;
-          const float v4154 = v3931 ? v4125 : 0.0f;
-          const unsigned int v4161 = v4142 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4161) = iron_f32x4{{v4145, v4148, v4151, v4154}};
+    iron_frag<float, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, 0.0f);
+    iron_frag<float, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, 0.0f);
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      for (unsigned int v3574 = 0u; v3574 < 2u; v3574 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v3575 = v3574 << 4u;
+        const bool v3577 = v3575 < v3;
+        if (v3577) {
+          const unsigned int v3579 = v3574 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v3581 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3584 = v3581 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3587 = v3581 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3588 = v3587 << 2u;
+          const unsigned int v3589 = v75 + v3584;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3590 = v3589 < v76;
+          const unsigned int v3591 = v3575 + v3588;
+          const bool v3592 = v3591 < v3;
+          const bool v3593 = v3590 && v3592;
+          const unsigned int v3595 = v3589 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3597 = v3595 + v3575;
+          const unsigned int v3598 = v3597 + v3588;
+          const unsigned int v3599 = v3593 ? v3598 : 0u;
+          const unsigned int v3601 = v3584 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3602 = v3579 + v3601;
+          const unsigned int v3603 = v3602 + v3588;
+          iron_copy_async<16>(shm0 + v3603, x_sorted + v3599, v3593);
+          const unsigned int v3606 = v3581 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3608 = v3606 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3611 = v3606 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3612 = v3611 << 2u;
+          const unsigned int v3613 = v75 + v3608;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3614 = v3613 < v76;
+          const unsigned int v3615 = v3575 + v3612;
+          const bool v3616 = v3615 < v3;
+          const bool v3617 = v3614 && v3616;
+          const unsigned int v3619 = v3613 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3621 = v3619 + v3575;
+          const unsigned int v3622 = v3621 + v3612;
+          const unsigned int v3623 = v3617 ? v3622 : 0u;
+          const unsigned int v3625 = v3608 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3626 = v3579 + v3625;
+          const unsigned int v3627 = v3626 + v3612;
+          iron_copy_async<16>(shm0 + v3627, x_sorted + v3623, v3617);
+          const unsigned int v3630 = v3581 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3632 = v3630 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3635 = v3630 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3636 = v3635 << 2u;
+          const unsigned int v3637 = v75 + v3632;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3638 = v3637 < v76;
+          const unsigned int v3639 = v3575 + v3636;
+          const bool v3640 = v3639 < v3;
+          const bool v3641 = v3638 && v3640;
+          const unsigned int v3643 = v3637 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3645 = v3643 + v3575;
+          const unsigned int v3646 = v3645 + v3636;
+          const unsigned int v3647 = v3641 ? v3646 : 0u;
+          const unsigned int v3649 = v3632 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3650 = v3579 + v3649;
+          const unsigned int v3651 = v3650 + v3636;
+          iron_copy_async<16>(shm0 + v3651, x_sorted + v3647, v3641);
+          const unsigned int v3654 = v3581 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v3656 = v3654 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v3659 = v3654 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3660 = v3659 << 2u;
+          const unsigned int v3661 = v75 + v3656;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v3662 = v3661 < v76;
+          const unsigned int v3663 = v3575 + v3660;
+          const bool v3664 = v3663 < v3;
+          const bool v3665 = v3662 && v3664;
+          const unsigned int v3667 = v3661 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3669 = v3667 + v3575;
+          const unsigned int v3670 = v3669 + v3660;
+          const unsigned int v3671 = v3665 ? v3670 : 0u;
+          const unsigned int v3673 = v3656 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v3674 = v3579 + v3673;
+          const unsigned int v3675 = v3674 + v3660;
+          iron_copy_async<16>(shm0 + v3675, x_sorted + v3671, v3665);
+          const unsigned int v3682 = v3581 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v3685 = v3581 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v3686 = v3685 << 3u;
+          const unsigned int v3687 = v80 + v3682;  // kernels/gemm/quant_b.hpp:137
+          const bool v3688 = v3687 < v79;
+          const unsigned int v3689 = v3575 + v3686;
+          const bool v3690 = v3689 < v3;
+          const bool v3691 = v3688 && v3690;
+          const unsigned int v3693 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3695 = min(v3689, v3693);
+          const unsigned int v3697 = v79 - 1u;
+          const unsigned int v3699 = min(v3687, v3697);
+          const unsigned int v3701 = v3695 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v3703 = v3 >> 3u;
+          const unsigned int v3704 = v3699 * v3703;
+          const unsigned int v3705 = v3704 + v3701;
+          const unsigned int v3706 = packed[v3705];
+          const unsigned int v3708 = v3695 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v3710 = v3 >> 5u;
+          const unsigned int v3711 = v3699 * v3710;
+          const unsigned int v3712 = v3711 + v3708;
+          const unsigned char v3713 = scales[v3712];
+          const unsigned int v3714 = static_cast<unsigned int>(v3713);
+          const unsigned int v3716 = v3714 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v3719 = v3714 == 255u;
+          const unsigned int v3720 = v3719 ? 2143289344u : v3716;
+          const bool v3722 = v3714 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v3724 = v3722 ? 4194304u : v3720;
+          const float v3725 = __uint_as_float(v3724);
+          const unsigned int v3727 = v3706 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3729 = v3727 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3731 = v3729 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3733 = v3731 << 22u;
+          const unsigned int v3735 = v3729 * 1056964608u;
+          const bool v3737 = v3729 < 2u;
+          const unsigned int v3738 = v3737 ? v3735 : v3733;
+          const unsigned int v3740 = v3727 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3742 = v3740 << 28u;
+          const unsigned int v3743 = v3738 | v3742;
+          const float v3744 = __uint_as_float(v3743);
+          const float v3745 = v3744 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3747 = v3706 >> 4u;
+          const unsigned int v3749 = v3747 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3751 = v3749 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3753 = v3751 << 22u;
+          const unsigned int v3755 = v3749 * 1056964608u;
+          const bool v3757 = v3749 < 2u;
+          const unsigned int v3758 = v3757 ? v3755 : v3753;
+          const unsigned int v3760 = v3747 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3762 = v3760 << 28u;
+          const unsigned int v3763 = v3758 | v3762;
+          const float v3764 = __uint_as_float(v3763);
+          const float v3765 = v3764 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3767 = v3706 >> 8u;
+          const unsigned int v3769 = v3767 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3771 = v3769 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3773 = v3771 << 22u;
+          const unsigned int v3775 = v3769 * 1056964608u;
+          const bool v3777 = v3769 < 2u;
+          const unsigned int v3778 = v3777 ? v3775 : v3773;
+          const unsigned int v3780 = v3767 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3782 = v3780 << 28u;
+          const unsigned int v3783 = v3778 | v3782;
+          const float v3784 = __uint_as_float(v3783);
+          const float v3785 = v3784 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3787 = v3706 >> 12u;
+          const unsigned int v3789 = v3787 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3791 = v3789 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3793 = v3791 << 22u;
+          const unsigned int v3795 = v3789 * 1056964608u;
+          const bool v3797 = v3789 < 2u;
+          const unsigned int v3798 = v3797 ? v3795 : v3793;
+          const unsigned int v3800 = v3787 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3802 = v3800 << 28u;
+          const unsigned int v3803 = v3798 | v3802;
+          const float v3804 = __uint_as_float(v3803);
+          const float v3805 = v3804 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3807 = v3706 >> 16u;
+          const unsigned int v3809 = v3807 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3811 = v3809 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3813 = v3811 << 22u;
+          const unsigned int v3815 = v3809 * 1056964608u;
+          const bool v3817 = v3809 < 2u;
+          const unsigned int v3818 = v3817 ? v3815 : v3813;
+          const unsigned int v3820 = v3807 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3822 = v3820 << 28u;
+          const unsigned int v3823 = v3818 | v3822;
+          const float v3824 = __uint_as_float(v3823);
+          const float v3825 = v3824 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3827 = v3706 >> 20u;
+          const unsigned int v3829 = v3827 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3831 = v3829 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3833 = v3831 << 22u;
+          const unsigned int v3835 = v3829 * 1056964608u;
+          const bool v3837 = v3829 < 2u;
+          const unsigned int v3838 = v3837 ? v3835 : v3833;
+          const unsigned int v3840 = v3827 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3842 = v3840 << 28u;
+          const unsigned int v3843 = v3838 | v3842;
+          const float v3844 = __uint_as_float(v3843);
+          const float v3845 = v3844 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3847 = v3706 >> 24u;
+          const unsigned int v3849 = v3847 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3851 = v3849 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3853 = v3851 << 22u;
+          const unsigned int v3855 = v3849 * 1056964608u;
+          const bool v3857 = v3849 < 2u;
+          const unsigned int v3858 = v3857 ? v3855 : v3853;
+          const unsigned int v3860 = v3847 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3862 = v3860 << 28u;
+          const unsigned int v3863 = v3858 | v3862;
+          const float v3864 = __uint_as_float(v3863);
+          const float v3865 = v3864 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3867 = v3706 >> 28u;
+          const unsigned int v3869 = v3867 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3871 = v3869 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3873 = v3871 << 22u;
+          const unsigned int v3875 = v3869 * 1056964608u;
+          const bool v3877 = v3869 < 2u;
+          const unsigned int v3878 = v3877 ? v3875 : v3873;
+          const unsigned int v3880 = v3867 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3882 = v3880 << 28u;
+          const unsigned int v3883 = v3878 | v3882;
+          const float v3884 = __uint_as_float(v3883);
+          const float v3885 = v3884 * v3725;  // kernels/gemm/quant_b.hpp:80
+          const float v3887 = v3691 ? v3745 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v3890 = v3691 ? v3765 : 0.0f;
+          const float v3893 = v3691 ? v3785 : 0.0f;
+          const float v3896 = v3691 ? v3805 : 0.0f;
+          const unsigned int v3900 = v3682 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v3901 = v3579 + v3900;
+          const unsigned int v3902 = v3901 + v3686;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v3902) = iron_f32x4{{v3887, v3890, v3893, v3896}};
+          const float v3905 = v3691 ? v3825 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v3908 = v3691 ? v3845 : 0.0f;
+          const float v3911 = v3691 ? v3865 : 0.0f;
+          const float v3914 = v3691 ? v3885 : 0.0f;
+          const unsigned int v3921 = v3902 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v3921) = iron_f32x4{{v3905, v3908, v3911, v3914}};
+          const unsigned int v3926 = v3606 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v3929 = v3606 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v3930 = v3929 << 3u;
+          const unsigned int v3931 = v80 + v3926;  // kernels/gemm/quant_b.hpp:137
+          const bool v3932 = v3931 < v79;
+          const unsigned int v3933 = v3575 + v3930;
+          const bool v3934 = v3933 < v3;
+          const bool v3935 = v3932 && v3934;
+          const unsigned int v3939 = min(v3933, v3693);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v3943 = min(v3931, v3697);
+          const unsigned int v3945 = v3939 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v3948 = v3943 * v3703;
+          const unsigned int v3949 = v3948 + v3945;
+          const unsigned int v3950 = packed[v3949];
+          const unsigned int v3952 = v3939 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v3955 = v3943 * v3710;
+          const unsigned int v3956 = v3955 + v3952;
+          const unsigned char v3957 = scales[v3956];
+          const unsigned int v3958 = static_cast<unsigned int>(v3957);
+          const unsigned int v3960 = v3958 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v3963 = v3958 == 255u;
+          const unsigned int v3964 = v3963 ? 2143289344u : v3960;
+          const bool v3966 = v3958 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v3968 = v3966 ? 4194304u : v3964;
+          const float v3969 = __uint_as_float(v3968);
+          const unsigned int v3971 = v3950 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3973 = v3971 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3975 = v3973 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3977 = v3975 << 22u;
+          const unsigned int v3979 = v3973 * 1056964608u;
+          const bool v3981 = v3973 < 2u;
+          const unsigned int v3982 = v3981 ? v3979 : v3977;
+          const unsigned int v3984 = v3971 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v3986 = v3984 << 28u;
+          const unsigned int v3987 = v3982 | v3986;
+          const float v3988 = __uint_as_float(v3987);
+          const float v3989 = v3988 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v3991 = v3950 >> 4u;
+          const unsigned int v3993 = v3991 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v3995 = v3993 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v3997 = v3995 << 22u;
+          const unsigned int v3999 = v3993 * 1056964608u;
+          const bool v4001 = v3993 < 2u;
+          const unsigned int v4002 = v4001 ? v3999 : v3997;
+          const unsigned int v4004 = v3991 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4006 = v4004 << 28u;
+          const unsigned int v4007 = v4002 | v4006;
+          const float v4008 = __uint_as_float(v4007);
+          const float v4009 = v4008 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4011 = v3950 >> 8u;
+          const unsigned int v4013 = v4011 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4015 = v4013 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4017 = v4015 << 22u;
+          const unsigned int v4019 = v4013 * 1056964608u;
+          const bool v4021 = v4013 < 2u;
+          const unsigned int v4022 = v4021 ? v4019 : v4017;
+          const unsigned int v4024 = v4011 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4026 = v4024 << 28u;
+          const unsigned int v4027 = v4022 | v4026;
+          const float v4028 = __uint_as_float(v4027);
+          const float v4029 = v4028 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4031 = v3950 >> 12u;
+          const unsigned int v4033 = v4031 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4035 = v4033 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4037 = v4035 << 22u;
+          const unsigned int v4039 = v4033 * 1056964608u;
+          const bool v4041 = v4033 < 2u;
+          const unsigned int v4042 = v4041 ? v4039 : v4037;
+          const unsigned int v4044 = v4031 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4046 = v4044 << 28u;
+          const unsigned int v4047 = v4042 | v4046;
+          const float v4048 = __uint_as_float(v4047);
+          const float v4049 = v4048 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4051 = v3950 >> 16u;
+          const unsigned int v4053 = v4051 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4055 = v4053 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4057 = v4055 << 22u;
+          const unsigned int v4059 = v4053 * 1056964608u;
+          const bool v4061 = v4053 < 2u;
+          const unsigned int v4062 = v4061 ? v4059 : v4057;
+          const unsigned int v4064 = v4051 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4066 = v4064 << 28u;
+          const unsigned int v4067 = v4062 | v4066;
+          const float v4068 = __uint_as_float(v4067);
+          const float v4069 = v4068 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4071 = v3950 >> 20u;
+          const unsigned int v4073 = v4071 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4075 = v4073 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4077 = v4075 << 22u;
+          const unsigned int v4079 = v4073 * 1056964608u;
+          const bool v4081 = v4073 < 2u;
+          const unsigned int v4082 = v4081 ? v4079 : v4077;
+          const unsigned int v4084 = v4071 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4086 = v4084 << 28u;
+          const unsigned int v4087 = v4082 | v4086;
+          const float v4088 = __uint_as_float(v4087);
+          const float v4089 = v4088 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4091 = v3950 >> 24u;
+          const unsigned int v4093 = v4091 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4095 = v4093 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4097 = v4095 << 22u;
+          const unsigned int v4099 = v4093 * 1056964608u;
+          const bool v4101 = v4093 < 2u;
+          const unsigned int v4102 = v4101 ? v4099 : v4097;
+          const unsigned int v4104 = v4091 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4106 = v4104 << 28u;
+          const unsigned int v4107 = v4102 | v4106;
+          const float v4108 = __uint_as_float(v4107);
+          const float v4109 = v4108 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4111 = v3950 >> 28u;
+          const unsigned int v4113 = v4111 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4115 = v4113 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4117 = v4115 << 22u;
+          const unsigned int v4119 = v4113 * 1056964608u;
+          const bool v4121 = v4113 < 2u;
+          const unsigned int v4122 = v4121 ? v4119 : v4117;
+          const unsigned int v4124 = v4111 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4126 = v4124 << 28u;
+          const unsigned int v4127 = v4122 | v4126;
+          const float v4128 = __uint_as_float(v4127);
+          const float v4129 = v4128 * v3969;  // kernels/gemm/quant_b.hpp:80
+          const float v4131 = v3935 ? v3989 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4134 = v3935 ? v4009 : 0.0f;
+          const float v4137 = v3935 ? v4029 : 0.0f;
+          const float v4140 = v3935 ? v4049 : 0.0f;
+          const unsigned int v4144 = v3926 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4145 = v3579 + v4144;
+          const unsigned int v4146 = v4145 + v3930;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4146) = iron_f32x4{{v4131, v4134, v4137, v4140}};
+          const float v4149 = v3935 ? v4069 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4152 = v3935 ? v4089 : 0.0f;
+          const float v4155 = v3935 ? v4109 : 0.0f;
+          const float v4158 = v3935 ? v4129 : 0.0f;
+          const unsigned int v4165 = v4146 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4165) = iron_f32x4{{v4149, v4152, v4155, v4158}};
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
-      const unsigned int v4174 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v4180 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4178 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v4184 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v4162 = 0u; v4162 < v3; v4162 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v4164 = v4162 >> 4u;
-        const unsigned int v4166 = v4164 % 3u;
+      for (unsigned int v4166 = 0u; v4166 < v3; v4166 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v4168 = v4166 >> 4u;
+        const unsigned int v4170 = v4168 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4168 = v4166 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
-        const unsigned int v4175 = v4168 + v4174;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<false>(v90, shm0, v4175, 20u);
-        const unsigned int v4181 = v4168 + v4180;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load_shared<true>(v92, shm1, v4181, 20u);
-        iron_frag_mma_software(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v4185 = v4162 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
-        const unsigned int v4187 = v4164 + 2u;
-        const unsigned int v4188 = v4187 % 3u;
-        const bool v4189 = v4185 < v3;
-        if (v4189) {
-          const unsigned int v4191 = v4188 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-          const unsigned int v4193 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4196 = v4193 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4199 = v4193 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4200 = v4199 << 2u;
-          const unsigned int v4201 = v71 + v4196;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4202 = v4201 < v72;
-          const unsigned int v4203 = v4185 + v4200;
-          const bool v4204 = v4203 < v3;
-          const bool v4205 = v4202 && v4204;
-          const unsigned int v4207 = v4201 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4209 = v4207 + v4185;
-          const unsigned int v4210 = v4209 + v4200;
-          const unsigned int v4211 = v4205 ? v4210 : 0u;
-          const unsigned int v4213 = v4196 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4214 = v4191 + v4213;
-          const unsigned int v4215 = v4214 + v4200;
-          iron_copy_async<16>(shm0 + v4215, x_sorted + v4211, v4205);
-          const unsigned int v4218 = v4193 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4220 = v4218 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4223 = v4218 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4224 = v4223 << 2u;
-          const unsigned int v4225 = v71 + v4220;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4226 = v4225 < v72;
-          const unsigned int v4227 = v4185 + v4224;
-          const bool v4228 = v4227 < v3;
-          const bool v4229 = v4226 && v4228;
-          const unsigned int v4231 = v4225 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4233 = v4231 + v4185;
-          const unsigned int v4234 = v4233 + v4224;
-          const unsigned int v4235 = v4229 ? v4234 : 0u;
-          const unsigned int v4237 = v4220 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4238 = v4191 + v4237;
-          const unsigned int v4239 = v4238 + v4224;
-          iron_copy_async<16>(shm0 + v4239, x_sorted + v4235, v4229);
-          const unsigned int v4242 = v4193 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4244 = v4242 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4247 = v4242 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4248 = v4247 << 2u;
-          const unsigned int v4249 = v71 + v4244;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4250 = v4249 < v72;
-          const unsigned int v4251 = v4185 + v4248;
-          const bool v4252 = v4251 < v3;
-          const bool v4253 = v4250 && v4252;
-          const unsigned int v4255 = v4249 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4257 = v4255 + v4185;
-          const unsigned int v4258 = v4257 + v4248;
-          const unsigned int v4259 = v4253 ? v4258 : 0u;
-          const unsigned int v4261 = v4244 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4262 = v4191 + v4261;
-          const unsigned int v4263 = v4262 + v4248;
-          iron_copy_async<16>(shm0 + v4263, x_sorted + v4259, v4253);
-          const unsigned int v4266 = v4193 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-          const unsigned int v4268 = v4266 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-          const unsigned int v4271 = v4266 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4272 = v4271 << 2u;
-          const unsigned int v4273 = v71 + v4268;  // kernels/gemm/gemm_tiles.hpp:80
-          const bool v4274 = v4273 < v72;
-          const unsigned int v4275 = v4185 + v4272;
-          const bool v4276 = v4275 < v3;
-          const bool v4277 = v4274 && v4276;
-          const unsigned int v4279 = v4273 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4281 = v4279 + v4185;
-          const unsigned int v4282 = v4281 + v4272;
-          const unsigned int v4283 = v4277 ? v4282 : 0u;
-          const unsigned int v4285 = v4268 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-          const unsigned int v4286 = v4191 + v4285;
-          const unsigned int v4287 = v4286 + v4272;
-          iron_copy_async<16>(shm0 + v4287, x_sorted + v4283, v4277);
-          const unsigned int v4294 = v4193 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v4297 = v4193 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v4298 = v4297 << 3u;
-          const unsigned int v4299 = v76 + v4294;  // kernels/gemm/quant_b.hpp:137
-          const bool v4300 = v4299 < v75;
-          const unsigned int v4301 = v4185 + v4298;
-          const bool v4302 = v4301 < v3;
-          const bool v4303 = v4300 && v4302;
-          const unsigned int v4305 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4307 = min(v4301, v4305);
-          const unsigned int v4309 = v75 - 1u;
-          const unsigned int v4311 = min(v4299, v4309);
-          const unsigned int v4313 = v4307 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4315 = v3 >> 3u;
-          const unsigned int v4316 = v4311 * v4315;
-          const unsigned int v4317 = v4316 + v4313;
-          const unsigned int v4318 = packed[v4317];
-          const unsigned int v4320 = v4307 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4322 = v3 >> 5u;
-          const unsigned int v4323 = v4311 * v4322;
-          const unsigned int v4324 = v4323 + v4320;
-          const unsigned char v4325 = scales[v4324];
-          const unsigned int v4326 = static_cast<unsigned int>(v4325);
-          const unsigned int v4328 = v4326 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4331 = v4326 == 255u;
-          const unsigned int v4332 = v4331 ? 2143289344u : v4328;
-          const bool v4334 = v4326 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4336 = v4334 ? 4194304u : v4332;
-          const float v4337 = __uint_as_float(v4336);
-          const unsigned int v4339 = v4318 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4341 = v4339 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4343 = v4341 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4345 = v4343 << 22u;
-          const unsigned int v4347 = v4341 * 1056964608u;
-          const bool v4349 = v4341 < 2u;
-          const unsigned int v4350 = v4349 ? v4347 : v4345;
-          const unsigned int v4352 = v4339 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4354 = v4352 << 28u;
-          const unsigned int v4355 = v4350 | v4354;
-          const float v4356 = __uint_as_float(v4355);
-          const float v4357 = v4356 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4359 = v4318 >> 4u;
-          const unsigned int v4361 = v4359 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4363 = v4361 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4365 = v4363 << 22u;
-          const unsigned int v4367 = v4361 * 1056964608u;
-          const bool v4369 = v4361 < 2u;
-          const unsigned int v4370 = v4369 ? v4367 : v4365;
-          const unsigned int v4372 = v4359 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4374 = v4372 << 28u;
-          const unsigned int v4375 = v4370 | v4374;
-          const float v4376 = __uint_as_float(v4375);
-          const float v4377 = v4376 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4379 = v4318 >> 8u;
-          const unsigned int v4381 = v4379 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4383 = v4381 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4385 = v4383 << 22u;
-          const unsigned int v4387 = v4381 * 1056964608u;
-          const bool v4389 = v4381 < 2u;
-          const unsigned int v4390 = v4389 ? v4387 : v4385;
-          const unsigned int v4392 = v4379 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4394 = v4392 << 28u;
-          const unsigned int v4395 = v4390 | v4394;
-          const float v4396 = __uint_as_float(v4395);
-          const float v4397 = v4396 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4399 = v4318 >> 12u;
-          const unsigned int v4401 = v4399 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4403 = v4401 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4405 = v4403 << 22u;
-          const unsigned int v4407 = v4401 * 1056964608u;
-          const bool v4409 = v4401 < 2u;
-          const unsigned int v4410 = v4409 ? v4407 : v4405;
-          const unsigned int v4412 = v4399 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4414 = v4412 << 28u;
-          const unsigned int v4415 = v4410 | v4414;
-          const float v4416 = __uint_as_float(v4415);
-          const float v4417 = v4416 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4419 = v4318 >> 16u;
-          const unsigned int v4421 = v4419 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4423 = v4421 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4425 = v4423 << 22u;
-          const unsigned int v4427 = v4421 * 1056964608u;
-          const bool v4429 = v4421 < 2u;
-          const unsigned int v4430 = v4429 ? v4427 : v4425;
-          const unsigned int v4432 = v4419 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4434 = v4432 << 28u;
-          const unsigned int v4435 = v4430 | v4434;
-          const float v4436 = __uint_as_float(v4435);
-          const float v4437 = v4436 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4439 = v4318 >> 20u;
-          const unsigned int v4441 = v4439 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4443 = v4441 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4445 = v4443 << 22u;
-          const unsigned int v4447 = v4441 * 1056964608u;
-          const bool v4449 = v4441 < 2u;
-          const unsigned int v4450 = v4449 ? v4447 : v4445;
-          const unsigned int v4452 = v4439 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4454 = v4452 << 28u;
-          const unsigned int v4455 = v4450 | v4454;
-          const float v4456 = __uint_as_float(v4455);
-          const float v4457 = v4456 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4459 = v4318 >> 24u;
-          const unsigned int v4461 = v4459 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4463 = v4461 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4465 = v4463 << 22u;
-          const unsigned int v4467 = v4461 * 1056964608u;
-          const bool v4469 = v4461 < 2u;
-          const unsigned int v4470 = v4469 ? v4467 : v4465;
-          const unsigned int v4472 = v4459 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4474 = v4472 << 28u;
-          const unsigned int v4475 = v4470 | v4474;
-          const float v4476 = __uint_as_float(v4475);
-          const float v4477 = v4476 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4479 = v4318 >> 28u;
-          const unsigned int v4481 = v4479 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4483 = v4481 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4485 = v4483 << 22u;
-          const unsigned int v4487 = v4481 * 1056964608u;
-          const bool v4489 = v4481 < 2u;
-          const unsigned int v4490 = v4489 ? v4487 : v4485;
-          const unsigned int v4492 = v4479 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4494 = v4492 << 28u;
-          const unsigned int v4495 = v4490 | v4494;
-          const float v4496 = __uint_as_float(v4495);
-          const float v4497 = v4496 * v4337;  // kernels/gemm/quant_b.hpp:80
-          const float v4499 = v4303 ? v4357 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4502 = v4303 ? v4377 : 0.0f;
-          const float v4505 = v4303 ? v4397 : 0.0f;
-          const float v4508 = v4303 ? v4417 : 0.0f;
-          const unsigned int v4512 = v4294 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4513 = v4191 + v4512;
-          const unsigned int v4514 = v4513 + v4298;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4514) = iron_f32x4{{v4499, v4502, v4505, v4508}};
-          const float v4517 = v4303 ? v4437 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4520 = v4303 ? v4457 : 0.0f;
-          const float v4523 = v4303 ? v4477 : 0.0f;
-          const float v4526 = v4303 ? v4497 : 0.0f;
-          const unsigned int v4533 = v4514 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4533) = iron_f32x4{{v4517, v4520, v4523, v4526}};
-          const unsigned int v4538 = v4218 >> 1u;  // kernels/gemm/quant_b.hpp:135
-          const unsigned int v4541 = v4218 & 1u;  // kernels/gemm/quant_b.hpp:136
-          const unsigned int v4542 = v4541 << 3u;
-          const unsigned int v4543 = v76 + v4538;  // kernels/gemm/quant_b.hpp:137
-          const bool v4544 = v4543 < v75;
-          const unsigned int v4545 = v4185 + v4542;
-          const bool v4546 = v4545 < v3;
-          const bool v4547 = v4544 && v4546;
-          const unsigned int v4551 = min(v4545, v4305);  // kernels/gemm/quant_b.hpp:138
-          const unsigned int v4555 = min(v4543, v4309);
-          const unsigned int v4557 = v4551 >> 3u;  // kernels/gemm/quant_b.hpp:71
-          const unsigned int v4560 = v4555 * v4315;
-          const unsigned int v4561 = v4560 + v4557;
-          const unsigned int v4562 = packed[v4561];
-          const unsigned int v4564 = v4551 >> 5u;  // kernels/gemm/quant_b.hpp:72
-          const unsigned int v4567 = v4555 * v4322;
-          const unsigned int v4568 = v4567 + v4564;
-          const unsigned char v4569 = scales[v4568];
-          const unsigned int v4570 = static_cast<unsigned int>(v4569);
-          const unsigned int v4572 = v4570 << 23u;  // kernels/primitives/mxfp4.hpp:29
-          const bool v4575 = v4570 == 255u;
-          const unsigned int v4576 = v4575 ? 2143289344u : v4572;
-          const bool v4578 = v4570 == 0u;  // kernels/primitives/mxfp4.hpp:30
-          const unsigned int v4580 = v4578 ? 4194304u : v4576;
-          const float v4581 = __uint_as_float(v4580);
-          const unsigned int v4583 = v4562 >> 0u;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4585 = v4583 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4587 = v4585 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4589 = v4587 << 22u;
-          const unsigned int v4591 = v4585 * 1056964608u;
-          const bool v4593 = v4585 < 2u;
-          const unsigned int v4594 = v4593 ? v4591 : v4589;
-          const unsigned int v4596 = v4583 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4598 = v4596 << 28u;
-          const unsigned int v4599 = v4594 | v4598;
-          const float v4600 = __uint_as_float(v4599);
-          const float v4601 = v4600 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4603 = v4562 >> 4u;
-          const unsigned int v4605 = v4603 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4607 = v4605 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4609 = v4607 << 22u;
-          const unsigned int v4611 = v4605 * 1056964608u;
-          const bool v4613 = v4605 < 2u;
-          const unsigned int v4614 = v4613 ? v4611 : v4609;
-          const unsigned int v4616 = v4603 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4618 = v4616 << 28u;
-          const unsigned int v4619 = v4614 | v4618;
-          const float v4620 = __uint_as_float(v4619);
-          const float v4621 = v4620 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4623 = v4562 >> 8u;
-          const unsigned int v4625 = v4623 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4627 = v4625 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4629 = v4627 << 22u;
-          const unsigned int v4631 = v4625 * 1056964608u;
-          const bool v4633 = v4625 < 2u;
-          const unsigned int v4634 = v4633 ? v4631 : v4629;
-          const unsigned int v4636 = v4623 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4638 = v4636 << 28u;
-          const unsigned int v4639 = v4634 | v4638;
-          const float v4640 = __uint_as_float(v4639);
-          const float v4641 = v4640 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4643 = v4562 >> 12u;
-          const unsigned int v4645 = v4643 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4647 = v4645 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4649 = v4647 << 22u;
-          const unsigned int v4651 = v4645 * 1056964608u;
-          const bool v4653 = v4645 < 2u;
-          const unsigned int v4654 = v4653 ? v4651 : v4649;
-          const unsigned int v4656 = v4643 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4658 = v4656 << 28u;
-          const unsigned int v4659 = v4654 | v4658;
-          const float v4660 = __uint_as_float(v4659);
-          const float v4661 = v4660 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4663 = v4562 >> 16u;
-          const unsigned int v4665 = v4663 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4667 = v4665 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4669 = v4667 << 22u;
-          const unsigned int v4671 = v4665 * 1056964608u;
-          const bool v4673 = v4665 < 2u;
-          const unsigned int v4674 = v4673 ? v4671 : v4669;
-          const unsigned int v4676 = v4663 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4678 = v4676 << 28u;
-          const unsigned int v4679 = v4674 | v4678;
-          const float v4680 = __uint_as_float(v4679);
-          const float v4681 = v4680 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4683 = v4562 >> 20u;
-          const unsigned int v4685 = v4683 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4687 = v4685 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4689 = v4687 << 22u;
-          const unsigned int v4691 = v4685 * 1056964608u;
-          const bool v4693 = v4685 < 2u;
-          const unsigned int v4694 = v4693 ? v4691 : v4689;
-          const unsigned int v4696 = v4683 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4698 = v4696 << 28u;
-          const unsigned int v4699 = v4694 | v4698;
-          const float v4700 = __uint_as_float(v4699);
-          const float v4701 = v4700 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4703 = v4562 >> 24u;
-          const unsigned int v4705 = v4703 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4707 = v4705 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4709 = v4707 << 22u;
-          const unsigned int v4711 = v4705 * 1056964608u;
-          const bool v4713 = v4705 < 2u;
-          const unsigned int v4714 = v4713 ? v4711 : v4709;
-          const unsigned int v4716 = v4703 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4718 = v4716 << 28u;
-          const unsigned int v4719 = v4714 | v4718;
-          const float v4720 = __uint_as_float(v4719);
-          const float v4721 = v4720 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const unsigned int v4723 = v4562 >> 28u;
-          const unsigned int v4725 = v4723 & 7u;  // kernels/primitives/mxfp4.hpp:17
-          const unsigned int v4727 = v4725 + 252u;  // kernels/primitives/mxfp4.hpp:21
-          const unsigned int v4729 = v4727 << 22u;
-          const unsigned int v4731 = v4725 * 1056964608u;
-          const bool v4733 = v4725 < 2u;
-          const unsigned int v4734 = v4733 ? v4731 : v4729;
-          const unsigned int v4736 = v4723 & 8u;  // kernels/primitives/mxfp4.hpp:22
-          const unsigned int v4738 = v4736 << 28u;
-          const unsigned int v4739 = v4734 | v4738;
-          const float v4740 = __uint_as_float(v4739);
-          const float v4741 = v4740 * v4581;  // kernels/gemm/quant_b.hpp:80
-          const float v4743 = v4547 ? v4601 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4746 = v4547 ? v4621 : 0.0f;
-          const float v4749 = v4547 ? v4641 : 0.0f;
-          const float v4752 = v4547 ? v4661 : 0.0f;
-          const unsigned int v4756 = v4538 * 20u;  // kernels/gemm/quant_b.hpp:146
-          const unsigned int v4757 = v4191 + v4756;
-          const unsigned int v4758 = v4757 + v4542;
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4758) = iron_f32x4{{v4743, v4746, v4749, v4752}};
-          const float v4761 = v4547 ? v4681 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-          const float v4764 = v4547 ? v4701 : 0.0f;
-          const float v4767 = v4547 ? v4721 : 0.0f;
-          const float v4770 = v4547 ? v4741 : 0.0f;
-          const unsigned int v4777 = v4758 + 4u;  // kernels/gemm/quant_b.hpp:146
-          *reinterpret_cast<iron_f32x4*>(shm1 + v4777) = iron_f32x4{{v4761, v4764, v4767, v4770}};
+        const unsigned int v4172 = v4170 * 2560u;  // kernels/gemm/gemm_tiles.hpp:224
+        const unsigned int v4179 = v4172 + v4178;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<false>(v94, shm0, v4179, 20u);
+        const unsigned int v4185 = v4172 + v4184;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load_shared<true>(v96, shm1, v4185, 20u);
+        iron_frag_mma_software(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const unsigned int v4189 = v4166 + 32u;  // kernels/gemm/gemm_tiles.hpp:222
+        const unsigned int v4191 = v4168 + 2u;
+        const unsigned int v4192 = v4191 % 3u;
+        const bool v4193 = v4189 < v3;
+        if (v4193) {
+          const unsigned int v4195 = v4192 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v4197 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4200 = v4197 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4203 = v4197 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4204 = v4203 << 2u;
+          const unsigned int v4205 = v75 + v4200;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4206 = v4205 < v76;
+          const unsigned int v4207 = v4189 + v4204;
+          const bool v4208 = v4207 < v3;
+          const bool v4209 = v4206 && v4208;
+          const unsigned int v4211 = v4205 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4213 = v4211 + v4189;
+          const unsigned int v4214 = v4213 + v4204;
+          const unsigned int v4215 = v4209 ? v4214 : 0u;
+          const unsigned int v4217 = v4200 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4218 = v4195 + v4217;
+          const unsigned int v4219 = v4218 + v4204;
+          iron_copy_async<16>(shm0 + v4219, x_sorted + v4215, v4209);
+          const unsigned int v4222 = v4197 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4224 = v4222 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4227 = v4222 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4228 = v4227 << 2u;
+          const unsigned int v4229 = v75 + v4224;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4230 = v4229 < v76;
+          const unsigned int v4231 = v4189 + v4228;
+          const bool v4232 = v4231 < v3;
+          const bool v4233 = v4230 && v4232;
+          const unsigned int v4235 = v4229 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4237 = v4235 + v4189;
+          const unsigned int v4238 = v4237 + v4228;
+          const unsigned int v4239 = v4233 ? v4238 : 0u;
+          const unsigned int v4241 = v4224 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4242 = v4195 + v4241;
+          const unsigned int v4243 = v4242 + v4228;
+          iron_copy_async<16>(shm0 + v4243, x_sorted + v4239, v4233);
+          const unsigned int v4246 = v4197 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4248 = v4246 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4251 = v4246 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4252 = v4251 << 2u;
+          const unsigned int v4253 = v75 + v4248;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4254 = v4253 < v76;
+          const unsigned int v4255 = v4189 + v4252;
+          const bool v4256 = v4255 < v3;
+          const bool v4257 = v4254 && v4256;
+          const unsigned int v4259 = v4253 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4261 = v4259 + v4189;
+          const unsigned int v4262 = v4261 + v4252;
+          const unsigned int v4263 = v4257 ? v4262 : 0u;
+          const unsigned int v4265 = v4248 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4266 = v4195 + v4265;
+          const unsigned int v4267 = v4266 + v4252;
+          iron_copy_async<16>(shm0 + v4267, x_sorted + v4263, v4257);
+          const unsigned int v4270 = v4197 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+          const unsigned int v4272 = v4270 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+          const unsigned int v4275 = v4270 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4276 = v4275 << 2u;
+          const unsigned int v4277 = v75 + v4272;  // kernels/gemm/gemm_tiles.hpp:80
+          const bool v4278 = v4277 < v76;
+          const unsigned int v4279 = v4189 + v4276;
+          const bool v4280 = v4279 < v3;
+          const bool v4281 = v4278 && v4280;
+          const unsigned int v4283 = v4277 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4285 = v4283 + v4189;
+          const unsigned int v4286 = v4285 + v4276;
+          const unsigned int v4287 = v4281 ? v4286 : 0u;
+          const unsigned int v4289 = v4272 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+          const unsigned int v4290 = v4195 + v4289;
+          const unsigned int v4291 = v4290 + v4276;
+          iron_copy_async<16>(shm0 + v4291, x_sorted + v4287, v4281);
+          const unsigned int v4298 = v4197 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v4301 = v4197 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v4302 = v4301 << 3u;
+          const unsigned int v4303 = v80 + v4298;  // kernels/gemm/quant_b.hpp:137
+          const bool v4304 = v4303 < v79;
+          const unsigned int v4305 = v4189 + v4302;
+          const bool v4306 = v4305 < v3;
+          const bool v4307 = v4304 && v4306;
+          const unsigned int v4309 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4311 = min(v4305, v4309);
+          const unsigned int v4313 = v79 - 1u;
+          const unsigned int v4315 = min(v4303, v4313);
+          const unsigned int v4317 = v4311 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4319 = v3 >> 3u;
+          const unsigned int v4320 = v4315 * v4319;
+          const unsigned int v4321 = v4320 + v4317;
+          const unsigned int v4322 = packed[v4321];
+          const unsigned int v4324 = v4311 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4326 = v3 >> 5u;
+          const unsigned int v4327 = v4315 * v4326;
+          const unsigned int v4328 = v4327 + v4324;
+          const unsigned char v4329 = scales[v4328];
+          const unsigned int v4330 = static_cast<unsigned int>(v4329);
+          const unsigned int v4332 = v4330 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4335 = v4330 == 255u;
+          const unsigned int v4336 = v4335 ? 2143289344u : v4332;
+          const bool v4338 = v4330 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4340 = v4338 ? 4194304u : v4336;
+          const float v4341 = __uint_as_float(v4340);
+          const unsigned int v4343 = v4322 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4345 = v4343 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4347 = v4345 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4349 = v4347 << 22u;
+          const unsigned int v4351 = v4345 * 1056964608u;
+          const bool v4353 = v4345 < 2u;
+          const unsigned int v4354 = v4353 ? v4351 : v4349;
+          const unsigned int v4356 = v4343 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4358 = v4356 << 28u;
+          const unsigned int v4359 = v4354 | v4358;
+          const float v4360 = __uint_as_float(v4359);
+          const float v4361 = v4360 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4363 = v4322 >> 4u;
+          const unsigned int v4365 = v4363 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4367 = v4365 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4369 = v4367 << 22u;
+          const unsigned int v4371 = v4365 * 1056964608u;
+          const bool v4373 = v4365 < 2u;
+          const unsigned int v4374 = v4373 ? v4371 : v4369;
+          const unsigned int v4376 = v4363 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4378 = v4376 << 28u;
+          const unsigned int v4379 = v4374 | v4378;
+          const float v4380 = __uint_as_float(v4379);
+          const float v4381 = v4380 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4383 = v4322 >> 8u;
+          const unsigned int v4385 = v4383 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4387 = v4385 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4389 = v4387 << 22u;
+          const unsigned int v4391 = v4385 * 1056964608u;
+          const bool v4393 = v4385 < 2u;
+          const unsigned int v4394 = v4393 ? v4391 : v4389;
+          const unsigned int v4396 = v4383 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4398 = v4396 << 28u;
+          const unsigned int v4399 = v4394 | v4398;
+          const float v4400 = __uint_as_float(v4399);
+          const float v4401 = v4400 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4403 = v4322 >> 12u;
+          const unsigned int v4405 = v4403 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4407 = v4405 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4409 = v4407 << 22u;
+          const unsigned int v4411 = v4405 * 1056964608u;
+          const bool v4413 = v4405 < 2u;
+          const unsigned int v4414 = v4413 ? v4411 : v4409;
+          const unsigned int v4416 = v4403 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4418 = v4416 << 28u;
+          const unsigned int v4419 = v4414 | v4418;
+          const float v4420 = __uint_as_float(v4419);
+          const float v4421 = v4420 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4423 = v4322 >> 16u;
+          const unsigned int v4425 = v4423 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4427 = v4425 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4429 = v4427 << 22u;
+          const unsigned int v4431 = v4425 * 1056964608u;
+          const bool v4433 = v4425 < 2u;
+          const unsigned int v4434 = v4433 ? v4431 : v4429;
+          const unsigned int v4436 = v4423 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4438 = v4436 << 28u;
+          const unsigned int v4439 = v4434 | v4438;
+          const float v4440 = __uint_as_float(v4439);
+          const float v4441 = v4440 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4443 = v4322 >> 20u;
+          const unsigned int v4445 = v4443 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4447 = v4445 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4449 = v4447 << 22u;
+          const unsigned int v4451 = v4445 * 1056964608u;
+          const bool v4453 = v4445 < 2u;
+          const unsigned int v4454 = v4453 ? v4451 : v4449;
+          const unsigned int v4456 = v4443 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4458 = v4456 << 28u;
+          const unsigned int v4459 = v4454 | v4458;
+          const float v4460 = __uint_as_float(v4459);
+          const float v4461 = v4460 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4463 = v4322 >> 24u;
+          const unsigned int v4465 = v4463 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4467 = v4465 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4469 = v4467 << 22u;
+          const unsigned int v4471 = v4465 * 1056964608u;
+          const bool v4473 = v4465 < 2u;
+          const unsigned int v4474 = v4473 ? v4471 : v4469;
+          const unsigned int v4476 = v4463 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4478 = v4476 << 28u;
+          const unsigned int v4479 = v4474 | v4478;
+          const float v4480 = __uint_as_float(v4479);
+          const float v4481 = v4480 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4483 = v4322 >> 28u;
+          const unsigned int v4485 = v4483 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4487 = v4485 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4489 = v4487 << 22u;
+          const unsigned int v4491 = v4485 * 1056964608u;
+          const bool v4493 = v4485 < 2u;
+          const unsigned int v4494 = v4493 ? v4491 : v4489;
+          const unsigned int v4496 = v4483 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4498 = v4496 << 28u;
+          const unsigned int v4499 = v4494 | v4498;
+          const float v4500 = __uint_as_float(v4499);
+          const float v4501 = v4500 * v4341;  // kernels/gemm/quant_b.hpp:80
+          const float v4503 = v4307 ? v4361 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4506 = v4307 ? v4381 : 0.0f;
+          const float v4509 = v4307 ? v4401 : 0.0f;
+          const float v4512 = v4307 ? v4421 : 0.0f;
+          const unsigned int v4516 = v4298 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4517 = v4195 + v4516;
+          const unsigned int v4518 = v4517 + v4302;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4518) = iron_f32x4{{v4503, v4506, v4509, v4512}};
+          const float v4521 = v4307 ? v4441 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4524 = v4307 ? v4461 : 0.0f;
+          const float v4527 = v4307 ? v4481 : 0.0f;
+          const float v4530 = v4307 ? v4501 : 0.0f;
+          const unsigned int v4537 = v4518 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4537) = iron_f32x4{{v4521, v4524, v4527, v4530}};
+          const unsigned int v4542 = v4222 >> 1u;  // kernels/gemm/quant_b.hpp:135
+          const unsigned int v4545 = v4222 & 1u;  // kernels/gemm/quant_b.hpp:136
+          const unsigned int v4546 = v4545 << 3u;
+          const unsigned int v4547 = v80 + v4542;  // kernels/gemm/quant_b.hpp:137
+          const bool v4548 = v4547 < v79;
+          const unsigned int v4549 = v4189 + v4546;
+          const bool v4550 = v4549 < v3;
+          const bool v4551 = v4548 && v4550;
+          const unsigned int v4555 = min(v4549, v4309);  // kernels/gemm/quant_b.hpp:138
+          const unsigned int v4559 = min(v4547, v4313);
+          const unsigned int v4561 = v4555 >> 3u;  // kernels/gemm/quant_b.hpp:71
+          const unsigned int v4564 = v4559 * v4319;
+          const unsigned int v4565 = v4564 + v4561;
+          const unsigned int v4566 = packed[v4565];
+          const unsigned int v4568 = v4555 >> 5u;  // kernels/gemm/quant_b.hpp:72
+          const unsigned int v4571 = v4559 * v4326;
+          const unsigned int v4572 = v4571 + v4568;
+          const unsigned char v4573 = scales[v4572];
+          const unsigned int v4574 = static_cast<unsigned int>(v4573);
+          const unsigned int v4576 = v4574 << 23u;  // kernels/primitives/mxfp4.hpp:29
+          const bool v4579 = v4574 == 255u;
+          const unsigned int v4580 = v4579 ? 2143289344u : v4576;
+          const bool v4582 = v4574 == 0u;  // kernels/primitives/mxfp4.hpp:30
+          const unsigned int v4584 = v4582 ? 4194304u : v4580;
+          const float v4585 = __uint_as_float(v4584);
+          const unsigned int v4587 = v4566 >> 0u;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4589 = v4587 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4591 = v4589 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4593 = v4591 << 22u;
+          const unsigned int v4595 = v4589 * 1056964608u;
+          const bool v4597 = v4589 < 2u;
+          const unsigned int v4598 = v4597 ? v4595 : v4593;
+          const unsigned int v4600 = v4587 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4602 = v4600 << 28u;
+          const unsigned int v4603 = v4598 | v4602;
+          const float v4604 = __uint_as_float(v4603);
+          const float v4605 = v4604 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4607 = v4566 >> 4u;
+          const unsigned int v4609 = v4607 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4611 = v4609 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4613 = v4611 << 22u;
+          const unsigned int v4615 = v4609 * 1056964608u;
+          const bool v4617 = v4609 < 2u;
+          const unsigned int v4618 = v4617 ? v4615 : v4613;
+          const unsigned int v4620 = v4607 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4622 = v4620 << 28u;
+          const unsigned int v4623 = v4618 | v4622;
+          const float v4624 = __uint_as_float(v4623);
+          const float v4625 = v4624 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4627 = v4566 >> 8u;
+          const unsigned int v4629 = v4627 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4631 = v4629 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4633 = v4631 << 22u;
+          const unsigned int v4635 = v4629 * 1056964608u;
+          const bool v4637 = v4629 < 2u;
+          const unsigned int v4638 = v4637 ? v4635 : v4633;
+          const unsigned int v4640 = v4627 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4642 = v4640 << 28u;
+          const unsigned int v4643 = v4638 | v4642;
+          const float v4644 = __uint_as_float(v4643);
+          const float v4645 = v4644 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4647 = v4566 >> 12u;
+          const unsigned int v4649 = v4647 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4651 = v4649 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4653 = v4651 << 22u;
+          const unsigned int v4655 = v4649 * 1056964608u;
+          const bool v4657 = v4649 < 2u;
+          const unsigned int v4658 = v4657 ? v4655 : v4653;
+          const unsigned int v4660 = v4647 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4662 = v4660 << 28u;
+          const unsigned int v4663 = v4658 | v4662;
+          const float v4664 = __uint_as_float(v4663);
+          const float v4665 = v4664 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4667 = v4566 >> 16u;
+          const unsigned int v4669 = v4667 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4671 = v4669 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4673 = v4671 << 22u;
+          const unsigned int v4675 = v4669 * 1056964608u;
+          const bool v4677 = v4669 < 2u;
+          const unsigned int v4678 = v4677 ? v4675 : v4673;
+          const unsigned int v4680 = v4667 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4682 = v4680 << 28u;
+          const unsigned int v4683 = v4678 | v4682;
+          const float v4684 = __uint_as_float(v4683);
+          const float v4685 = v4684 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4687 = v4566 >> 20u;
+          const unsigned int v4689 = v4687 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4691 = v4689 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4693 = v4691 << 22u;
+          const unsigned int v4695 = v4689 * 1056964608u;
+          const bool v4697 = v4689 < 2u;
+          const unsigned int v4698 = v4697 ? v4695 : v4693;
+          const unsigned int v4700 = v4687 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4702 = v4700 << 28u;
+          const unsigned int v4703 = v4698 | v4702;
+          const float v4704 = __uint_as_float(v4703);
+          const float v4705 = v4704 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4707 = v4566 >> 24u;
+          const unsigned int v4709 = v4707 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4711 = v4709 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4713 = v4711 << 22u;
+          const unsigned int v4715 = v4709 * 1056964608u;
+          const bool v4717 = v4709 < 2u;
+          const unsigned int v4718 = v4717 ? v4715 : v4713;
+          const unsigned int v4720 = v4707 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4722 = v4720 << 28u;
+          const unsigned int v4723 = v4718 | v4722;
+          const float v4724 = __uint_as_float(v4723);
+          const float v4725 = v4724 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const unsigned int v4727 = v4566 >> 28u;
+          const unsigned int v4729 = v4727 & 7u;  // kernels/primitives/mxfp4.hpp:17
+          const unsigned int v4731 = v4729 + 252u;  // kernels/primitives/mxfp4.hpp:21
+          const unsigned int v4733 = v4731 << 22u;
+          const unsigned int v4735 = v4729 * 1056964608u;
+          const bool v4737 = v4729 < 2u;
+          const unsigned int v4738 = v4737 ? v4735 : v4733;
+          const unsigned int v4740 = v4727 & 8u;  // kernels/primitives/mxfp4.hpp:22
+          const unsigned int v4742 = v4740 << 28u;
+          const unsigned int v4743 = v4738 | v4742;
+          const float v4744 = __uint_as_float(v4743);
+          const float v4745 = v4744 * v4585;  // kernels/gemm/quant_b.hpp:80
+          const float v4747 = v4551 ? v4605 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4750 = v4551 ? v4625 : 0.0f;
+          const float v4753 = v4551 ? v4645 : 0.0f;
+          const float v4756 = v4551 ? v4665 : 0.0f;
+          const unsigned int v4760 = v4542 * 20u;  // kernels/gemm/quant_b.hpp:146
+          const unsigned int v4761 = v4195 + v4760;
+          const unsigned int v4762 = v4761 + v4546;
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4762) = iron_f32x4{{v4747, v4750, v4753, v4756}};
+          const float v4765 = v4551 ? v4685 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+          const float v4768 = v4551 ? v4705 : 0.0f;
+          const float v4771 = v4551 ? v4725 : 0.0f;
+          const float v4774 = v4551 ? v4745 : 0.0f;
+          const unsigned int v4781 = v4762 + 4u;  // kernels/gemm/quant_b.hpp:146
+          *reinterpret_cast<iron_f32x4*>(shm1 + v4781) = iron_f32x4{{v4765, v4768, v4771, v4774}};
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
       }
       __syncthreads();
     } else {
-      const unsigned int v717 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const unsigned int v718 = threadIdx.x;
-      const unsigned int v748 = v718 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v751 = v718 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v752 = v751 << 3u;
-      const unsigned int v753 = v76 + v748;  // kernels/gemm/quant_b.hpp:137
-      const bool v754 = v753 < v75;
-      const unsigned int v759 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v763 = v75 - 1u;
-      const unsigned int v765 = min(v753, v763);
-      const unsigned int v769 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v770 = v765 * v769;
-      const unsigned int v776 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v777 = v765 * v776;
-      const unsigned int v966 = v748 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v968 = v966 + v752;
-      const unsigned int v987 = v968 + 4u;
-      const unsigned int v990 = v718 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const unsigned int v992 = v990 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const unsigned int v995 = v990 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const unsigned int v996 = v995 << 3u;
-      const unsigned int v997 = v76 + v992;  // kernels/gemm/quant_b.hpp:137
-      const bool v998 = v997 < v75;
-      const unsigned int v1009 = min(v997, v763);  // kernels/gemm/quant_b.hpp:138
-      const unsigned int v1014 = v1009 * v769;  // kernels/gemm/quant_b.hpp:71
-      const unsigned int v1021 = v1009 * v776;  // kernels/gemm/quant_b.hpp:72
-      const unsigned int v1210 = v992 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const unsigned int v1212 = v1210 + v996;
-      const unsigned int v1231 = v1212 + 4u;
-      const unsigned int v1237 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v1243 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v721 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v722 = threadIdx.x;
+      const unsigned int v752 = v722 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v755 = v722 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v756 = v755 << 3u;
+      const unsigned int v757 = v80 + v752;  // kernels/gemm/quant_b.hpp:137
+      const bool v758 = v757 < v79;
+      const unsigned int v763 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v767 = v79 - 1u;
+      const unsigned int v769 = min(v757, v767);
+      const unsigned int v773 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v774 = v769 * v773;
+      const unsigned int v780 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v781 = v769 * v780;
+      const unsigned int v970 = v752 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v972 = v970 + v756;
+      const unsigned int v991 = v972 + 4u;
+      const unsigned int v994 = v722 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const unsigned int v996 = v994 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const unsigned int v999 = v994 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const unsigned int v1000 = v999 << 3u;
+      const unsigned int v1001 = v80 + v996;  // kernels/gemm/quant_b.hpp:137
+      const bool v1002 = v1001 < v79;
+      const unsigned int v1013 = min(v1001, v767);  // kernels/gemm/quant_b.hpp:138
+      const unsigned int v1018 = v1013 * v773;  // kernels/gemm/quant_b.hpp:71
+      const unsigned int v1025 = v1013 * v780;  // kernels/gemm/quant_b.hpp:72
+      const unsigned int v1214 = v996 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const unsigned int v1216 = v1214 + v1000;
+      const unsigned int v1235 = v1216 + 4u;
+      const unsigned int v1241 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v1247 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (unsigned int v716 = 0u; v716 < v3; v716 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (unsigned int v720 = v718; v720 < 2048u; v720 += v717) {  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v722 = v720 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const unsigned int v724 = v720 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const unsigned int v725 = v71 + v722;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v726 = v725 < v72;
-          const unsigned int v727 = v716 + v724;
-          const bool v728 = v727 < v3;
-          const bool v729 = v726 && v728;
-          if (v729) {
-            const unsigned int v731 = v725 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const unsigned int v733 = v731 + v716;
-            const unsigned int v734 = v733 + v724;
-            const float v735 = x_sorted[v734];
-            const unsigned int v737 = v722 * 20u;
-            const unsigned int v738 = v737 + v724;
-            shm0[v738] = v735;
+      for (unsigned int v720 = 0u; v720 < v3; v720 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (unsigned int v724 = v722; v724 < 2048u; v724 += v721) {  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v726 = v724 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const unsigned int v728 = v724 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const unsigned int v729 = v75 + v726;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v730 = v729 < v76;
+          const unsigned int v731 = v720 + v728;
+          const bool v732 = v731 < v3;
+          const bool v733 = v730 && v732;
+          if (v733) {
+            const unsigned int v735 = v729 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const unsigned int v737 = v735 + v720;
+            const unsigned int v738 = v737 + v728;
+            const float v739 = x_sorted[v738];
+            const unsigned int v741 = v726 * 20u;
+            const unsigned int v742 = v741 + v728;
+            shm0[v742] = v739;
           } else {
-            const unsigned int v740 = v722 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const unsigned int v741 = v740 + v724;
-            shm0[v741] = 0.0f;
+            const unsigned int v744 = v726 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const unsigned int v745 = v744 + v728;
+            shm0[v745] = 0.0f;
           }
         }
-        const unsigned int v755 = v716 + v752;  // kernels/gemm/quant_b.hpp:137
-        const bool v756 = v755 < v3;
-        const bool v757 = v754 && v756;
-        const unsigned int v761 = min(v755, v759);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v767 = v761 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v771 = v770 + v767;
-        const unsigned int v772 = packed[v771];
-        const unsigned int v774 = v761 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v778 = v777 + v774;
-        const unsigned char v779 = scales[v778];
-        const unsigned int v780 = static_cast<unsigned int>(v779);
-        const unsigned int v782 = v780 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v785 = v780 == 255u;
-        const unsigned int v786 = v785 ? 2143289344u : v782;
-        const bool v788 = v780 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v790 = v788 ? 4194304u : v786;
-        const float v791 = __uint_as_float(v790);
-        const unsigned int v793 = v772 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v795 = v793 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v797 = v795 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v799 = v797 << 22u;
-        const unsigned int v801 = v795 * 1056964608u;
-        const bool v803 = v795 < 2u;
-        const unsigned int v804 = v803 ? v801 : v799;
-        const unsigned int v806 = v793 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v808 = v806 << 28u;
-        const unsigned int v809 = v804 | v808;
-        const float v810 = __uint_as_float(v809);
-        const float v811 = v810 * v791;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v813 = v772 >> 4u;
-        const unsigned int v815 = v813 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v817 = v815 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v819 = v817 << 22u;
-        const unsigned int v821 = v815 * 1056964608u;
-        const bool v823 = v815 < 2u;
-        const unsigned int v824 = v823 ? v821 : v819;
-        const unsigned int v826 = v813 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v828 = v826 << 28u;
-        const unsigned int v829 = v824 | v828;
-        const float v830 = __uint_as_float(v829);
-        const float v831 = v830 * v791;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v833 = v772 >> 8u;
-        const unsigned int v835 = v833 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v837 = v835 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v839 = v837 << 22u;
-        const unsigned int v841 = v835 * 1056964608u;
-        const bool v843 = v835 < 2u;
-        const unsigned int v844 = v843 ? v841 : v839;
-        const unsigned int v846 = v833 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v848 = v846 << 28u;
-        const unsigned int v849 = v844 | v848;
-        const float v850 = __uint_as_float(v849);
-        const float v851 = v850 * v791;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v853 = v772 >> 12u;
-        const unsigned int v855 = v853 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v857 = v855 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v859 = v857 << 22u;
-        const unsigned int v861 = v855 * 1056964608u;
-        const bool v863 = v855 < 2u;
-        const unsigned int v864 = v863 ? v861 : v859;
-        const unsigned int v866 = v853 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v868 = v866 << 28u;
-        const unsigned int v869 = v864 | v868;
-        const float v870 = __uint_as_float(v869);
-        const float v871 = v870 * v791;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v873 = v772 >> 16u;
-        const unsigned int v875 = v873 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v877 = v875 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v879 = v877 << 22u;
-        const unsigned int v881 = v875 * 1056964608u;
-        const bool v883 = v875 < 2u;
-        const unsigned int v884 = v883 ? v881 : v879;
-        const unsigned int v886 = v873 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v888 = v886 << 28u;
-        const unsigned int v889 = v884 | v888;
-        const float v890 = __uint_as_float(v889);
-        const float v891 = v890 * v791;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v893 = v772 >> 20u;
-        const unsigned int v895 = v893 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v897 = v895 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v899 = v897 << 22u;
-        const unsigned int v901 = v895 * 1056964608u;
-        const bool v903 = v895 < 2u;
-        const unsigned int v904 = v903 ? v901 : v899;
-        const unsigned int v906 = v893 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v908 = v906 << 28u;
-        const unsigned int v909 = v904 | v908;
-        const float v910 = __uint_as_float(v909);
-        const float v911 = v910 * v791;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v913 = v772 >> 24u;
-        const unsigned int v915 = v913 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v917 = v915 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v919 = v917 << 22u;
-        const unsigned int v921 = v915 * 1056964608u;
-        const bool v923 = v915 < 2u;
-        const unsigned int v924 = v923 ? v921 : v919;
-        const unsigned int v926 = v913 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v928 = v926 << 28u;
-        const unsigned int v929 = v924 | v928;
-        const float v930 = __uint_as_float(v929);
-        const float v931 = v930 * v791;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v933 = v772 >> 28u;
-        const unsigned int v935 = v933 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v937 = v935 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v939 = v937 << 22u;
-        const unsigned int v941 = v935 * 1056964608u;
-        const bool v943 = v935 < 2u;
-        const unsigned int v944 = v943 ? v941 : v939;
-        const unsigned int v946 = v933 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v948 = v946 << 28u;
-        const unsigned int v949 = v944 | v948;
-        const float v950 = __uint_as_float(v949);
-        const float v951 = v950 * v791;  // kernels/gemm/quant_b.hpp:80
-        const float v953 = v757 ? v811 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v956 = v757 ? v831 : 0.0f;
-        const float v959 = v757 ? v851 : 0.0f;
-        const float v962 = v757 ? v871 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v968) = iron_f32x4{{v953, v956, v959, v962}};  // kernels/gemm/quant_b.hpp:146
-        const float v971 = v757 ? v891 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v974 = v757 ? v911 : 0.0f;
-        const float v977 = v757 ? v931 : 0.0f;
-        const float v980 = v757 ? v951 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v987) = iron_f32x4{{v971, v974, v977, v980}};  // kernels/gemm/quant_b.hpp:146
-        const unsigned int v999 = v716 + v996;  // kernels/gemm/quant_b.hpp:137
-        const bool v1000 = v999 < v3;
-        const bool v1001 = v998 && v1000;
-        const unsigned int v1005 = min(v999, v759);  // kernels/gemm/quant_b.hpp:138
-        const unsigned int v1011 = v1005 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const unsigned int v1015 = v1014 + v1011;
-        const unsigned int v1016 = packed[v1015];
-        const unsigned int v1018 = v1005 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const unsigned int v1022 = v1021 + v1018;
-        const unsigned char v1023 = scales[v1022];
-        const unsigned int v1024 = static_cast<unsigned int>(v1023);
-        const unsigned int v1026 = v1024 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1029 = v1024 == 255u;
-        const unsigned int v1030 = v1029 ? 2143289344u : v1026;
-        const bool v1032 = v1024 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const unsigned int v1034 = v1032 ? 4194304u : v1030;
-        const float v1035 = __uint_as_float(v1034);
-        const unsigned int v1037 = v1016 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1039 = v1037 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1041 = v1039 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1043 = v1041 << 22u;
-        const unsigned int v1045 = v1039 * 1056964608u;
-        const bool v1047 = v1039 < 2u;
-        const unsigned int v1048 = v1047 ? v1045 : v1043;
-        const unsigned int v1050 = v1037 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1052 = v1050 << 28u;
-        const unsigned int v1053 = v1048 | v1052;
-        const float v1054 = __uint_as_float(v1053);
-        const float v1055 = v1054 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1057 = v1016 >> 4u;
-        const unsigned int v1059 = v1057 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1061 = v1059 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1063 = v1061 << 22u;
-        const unsigned int v1065 = v1059 * 1056964608u;
-        const bool v1067 = v1059 < 2u;
-        const unsigned int v1068 = v1067 ? v1065 : v1063;
-        const unsigned int v1070 = v1057 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1072 = v1070 << 28u;
-        const unsigned int v1073 = v1068 | v1072;
-        const float v1074 = __uint_as_float(v1073);
-        const float v1075 = v1074 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1077 = v1016 >> 8u;
-        const unsigned int v1079 = v1077 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1081 = v1079 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1083 = v1081 << 22u;
-        const unsigned int v1085 = v1079 * 1056964608u;
-        const bool v1087 = v1079 < 2u;
-        const unsigned int v1088 = v1087 ? v1085 : v1083;
-        const unsigned int v1090 = v1077 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1092 = v1090 << 28u;
-        const unsigned int v1093 = v1088 | v1092;
-        const float v1094 = __uint_as_float(v1093);
-        const float v1095 = v1094 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1097 = v1016 >> 12u;
-        const unsigned int v1099 = v1097 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1101 = v1099 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1103 = v1101 << 22u;
-        const unsigned int v1105 = v1099 * 1056964608u;
-        const bool v1107 = v1099 < 2u;
-        const unsigned int v1108 = v1107 ? v1105 : v1103;
-        const unsigned int v1110 = v1097 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1112 = v1110 << 28u;
-        const unsigned int v1113 = v1108 | v1112;
-        const float v1114 = __uint_as_float(v1113);
-        const float v1115 = v1114 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1117 = v1016 >> 16u;
-        const unsigned int v1119 = v1117 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1121 = v1119 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1123 = v1121 << 22u;
-        const unsigned int v1125 = v1119 * 1056964608u;
-        const bool v1127 = v1119 < 2u;
-        const unsigned int v1128 = v1127 ? v1125 : v1123;
-        const unsigned int v1130 = v1117 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1132 = v1130 << 28u;
-        const unsigned int v1133 = v1128 | v1132;
-        const float v1134 = __uint_as_float(v1133);
-        const float v1135 = v1134 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1137 = v1016 >> 20u;
-        const unsigned int v1139 = v1137 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1141 = v1139 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1143 = v1141 << 22u;
-        const unsigned int v1145 = v1139 * 1056964608u;
-        const bool v1147 = v1139 < 2u;
-        const unsigned int v1148 = v1147 ? v1145 : v1143;
-        const unsigned int v1150 = v1137 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1152 = v1150 << 28u;
-        const unsigned int v1153 = v1148 | v1152;
-        const float v1154 = __uint_as_float(v1153);
-        const float v1155 = v1154 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1157 = v1016 >> 24u;
-        const unsigned int v1159 = v1157 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1161 = v1159 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1163 = v1161 << 22u;
-        const unsigned int v1165 = v1159 * 1056964608u;
-        const bool v1167 = v1159 < 2u;
-        const unsigned int v1168 = v1167 ? v1165 : v1163;
-        const unsigned int v1170 = v1157 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1172 = v1170 << 28u;
-        const unsigned int v1173 = v1168 | v1172;
-        const float v1174 = __uint_as_float(v1173);
-        const float v1175 = v1174 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const unsigned int v1177 = v1016 >> 28u;
-        const unsigned int v1179 = v1177 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const unsigned int v1181 = v1179 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const unsigned int v1183 = v1181 << 22u;
-        const unsigned int v1185 = v1179 * 1056964608u;
-        const bool v1187 = v1179 < 2u;
-        const unsigned int v1188 = v1187 ? v1185 : v1183;
-        const unsigned int v1190 = v1177 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const unsigned int v1192 = v1190 << 28u;
-        const unsigned int v1193 = v1188 | v1192;
-        const float v1194 = __uint_as_float(v1193);
-        const float v1195 = v1194 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const float v1197 = v1001 ? v1055 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v1200 = v1001 ? v1075 : 0.0f;
-        const float v1203 = v1001 ? v1095 : 0.0f;
-        const float v1206 = v1001 ? v1115 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v1212) = iron_f32x4{{v1197, v1200, v1203, v1206}};  // kernels/gemm/quant_b.hpp:146
-        const float v1215 = v1001 ? v1135 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v1218 = v1001 ? v1155 : 0.0f;
-        const float v1221 = v1001 ? v1175 : 0.0f;
-        const float v1224 = v1001 ? v1195 : 0.0f;
-        *reinterpret_cast<iron_f32x4*>(shm1 + v1231) = iron_f32x4{{v1215, v1218, v1221, v1224}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v759 = v720 + v756;  // kernels/gemm/quant_b.hpp:137
+        const bool v760 = v759 < v3;
+        const bool v761 = v758 && v760;
+        const unsigned int v765 = min(v759, v763);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v771 = v765 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v775 = v774 + v771;
+        const unsigned int v776 = packed[v775];
+        const unsigned int v778 = v765 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v782 = v781 + v778;
+        const unsigned char v783 = scales[v782];
+        const unsigned int v784 = static_cast<unsigned int>(v783);
+        const unsigned int v786 = v784 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v789 = v784 == 255u;
+        const unsigned int v790 = v789 ? 2143289344u : v786;
+        const bool v792 = v784 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v794 = v792 ? 4194304u : v790;
+        const float v795 = __uint_as_float(v794);
+        const unsigned int v797 = v776 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v799 = v797 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v801 = v799 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v803 = v801 << 22u;
+        const unsigned int v805 = v799 * 1056964608u;
+        const bool v807 = v799 < 2u;
+        const unsigned int v808 = v807 ? v805 : v803;
+        const unsigned int v810 = v797 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v812 = v810 << 28u;
+        const unsigned int v813 = v808 | v812;
+        const float v814 = __uint_as_float(v813);
+        const float v815 = v814 * v795;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v817 = v776 >> 4u;
+        const unsigned int v819 = v817 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v821 = v819 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v823 = v821 << 22u;
+        const unsigned int v825 = v819 * 1056964608u;
+        const bool v827 = v819 < 2u;
+        const unsigned int v828 = v827 ? v825 : v823;
+        const unsigned int v830 = v817 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v832 = v830 << 28u;
+        const unsigned int v833 = v828 | v832;
+        const float v834 = __uint_as_float(v833);
+        const float v835 = v834 * v795;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v837 = v776 >> 8u;
+        const unsigned int v839 = v837 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v841 = v839 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v843 = v841 << 22u;
+        const unsigned int v845 = v839 * 1056964608u;
+        const bool v847 = v839 < 2u;
+        const unsigned int v848 = v847 ? v845 : v843;
+        const unsigned int v850 = v837 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v852 = v850 << 28u;
+        const unsigned int v853 = v848 | v852;
+        const float v854 = __uint_as_float(v853);
+        const float v855 = v854 * v795;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v857 = v776 >> 12u;
+        const unsigned int v859 = v857 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v861 = v859 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v863 = v861 << 22u;
+        const unsigned int v865 = v859 * 1056964608u;
+        const bool v867 = v859 < 2u;
+        const unsigned int v868 = v867 ? v865 : v863;
+        const unsigned int v870 = v857 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v872 = v870 << 28u;
+        const unsigned int v873 = v868 | v872;
+        const float v874 = __uint_as_float(v873);
+        const float v875 = v874 * v795;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v877 = v776 >> 16u;
+        const unsigned int v879 = v877 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v881 = v879 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v883 = v881 << 22u;
+        const unsigned int v885 = v879 * 1056964608u;
+        const bool v887 = v879 < 2u;
+        const unsigned int v888 = v887 ? v885 : v883;
+        const unsigned int v890 = v877 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v892 = v890 << 28u;
+        const unsigned int v893 = v888 | v892;
+        const float v894 = __uint_as_float(v893);
+        const float v895 = v894 * v795;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v897 = v776 >> 20u;
+        const unsigned int v899 = v897 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v901 = v899 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v903 = v901 << 22u;
+        const unsigned int v905 = v899 * 1056964608u;
+        const bool v907 = v899 < 2u;
+        const unsigned int v908 = v907 ? v905 : v903;
+        const unsigned int v910 = v897 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v912 = v910 << 28u;
+        const unsigned int v913 = v908 | v912;
+        const float v914 = __uint_as_float(v913);
+        const float v915 = v914 * v795;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v917 = v776 >> 24u;
+        const unsigned int v919 = v917 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v921 = v919 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v923 = v921 << 22u;
+        const unsigned int v925 = v919 * 1056964608u;
+        const bool v927 = v919 < 2u;
+        const unsigned int v928 = v927 ? v925 : v923;
+        const unsigned int v930 = v917 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v932 = v930 << 28u;
+        const unsigned int v933 = v928 | v932;
+        const float v934 = __uint_as_float(v933);
+        const float v935 = v934 * v795;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v937 = v776 >> 28u;
+        const unsigned int v939 = v937 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v941 = v939 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v943 = v941 << 22u;
+        const unsigned int v945 = v939 * 1056964608u;
+        const bool v947 = v939 < 2u;
+        const unsigned int v948 = v947 ? v945 : v943;
+        const unsigned int v950 = v937 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v952 = v950 << 28u;
+        const unsigned int v953 = v948 | v952;
+        const float v954 = __uint_as_float(v953);
+        const float v955 = v954 * v795;  // kernels/gemm/quant_b.hpp:80
+        const float v957 = v761 ? v815 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v960 = v761 ? v835 : 0.0f;
+        const float v963 = v761 ? v855 : 0.0f;
+        const float v966 = v761 ? v875 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v972) = iron_f32x4{{v957, v960, v963, v966}};  // kernels/gemm/quant_b.hpp:146
+        const float v975 = v761 ? v895 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v978 = v761 ? v915 : 0.0f;
+        const float v981 = v761 ? v935 : 0.0f;
+        const float v984 = v761 ? v955 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v991) = iron_f32x4{{v975, v978, v981, v984}};  // kernels/gemm/quant_b.hpp:146
+        const unsigned int v1003 = v720 + v1000;  // kernels/gemm/quant_b.hpp:137
+        const bool v1004 = v1003 < v3;
+        const bool v1005 = v1002 && v1004;
+        const unsigned int v1009 = min(v1003, v763);  // kernels/gemm/quant_b.hpp:138
+        const unsigned int v1015 = v1009 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const unsigned int v1019 = v1018 + v1015;
+        const unsigned int v1020 = packed[v1019];
+        const unsigned int v1022 = v1009 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const unsigned int v1026 = v1025 + v1022;
+        const unsigned char v1027 = scales[v1026];
+        const unsigned int v1028 = static_cast<unsigned int>(v1027);
+        const unsigned int v1030 = v1028 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1033 = v1028 == 255u;
+        const unsigned int v1034 = v1033 ? 2143289344u : v1030;
+        const bool v1036 = v1028 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const unsigned int v1038 = v1036 ? 4194304u : v1034;
+        const float v1039 = __uint_as_float(v1038);
+        const unsigned int v1041 = v1020 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1043 = v1041 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1045 = v1043 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1047 = v1045 << 22u;
+        const unsigned int v1049 = v1043 * 1056964608u;
+        const bool v1051 = v1043 < 2u;
+        const unsigned int v1052 = v1051 ? v1049 : v1047;
+        const unsigned int v1054 = v1041 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1056 = v1054 << 28u;
+        const unsigned int v1057 = v1052 | v1056;
+        const float v1058 = __uint_as_float(v1057);
+        const float v1059 = v1058 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1061 = v1020 >> 4u;
+        const unsigned int v1063 = v1061 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1065 = v1063 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1067 = v1065 << 22u;
+        const unsigned int v1069 = v1063 * 1056964608u;
+        const bool v1071 = v1063 < 2u;
+        const unsigned int v1072 = v1071 ? v1069 : v1067;
+        const unsigned int v1074 = v1061 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1076 = v1074 << 28u;
+        const unsigned int v1077 = v1072 | v1076;
+        const float v1078 = __uint_as_float(v1077);
+        const float v1079 = v1078 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1081 = v1020 >> 8u;
+        const unsigned int v1083 = v1081 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1085 = v1083 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1087 = v1085 << 22u;
+        const unsigned int v1089 = v1083 * 1056964608u;
+        const bool v1091 = v1083 < 2u;
+        const unsigned int v1092 = v1091 ? v1089 : v1087;
+        const unsigned int v1094 = v1081 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1096 = v1094 << 28u;
+        const unsigned int v1097 = v1092 | v1096;
+        const float v1098 = __uint_as_float(v1097);
+        const float v1099 = v1098 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1101 = v1020 >> 12u;
+        const unsigned int v1103 = v1101 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1105 = v1103 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1107 = v1105 << 22u;
+        const unsigned int v1109 = v1103 * 1056964608u;
+        const bool v1111 = v1103 < 2u;
+        const unsigned int v1112 = v1111 ? v1109 : v1107;
+        const unsigned int v1114 = v1101 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1116 = v1114 << 28u;
+        const unsigned int v1117 = v1112 | v1116;
+        const float v1118 = __uint_as_float(v1117);
+        const float v1119 = v1118 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1121 = v1020 >> 16u;
+        const unsigned int v1123 = v1121 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1125 = v1123 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1127 = v1125 << 22u;
+        const unsigned int v1129 = v1123 * 1056964608u;
+        const bool v1131 = v1123 < 2u;
+        const unsigned int v1132 = v1131 ? v1129 : v1127;
+        const unsigned int v1134 = v1121 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1136 = v1134 << 28u;
+        const unsigned int v1137 = v1132 | v1136;
+        const float v1138 = __uint_as_float(v1137);
+        const float v1139 = v1138 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1141 = v1020 >> 20u;
+        const unsigned int v1143 = v1141 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1145 = v1143 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1147 = v1145 << 22u;
+        const unsigned int v1149 = v1143 * 1056964608u;
+        const bool v1151 = v1143 < 2u;
+        const unsigned int v1152 = v1151 ? v1149 : v1147;
+        const unsigned int v1154 = v1141 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1156 = v1154 << 28u;
+        const unsigned int v1157 = v1152 | v1156;
+        const float v1158 = __uint_as_float(v1157);
+        const float v1159 = v1158 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1161 = v1020 >> 24u;
+        const unsigned int v1163 = v1161 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1165 = v1163 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1167 = v1165 << 22u;
+        const unsigned int v1169 = v1163 * 1056964608u;
+        const bool v1171 = v1163 < 2u;
+        const unsigned int v1172 = v1171 ? v1169 : v1167;
+        const unsigned int v1174 = v1161 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1176 = v1174 << 28u;
+        const unsigned int v1177 = v1172 | v1176;
+        const float v1178 = __uint_as_float(v1177);
+        const float v1179 = v1178 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const unsigned int v1181 = v1020 >> 28u;
+        const unsigned int v1183 = v1181 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const unsigned int v1185 = v1183 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const unsigned int v1187 = v1185 << 22u;
+        const unsigned int v1189 = v1183 * 1056964608u;
+        const bool v1191 = v1183 < 2u;
+        const unsigned int v1192 = v1191 ? v1189 : v1187;
+        const unsigned int v1194 = v1181 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const unsigned int v1196 = v1194 << 28u;
+        const unsigned int v1197 = v1192 | v1196;
+        const float v1198 = __uint_as_float(v1197);
+        const float v1199 = v1198 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const float v1201 = v1005 ? v1059 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v1204 = v1005 ? v1079 : 0.0f;
+        const float v1207 = v1005 ? v1099 : 0.0f;
+        const float v1210 = v1005 ? v1119 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v1216) = iron_f32x4{{v1201, v1204, v1207, v1210}};  // kernels/gemm/quant_b.hpp:146
+        const float v1219 = v1005 ? v1139 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v1222 = v1005 ? v1159 : 0.0f;
+        const float v1225 = v1005 ? v1179 : 0.0f;
+        const float v1228 = v1005 ? v1199 : 0.0f;
+        *reinterpret_cast<iron_f32x4*>(shm1 + v1235) = iron_f32x4{{v1219, v1222, v1225, v1228}};  // kernels/gemm/quant_b.hpp:146
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load_shared<false>(v90, shm0, v1237, 20u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v92, shm1, v1243, 20u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_software(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load_shared<false>(v94, shm0, v1241, 20u);  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load_shared<true>(v96, shm1, v1247, 20u);  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma_software(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const unsigned int v1246 = static_cast<unsigned int>(v88.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1247 = v71 + v82;
-    const unsigned int v1248 = v1247 + v1246;
-    const unsigned int v1249 = static_cast<unsigned int>(v88.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1250 = v76 + v86;
-    const unsigned int v1251 = v1250 + v1249;
-    const bool v1252 = v1248 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1253 = v1251 < v75;
-    const bool v1254 = v1252 && v1253;
-    if (v1254) {
-      const float v1255 = v88.x[0];
-      const unsigned int v1257 = v1251 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1258 = v1257 < v2;
-      const bool v1259 = v1252 && v1258;
-      if (v1259) {
-        const unsigned int v1261 = v1248 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1262 = v1261 + v1251;
-        const unsigned int v1263 = v1262 - v74;
-        out[v1263] = v1255;
-      }
-    }
-    const unsigned int v1264 = static_cast<unsigned int>(v88.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1266 = v1247 + v1264;
-    const unsigned int v1267 = static_cast<unsigned int>(v88.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1269 = v1250 + v1267;
-    const bool v1270 = v1266 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1271 = v1269 < v75;
-    const bool v1272 = v1270 && v1271;
-    if (v1272) {
-      const float v1273 = v88.x[1];
-      const unsigned int v1275 = v1269 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1276 = v1275 < v2;
-      const bool v1277 = v1270 && v1276;
-      if (v1277) {
-        const unsigned int v1279 = v1266 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1280 = v1279 + v1269;
-        const unsigned int v1281 = v1280 - v74;
-        out[v1281] = v1273;
-      }
-    }
-    const unsigned int v1282 = static_cast<unsigned int>(v88.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1284 = v1247 + v1282;
-    const unsigned int v1285 = static_cast<unsigned int>(v88.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1287 = v1250 + v1285;
-    const bool v1288 = v1284 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1289 = v1287 < v75;
-    const bool v1290 = v1288 && v1289;
-    if (v1290) {
-      const float v1291 = v88.x[2];
-      const unsigned int v1293 = v1287 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1294 = v1293 < v2;
-      const bool v1295 = v1288 && v1294;
-      if (v1295) {
-        const unsigned int v1297 = v1284 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1298 = v1297 + v1287;
-        const unsigned int v1299 = v1298 - v74;
-        out[v1299] = v1291;
-      }
-    }
-    const unsigned int v1300 = static_cast<unsigned int>(v88.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1302 = v1247 + v1300;
-    const unsigned int v1303 = static_cast<unsigned int>(v88.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1305 = v1250 + v1303;
-    const bool v1306 = v1302 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1307 = v1305 < v75;
-    const bool v1308 = v1306 && v1307;
-    if (v1308) {
-      const float v1309 = v88.x[3];
-      const unsigned int v1311 = v1305 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1312 = v1311 < v2;
-      const bool v1313 = v1306 && v1312;
-      if (v1313) {
-        const unsigned int v1315 = v1302 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1316 = v1315 + v1305;
-        const unsigned int v1317 = v1316 - v74;
-        out[v1317] = v1309;
-      }
-    }
-    const unsigned int v1318 = static_cast<unsigned int>(v88.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1320 = v1247 + v1318;
-    const unsigned int v1321 = static_cast<unsigned int>(v88.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1323 = v1250 + v1321;
-    const bool v1324 = v1320 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1325 = v1323 < v75;
-    const bool v1326 = v1324 && v1325;
-    if (v1326) {
-      const float v1327 = v88.x[4];
-      const unsigned int v1329 = v1323 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1330 = v1329 < v2;
-      const bool v1331 = v1324 && v1330;
-      if (v1331) {
-        const unsigned int v1333 = v1320 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1334 = v1333 + v1323;
-        const unsigned int v1335 = v1334 - v74;
-        out[v1335] = v1327;
-      }
-    }
-    const unsigned int v1336 = static_cast<unsigned int>(v88.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1338 = v1247 + v1336;
-    const unsigned int v1339 = static_cast<unsigned int>(v88.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1341 = v1250 + v1339;
-    const bool v1342 = v1338 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1343 = v1341 < v75;
-    const bool v1344 = v1342 && v1343;
-    if (v1344) {
-      const float v1345 = v88.x[5];
-      const unsigned int v1347 = v1341 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1348 = v1347 < v2;
-      const bool v1349 = v1342 && v1348;
-      if (v1349) {
-        const unsigned int v1351 = v1338 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1352 = v1351 + v1341;
-        const unsigned int v1353 = v1352 - v74;
-        out[v1353] = v1345;
-      }
-    }
-    const unsigned int v1354 = static_cast<unsigned int>(v88.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1356 = v1247 + v1354;
-    const unsigned int v1357 = static_cast<unsigned int>(v88.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1359 = v1250 + v1357;
-    const bool v1360 = v1356 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1361 = v1359 < v75;
-    const bool v1362 = v1360 && v1361;
-    if (v1362) {
-      const float v1363 = v88.x[6];
-      const unsigned int v1365 = v1359 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1366 = v1365 < v2;
-      const bool v1367 = v1360 && v1366;
-      if (v1367) {
-        const unsigned int v1369 = v1356 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1370 = v1369 + v1359;
-        const unsigned int v1371 = v1370 - v74;
-        out[v1371] = v1363;
-      }
-    }
-    const unsigned int v1372 = static_cast<unsigned int>(v88.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1374 = v1247 + v1372;
-    const unsigned int v1375 = static_cast<unsigned int>(v88.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1377 = v1250 + v1375;
-    const bool v1378 = v1374 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1379 = v1377 < v75;
-    const bool v1380 = v1378 && v1379;
-    if (v1380) {
-      const float v1381 = v88.x[7];
-      const unsigned int v1383 = v1377 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1384 = v1383 < v2;
-      const bool v1385 = v1378 && v1384;
-      if (v1385) {
-        const unsigned int v1387 = v1374 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1388 = v1387 + v1377;
-        const unsigned int v1389 = v1388 - v74;
-        out[v1389] = v1381;
-      }
-    }
-    const unsigned int v1390 = static_cast<unsigned int>(v88.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1392 = v1247 + v1390;
-    const unsigned int v1393 = static_cast<unsigned int>(v88.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1395 = v1250 + v1393;
-    const bool v1396 = v1392 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1397 = v1395 < v75;
-    const bool v1398 = v1396 && v1397;
-    if (v1398) {
-      const float v1399 = v88.x[8];
-      const unsigned int v1401 = v1395 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1402 = v1401 < v2;
-      const bool v1403 = v1396 && v1402;
-      if (v1403) {
-        const unsigned int v1405 = v1392 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1406 = v1405 + v1395;
-        const unsigned int v1407 = v1406 - v74;
-        out[v1407] = v1399;
-      }
-    }
-    const unsigned int v1408 = static_cast<unsigned int>(v88.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1410 = v1247 + v1408;
-    const unsigned int v1411 = static_cast<unsigned int>(v88.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1413 = v1250 + v1411;
-    const bool v1414 = v1410 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1415 = v1413 < v75;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v88.x[9];
-      const unsigned int v1419 = v1413 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1414 && v1420;
-      if (v1421) {
-        const unsigned int v1423 = v1410 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1424 = v1423 + v1413;
-        const unsigned int v1425 = v1424 - v74;
-        out[v1425] = v1417;
-      }
-    }
-    const unsigned int v1426 = static_cast<unsigned int>(v88.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1428 = v1247 + v1426;
-    const unsigned int v1429 = static_cast<unsigned int>(v88.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1431 = v1250 + v1429;
-    const bool v1432 = v1428 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1433 = v1431 < v75;
-    const bool v1434 = v1432 && v1433;
-    if (v1434) {
-      const float v1435 = v88.x[10];
-      const unsigned int v1437 = v1431 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1438 = v1437 < v2;
-      const bool v1439 = v1432 && v1438;
-      if (v1439) {
-        const unsigned int v1441 = v1428 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1442 = v1441 + v1431;
-        const unsigned int v1443 = v1442 - v74;
-        out[v1443] = v1435;
-      }
-    }
-    const unsigned int v1444 = static_cast<unsigned int>(v88.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1446 = v1247 + v1444;
-    const unsigned int v1447 = static_cast<unsigned int>(v88.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1449 = v1250 + v1447;
-    const bool v1450 = v1446 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1451 = v1449 < v75;
-    const bool v1452 = v1450 && v1451;
-    if (v1452) {
-      const float v1453 = v88.x[11];
-      const unsigned int v1455 = v1449 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1456 = v1455 < v2;
-      const bool v1457 = v1450 && v1456;
-      if (v1457) {
-        const unsigned int v1459 = v1446 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1460 = v1459 + v1449;
-        const unsigned int v1461 = v1460 - v74;
-        out[v1461] = v1453;
-      }
-    }
-    const unsigned int v1462 = static_cast<unsigned int>(v88.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1464 = v1247 + v1462;
-    const unsigned int v1465 = static_cast<unsigned int>(v88.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1467 = v1250 + v1465;
-    const bool v1468 = v1464 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1469 = v1467 < v75;
-    const bool v1470 = v1468 && v1469;
-    if (v1470) {
-      const float v1471 = v88.x[12];
-      const unsigned int v1473 = v1467 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1474 = v1473 < v2;
-      const bool v1475 = v1468 && v1474;
-      if (v1475) {
-        const unsigned int v1477 = v1464 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1478 = v1477 + v1467;
-        const unsigned int v1479 = v1478 - v74;
-        out[v1479] = v1471;
-      }
-    }
-    const unsigned int v1480 = static_cast<unsigned int>(v88.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1482 = v1247 + v1480;
-    const unsigned int v1483 = static_cast<unsigned int>(v88.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1485 = v1250 + v1483;
-    const bool v1486 = v1482 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1487 = v1485 < v75;
-    const bool v1488 = v1486 && v1487;
-    if (v1488) {
-      const float v1489 = v88.x[13];
-      const unsigned int v1491 = v1485 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1492 = v1491 < v2;
-      const bool v1493 = v1486 && v1492;
-      if (v1493) {
-        const unsigned int v1495 = v1482 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1496 = v1495 + v1485;
-        const unsigned int v1497 = v1496 - v74;
-        out[v1497] = v1489;
-      }
-    }
-    const unsigned int v1498 = static_cast<unsigned int>(v88.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1500 = v1247 + v1498;
-    const unsigned int v1501 = static_cast<unsigned int>(v88.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1503 = v1250 + v1501;
-    const bool v1504 = v1500 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1505 = v1503 < v75;
-    const bool v1506 = v1504 && v1505;
-    if (v1506) {
-      const float v1507 = v88.x[14];
-      const unsigned int v1509 = v1503 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1510 = v1509 < v2;
-      const bool v1511 = v1504 && v1510;
-      if (v1511) {
-        const unsigned int v1513 = v1500 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1514 = v1513 + v1503;
-        const unsigned int v1515 = v1514 - v74;
-        out[v1515] = v1507;
-      }
-    }
-    const unsigned int v1516 = static_cast<unsigned int>(v88.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1518 = v1247 + v1516;
-    const unsigned int v1519 = static_cast<unsigned int>(v88.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1521 = v1250 + v1519;
-    const bool v1522 = v1518 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1523 = v1521 < v75;
-    const bool v1524 = v1522 && v1523;
-    if (v1524) {
-      const float v1525 = v88.x[15];
-      const unsigned int v1527 = v1521 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1528 = v1527 < v2;
-      const bool v1529 = v1522 && v1528;
-      if (v1529) {
-        const unsigned int v1531 = v1518 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1532 = v1531 + v1521;
-        const unsigned int v1533 = v1532 - v74;
-        out[v1533] = v1525;
-      }
-    }
-    const unsigned int v1534 = static_cast<unsigned int>(v88.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1536 = v1247 + v1534;
-    const unsigned int v1537 = static_cast<unsigned int>(v88.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1539 = v1250 + v1537;
-    const bool v1540 = v1536 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1541 = v1539 < v75;
-    const bool v1542 = v1540 && v1541;
-    if (v1542) {
-      const float v1543 = v88.x[16];
-      const unsigned int v1545 = v1539 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1546 = v1545 < v2;
-      const bool v1547 = v1540 && v1546;
-      if (v1547) {
-        const unsigned int v1549 = v1536 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1550 = v1549 + v1539;
-        const unsigned int v1551 = v1550 - v74;
-        out[v1551] = v1543;
-      }
-    }
-    const unsigned int v1552 = static_cast<unsigned int>(v88.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1554 = v1247 + v1552;
-    const unsigned int v1555 = static_cast<unsigned int>(v88.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1557 = v1250 + v1555;
-    const bool v1558 = v1554 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1559 = v1557 < v75;
-    const bool v1560 = v1558 && v1559;
-    if (v1560) {
-      const float v1561 = v88.x[17];
-      const unsigned int v1563 = v1557 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1564 = v1563 < v2;
-      const bool v1565 = v1558 && v1564;
-      if (v1565) {
-        const unsigned int v1567 = v1554 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1568 = v1567 + v1557;
-        const unsigned int v1569 = v1568 - v74;
-        out[v1569] = v1561;
-      }
-    }
-    const unsigned int v1570 = static_cast<unsigned int>(v88.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1572 = v1247 + v1570;
-    const unsigned int v1573 = static_cast<unsigned int>(v88.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1575 = v1250 + v1573;
-    const bool v1576 = v1572 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1577 = v1575 < v75;
-    const bool v1578 = v1576 && v1577;
-    if (v1578) {
-      const float v1579 = v88.x[18];
-      const unsigned int v1581 = v1575 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1582 = v1581 < v2;
-      const bool v1583 = v1576 && v1582;
-      if (v1583) {
-        const unsigned int v1585 = v1572 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1586 = v1585 + v1575;
-        const unsigned int v1587 = v1586 - v74;
-        out[v1587] = v1579;
-      }
-    }
-    const unsigned int v1588 = static_cast<unsigned int>(v88.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1590 = v1247 + v1588;
-    const unsigned int v1591 = static_cast<unsigned int>(v88.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1593 = v1250 + v1591;
-    const bool v1594 = v1590 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1595 = v1593 < v75;
-    const bool v1596 = v1594 && v1595;
-    if (v1596) {
-      const float v1597 = v88.x[19];
-      const unsigned int v1599 = v1593 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1600 = v1599 < v2;
-      const bool v1601 = v1594 && v1600;
-      if (v1601) {
-        const unsigned int v1603 = v1590 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1604 = v1603 + v1593;
-        const unsigned int v1605 = v1604 - v74;
-        out[v1605] = v1597;
-      }
-    }
-    const unsigned int v1606 = static_cast<unsigned int>(v88.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1608 = v1247 + v1606;
-    const unsigned int v1609 = static_cast<unsigned int>(v88.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1611 = v1250 + v1609;
-    const bool v1612 = v1608 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1613 = v1611 < v75;
-    const bool v1614 = v1612 && v1613;
-    if (v1614) {
-      const float v1615 = v88.x[20];
-      const unsigned int v1617 = v1611 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1618 = v1617 < v2;
-      const bool v1619 = v1612 && v1618;
-      if (v1619) {
-        const unsigned int v1621 = v1608 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1622 = v1621 + v1611;
-        const unsigned int v1623 = v1622 - v74;
-        out[v1623] = v1615;
-      }
-    }
-    const unsigned int v1624 = static_cast<unsigned int>(v88.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1626 = v1247 + v1624;
-    const unsigned int v1627 = static_cast<unsigned int>(v88.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1629 = v1250 + v1627;
-    const bool v1630 = v1626 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1631 = v1629 < v75;
-    const bool v1632 = v1630 && v1631;
-    if (v1632) {
-      const float v1633 = v88.x[21];
-      const unsigned int v1635 = v1629 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1636 = v1635 < v2;
-      const bool v1637 = v1630 && v1636;
-      if (v1637) {
-        const unsigned int v1639 = v1626 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1640 = v1639 + v1629;
-        const unsigned int v1641 = v1640 - v74;
-        out[v1641] = v1633;
-      }
-    }
-    const unsigned int v1642 = static_cast<unsigned int>(v88.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1644 = v1247 + v1642;
-    const unsigned int v1645 = static_cast<unsigned int>(v88.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1647 = v1250 + v1645;
-    const bool v1648 = v1644 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1649 = v1647 < v75;
-    const bool v1650 = v1648 && v1649;
-    if (v1650) {
-      const float v1651 = v88.x[22];
-      const unsigned int v1653 = v1647 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1654 = v1653 < v2;
-      const bool v1655 = v1648 && v1654;
-      if (v1655) {
-        const unsigned int v1657 = v1644 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1658 = v1657 + v1647;
-        const unsigned int v1659 = v1658 - v74;
-        out[v1659] = v1651;
-      }
-    }
-    const unsigned int v1660 = static_cast<unsigned int>(v88.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1662 = v1247 + v1660;
-    const unsigned int v1663 = static_cast<unsigned int>(v88.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1665 = v1250 + v1663;
-    const bool v1666 = v1662 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1667 = v1665 < v75;
-    const bool v1668 = v1666 && v1667;
-    if (v1668) {
-      const float v1669 = v88.x[23];
-      const unsigned int v1671 = v1665 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1672 = v1671 < v2;
-      const bool v1673 = v1666 && v1672;
-      if (v1673) {
-        const unsigned int v1675 = v1662 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1676 = v1675 + v1665;
-        const unsigned int v1677 = v1676 - v74;
-        out[v1677] = v1669;
-      }
-    }
-    const unsigned int v1678 = static_cast<unsigned int>(v88.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1680 = v1247 + v1678;
-    const unsigned int v1681 = static_cast<unsigned int>(v88.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1683 = v1250 + v1681;
-    const bool v1684 = v1680 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1685 = v1683 < v75;
-    const bool v1686 = v1684 && v1685;
-    if (v1686) {
-      const float v1687 = v88.x[24];
-      const unsigned int v1689 = v1683 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1690 = v1689 < v2;
-      const bool v1691 = v1684 && v1690;
-      if (v1691) {
-        const unsigned int v1693 = v1680 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1694 = v1693 + v1683;
-        const unsigned int v1695 = v1694 - v74;
-        out[v1695] = v1687;
-      }
-    }
-    const unsigned int v1696 = static_cast<unsigned int>(v88.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1698 = v1247 + v1696;
-    const unsigned int v1699 = static_cast<unsigned int>(v88.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1701 = v1250 + v1699;
-    const bool v1702 = v1698 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1703 = v1701 < v75;
-    const bool v1704 = v1702 && v1703;
-    if (v1704) {
-      const float v1705 = v88.x[25];
-      const unsigned int v1707 = v1701 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1708 = v1707 < v2;
-      const bool v1709 = v1702 && v1708;
-      if (v1709) {
-        const unsigned int v1711 = v1698 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1712 = v1711 + v1701;
-        const unsigned int v1713 = v1712 - v74;
-        out[v1713] = v1705;
-      }
-    }
-    const unsigned int v1714 = static_cast<unsigned int>(v88.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1716 = v1247 + v1714;
-    const unsigned int v1717 = static_cast<unsigned int>(v88.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1719 = v1250 + v1717;
-    const bool v1720 = v1716 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1721 = v1719 < v75;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const float v1723 = v88.x[26];
-      const unsigned int v1725 = v1719 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1726 = v1725 < v2;
-      const bool v1727 = v1720 && v1726;
-      if (v1727) {
-        const unsigned int v1729 = v1716 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1730 = v1729 + v1719;
-        const unsigned int v1731 = v1730 - v74;
-        out[v1731] = v1723;
-      }
-    }
-    const unsigned int v1732 = static_cast<unsigned int>(v88.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1734 = v1247 + v1732;
-    const unsigned int v1735 = static_cast<unsigned int>(v88.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1737 = v1250 + v1735;
-    const bool v1738 = v1734 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1739 = v1737 < v75;
-    const bool v1740 = v1738 && v1739;
-    if (v1740) {
-      const float v1741 = v88.x[27];
-      const unsigned int v1743 = v1737 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1744 = v1743 < v2;
-      const bool v1745 = v1738 && v1744;
-      if (v1745) {
-        const unsigned int v1747 = v1734 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1748 = v1747 + v1737;
-        const unsigned int v1749 = v1748 - v74;
-        out[v1749] = v1741;
-      }
-    }
-    const unsigned int v1750 = static_cast<unsigned int>(v88.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1752 = v1247 + v1750;
-    const unsigned int v1753 = static_cast<unsigned int>(v88.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1755 = v1250 + v1753;
-    const bool v1756 = v1752 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1757 = v1755 < v75;
-    const bool v1758 = v1756 && v1757;
-    if (v1758) {
-      const float v1759 = v88.x[28];
-      const unsigned int v1761 = v1755 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1762 = v1761 < v2;
-      const bool v1763 = v1756 && v1762;
-      if (v1763) {
-        const unsigned int v1765 = v1752 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1766 = v1765 + v1755;
-        const unsigned int v1767 = v1766 - v74;
-        out[v1767] = v1759;
-      }
-    }
-    const unsigned int v1768 = static_cast<unsigned int>(v88.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1770 = v1247 + v1768;
-    const unsigned int v1771 = static_cast<unsigned int>(v88.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1773 = v1250 + v1771;
-    const bool v1774 = v1770 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1775 = v1773 < v75;
-    const bool v1776 = v1774 && v1775;
-    if (v1776) {
-      const float v1777 = v88.x[29];
-      const unsigned int v1779 = v1773 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1780 = v1779 < v2;
-      const bool v1781 = v1774 && v1780;
-      if (v1781) {
-        const unsigned int v1783 = v1770 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1784 = v1783 + v1773;
-        const unsigned int v1785 = v1784 - v74;
-        out[v1785] = v1777;
-      }
-    }
-    const unsigned int v1786 = static_cast<unsigned int>(v88.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1788 = v1247 + v1786;
-    const unsigned int v1789 = static_cast<unsigned int>(v88.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1791 = v1250 + v1789;
-    const bool v1792 = v1788 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1793 = v1791 < v75;
-    const bool v1794 = v1792 && v1793;
-    if (v1794) {
-      const float v1795 = v88.x[30];
-      const unsigned int v1797 = v1791 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1798 = v1797 < v2;
-      const bool v1799 = v1792 && v1798;
-      if (v1799) {
-        const unsigned int v1801 = v1788 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1802 = v1801 + v1791;
-        const unsigned int v1803 = v1802 - v74;
-        out[v1803] = v1795;
-      }
-    }
-    const unsigned int v1804 = static_cast<unsigned int>(v88.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1806 = v1247 + v1804;
-    const unsigned int v1807 = static_cast<unsigned int>(v88.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1809 = v1250 + v1807;
-    const bool v1810 = v1806 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1811 = v1809 < v75;
-    const bool v1812 = v1810 && v1811;
-    if (v1812) {
-      const float v1813 = v88.x[31];
-      const unsigned int v1815 = v1809 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1816 = v1815 < v2;
-      const bool v1817 = v1810 && v1816;
-      if (v1817) {
-        const unsigned int v1819 = v1806 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1820 = v1819 + v1809;
-        const unsigned int v1821 = v1820 - v74;
-        out[v1821] = v1813;
-      }
-    }
-    const unsigned int v1822 = static_cast<unsigned int>(v88.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1824 = v1247 + v1822;
-    const unsigned int v1825 = static_cast<unsigned int>(v88.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1827 = v1250 + v1825;
-    const bool v1828 = v1824 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1829 = v1827 < v75;
-    const bool v1830 = v1828 && v1829;
-    if (v1830) {
-      const float v1831 = v88.x[32];
-      const unsigned int v1833 = v1827 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1834 = v1833 < v2;
-      const bool v1835 = v1828 && v1834;
-      if (v1835) {
-        const unsigned int v1837 = v1824 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1838 = v1837 + v1827;
-        const unsigned int v1839 = v1838 - v74;
-        out[v1839] = v1831;
-      }
-    }
-    const unsigned int v1840 = static_cast<unsigned int>(v88.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1842 = v1247 + v1840;
-    const unsigned int v1843 = static_cast<unsigned int>(v88.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1845 = v1250 + v1843;
-    const bool v1846 = v1842 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1847 = v1845 < v75;
-    const bool v1848 = v1846 && v1847;
-    if (v1848) {
-      const float v1849 = v88.x[33];
-      const unsigned int v1851 = v1845 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1852 = v1851 < v2;
-      const bool v1853 = v1846 && v1852;
-      if (v1853) {
-        const unsigned int v1855 = v1842 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1856 = v1855 + v1845;
-        const unsigned int v1857 = v1856 - v74;
-        out[v1857] = v1849;
-      }
-    }
-    const unsigned int v1858 = static_cast<unsigned int>(v88.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1860 = v1247 + v1858;
-    const unsigned int v1861 = static_cast<unsigned int>(v88.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1863 = v1250 + v1861;
-    const bool v1864 = v1860 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1865 = v1863 < v75;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const float v1867 = v88.x[34];
-      const unsigned int v1869 = v1863 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1870 = v1869 < v2;
-      const bool v1871 = v1864 && v1870;
-      if (v1871) {
-        const unsigned int v1873 = v1860 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1874 = v1873 + v1863;
-        const unsigned int v1875 = v1874 - v74;
-        out[v1875] = v1867;
-      }
-    }
-    const unsigned int v1876 = static_cast<unsigned int>(v88.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1878 = v1247 + v1876;
-    const unsigned int v1879 = static_cast<unsigned int>(v88.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1881 = v1250 + v1879;
-    const bool v1882 = v1878 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1883 = v1881 < v75;
-    const bool v1884 = v1882 && v1883;
-    if (v1884) {
-      const float v1885 = v88.x[35];
-      const unsigned int v1887 = v1881 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1888 = v1887 < v2;
-      const bool v1889 = v1882 && v1888;
-      if (v1889) {
-        const unsigned int v1891 = v1878 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1892 = v1891 + v1881;
-        const unsigned int v1893 = v1892 - v74;
-        out[v1893] = v1885;
-      }
-    }
-    const unsigned int v1894 = static_cast<unsigned int>(v88.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1896 = v1247 + v1894;
-    const unsigned int v1897 = static_cast<unsigned int>(v88.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1899 = v1250 + v1897;
-    const bool v1900 = v1896 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1901 = v1899 < v75;
-    const bool v1902 = v1900 && v1901;
-    if (v1902) {
-      const float v1903 = v88.x[36];
-      const unsigned int v1905 = v1899 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1906 = v1905 < v2;
-      const bool v1907 = v1900 && v1906;
-      if (v1907) {
-        const unsigned int v1909 = v1896 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1910 = v1909 + v1899;
-        const unsigned int v1911 = v1910 - v74;
-        out[v1911] = v1903;
-      }
-    }
-    const unsigned int v1912 = static_cast<unsigned int>(v88.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1914 = v1247 + v1912;
-    const unsigned int v1915 = static_cast<unsigned int>(v88.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1917 = v1250 + v1915;
-    const bool v1918 = v1914 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1919 = v1917 < v75;
-    const bool v1920 = v1918 && v1919;
-    if (v1920) {
-      const float v1921 = v88.x[37];
-      const unsigned int v1923 = v1917 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1924 = v1923 < v2;
-      const bool v1925 = v1918 && v1924;
-      if (v1925) {
-        const unsigned int v1927 = v1914 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1928 = v1927 + v1917;
-        const unsigned int v1929 = v1928 - v74;
-        out[v1929] = v1921;
-      }
-    }
-    const unsigned int v1930 = static_cast<unsigned int>(v88.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1932 = v1247 + v1930;
-    const unsigned int v1933 = static_cast<unsigned int>(v88.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1935 = v1250 + v1933;
-    const bool v1936 = v1932 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1937 = v1935 < v75;
-    const bool v1938 = v1936 && v1937;
-    if (v1938) {
-      const float v1939 = v88.x[38];
-      const unsigned int v1941 = v1935 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1942 = v1941 < v2;
-      const bool v1943 = v1936 && v1942;
-      if (v1943) {
-        const unsigned int v1945 = v1932 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1946 = v1945 + v1935;
-        const unsigned int v1947 = v1946 - v74;
-        out[v1947] = v1939;
-      }
-    }
-    const unsigned int v1948 = static_cast<unsigned int>(v88.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1950 = v1247 + v1948;
-    const unsigned int v1951 = static_cast<unsigned int>(v88.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1953 = v1250 + v1951;
-    const bool v1954 = v1950 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1955 = v1953 < v75;
-    const bool v1956 = v1954 && v1955;
-    if (v1956) {
-      const float v1957 = v88.x[39];
-      const unsigned int v1959 = v1953 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1960 = v1959 < v2;
-      const bool v1961 = v1954 && v1960;
-      if (v1961) {
-        const unsigned int v1963 = v1950 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1964 = v1963 + v1953;
-        const unsigned int v1965 = v1964 - v74;
-        out[v1965] = v1957;
-      }
-    }
-    const unsigned int v1966 = static_cast<unsigned int>(v88.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1968 = v1247 + v1966;
-    const unsigned int v1969 = static_cast<unsigned int>(v88.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1971 = v1250 + v1969;
-    const bool v1972 = v1968 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1973 = v1971 < v75;
-    const bool v1974 = v1972 && v1973;
-    if (v1974) {
-      const float v1975 = v88.x[40];
-      const unsigned int v1977 = v1971 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1978 = v1977 < v2;
-      const bool v1979 = v1972 && v1978;
-      if (v1979) {
-        const unsigned int v1981 = v1968 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v1982 = v1981 + v1971;
-        const unsigned int v1983 = v1982 - v74;
-        out[v1983] = v1975;
-      }
-    }
-    const unsigned int v1984 = static_cast<unsigned int>(v88.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v1986 = v1247 + v1984;
-    const unsigned int v1987 = static_cast<unsigned int>(v88.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v1989 = v1250 + v1987;
-    const bool v1990 = v1986 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1991 = v1989 < v75;
-    const bool v1992 = v1990 && v1991;
-    if (v1992) {
-      const float v1993 = v88.x[41];
-      const unsigned int v1995 = v1989 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1996 = v1995 < v2;
-      const bool v1997 = v1990 && v1996;
-      if (v1997) {
-        const unsigned int v1999 = v1986 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2000 = v1999 + v1989;
-        const unsigned int v2001 = v2000 - v74;
-        out[v2001] = v1993;
-      }
-    }
-    const unsigned int v2002 = static_cast<unsigned int>(v88.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2004 = v1247 + v2002;
-    const unsigned int v2005 = static_cast<unsigned int>(v88.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2007 = v1250 + v2005;
-    const bool v2008 = v2004 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2009 = v2007 < v75;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v88.x[42];
-      const unsigned int v2013 = v2007 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2008 && v2014;
-      if (v2015) {
-        const unsigned int v2017 = v2004 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2018 = v2017 + v2007;
-        const unsigned int v2019 = v2018 - v74;
-        out[v2019] = v2011;
-      }
-    }
-    const unsigned int v2020 = static_cast<unsigned int>(v88.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2022 = v1247 + v2020;
-    const unsigned int v2023 = static_cast<unsigned int>(v88.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2025 = v1250 + v2023;
-    const bool v2026 = v2022 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2027 = v2025 < v75;
-    const bool v2028 = v2026 && v2027;
-    if (v2028) {
-      const float v2029 = v88.x[43];
-      const unsigned int v2031 = v2025 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2032 = v2031 < v2;
-      const bool v2033 = v2026 && v2032;
-      if (v2033) {
-        const unsigned int v2035 = v2022 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2036 = v2035 + v2025;
-        const unsigned int v2037 = v2036 - v74;
-        out[v2037] = v2029;
-      }
-    }
-    const unsigned int v2038 = static_cast<unsigned int>(v88.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2040 = v1247 + v2038;
-    const unsigned int v2041 = static_cast<unsigned int>(v88.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2043 = v1250 + v2041;
-    const bool v2044 = v2040 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2045 = v2043 < v75;
-    const bool v2046 = v2044 && v2045;
-    if (v2046) {
-      const float v2047 = v88.x[44];
-      const unsigned int v2049 = v2043 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2050 = v2049 < v2;
-      const bool v2051 = v2044 && v2050;
-      if (v2051) {
-        const unsigned int v2053 = v2040 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2054 = v2053 + v2043;
-        const unsigned int v2055 = v2054 - v74;
-        out[v2055] = v2047;
-      }
-    }
-    const unsigned int v2056 = static_cast<unsigned int>(v88.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2058 = v1247 + v2056;
-    const unsigned int v2059 = static_cast<unsigned int>(v88.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2061 = v1250 + v2059;
-    const bool v2062 = v2058 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2063 = v2061 < v75;
-    const bool v2064 = v2062 && v2063;
-    if (v2064) {
-      const float v2065 = v88.x[45];
-      const unsigned int v2067 = v2061 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2068 = v2067 < v2;
-      const bool v2069 = v2062 && v2068;
-      if (v2069) {
-        const unsigned int v2071 = v2058 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2072 = v2071 + v2061;
-        const unsigned int v2073 = v2072 - v74;
-        out[v2073] = v2065;
-      }
-    }
-    const unsigned int v2074 = static_cast<unsigned int>(v88.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2076 = v1247 + v2074;
-    const unsigned int v2077 = static_cast<unsigned int>(v88.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2079 = v1250 + v2077;
-    const bool v2080 = v2076 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2081 = v2079 < v75;
-    const bool v2082 = v2080 && v2081;
-    if (v2082) {
-      const float v2083 = v88.x[46];
-      const unsigned int v2085 = v2079 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2086 = v2085 < v2;
-      const bool v2087 = v2080 && v2086;
-      if (v2087) {
-        const unsigned int v2089 = v2076 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2090 = v2089 + v2079;
-        const unsigned int v2091 = v2090 - v74;
-        out[v2091] = v2083;
-      }
-    }
-    const unsigned int v2092 = static_cast<unsigned int>(v88.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2094 = v1247 + v2092;
-    const unsigned int v2095 = static_cast<unsigned int>(v88.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2097 = v1250 + v2095;
-    const bool v2098 = v2094 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2099 = v2097 < v75;
-    const bool v2100 = v2098 && v2099;
-    if (v2100) {
-      const float v2101 = v88.x[47];
-      const unsigned int v2103 = v2097 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2104 = v2103 < v2;
-      const bool v2105 = v2098 && v2104;
-      if (v2105) {
-        const unsigned int v2107 = v2094 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2108 = v2107 + v2097;
-        const unsigned int v2109 = v2108 - v74;
-        out[v2109] = v2101;
-      }
-    }
-    const unsigned int v2110 = static_cast<unsigned int>(v88.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2112 = v1247 + v2110;
-    const unsigned int v2113 = static_cast<unsigned int>(v88.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2115 = v1250 + v2113;
-    const bool v2116 = v2112 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2117 = v2115 < v75;
-    const bool v2118 = v2116 && v2117;
-    if (v2118) {
-      const float v2119 = v88.x[48];
-      const unsigned int v2121 = v2115 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2122 = v2121 < v2;
-      const bool v2123 = v2116 && v2122;
-      if (v2123) {
-        const unsigned int v2125 = v2112 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2126 = v2125 + v2115;
-        const unsigned int v2127 = v2126 - v74;
-        out[v2127] = v2119;
-      }
-    }
-    const unsigned int v2128 = static_cast<unsigned int>(v88.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2130 = v1247 + v2128;
-    const unsigned int v2131 = static_cast<unsigned int>(v88.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2133 = v1250 + v2131;
-    const bool v2134 = v2130 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2135 = v2133 < v75;
-    const bool v2136 = v2134 && v2135;
-    if (v2136) {
-      const float v2137 = v88.x[49];
-      const unsigned int v2139 = v2133 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2140 = v2139 < v2;
-      const bool v2141 = v2134 && v2140;
-      if (v2141) {
-        const unsigned int v2143 = v2130 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2144 = v2143 + v2133;
-        const unsigned int v2145 = v2144 - v74;
-        out[v2145] = v2137;
-      }
-    }
-    const unsigned int v2146 = static_cast<unsigned int>(v88.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2148 = v1247 + v2146;
-    const unsigned int v2149 = static_cast<unsigned int>(v88.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2151 = v1250 + v2149;
-    const bool v2152 = v2148 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2153 = v2151 < v75;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const float v2155 = v88.x[50];
-      const unsigned int v2157 = v2151 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2158 = v2157 < v2;
-      const bool v2159 = v2152 && v2158;
-      if (v2159) {
-        const unsigned int v2161 = v2148 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2162 = v2161 + v2151;
-        const unsigned int v2163 = v2162 - v74;
-        out[v2163] = v2155;
-      }
-    }
-    const unsigned int v2164 = static_cast<unsigned int>(v88.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2166 = v1247 + v2164;
-    const unsigned int v2167 = static_cast<unsigned int>(v88.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2169 = v1250 + v2167;
-    const bool v2170 = v2166 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2171 = v2169 < v75;
-    const bool v2172 = v2170 && v2171;
-    if (v2172) {
-      const float v2173 = v88.x[51];
-      const unsigned int v2175 = v2169 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2176 = v2175 < v2;
-      const bool v2177 = v2170 && v2176;
-      if (v2177) {
-        const unsigned int v2179 = v2166 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2180 = v2179 + v2169;
-        const unsigned int v2181 = v2180 - v74;
-        out[v2181] = v2173;
-      }
-    }
-    const unsigned int v2182 = static_cast<unsigned int>(v88.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2184 = v1247 + v2182;
-    const unsigned int v2185 = static_cast<unsigned int>(v88.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2187 = v1250 + v2185;
-    const bool v2188 = v2184 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2189 = v2187 < v75;
-    const bool v2190 = v2188 && v2189;
-    if (v2190) {
-      const float v2191 = v88.x[52];
-      const unsigned int v2193 = v2187 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2194 = v2193 < v2;
-      const bool v2195 = v2188 && v2194;
-      if (v2195) {
-        const unsigned int v2197 = v2184 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2198 = v2197 + v2187;
-        const unsigned int v2199 = v2198 - v74;
-        out[v2199] = v2191;
-      }
-    }
-    const unsigned int v2200 = static_cast<unsigned int>(v88.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2202 = v1247 + v2200;
-    const unsigned int v2203 = static_cast<unsigned int>(v88.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2205 = v1250 + v2203;
-    const bool v2206 = v2202 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2207 = v2205 < v75;
-    const bool v2208 = v2206 && v2207;
-    if (v2208) {
-      const float v2209 = v88.x[53];
-      const unsigned int v2211 = v2205 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2212 = v2211 < v2;
-      const bool v2213 = v2206 && v2212;
-      if (v2213) {
-        const unsigned int v2215 = v2202 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2216 = v2215 + v2205;
-        const unsigned int v2217 = v2216 - v74;
-        out[v2217] = v2209;
-      }
-    }
-    const unsigned int v2218 = static_cast<unsigned int>(v88.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2220 = v1247 + v2218;
-    const unsigned int v2221 = static_cast<unsigned int>(v88.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2223 = v1250 + v2221;
-    const bool v2224 = v2220 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2225 = v2223 < v75;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v88.x[54];
-      const unsigned int v2229 = v2223 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2224 && v2230;
-      if (v2231) {
-        const unsigned int v2233 = v2220 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2234 = v2233 + v2223;
-        const unsigned int v2235 = v2234 - v74;
-        out[v2235] = v2227;
-      }
-    }
-    const unsigned int v2236 = static_cast<unsigned int>(v88.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2238 = v1247 + v2236;
-    const unsigned int v2239 = static_cast<unsigned int>(v88.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2241 = v1250 + v2239;
-    const bool v2242 = v2238 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2243 = v2241 < v75;
-    const bool v2244 = v2242 && v2243;
-    if (v2244) {
-      const float v2245 = v88.x[55];
-      const unsigned int v2247 = v2241 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2248 = v2247 < v2;
-      const bool v2249 = v2242 && v2248;
-      if (v2249) {
-        const unsigned int v2251 = v2238 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2252 = v2251 + v2241;
-        const unsigned int v2253 = v2252 - v74;
-        out[v2253] = v2245;
-      }
-    }
-    const unsigned int v2254 = static_cast<unsigned int>(v88.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2256 = v1247 + v2254;
-    const unsigned int v2257 = static_cast<unsigned int>(v88.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2259 = v1250 + v2257;
-    const bool v2260 = v2256 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2261 = v2259 < v75;
-    const bool v2262 = v2260 && v2261;
-    if (v2262) {
-      const float v2263 = v88.x[56];
-      const unsigned int v2265 = v2259 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2266 = v2265 < v2;
-      const bool v2267 = v2260 && v2266;
-      if (v2267) {
-        const unsigned int v2269 = v2256 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2270 = v2269 + v2259;
-        const unsigned int v2271 = v2270 - v74;
-        out[v2271] = v2263;
-      }
-    }
-    const unsigned int v2272 = static_cast<unsigned int>(v88.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2274 = v1247 + v2272;
-    const unsigned int v2275 = static_cast<unsigned int>(v88.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2277 = v1250 + v2275;
-    const bool v2278 = v2274 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2279 = v2277 < v75;
-    const bool v2280 = v2278 && v2279;
-    if (v2280) {
-      const float v2281 = v88.x[57];
-      const unsigned int v2283 = v2277 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2284 = v2283 < v2;
-      const bool v2285 = v2278 && v2284;
-      if (v2285) {
-        const unsigned int v2287 = v2274 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2288 = v2287 + v2277;
-        const unsigned int v2289 = v2288 - v74;
-        out[v2289] = v2281;
-      }
-    }
-    const unsigned int v2290 = static_cast<unsigned int>(v88.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2292 = v1247 + v2290;
-    const unsigned int v2293 = static_cast<unsigned int>(v88.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2295 = v1250 + v2293;
-    const bool v2296 = v2292 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2297 = v2295 < v75;
-    const bool v2298 = v2296 && v2297;
-    if (v2298) {
-      const float v2299 = v88.x[58];
-      const unsigned int v2301 = v2295 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2302 = v2301 < v2;
-      const bool v2303 = v2296 && v2302;
-      if (v2303) {
-        const unsigned int v2305 = v2292 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2306 = v2305 + v2295;
-        const unsigned int v2307 = v2306 - v74;
-        out[v2307] = v2299;
-      }
-    }
-    const unsigned int v2308 = static_cast<unsigned int>(v88.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2310 = v1247 + v2308;
-    const unsigned int v2311 = static_cast<unsigned int>(v88.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2313 = v1250 + v2311;
-    const bool v2314 = v2310 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2315 = v2313 < v75;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v88.x[59];
-      const unsigned int v2319 = v2313 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2320 = v2319 < v2;
-      const bool v2321 = v2314 && v2320;
-      if (v2321) {
-        const unsigned int v2323 = v2310 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2324 = v2323 + v2313;
-        const unsigned int v2325 = v2324 - v74;
-        out[v2325] = v2317;
-      }
-    }
-    const unsigned int v2326 = static_cast<unsigned int>(v88.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2328 = v1247 + v2326;
-    const unsigned int v2329 = static_cast<unsigned int>(v88.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2331 = v1250 + v2329;
-    const bool v2332 = v2328 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2333 = v2331 < v75;
-    const bool v2334 = v2332 && v2333;
-    if (v2334) {
-      const float v2335 = v88.x[60];
-      const unsigned int v2337 = v2331 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2338 = v2337 < v2;
-      const bool v2339 = v2332 && v2338;
-      if (v2339) {
-        const unsigned int v2341 = v2328 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2342 = v2341 + v2331;
-        const unsigned int v2343 = v2342 - v74;
-        out[v2343] = v2335;
-      }
-    }
-    const unsigned int v2344 = static_cast<unsigned int>(v88.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2346 = v1247 + v2344;
-    const unsigned int v2347 = static_cast<unsigned int>(v88.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2349 = v1250 + v2347;
-    const bool v2350 = v2346 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2351 = v2349 < v75;
-    const bool v2352 = v2350 && v2351;
-    if (v2352) {
-      const float v2353 = v88.x[61];
-      const unsigned int v2355 = v2349 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2356 = v2355 < v2;
-      const bool v2357 = v2350 && v2356;
-      if (v2357) {
-        const unsigned int v2359 = v2346 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2360 = v2359 + v2349;
-        const unsigned int v2361 = v2360 - v74;
-        out[v2361] = v2353;
-      }
-    }
-    const unsigned int v2362 = static_cast<unsigned int>(v88.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2364 = v1247 + v2362;
-    const unsigned int v2365 = static_cast<unsigned int>(v88.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2367 = v1250 + v2365;
-    const bool v2368 = v2364 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2369 = v2367 < v75;
-    const bool v2370 = v2368 && v2369;
-    if (v2370) {
-      const float v2371 = v88.x[62];
-      const unsigned int v2373 = v2367 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2374 = v2373 < v2;
-      const bool v2375 = v2368 && v2374;
-      if (v2375) {
-        const unsigned int v2377 = v2364 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2378 = v2377 + v2367;
-        const unsigned int v2379 = v2378 - v74;
-        out[v2379] = v2371;
-      }
-    }
-    const unsigned int v2380 = static_cast<unsigned int>(v88.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2382 = v1247 + v2380;
-    const unsigned int v2383 = static_cast<unsigned int>(v88.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2385 = v1250 + v2383;
-    const bool v2386 = v2382 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2387 = v2385 < v75;
-    const bool v2388 = v2386 && v2387;
-    if (v2388) {
-      const float v2389 = v88.x[63];
-      const unsigned int v2391 = v2385 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2392 = v2391 < v2;
-      const bool v2393 = v2386 && v2392;
-      if (v2393) {
-        const unsigned int v2395 = v2382 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2396 = v2395 + v2385;
-        const unsigned int v2397 = v2396 - v74;
-        out[v2397] = v2389;
-      }
-    }
-    const unsigned int v2398 = static_cast<unsigned int>(v88.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2400 = v1247 + v2398;
-    const unsigned int v2401 = static_cast<unsigned int>(v88.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2403 = v1250 + v2401;
-    const bool v2404 = v2400 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2405 = v2403 < v75;
-    const bool v2406 = v2404 && v2405;
-    if (v2406) {
-      const float v2407 = v88.x[64];
-      const unsigned int v2409 = v2403 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2410 = v2409 < v2;
-      const bool v2411 = v2404 && v2410;
-      if (v2411) {
-        const unsigned int v2413 = v2400 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2414 = v2413 + v2403;
-        const unsigned int v2415 = v2414 - v74;
-        out[v2415] = v2407;
-      }
-    }
-    const unsigned int v2416 = static_cast<unsigned int>(v88.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2418 = v1247 + v2416;
-    const unsigned int v2419 = static_cast<unsigned int>(v88.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2421 = v1250 + v2419;
-    const bool v2422 = v2418 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2423 = v2421 < v75;
-    const bool v2424 = v2422 && v2423;
-    if (v2424) {
-      const float v2425 = v88.x[65];
-      const unsigned int v2427 = v2421 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2428 = v2427 < v2;
-      const bool v2429 = v2422 && v2428;
-      if (v2429) {
-        const unsigned int v2431 = v2418 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2432 = v2431 + v2421;
-        const unsigned int v2433 = v2432 - v74;
-        out[v2433] = v2425;
-      }
-    }
-    const unsigned int v2434 = static_cast<unsigned int>(v88.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2436 = v1247 + v2434;
-    const unsigned int v2437 = static_cast<unsigned int>(v88.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2439 = v1250 + v2437;
-    const bool v2440 = v2436 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2441 = v2439 < v75;
-    const bool v2442 = v2440 && v2441;
-    if (v2442) {
-      const float v2443 = v88.x[66];
-      const unsigned int v2445 = v2439 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2446 = v2445 < v2;
-      const bool v2447 = v2440 && v2446;
-      if (v2447) {
-        const unsigned int v2449 = v2436 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2450 = v2449 + v2439;
-        const unsigned int v2451 = v2450 - v74;
-        out[v2451] = v2443;
-      }
-    }
-    const unsigned int v2452 = static_cast<unsigned int>(v88.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2454 = v1247 + v2452;
-    const unsigned int v2455 = static_cast<unsigned int>(v88.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2457 = v1250 + v2455;
-    const bool v2458 = v2454 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2459 = v2457 < v75;
-    const bool v2460 = v2458 && v2459;
-    if (v2460) {
-      const float v2461 = v88.x[67];
-      const unsigned int v2463 = v2457 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2458 && v2464;
-      if (v2465) {
-        const unsigned int v2467 = v2454 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2468 = v2467 + v2457;
-        const unsigned int v2469 = v2468 - v74;
-        out[v2469] = v2461;
-      }
-    }
-    const unsigned int v2470 = static_cast<unsigned int>(v88.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2472 = v1247 + v2470;
-    const unsigned int v2473 = static_cast<unsigned int>(v88.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2475 = v1250 + v2473;
-    const bool v2476 = v2472 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2477 = v2475 < v75;
-    const bool v2478 = v2476 && v2477;
-    if (v2478) {
-      const float v2479 = v88.x[68];
-      const unsigned int v2481 = v2475 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2482 = v2481 < v2;
-      const bool v2483 = v2476 && v2482;
-      if (v2483) {
-        const unsigned int v2485 = v2472 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2486 = v2485 + v2475;
-        const unsigned int v2487 = v2486 - v74;
-        out[v2487] = v2479;
-      }
-    }
-    const unsigned int v2488 = static_cast<unsigned int>(v88.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2490 = v1247 + v2488;
-    const unsigned int v2491 = static_cast<unsigned int>(v88.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2493 = v1250 + v2491;
-    const bool v2494 = v2490 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2495 = v2493 < v75;
-    const bool v2496 = v2494 && v2495;
-    if (v2496) {
-      const float v2497 = v88.x[69];
-      const unsigned int v2499 = v2493 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2500 = v2499 < v2;
-      const bool v2501 = v2494 && v2500;
-      if (v2501) {
-        const unsigned int v2503 = v2490 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2504 = v2503 + v2493;
-        const unsigned int v2505 = v2504 - v74;
-        out[v2505] = v2497;
-      }
-    }
-    const unsigned int v2506 = static_cast<unsigned int>(v88.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2508 = v1247 + v2506;
-    const unsigned int v2509 = static_cast<unsigned int>(v88.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2511 = v1250 + v2509;
-    const bool v2512 = v2508 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2513 = v2511 < v75;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v88.x[70];
-      const unsigned int v2517 = v2511 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2512 && v2518;
-      if (v2519) {
-        const unsigned int v2521 = v2508 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2522 = v2521 + v2511;
-        const unsigned int v2523 = v2522 - v74;
-        out[v2523] = v2515;
-      }
-    }
-    const unsigned int v2524 = static_cast<unsigned int>(v88.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2526 = v1247 + v2524;
-    const unsigned int v2527 = static_cast<unsigned int>(v88.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2529 = v1250 + v2527;
-    const bool v2530 = v2526 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2531 = v2529 < v75;
-    const bool v2532 = v2530 && v2531;
-    if (v2532) {
-      const float v2533 = v88.x[71];
-      const unsigned int v2535 = v2529 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2536 = v2535 < v2;
-      const bool v2537 = v2530 && v2536;
-      if (v2537) {
-        const unsigned int v2539 = v2526 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2540 = v2539 + v2529;
-        const unsigned int v2541 = v2540 - v74;
-        out[v2541] = v2533;
-      }
-    }
-    const unsigned int v2542 = static_cast<unsigned int>(v88.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2544 = v1247 + v2542;
-    const unsigned int v2545 = static_cast<unsigned int>(v88.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2547 = v1250 + v2545;
-    const bool v2548 = v2544 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2549 = v2547 < v75;
-    const bool v2550 = v2548 && v2549;
-    if (v2550) {
-      const float v2551 = v88.x[72];
-      const unsigned int v2553 = v2547 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2554 = v2553 < v2;
-      const bool v2555 = v2548 && v2554;
-      if (v2555) {
-        const unsigned int v2557 = v2544 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2558 = v2557 + v2547;
-        const unsigned int v2559 = v2558 - v74;
-        out[v2559] = v2551;
-      }
-    }
-    const unsigned int v2560 = static_cast<unsigned int>(v88.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2562 = v1247 + v2560;
-    const unsigned int v2563 = static_cast<unsigned int>(v88.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2565 = v1250 + v2563;
-    const bool v2566 = v2562 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2567 = v2565 < v75;
-    const bool v2568 = v2566 && v2567;
-    if (v2568) {
-      const float v2569 = v88.x[73];
-      const unsigned int v2571 = v2565 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2572 = v2571 < v2;
-      const bool v2573 = v2566 && v2572;
-      if (v2573) {
-        const unsigned int v2575 = v2562 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2576 = v2575 + v2565;
-        const unsigned int v2577 = v2576 - v74;
-        out[v2577] = v2569;
-      }
-    }
-    const unsigned int v2578 = static_cast<unsigned int>(v88.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2580 = v1247 + v2578;
-    const unsigned int v2581 = static_cast<unsigned int>(v88.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2583 = v1250 + v2581;
-    const bool v2584 = v2580 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2585 = v2583 < v75;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v88.x[74];
-      const unsigned int v2589 = v2583 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2590 = v2589 < v2;
-      const bool v2591 = v2584 && v2590;
-      if (v2591) {
-        const unsigned int v2593 = v2580 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2594 = v2593 + v2583;
-        const unsigned int v2595 = v2594 - v74;
-        out[v2595] = v2587;
-      }
-    }
-    const unsigned int v2596 = static_cast<unsigned int>(v88.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2598 = v1247 + v2596;
-    const unsigned int v2599 = static_cast<unsigned int>(v88.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2601 = v1250 + v2599;
-    const bool v2602 = v2598 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2603 = v2601 < v75;
-    const bool v2604 = v2602 && v2603;
-    if (v2604) {
-      const float v2605 = v88.x[75];
-      const unsigned int v2607 = v2601 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2608 = v2607 < v2;
-      const bool v2609 = v2602 && v2608;
-      if (v2609) {
-        const unsigned int v2611 = v2598 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2612 = v2611 + v2601;
-        const unsigned int v2613 = v2612 - v74;
-        out[v2613] = v2605;
-      }
-    }
-    const unsigned int v2614 = static_cast<unsigned int>(v88.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2616 = v1247 + v2614;
-    const unsigned int v2617 = static_cast<unsigned int>(v88.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2619 = v1250 + v2617;
-    const bool v2620 = v2616 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2621 = v2619 < v75;
-    const bool v2622 = v2620 && v2621;
-    if (v2622) {
-      const float v2623 = v88.x[76];
-      const unsigned int v2625 = v2619 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2626 = v2625 < v2;
-      const bool v2627 = v2620 && v2626;
-      if (v2627) {
-        const unsigned int v2629 = v2616 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2630 = v2629 + v2619;
-        const unsigned int v2631 = v2630 - v74;
-        out[v2631] = v2623;
-      }
-    }
-    const unsigned int v2632 = static_cast<unsigned int>(v88.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2634 = v1247 + v2632;
-    const unsigned int v2635 = static_cast<unsigned int>(v88.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2637 = v1250 + v2635;
-    const bool v2638 = v2634 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2639 = v2637 < v75;
-    const bool v2640 = v2638 && v2639;
-    if (v2640) {
-      const float v2641 = v88.x[77];
-      const unsigned int v2643 = v2637 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2644 = v2643 < v2;
-      const bool v2645 = v2638 && v2644;
-      if (v2645) {
-        const unsigned int v2647 = v2634 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2648 = v2647 + v2637;
-        const unsigned int v2649 = v2648 - v74;
-        out[v2649] = v2641;
-      }
-    }
-    const unsigned int v2650 = static_cast<unsigned int>(v88.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2652 = v1247 + v2650;
-    const unsigned int v2653 = static_cast<unsigned int>(v88.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2655 = v1250 + v2653;
-    const bool v2656 = v2652 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2657 = v2655 < v75;
-    const bool v2658 = v2656 && v2657;
-    if (v2658) {
-      const float v2659 = v88.x[78];
-      const unsigned int v2661 = v2655 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2656 && v2662;
-      if (v2663) {
-        const unsigned int v2665 = v2652 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2666 = v2665 + v2655;
-        const unsigned int v2667 = v2666 - v74;
-        out[v2667] = v2659;
-      }
-    }
-    const unsigned int v2668 = static_cast<unsigned int>(v88.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2670 = v1247 + v2668;
-    const unsigned int v2671 = static_cast<unsigned int>(v88.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2673 = v1250 + v2671;
-    const bool v2674 = v2670 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2675 = v2673 < v75;
-    const bool v2676 = v2674 && v2675;
-    if (v2676) {
-      const float v2677 = v88.x[79];
-      const unsigned int v2679 = v2673 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2680 = v2679 < v2;
-      const bool v2681 = v2674 && v2680;
-      if (v2681) {
-        const unsigned int v2683 = v2670 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2684 = v2683 + v2673;
-        const unsigned int v2685 = v2684 - v74;
-        out[v2685] = v2677;
-      }
-    }
-    const unsigned int v2686 = static_cast<unsigned int>(v88.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2688 = v1247 + v2686;
-    const unsigned int v2689 = static_cast<unsigned int>(v88.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2691 = v1250 + v2689;
-    const bool v2692 = v2688 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2693 = v2691 < v75;
-    const bool v2694 = v2692 && v2693;
-    if (v2694) {
-      const float v2695 = v88.x[80];
-      const unsigned int v2697 = v2691 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2698 = v2697 < v2;
-      const bool v2699 = v2692 && v2698;
-      if (v2699) {
-        const unsigned int v2701 = v2688 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2702 = v2701 + v2691;
-        const unsigned int v2703 = v2702 - v74;
-        out[v2703] = v2695;
-      }
-    }
-    const unsigned int v2704 = static_cast<unsigned int>(v88.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2706 = v1247 + v2704;
-    const unsigned int v2707 = static_cast<unsigned int>(v88.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2709 = v1250 + v2707;
-    const bool v2710 = v2706 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2711 = v2709 < v75;
-    const bool v2712 = v2710 && v2711;
-    if (v2712) {
-      const float v2713 = v88.x[81];
-      const unsigned int v2715 = v2709 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2716 = v2715 < v2;
-      const bool v2717 = v2710 && v2716;
-      if (v2717) {
-        const unsigned int v2719 = v2706 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2720 = v2719 + v2709;
-        const unsigned int v2721 = v2720 - v74;
-        out[v2721] = v2713;
-      }
-    }
-    const unsigned int v2722 = static_cast<unsigned int>(v88.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2724 = v1247 + v2722;
-    const unsigned int v2725 = static_cast<unsigned int>(v88.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2727 = v1250 + v2725;
-    const bool v2728 = v2724 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2729 = v2727 < v75;
-    const bool v2730 = v2728 && v2729;
-    if (v2730) {
-      const float v2731 = v88.x[82];
-      const unsigned int v2733 = v2727 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2734 = v2733 < v2;
-      const bool v2735 = v2728 && v2734;
-      if (v2735) {
-        const unsigned int v2737 = v2724 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2738 = v2737 + v2727;
-        const unsigned int v2739 = v2738 - v74;
-        out[v2739] = v2731;
-      }
-    }
-    const unsigned int v2740 = static_cast<unsigned int>(v88.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2742 = v1247 + v2740;
-    const unsigned int v2743 = static_cast<unsigned int>(v88.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2745 = v1250 + v2743;
-    const bool v2746 = v2742 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2747 = v2745 < v75;
-    const bool v2748 = v2746 && v2747;
-    if (v2748) {
-      const float v2749 = v88.x[83];
-      const unsigned int v2751 = v2745 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2752 = v2751 < v2;
-      const bool v2753 = v2746 && v2752;
-      if (v2753) {
-        const unsigned int v2755 = v2742 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2756 = v2755 + v2745;
-        const unsigned int v2757 = v2756 - v74;
-        out[v2757] = v2749;
-      }
-    }
-    const unsigned int v2758 = static_cast<unsigned int>(v88.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2760 = v1247 + v2758;
-    const unsigned int v2761 = static_cast<unsigned int>(v88.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2763 = v1250 + v2761;
-    const bool v2764 = v2760 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2765 = v2763 < v75;
-    const bool v2766 = v2764 && v2765;
-    if (v2766) {
-      const float v2767 = v88.x[84];
-      const unsigned int v2769 = v2763 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2770 = v2769 < v2;
-      const bool v2771 = v2764 && v2770;
-      if (v2771) {
-        const unsigned int v2773 = v2760 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2774 = v2773 + v2763;
-        const unsigned int v2775 = v2774 - v74;
-        out[v2775] = v2767;
-      }
-    }
-    const unsigned int v2776 = static_cast<unsigned int>(v88.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2778 = v1247 + v2776;
-    const unsigned int v2779 = static_cast<unsigned int>(v88.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2781 = v1250 + v2779;
-    const bool v2782 = v2778 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2783 = v2781 < v75;
-    const bool v2784 = v2782 && v2783;
-    if (v2784) {
-      const float v2785 = v88.x[85];
-      const unsigned int v2787 = v2781 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2788 = v2787 < v2;
-      const bool v2789 = v2782 && v2788;
-      if (v2789) {
-        const unsigned int v2791 = v2778 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2792 = v2791 + v2781;
-        const unsigned int v2793 = v2792 - v74;
-        out[v2793] = v2785;
-      }
-    }
-    const unsigned int v2794 = static_cast<unsigned int>(v88.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2796 = v1247 + v2794;
-    const unsigned int v2797 = static_cast<unsigned int>(v88.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2799 = v1250 + v2797;
-    const bool v2800 = v2796 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2801 = v2799 < v75;
-    const bool v2802 = v2800 && v2801;
-    if (v2802) {
-      const float v2803 = v88.x[86];
-      const unsigned int v2805 = v2799 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2806 = v2805 < v2;
-      const bool v2807 = v2800 && v2806;
-      if (v2807) {
-        const unsigned int v2809 = v2796 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2810 = v2809 + v2799;
-        const unsigned int v2811 = v2810 - v74;
-        out[v2811] = v2803;
-      }
-    }
-    const unsigned int v2812 = static_cast<unsigned int>(v88.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2814 = v1247 + v2812;
-    const unsigned int v2815 = static_cast<unsigned int>(v88.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2817 = v1250 + v2815;
-    const bool v2818 = v2814 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2819 = v2817 < v75;
-    const bool v2820 = v2818 && v2819;
-    if (v2820) {
-      const float v2821 = v88.x[87];
-      const unsigned int v2823 = v2817 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2824 = v2823 < v2;
-      const bool v2825 = v2818 && v2824;
-      if (v2825) {
-        const unsigned int v2827 = v2814 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2828 = v2827 + v2817;
-        const unsigned int v2829 = v2828 - v74;
-        out[v2829] = v2821;
-      }
-    }
-    const unsigned int v2830 = static_cast<unsigned int>(v88.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2832 = v1247 + v2830;
-    const unsigned int v2833 = static_cast<unsigned int>(v88.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2835 = v1250 + v2833;
-    const bool v2836 = v2832 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2837 = v2835 < v75;
-    const bool v2838 = v2836 && v2837;
-    if (v2838) {
-      const float v2839 = v88.x[88];
-      const unsigned int v2841 = v2835 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2842 = v2841 < v2;
-      const bool v2843 = v2836 && v2842;
-      if (v2843) {
-        const unsigned int v2845 = v2832 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2846 = v2845 + v2835;
-        const unsigned int v2847 = v2846 - v74;
-        out[v2847] = v2839;
-      }
-    }
-    const unsigned int v2848 = static_cast<unsigned int>(v88.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2850 = v1247 + v2848;
-    const unsigned int v2851 = static_cast<unsigned int>(v88.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2853 = v1250 + v2851;
-    const bool v2854 = v2850 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2855 = v2853 < v75;
-    const bool v2856 = v2854 && v2855;
-    if (v2856) {
-      const float v2857 = v88.x[89];
-      const unsigned int v2859 = v2853 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2860 = v2859 < v2;
-      const bool v2861 = v2854 && v2860;
-      if (v2861) {
-        const unsigned int v2863 = v2850 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2864 = v2863 + v2853;
-        const unsigned int v2865 = v2864 - v74;
-        out[v2865] = v2857;
-      }
-    }
-    const unsigned int v2866 = static_cast<unsigned int>(v88.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2868 = v1247 + v2866;
-    const unsigned int v2869 = static_cast<unsigned int>(v88.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2871 = v1250 + v2869;
-    const bool v2872 = v2868 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2873 = v2871 < v75;
-    const bool v2874 = v2872 && v2873;
-    if (v2874) {
-      const float v2875 = v88.x[90];
-      const unsigned int v2877 = v2871 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2878 = v2877 < v2;
-      const bool v2879 = v2872 && v2878;
-      if (v2879) {
-        const unsigned int v2881 = v2868 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2882 = v2881 + v2871;
-        const unsigned int v2883 = v2882 - v74;
-        out[v2883] = v2875;
-      }
-    }
-    const unsigned int v2884 = static_cast<unsigned int>(v88.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2886 = v1247 + v2884;
-    const unsigned int v2887 = static_cast<unsigned int>(v88.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2889 = v1250 + v2887;
-    const bool v2890 = v2886 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2891 = v2889 < v75;
-    const bool v2892 = v2890 && v2891;
-    if (v2892) {
-      const float v2893 = v88.x[91];
-      const unsigned int v2895 = v2889 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2896 = v2895 < v2;
-      const bool v2897 = v2890 && v2896;
-      if (v2897) {
-        const unsigned int v2899 = v2886 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2900 = v2899 + v2889;
-        const unsigned int v2901 = v2900 - v74;
-        out[v2901] = v2893;
-      }
-    }
-    const unsigned int v2902 = static_cast<unsigned int>(v88.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2904 = v1247 + v2902;
-    const unsigned int v2905 = static_cast<unsigned int>(v88.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2907 = v1250 + v2905;
-    const bool v2908 = v2904 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2909 = v2907 < v75;
-    const bool v2910 = v2908 && v2909;
-    if (v2910) {
-      const float v2911 = v88.x[92];
-      const unsigned int v2913 = v2907 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2914 = v2913 < v2;
-      const bool v2915 = v2908 && v2914;
-      if (v2915) {
-        const unsigned int v2917 = v2904 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2918 = v2917 + v2907;
-        const unsigned int v2919 = v2918 - v74;
-        out[v2919] = v2911;
-      }
-    }
-    const unsigned int v2920 = static_cast<unsigned int>(v88.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2922 = v1247 + v2920;
-    const unsigned int v2923 = static_cast<unsigned int>(v88.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2925 = v1250 + v2923;
-    const bool v2926 = v2922 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2927 = v2925 < v75;
-    const bool v2928 = v2926 && v2927;
-    if (v2928) {
-      const float v2929 = v88.x[93];
-      const unsigned int v2931 = v2925 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2932 = v2931 < v2;
-      const bool v2933 = v2926 && v2932;
-      if (v2933) {
-        const unsigned int v2935 = v2922 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2936 = v2935 + v2925;
-        const unsigned int v2937 = v2936 - v74;
-        out[v2937] = v2929;
-      }
-    }
-    const unsigned int v2938 = static_cast<unsigned int>(v88.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2940 = v1247 + v2938;
-    const unsigned int v2941 = static_cast<unsigned int>(v88.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2943 = v1250 + v2941;
-    const bool v2944 = v2940 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2945 = v2943 < v75;
-    const bool v2946 = v2944 && v2945;
-    if (v2946) {
-      const float v2947 = v88.x[94];
-      const unsigned int v2949 = v2943 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2950 = v2949 < v2;
-      const bool v2951 = v2944 && v2950;
-      if (v2951) {
-        const unsigned int v2953 = v2940 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2954 = v2953 + v2943;
-        const unsigned int v2955 = v2954 - v74;
-        out[v2955] = v2947;
-      }
-    }
-    const unsigned int v2956 = static_cast<unsigned int>(v88.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2958 = v1247 + v2956;
-    const unsigned int v2959 = static_cast<unsigned int>(v88.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2961 = v1250 + v2959;
-    const bool v2962 = v2958 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2963 = v2961 < v75;
-    const bool v2964 = v2962 && v2963;
-    if (v2964) {
-      const float v2965 = v88.x[95];
-      const unsigned int v2967 = v2961 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2968 = v2967 < v2;
-      const bool v2969 = v2962 && v2968;
-      if (v2969) {
-        const unsigned int v2971 = v2958 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2972 = v2971 + v2961;
-        const unsigned int v2973 = v2972 - v74;
-        out[v2973] = v2965;
-      }
-    }
-    const unsigned int v2974 = static_cast<unsigned int>(v88.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2976 = v1247 + v2974;
-    const unsigned int v2977 = static_cast<unsigned int>(v88.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2979 = v1250 + v2977;
-    const bool v2980 = v2976 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2981 = v2979 < v75;
-    const bool v2982 = v2980 && v2981;
-    if (v2982) {
-      const float v2983 = v88.x[96];
-      const unsigned int v2985 = v2979 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2986 = v2985 < v2;
-      const bool v2987 = v2980 && v2986;
-      if (v2987) {
-        const unsigned int v2989 = v2976 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v2990 = v2989 + v2979;
-        const unsigned int v2991 = v2990 - v74;
-        out[v2991] = v2983;
-      }
-    }
-    const unsigned int v2992 = static_cast<unsigned int>(v88.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v2994 = v1247 + v2992;
-    const unsigned int v2995 = static_cast<unsigned int>(v88.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v2997 = v1250 + v2995;
-    const bool v2998 = v2994 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2999 = v2997 < v75;
-    const bool v3000 = v2998 && v2999;
-    if (v3000) {
-      const float v3001 = v88.x[97];
-      const unsigned int v3003 = v2997 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3004 = v3003 < v2;
-      const bool v3005 = v2998 && v3004;
-      if (v3005) {
-        const unsigned int v3007 = v2994 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3008 = v3007 + v2997;
-        const unsigned int v3009 = v3008 - v74;
-        out[v3009] = v3001;
-      }
-    }
-    const unsigned int v3010 = static_cast<unsigned int>(v88.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3012 = v1247 + v3010;
-    const unsigned int v3013 = static_cast<unsigned int>(v88.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3015 = v1250 + v3013;
-    const bool v3016 = v3012 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3017 = v3015 < v75;
-    const bool v3018 = v3016 && v3017;
-    if (v3018) {
-      const float v3019 = v88.x[98];
-      const unsigned int v3021 = v3015 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3022 = v3021 < v2;
-      const bool v3023 = v3016 && v3022;
-      if (v3023) {
-        const unsigned int v3025 = v3012 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3026 = v3025 + v3015;
-        const unsigned int v3027 = v3026 - v74;
-        out[v3027] = v3019;
-      }
-    }
-    const unsigned int v3028 = static_cast<unsigned int>(v88.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3030 = v1247 + v3028;
-    const unsigned int v3031 = static_cast<unsigned int>(v88.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3033 = v1250 + v3031;
-    const bool v3034 = v3030 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3035 = v3033 < v75;
-    const bool v3036 = v3034 && v3035;
-    if (v3036) {
-      const float v3037 = v88.x[99];
-      const unsigned int v3039 = v3033 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3040 = v3039 < v2;
-      const bool v3041 = v3034 && v3040;
-      if (v3041) {
-        const unsigned int v3043 = v3030 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3044 = v3043 + v3033;
-        const unsigned int v3045 = v3044 - v74;
-        out[v3045] = v3037;
-      }
-    }
-    const unsigned int v3046 = static_cast<unsigned int>(v88.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3048 = v1247 + v3046;
-    const unsigned int v3049 = static_cast<unsigned int>(v88.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3051 = v1250 + v3049;
-    const bool v3052 = v3048 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3053 = v3051 < v75;
-    const bool v3054 = v3052 && v3053;
-    if (v3054) {
-      const float v3055 = v88.x[100];
-      const unsigned int v3057 = v3051 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3058 = v3057 < v2;
-      const bool v3059 = v3052 && v3058;
-      if (v3059) {
-        const unsigned int v3061 = v3048 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3062 = v3061 + v3051;
-        const unsigned int v3063 = v3062 - v74;
-        out[v3063] = v3055;
-      }
-    }
-    const unsigned int v3064 = static_cast<unsigned int>(v88.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3066 = v1247 + v3064;
-    const unsigned int v3067 = static_cast<unsigned int>(v88.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3069 = v1250 + v3067;
-    const bool v3070 = v3066 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3071 = v3069 < v75;
-    const bool v3072 = v3070 && v3071;
-    if (v3072) {
-      const float v3073 = v88.x[101];
-      const unsigned int v3075 = v3069 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3076 = v3075 < v2;
-      const bool v3077 = v3070 && v3076;
-      if (v3077) {
-        const unsigned int v3079 = v3066 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3080 = v3079 + v3069;
-        const unsigned int v3081 = v3080 - v74;
-        out[v3081] = v3073;
-      }
-    }
-    const unsigned int v3082 = static_cast<unsigned int>(v88.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3084 = v1247 + v3082;
-    const unsigned int v3085 = static_cast<unsigned int>(v88.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3087 = v1250 + v3085;
-    const bool v3088 = v3084 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3089 = v3087 < v75;
-    const bool v3090 = v3088 && v3089;
-    if (v3090) {
-      const float v3091 = v88.x[102];
-      const unsigned int v3093 = v3087 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3094 = v3093 < v2;
-      const bool v3095 = v3088 && v3094;
-      if (v3095) {
-        const unsigned int v3097 = v3084 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3098 = v3097 + v3087;
-        const unsigned int v3099 = v3098 - v74;
-        out[v3099] = v3091;
-      }
-    }
-    const unsigned int v3100 = static_cast<unsigned int>(v88.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3102 = v1247 + v3100;
-    const unsigned int v3103 = static_cast<unsigned int>(v88.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3105 = v1250 + v3103;
-    const bool v3106 = v3102 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3107 = v3105 < v75;
-    const bool v3108 = v3106 && v3107;
-    if (v3108) {
-      const float v3109 = v88.x[103];
-      const unsigned int v3111 = v3105 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3112 = v3111 < v2;
-      const bool v3113 = v3106 && v3112;
-      if (v3113) {
-        const unsigned int v3115 = v3102 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3116 = v3115 + v3105;
-        const unsigned int v3117 = v3116 - v74;
-        out[v3117] = v3109;
-      }
-    }
-    const unsigned int v3118 = static_cast<unsigned int>(v88.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3120 = v1247 + v3118;
-    const unsigned int v3121 = static_cast<unsigned int>(v88.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3123 = v1250 + v3121;
-    const bool v3124 = v3120 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3125 = v3123 < v75;
-    const bool v3126 = v3124 && v3125;
-    if (v3126) {
-      const float v3127 = v88.x[104];
-      const unsigned int v3129 = v3123 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3130 = v3129 < v2;
-      const bool v3131 = v3124 && v3130;
-      if (v3131) {
-        const unsigned int v3133 = v3120 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3134 = v3133 + v3123;
-        const unsigned int v3135 = v3134 - v74;
-        out[v3135] = v3127;
-      }
-    }
-    const unsigned int v3136 = static_cast<unsigned int>(v88.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3138 = v1247 + v3136;
-    const unsigned int v3139 = static_cast<unsigned int>(v88.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3141 = v1250 + v3139;
-    const bool v3142 = v3138 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3143 = v3141 < v75;
-    const bool v3144 = v3142 && v3143;
-    if (v3144) {
-      const float v3145 = v88.x[105];
-      const unsigned int v3147 = v3141 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3148 = v3147 < v2;
-      const bool v3149 = v3142 && v3148;
-      if (v3149) {
-        const unsigned int v3151 = v3138 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3152 = v3151 + v3141;
-        const unsigned int v3153 = v3152 - v74;
-        out[v3153] = v3145;
-      }
-    }
-    const unsigned int v3154 = static_cast<unsigned int>(v88.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3156 = v1247 + v3154;
-    const unsigned int v3157 = static_cast<unsigned int>(v88.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3159 = v1250 + v3157;
-    const bool v3160 = v3156 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3161 = v3159 < v75;
-    const bool v3162 = v3160 && v3161;
-    if (v3162) {
-      const float v3163 = v88.x[106];
-      const unsigned int v3165 = v3159 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3166 = v3165 < v2;
-      const bool v3167 = v3160 && v3166;
-      if (v3167) {
-        const unsigned int v3169 = v3156 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3170 = v3169 + v3159;
-        const unsigned int v3171 = v3170 - v74;
-        out[v3171] = v3163;
-      }
-    }
-    const unsigned int v3172 = static_cast<unsigned int>(v88.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3174 = v1247 + v3172;
-    const unsigned int v3175 = static_cast<unsigned int>(v88.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3177 = v1250 + v3175;
-    const bool v3178 = v3174 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3179 = v3177 < v75;
-    const bool v3180 = v3178 && v3179;
-    if (v3180) {
-      const float v3181 = v88.x[107];
-      const unsigned int v3183 = v3177 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3184 = v3183 < v2;
-      const bool v3185 = v3178 && v3184;
-      if (v3185) {
-        const unsigned int v3187 = v3174 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3188 = v3187 + v3177;
-        const unsigned int v3189 = v3188 - v74;
-        out[v3189] = v3181;
-      }
-    }
-    const unsigned int v3190 = static_cast<unsigned int>(v88.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3192 = v1247 + v3190;
-    const unsigned int v3193 = static_cast<unsigned int>(v88.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3195 = v1250 + v3193;
-    const bool v3196 = v3192 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3197 = v3195 < v75;
-    const bool v3198 = v3196 && v3197;
-    if (v3198) {
-      const float v3199 = v88.x[108];
-      const unsigned int v3201 = v3195 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3202 = v3201 < v2;
-      const bool v3203 = v3196 && v3202;
-      if (v3203) {
-        const unsigned int v3205 = v3192 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3206 = v3205 + v3195;
-        const unsigned int v3207 = v3206 - v74;
-        out[v3207] = v3199;
-      }
-    }
-    const unsigned int v3208 = static_cast<unsigned int>(v88.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3210 = v1247 + v3208;
-    const unsigned int v3211 = static_cast<unsigned int>(v88.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3213 = v1250 + v3211;
-    const bool v3214 = v3210 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3215 = v3213 < v75;
-    const bool v3216 = v3214 && v3215;
-    if (v3216) {
-      const float v3217 = v88.x[109];
-      const unsigned int v3219 = v3213 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3220 = v3219 < v2;
-      const bool v3221 = v3214 && v3220;
-      if (v3221) {
-        const unsigned int v3223 = v3210 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3224 = v3223 + v3213;
-        const unsigned int v3225 = v3224 - v74;
-        out[v3225] = v3217;
-      }
-    }
-    const unsigned int v3226 = static_cast<unsigned int>(v88.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3228 = v1247 + v3226;
-    const unsigned int v3229 = static_cast<unsigned int>(v88.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3231 = v1250 + v3229;
-    const bool v3232 = v3228 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3233 = v3231 < v75;
-    const bool v3234 = v3232 && v3233;
-    if (v3234) {
-      const float v3235 = v88.x[110];
-      const unsigned int v3237 = v3231 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3238 = v3237 < v2;
-      const bool v3239 = v3232 && v3238;
-      if (v3239) {
-        const unsigned int v3241 = v3228 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3242 = v3241 + v3231;
-        const unsigned int v3243 = v3242 - v74;
-        out[v3243] = v3235;
-      }
-    }
-    const unsigned int v3244 = static_cast<unsigned int>(v88.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3246 = v1247 + v3244;
-    const unsigned int v3247 = static_cast<unsigned int>(v88.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3249 = v1250 + v3247;
-    const bool v3250 = v3246 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3251 = v3249 < v75;
-    const bool v3252 = v3250 && v3251;
-    if (v3252) {
-      const float v3253 = v88.x[111];
-      const unsigned int v3255 = v3249 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3256 = v3255 < v2;
-      const bool v3257 = v3250 && v3256;
-      if (v3257) {
-        const unsigned int v3259 = v3246 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3260 = v3259 + v3249;
-        const unsigned int v3261 = v3260 - v74;
-        out[v3261] = v3253;
-      }
-    }
-    const unsigned int v3262 = static_cast<unsigned int>(v88.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3264 = v1247 + v3262;
-    const unsigned int v3265 = static_cast<unsigned int>(v88.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3267 = v1250 + v3265;
-    const bool v3268 = v3264 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3269 = v3267 < v75;
-    const bool v3270 = v3268 && v3269;
-    if (v3270) {
-      const float v3271 = v88.x[112];
-      const unsigned int v3273 = v3267 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3274 = v3273 < v2;
-      const bool v3275 = v3268 && v3274;
-      if (v3275) {
-        const unsigned int v3277 = v3264 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3278 = v3277 + v3267;
-        const unsigned int v3279 = v3278 - v74;
-        out[v3279] = v3271;
-      }
-    }
-    const unsigned int v3280 = static_cast<unsigned int>(v88.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3282 = v1247 + v3280;
-    const unsigned int v3283 = static_cast<unsigned int>(v88.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3285 = v1250 + v3283;
-    const bool v3286 = v3282 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3287 = v3285 < v75;
-    const bool v3288 = v3286 && v3287;
-    if (v3288) {
-      const float v3289 = v88.x[113];
-      const unsigned int v3291 = v3285 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3292 = v3291 < v2;
-      const bool v3293 = v3286 && v3292;
-      if (v3293) {
-        const unsigned int v3295 = v3282 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3296 = v3295 + v3285;
-        const unsigned int v3297 = v3296 - v74;
-        out[v3297] = v3289;
-      }
-    }
-    const unsigned int v3298 = static_cast<unsigned int>(v88.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3300 = v1247 + v3298;
-    const unsigned int v3301 = static_cast<unsigned int>(v88.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3303 = v1250 + v3301;
-    const bool v3304 = v3300 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3305 = v3303 < v75;
-    const bool v3306 = v3304 && v3305;
-    if (v3306) {
-      const float v3307 = v88.x[114];
-      const unsigned int v3309 = v3303 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3310 = v3309 < v2;
-      const bool v3311 = v3304 && v3310;
-      if (v3311) {
-        const unsigned int v3313 = v3300 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3314 = v3313 + v3303;
-        const unsigned int v3315 = v3314 - v74;
-        out[v3315] = v3307;
-      }
-    }
-    const unsigned int v3316 = static_cast<unsigned int>(v88.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3318 = v1247 + v3316;
-    const unsigned int v3319 = static_cast<unsigned int>(v88.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3321 = v1250 + v3319;
-    const bool v3322 = v3318 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3323 = v3321 < v75;
-    const bool v3324 = v3322 && v3323;
-    if (v3324) {
-      const float v3325 = v88.x[115];
-      const unsigned int v3327 = v3321 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3328 = v3327 < v2;
-      const bool v3329 = v3322 && v3328;
-      if (v3329) {
-        const unsigned int v3331 = v3318 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3332 = v3331 + v3321;
-        const unsigned int v3333 = v3332 - v74;
-        out[v3333] = v3325;
-      }
-    }
-    const unsigned int v3334 = static_cast<unsigned int>(v88.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3336 = v1247 + v3334;
-    const unsigned int v3337 = static_cast<unsigned int>(v88.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3339 = v1250 + v3337;
-    const bool v3340 = v3336 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3341 = v3339 < v75;
-    const bool v3342 = v3340 && v3341;
-    if (v3342) {
-      const float v3343 = v88.x[116];
-      const unsigned int v3345 = v3339 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3346 = v3345 < v2;
-      const bool v3347 = v3340 && v3346;
-      if (v3347) {
-        const unsigned int v3349 = v3336 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3350 = v3349 + v3339;
-        const unsigned int v3351 = v3350 - v74;
-        out[v3351] = v3343;
-      }
-    }
-    const unsigned int v3352 = static_cast<unsigned int>(v88.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3354 = v1247 + v3352;
-    const unsigned int v3355 = static_cast<unsigned int>(v88.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3357 = v1250 + v3355;
-    const bool v3358 = v3354 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3359 = v3357 < v75;
-    const bool v3360 = v3358 && v3359;
-    if (v3360) {
-      const float v3361 = v88.x[117];
-      const unsigned int v3363 = v3357 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3364 = v3363 < v2;
-      const bool v3365 = v3358 && v3364;
-      if (v3365) {
-        const unsigned int v3367 = v3354 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3368 = v3367 + v3357;
-        const unsigned int v3369 = v3368 - v74;
-        out[v3369] = v3361;
-      }
-    }
-    const unsigned int v3370 = static_cast<unsigned int>(v88.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3372 = v1247 + v3370;
-    const unsigned int v3373 = static_cast<unsigned int>(v88.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3375 = v1250 + v3373;
-    const bool v3376 = v3372 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3377 = v3375 < v75;
-    const bool v3378 = v3376 && v3377;
-    if (v3378) {
-      const float v3379 = v88.x[118];
-      const unsigned int v3381 = v3375 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3382 = v3381 < v2;
-      const bool v3383 = v3376 && v3382;
-      if (v3383) {
-        const unsigned int v3385 = v3372 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3386 = v3385 + v3375;
-        const unsigned int v3387 = v3386 - v74;
-        out[v3387] = v3379;
-      }
-    }
-    const unsigned int v3388 = static_cast<unsigned int>(v88.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3390 = v1247 + v3388;
-    const unsigned int v3391 = static_cast<unsigned int>(v88.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3393 = v1250 + v3391;
-    const bool v3394 = v3390 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3395 = v3393 < v75;
-    const bool v3396 = v3394 && v3395;
-    if (v3396) {
-      const float v3397 = v88.x[119];
-      const unsigned int v3399 = v3393 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3400 = v3399 < v2;
-      const bool v3401 = v3394 && v3400;
-      if (v3401) {
-        const unsigned int v3403 = v3390 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3404 = v3403 + v3393;
-        const unsigned int v3405 = v3404 - v74;
-        out[v3405] = v3397;
-      }
-    }
-    const unsigned int v3406 = static_cast<unsigned int>(v88.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3408 = v1247 + v3406;
-    const unsigned int v3409 = static_cast<unsigned int>(v88.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3411 = v1250 + v3409;
-    const bool v3412 = v3408 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3413 = v3411 < v75;
-    const bool v3414 = v3412 && v3413;
-    if (v3414) {
-      const float v3415 = v88.x[120];
-      const unsigned int v3417 = v3411 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3418 = v3417 < v2;
-      const bool v3419 = v3412 && v3418;
-      if (v3419) {
-        const unsigned int v3421 = v3408 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3422 = v3421 + v3411;
-        const unsigned int v3423 = v3422 - v74;
-        out[v3423] = v3415;
-      }
-    }
-    const unsigned int v3424 = static_cast<unsigned int>(v88.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3426 = v1247 + v3424;
-    const unsigned int v3427 = static_cast<unsigned int>(v88.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3429 = v1250 + v3427;
-    const bool v3430 = v3426 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3431 = v3429 < v75;
-    const bool v3432 = v3430 && v3431;
-    if (v3432) {
-      const float v3433 = v88.x[121];
-      const unsigned int v3435 = v3429 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3436 = v3435 < v2;
-      const bool v3437 = v3430 && v3436;
-      if (v3437) {
-        const unsigned int v3439 = v3426 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3440 = v3439 + v3429;
-        const unsigned int v3441 = v3440 - v74;
-        out[v3441] = v3433;
-      }
-    }
-    const unsigned int v3442 = static_cast<unsigned int>(v88.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3444 = v1247 + v3442;
-    const unsigned int v3445 = static_cast<unsigned int>(v88.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3447 = v1250 + v3445;
-    const bool v3448 = v3444 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3449 = v3447 < v75;
-    const bool v3450 = v3448 && v3449;
-    if (v3450) {
-      const float v3451 = v88.x[122];
-      const unsigned int v3453 = v3447 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3454 = v3453 < v2;
-      const bool v3455 = v3448 && v3454;
-      if (v3455) {
-        const unsigned int v3457 = v3444 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3458 = v3457 + v3447;
-        const unsigned int v3459 = v3458 - v74;
-        out[v3459] = v3451;
-      }
-    }
-    const unsigned int v3460 = static_cast<unsigned int>(v88.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3462 = v1247 + v3460;
-    const unsigned int v3463 = static_cast<unsigned int>(v88.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3465 = v1250 + v3463;
-    const bool v3466 = v3462 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3467 = v3465 < v75;
-    const bool v3468 = v3466 && v3467;
-    if (v3468) {
-      const float v3469 = v88.x[123];
-      const unsigned int v3471 = v3465 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3472 = v3471 < v2;
-      const bool v3473 = v3466 && v3472;
-      if (v3473) {
-        const unsigned int v3475 = v3462 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3476 = v3475 + v3465;
-        const unsigned int v3477 = v3476 - v74;
-        out[v3477] = v3469;
-      }
-    }
-    const unsigned int v3478 = static_cast<unsigned int>(v88.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3480 = v1247 + v3478;
-    const unsigned int v3481 = static_cast<unsigned int>(v88.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3483 = v1250 + v3481;
-    const bool v3484 = v3480 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3485 = v3483 < v75;
-    const bool v3486 = v3484 && v3485;
-    if (v3486) {
-      const float v3487 = v88.x[124];
-      const unsigned int v3489 = v3483 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3490 = v3489 < v2;
-      const bool v3491 = v3484 && v3490;
-      if (v3491) {
-        const unsigned int v3493 = v3480 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3494 = v3493 + v3483;
-        const unsigned int v3495 = v3494 - v74;
-        out[v3495] = v3487;
-      }
-    }
-    const unsigned int v3496 = static_cast<unsigned int>(v88.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3498 = v1247 + v3496;
-    const unsigned int v3499 = static_cast<unsigned int>(v88.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3501 = v1250 + v3499;
-    const bool v3502 = v3498 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3503 = v3501 < v75;
-    const bool v3504 = v3502 && v3503;
-    if (v3504) {
-      const float v3505 = v88.x[125];
-      const unsigned int v3507 = v3501 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3508 = v3507 < v2;
-      const bool v3509 = v3502 && v3508;
-      if (v3509) {
-        const unsigned int v3511 = v3498 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3512 = v3511 + v3501;
-        const unsigned int v3513 = v3512 - v74;
-        out[v3513] = v3505;
-      }
-    }
-    const unsigned int v3514 = static_cast<unsigned int>(v88.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3516 = v1247 + v3514;
-    const unsigned int v3517 = static_cast<unsigned int>(v88.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3519 = v1250 + v3517;
-    const bool v3520 = v3516 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3521 = v3519 < v75;
-    const bool v3522 = v3520 && v3521;
-    if (v3522) {
-      const float v3523 = v88.x[126];
-      const unsigned int v3525 = v3519 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3526 = v3525 < v2;
-      const bool v3527 = v3520 && v3526;
-      if (v3527) {
-        const unsigned int v3529 = v3516 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3530 = v3529 + v3519;
-        const unsigned int v3531 = v3530 - v74;
-        out[v3531] = v3523;
-      }
-    }
-    const unsigned int v3532 = static_cast<unsigned int>(v88.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
-    const unsigned int v3534 = v1247 + v3532;
-    const unsigned int v3535 = static_cast<unsigned int>(v88.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
-    const unsigned int v3537 = v1250 + v3535;
-    const bool v3538 = v3534 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3539 = v3537 < v75;
-    const bool v3540 = v3538 && v3539;
-    if (v3540) {
-      const float v3541 = v88.x[127];
-      const unsigned int v3543 = v3537 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3544 = v3543 < v2;
-      const bool v3545 = v3538 && v3544;
-      if (v3545) {
-        const unsigned int v3547 = v3534 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const unsigned int v3548 = v3547 + v3537;
-        const unsigned int v3549 = v3548 - v74;
-        out[v3549] = v3541;
+    const unsigned int v1250 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1251 = v75 + v86;
+    const unsigned int v1252 = v1251 + v1250;
+    const unsigned int v1253 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1254 = v80 + v90;
+    const unsigned int v1255 = v1254 + v1253;
+    const bool v1256 = v1252 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1257 = v1255 < v79;
+    const bool v1258 = v1256 && v1257;
+    if (v1258) {
+      const float v1259 = v92.x[0];
+      const unsigned int v1261 = v1255 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1262 = v1261 < v2;
+      const bool v1263 = v1256 && v1262;
+      if (v1263) {
+        const unsigned int v1265 = v1252 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1266 = v1265 + v1255;
+        const unsigned int v1267 = v1266 - v78;
+        out[v1267] = v1259;
+      }
+    }
+    const unsigned int v1268 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1270 = v1251 + v1268;
+    const unsigned int v1271 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1273 = v1254 + v1271;
+    const bool v1274 = v1270 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1275 = v1273 < v79;
+    const bool v1276 = v1274 && v1275;
+    if (v1276) {
+      const float v1277 = v92.x[1];
+      const unsigned int v1279 = v1273 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1280 = v1279 < v2;
+      const bool v1281 = v1274 && v1280;
+      if (v1281) {
+        const unsigned int v1283 = v1270 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1284 = v1283 + v1273;
+        const unsigned int v1285 = v1284 - v78;
+        out[v1285] = v1277;
+      }
+    }
+    const unsigned int v1286 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1288 = v1251 + v1286;
+    const unsigned int v1289 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1291 = v1254 + v1289;
+    const bool v1292 = v1288 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1293 = v1291 < v79;
+    const bool v1294 = v1292 && v1293;
+    if (v1294) {
+      const float v1295 = v92.x[2];
+      const unsigned int v1297 = v1291 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1298 = v1297 < v2;
+      const bool v1299 = v1292 && v1298;
+      if (v1299) {
+        const unsigned int v1301 = v1288 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1302 = v1301 + v1291;
+        const unsigned int v1303 = v1302 - v78;
+        out[v1303] = v1295;
+      }
+    }
+    const unsigned int v1304 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1306 = v1251 + v1304;
+    const unsigned int v1307 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1309 = v1254 + v1307;
+    const bool v1310 = v1306 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1311 = v1309 < v79;
+    const bool v1312 = v1310 && v1311;
+    if (v1312) {
+      const float v1313 = v92.x[3];
+      const unsigned int v1315 = v1309 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1316 = v1315 < v2;
+      const bool v1317 = v1310 && v1316;
+      if (v1317) {
+        const unsigned int v1319 = v1306 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1320 = v1319 + v1309;
+        const unsigned int v1321 = v1320 - v78;
+        out[v1321] = v1313;
+      }
+    }
+    const unsigned int v1322 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1324 = v1251 + v1322;
+    const unsigned int v1325 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1327 = v1254 + v1325;
+    const bool v1328 = v1324 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1329 = v1327 < v79;
+    const bool v1330 = v1328 && v1329;
+    if (v1330) {
+      const float v1331 = v92.x[4];
+      const unsigned int v1333 = v1327 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1334 = v1333 < v2;
+      const bool v1335 = v1328 && v1334;
+      if (v1335) {
+        const unsigned int v1337 = v1324 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1338 = v1337 + v1327;
+        const unsigned int v1339 = v1338 - v78;
+        out[v1339] = v1331;
+      }
+    }
+    const unsigned int v1340 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1342 = v1251 + v1340;
+    const unsigned int v1343 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1345 = v1254 + v1343;
+    const bool v1346 = v1342 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1347 = v1345 < v79;
+    const bool v1348 = v1346 && v1347;
+    if (v1348) {
+      const float v1349 = v92.x[5];
+      const unsigned int v1351 = v1345 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1352 = v1351 < v2;
+      const bool v1353 = v1346 && v1352;
+      if (v1353) {
+        const unsigned int v1355 = v1342 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1356 = v1355 + v1345;
+        const unsigned int v1357 = v1356 - v78;
+        out[v1357] = v1349;
+      }
+    }
+    const unsigned int v1358 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1360 = v1251 + v1358;
+    const unsigned int v1361 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1363 = v1254 + v1361;
+    const bool v1364 = v1360 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1365 = v1363 < v79;
+    const bool v1366 = v1364 && v1365;
+    if (v1366) {
+      const float v1367 = v92.x[6];
+      const unsigned int v1369 = v1363 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1370 = v1369 < v2;
+      const bool v1371 = v1364 && v1370;
+      if (v1371) {
+        const unsigned int v1373 = v1360 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1374 = v1373 + v1363;
+        const unsigned int v1375 = v1374 - v78;
+        out[v1375] = v1367;
+      }
+    }
+    const unsigned int v1376 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1378 = v1251 + v1376;
+    const unsigned int v1379 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1381 = v1254 + v1379;
+    const bool v1382 = v1378 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1383 = v1381 < v79;
+    const bool v1384 = v1382 && v1383;
+    if (v1384) {
+      const float v1385 = v92.x[7];
+      const unsigned int v1387 = v1381 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1388 = v1387 < v2;
+      const bool v1389 = v1382 && v1388;
+      if (v1389) {
+        const unsigned int v1391 = v1378 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1392 = v1391 + v1381;
+        const unsigned int v1393 = v1392 - v78;
+        out[v1393] = v1385;
+      }
+    }
+    const unsigned int v1394 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1396 = v1251 + v1394;
+    const unsigned int v1397 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1399 = v1254 + v1397;
+    const bool v1400 = v1396 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1401 = v1399 < v79;
+    const bool v1402 = v1400 && v1401;
+    if (v1402) {
+      const float v1403 = v92.x[8];
+      const unsigned int v1405 = v1399 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1406 = v1405 < v2;
+      const bool v1407 = v1400 && v1406;
+      if (v1407) {
+        const unsigned int v1409 = v1396 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1410 = v1409 + v1399;
+        const unsigned int v1411 = v1410 - v78;
+        out[v1411] = v1403;
+      }
+    }
+    const unsigned int v1412 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1414 = v1251 + v1412;
+    const unsigned int v1415 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1417 = v1254 + v1415;
+    const bool v1418 = v1414 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1419 = v1417 < v79;
+    const bool v1420 = v1418 && v1419;
+    if (v1420) {
+      const float v1421 = v92.x[9];
+      const unsigned int v1423 = v1417 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1424 = v1423 < v2;
+      const bool v1425 = v1418 && v1424;
+      if (v1425) {
+        const unsigned int v1427 = v1414 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1428 = v1427 + v1417;
+        const unsigned int v1429 = v1428 - v78;
+        out[v1429] = v1421;
+      }
+    }
+    const unsigned int v1430 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1432 = v1251 + v1430;
+    const unsigned int v1433 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1435 = v1254 + v1433;
+    const bool v1436 = v1432 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1437 = v1435 < v79;
+    const bool v1438 = v1436 && v1437;
+    if (v1438) {
+      const float v1439 = v92.x[10];
+      const unsigned int v1441 = v1435 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1442 = v1441 < v2;
+      const bool v1443 = v1436 && v1442;
+      if (v1443) {
+        const unsigned int v1445 = v1432 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1446 = v1445 + v1435;
+        const unsigned int v1447 = v1446 - v78;
+        out[v1447] = v1439;
+      }
+    }
+    const unsigned int v1448 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1450 = v1251 + v1448;
+    const unsigned int v1451 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1453 = v1254 + v1451;
+    const bool v1454 = v1450 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1455 = v1453 < v79;
+    const bool v1456 = v1454 && v1455;
+    if (v1456) {
+      const float v1457 = v92.x[11];
+      const unsigned int v1459 = v1453 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1460 = v1459 < v2;
+      const bool v1461 = v1454 && v1460;
+      if (v1461) {
+        const unsigned int v1463 = v1450 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1464 = v1463 + v1453;
+        const unsigned int v1465 = v1464 - v78;
+        out[v1465] = v1457;
+      }
+    }
+    const unsigned int v1466 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1468 = v1251 + v1466;
+    const unsigned int v1469 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1471 = v1254 + v1469;
+    const bool v1472 = v1468 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1473 = v1471 < v79;
+    const bool v1474 = v1472 && v1473;
+    if (v1474) {
+      const float v1475 = v92.x[12];
+      const unsigned int v1477 = v1471 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1478 = v1477 < v2;
+      const bool v1479 = v1472 && v1478;
+      if (v1479) {
+        const unsigned int v1481 = v1468 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1482 = v1481 + v1471;
+        const unsigned int v1483 = v1482 - v78;
+        out[v1483] = v1475;
+      }
+    }
+    const unsigned int v1484 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1486 = v1251 + v1484;
+    const unsigned int v1487 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1489 = v1254 + v1487;
+    const bool v1490 = v1486 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1491 = v1489 < v79;
+    const bool v1492 = v1490 && v1491;
+    if (v1492) {
+      const float v1493 = v92.x[13];
+      const unsigned int v1495 = v1489 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1496 = v1495 < v2;
+      const bool v1497 = v1490 && v1496;
+      if (v1497) {
+        const unsigned int v1499 = v1486 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1500 = v1499 + v1489;
+        const unsigned int v1501 = v1500 - v78;
+        out[v1501] = v1493;
+      }
+    }
+    const unsigned int v1502 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1504 = v1251 + v1502;
+    const unsigned int v1505 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1507 = v1254 + v1505;
+    const bool v1508 = v1504 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1509 = v1507 < v79;
+    const bool v1510 = v1508 && v1509;
+    if (v1510) {
+      const float v1511 = v92.x[14];
+      const unsigned int v1513 = v1507 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1514 = v1513 < v2;
+      const bool v1515 = v1508 && v1514;
+      if (v1515) {
+        const unsigned int v1517 = v1504 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1518 = v1517 + v1507;
+        const unsigned int v1519 = v1518 - v78;
+        out[v1519] = v1511;
+      }
+    }
+    const unsigned int v1520 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1522 = v1251 + v1520;
+    const unsigned int v1523 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1525 = v1254 + v1523;
+    const bool v1526 = v1522 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1527 = v1525 < v79;
+    const bool v1528 = v1526 && v1527;
+    if (v1528) {
+      const float v1529 = v92.x[15];
+      const unsigned int v1531 = v1525 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1532 = v1531 < v2;
+      const bool v1533 = v1526 && v1532;
+      if (v1533) {
+        const unsigned int v1535 = v1522 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1536 = v1535 + v1525;
+        const unsigned int v1537 = v1536 - v78;
+        out[v1537] = v1529;
+      }
+    }
+    const unsigned int v1538 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1540 = v1251 + v1538;
+    const unsigned int v1541 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1543 = v1254 + v1541;
+    const bool v1544 = v1540 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1545 = v1543 < v79;
+    const bool v1546 = v1544 && v1545;
+    if (v1546) {
+      const float v1547 = v92.x[16];
+      const unsigned int v1549 = v1543 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1550 = v1549 < v2;
+      const bool v1551 = v1544 && v1550;
+      if (v1551) {
+        const unsigned int v1553 = v1540 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1554 = v1553 + v1543;
+        const unsigned int v1555 = v1554 - v78;
+        out[v1555] = v1547;
+      }
+    }
+    const unsigned int v1556 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1558 = v1251 + v1556;
+    const unsigned int v1559 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1561 = v1254 + v1559;
+    const bool v1562 = v1558 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1563 = v1561 < v79;
+    const bool v1564 = v1562 && v1563;
+    if (v1564) {
+      const float v1565 = v92.x[17];
+      const unsigned int v1567 = v1561 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1568 = v1567 < v2;
+      const bool v1569 = v1562 && v1568;
+      if (v1569) {
+        const unsigned int v1571 = v1558 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1572 = v1571 + v1561;
+        const unsigned int v1573 = v1572 - v78;
+        out[v1573] = v1565;
+      }
+    }
+    const unsigned int v1574 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1576 = v1251 + v1574;
+    const unsigned int v1577 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1579 = v1254 + v1577;
+    const bool v1580 = v1576 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1581 = v1579 < v79;
+    const bool v1582 = v1580 && v1581;
+    if (v1582) {
+      const float v1583 = v92.x[18];
+      const unsigned int v1585 = v1579 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1586 = v1585 < v2;
+      const bool v1587 = v1580 && v1586;
+      if (v1587) {
+        const unsigned int v1589 = v1576 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1590 = v1589 + v1579;
+        const unsigned int v1591 = v1590 - v78;
+        out[v1591] = v1583;
+      }
+    }
+    const unsigned int v1592 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1594 = v1251 + v1592;
+    const unsigned int v1595 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1597 = v1254 + v1595;
+    const bool v1598 = v1594 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1599 = v1597 < v79;
+    const bool v1600 = v1598 && v1599;
+    if (v1600) {
+      const float v1601 = v92.x[19];
+      const unsigned int v1603 = v1597 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1604 = v1603 < v2;
+      const bool v1605 = v1598 && v1604;
+      if (v1605) {
+        const unsigned int v1607 = v1594 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1608 = v1607 + v1597;
+        const unsigned int v1609 = v1608 - v78;
+        out[v1609] = v1601;
+      }
+    }
+    const unsigned int v1610 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1612 = v1251 + v1610;
+    const unsigned int v1613 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1615 = v1254 + v1613;
+    const bool v1616 = v1612 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1617 = v1615 < v79;
+    const bool v1618 = v1616 && v1617;
+    if (v1618) {
+      const float v1619 = v92.x[20];
+      const unsigned int v1621 = v1615 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1622 = v1621 < v2;
+      const bool v1623 = v1616 && v1622;
+      if (v1623) {
+        const unsigned int v1625 = v1612 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1626 = v1625 + v1615;
+        const unsigned int v1627 = v1626 - v78;
+        out[v1627] = v1619;
+      }
+    }
+    const unsigned int v1628 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1630 = v1251 + v1628;
+    const unsigned int v1631 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1633 = v1254 + v1631;
+    const bool v1634 = v1630 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1635 = v1633 < v79;
+    const bool v1636 = v1634 && v1635;
+    if (v1636) {
+      const float v1637 = v92.x[21];
+      const unsigned int v1639 = v1633 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1640 = v1639 < v2;
+      const bool v1641 = v1634 && v1640;
+      if (v1641) {
+        const unsigned int v1643 = v1630 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1644 = v1643 + v1633;
+        const unsigned int v1645 = v1644 - v78;
+        out[v1645] = v1637;
+      }
+    }
+    const unsigned int v1646 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1648 = v1251 + v1646;
+    const unsigned int v1649 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1651 = v1254 + v1649;
+    const bool v1652 = v1648 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1653 = v1651 < v79;
+    const bool v1654 = v1652 && v1653;
+    if (v1654) {
+      const float v1655 = v92.x[22];
+      const unsigned int v1657 = v1651 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1658 = v1657 < v2;
+      const bool v1659 = v1652 && v1658;
+      if (v1659) {
+        const unsigned int v1661 = v1648 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1662 = v1661 + v1651;
+        const unsigned int v1663 = v1662 - v78;
+        out[v1663] = v1655;
+      }
+    }
+    const unsigned int v1664 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1666 = v1251 + v1664;
+    const unsigned int v1667 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1669 = v1254 + v1667;
+    const bool v1670 = v1666 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1671 = v1669 < v79;
+    const bool v1672 = v1670 && v1671;
+    if (v1672) {
+      const float v1673 = v92.x[23];
+      const unsigned int v1675 = v1669 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1676 = v1675 < v2;
+      const bool v1677 = v1670 && v1676;
+      if (v1677) {
+        const unsigned int v1679 = v1666 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1680 = v1679 + v1669;
+        const unsigned int v1681 = v1680 - v78;
+        out[v1681] = v1673;
+      }
+    }
+    const unsigned int v1682 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1684 = v1251 + v1682;
+    const unsigned int v1685 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1687 = v1254 + v1685;
+    const bool v1688 = v1684 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1689 = v1687 < v79;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const float v1691 = v92.x[24];
+      const unsigned int v1693 = v1687 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1694 = v1693 < v2;
+      const bool v1695 = v1688 && v1694;
+      if (v1695) {
+        const unsigned int v1697 = v1684 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1698 = v1697 + v1687;
+        const unsigned int v1699 = v1698 - v78;
+        out[v1699] = v1691;
+      }
+    }
+    const unsigned int v1700 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1702 = v1251 + v1700;
+    const unsigned int v1703 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1705 = v1254 + v1703;
+    const bool v1706 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1707 = v1705 < v79;
+    const bool v1708 = v1706 && v1707;
+    if (v1708) {
+      const float v1709 = v92.x[25];
+      const unsigned int v1711 = v1705 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1712 = v1711 < v2;
+      const bool v1713 = v1706 && v1712;
+      if (v1713) {
+        const unsigned int v1715 = v1702 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1716 = v1715 + v1705;
+        const unsigned int v1717 = v1716 - v78;
+        out[v1717] = v1709;
+      }
+    }
+    const unsigned int v1718 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1720 = v1251 + v1718;
+    const unsigned int v1721 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1723 = v1254 + v1721;
+    const bool v1724 = v1720 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1725 = v1723 < v79;
+    const bool v1726 = v1724 && v1725;
+    if (v1726) {
+      const float v1727 = v92.x[26];
+      const unsigned int v1729 = v1723 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1730 = v1729 < v2;
+      const bool v1731 = v1724 && v1730;
+      if (v1731) {
+        const unsigned int v1733 = v1720 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1734 = v1733 + v1723;
+        const unsigned int v1735 = v1734 - v78;
+        out[v1735] = v1727;
+      }
+    }
+    const unsigned int v1736 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1738 = v1251 + v1736;
+    const unsigned int v1739 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1741 = v1254 + v1739;
+    const bool v1742 = v1738 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1743 = v1741 < v79;
+    const bool v1744 = v1742 && v1743;
+    if (v1744) {
+      const float v1745 = v92.x[27];
+      const unsigned int v1747 = v1741 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1748 = v1747 < v2;
+      const bool v1749 = v1742 && v1748;
+      if (v1749) {
+        const unsigned int v1751 = v1738 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1752 = v1751 + v1741;
+        const unsigned int v1753 = v1752 - v78;
+        out[v1753] = v1745;
+      }
+    }
+    const unsigned int v1754 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1756 = v1251 + v1754;
+    const unsigned int v1757 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1759 = v1254 + v1757;
+    const bool v1760 = v1756 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1761 = v1759 < v79;
+    const bool v1762 = v1760 && v1761;
+    if (v1762) {
+      const float v1763 = v92.x[28];
+      const unsigned int v1765 = v1759 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1766 = v1765 < v2;
+      const bool v1767 = v1760 && v1766;
+      if (v1767) {
+        const unsigned int v1769 = v1756 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1770 = v1769 + v1759;
+        const unsigned int v1771 = v1770 - v78;
+        out[v1771] = v1763;
+      }
+    }
+    const unsigned int v1772 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1774 = v1251 + v1772;
+    const unsigned int v1775 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1777 = v1254 + v1775;
+    const bool v1778 = v1774 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1779 = v1777 < v79;
+    const bool v1780 = v1778 && v1779;
+    if (v1780) {
+      const float v1781 = v92.x[29];
+      const unsigned int v1783 = v1777 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1784 = v1783 < v2;
+      const bool v1785 = v1778 && v1784;
+      if (v1785) {
+        const unsigned int v1787 = v1774 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1788 = v1787 + v1777;
+        const unsigned int v1789 = v1788 - v78;
+        out[v1789] = v1781;
+      }
+    }
+    const unsigned int v1790 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1792 = v1251 + v1790;
+    const unsigned int v1793 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1795 = v1254 + v1793;
+    const bool v1796 = v1792 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1797 = v1795 < v79;
+    const bool v1798 = v1796 && v1797;
+    if (v1798) {
+      const float v1799 = v92.x[30];
+      const unsigned int v1801 = v1795 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1802 = v1801 < v2;
+      const bool v1803 = v1796 && v1802;
+      if (v1803) {
+        const unsigned int v1805 = v1792 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1806 = v1805 + v1795;
+        const unsigned int v1807 = v1806 - v78;
+        out[v1807] = v1799;
+      }
+    }
+    const unsigned int v1808 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1810 = v1251 + v1808;
+    const unsigned int v1811 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1813 = v1254 + v1811;
+    const bool v1814 = v1810 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1815 = v1813 < v79;
+    const bool v1816 = v1814 && v1815;
+    if (v1816) {
+      const float v1817 = v92.x[31];
+      const unsigned int v1819 = v1813 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1820 = v1819 < v2;
+      const bool v1821 = v1814 && v1820;
+      if (v1821) {
+        const unsigned int v1823 = v1810 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1824 = v1823 + v1813;
+        const unsigned int v1825 = v1824 - v78;
+        out[v1825] = v1817;
+      }
+    }
+    const unsigned int v1826 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1828 = v1251 + v1826;
+    const unsigned int v1829 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1831 = v1254 + v1829;
+    const bool v1832 = v1828 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1833 = v1831 < v79;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v92.x[32];
+      const unsigned int v1837 = v1831 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1832 && v1838;
+      if (v1839) {
+        const unsigned int v1841 = v1828 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1842 = v1841 + v1831;
+        const unsigned int v1843 = v1842 - v78;
+        out[v1843] = v1835;
+      }
+    }
+    const unsigned int v1844 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1846 = v1251 + v1844;
+    const unsigned int v1847 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1849 = v1254 + v1847;
+    const bool v1850 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1851 = v1849 < v79;
+    const bool v1852 = v1850 && v1851;
+    if (v1852) {
+      const float v1853 = v92.x[33];
+      const unsigned int v1855 = v1849 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1856 = v1855 < v2;
+      const bool v1857 = v1850 && v1856;
+      if (v1857) {
+        const unsigned int v1859 = v1846 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1860 = v1859 + v1849;
+        const unsigned int v1861 = v1860 - v78;
+        out[v1861] = v1853;
+      }
+    }
+    const unsigned int v1862 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1864 = v1251 + v1862;
+    const unsigned int v1865 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1867 = v1254 + v1865;
+    const bool v1868 = v1864 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1869 = v1867 < v79;
+    const bool v1870 = v1868 && v1869;
+    if (v1870) {
+      const float v1871 = v92.x[34];
+      const unsigned int v1873 = v1867 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1874 = v1873 < v2;
+      const bool v1875 = v1868 && v1874;
+      if (v1875) {
+        const unsigned int v1877 = v1864 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1878 = v1877 + v1867;
+        const unsigned int v1879 = v1878 - v78;
+        out[v1879] = v1871;
+      }
+    }
+    const unsigned int v1880 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1882 = v1251 + v1880;
+    const unsigned int v1883 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1885 = v1254 + v1883;
+    const bool v1886 = v1882 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1887 = v1885 < v79;
+    const bool v1888 = v1886 && v1887;
+    if (v1888) {
+      const float v1889 = v92.x[35];
+      const unsigned int v1891 = v1885 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1892 = v1891 < v2;
+      const bool v1893 = v1886 && v1892;
+      if (v1893) {
+        const unsigned int v1895 = v1882 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1896 = v1895 + v1885;
+        const unsigned int v1897 = v1896 - v78;
+        out[v1897] = v1889;
+      }
+    }
+    const unsigned int v1898 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1900 = v1251 + v1898;
+    const unsigned int v1901 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1903 = v1254 + v1901;
+    const bool v1904 = v1900 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1905 = v1903 < v79;
+    const bool v1906 = v1904 && v1905;
+    if (v1906) {
+      const float v1907 = v92.x[36];
+      const unsigned int v1909 = v1903 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1910 = v1909 < v2;
+      const bool v1911 = v1904 && v1910;
+      if (v1911) {
+        const unsigned int v1913 = v1900 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1914 = v1913 + v1903;
+        const unsigned int v1915 = v1914 - v78;
+        out[v1915] = v1907;
+      }
+    }
+    const unsigned int v1916 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1918 = v1251 + v1916;
+    const unsigned int v1919 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1921 = v1254 + v1919;
+    const bool v1922 = v1918 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1923 = v1921 < v79;
+    const bool v1924 = v1922 && v1923;
+    if (v1924) {
+      const float v1925 = v92.x[37];
+      const unsigned int v1927 = v1921 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1928 = v1927 < v2;
+      const bool v1929 = v1922 && v1928;
+      if (v1929) {
+        const unsigned int v1931 = v1918 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1932 = v1931 + v1921;
+        const unsigned int v1933 = v1932 - v78;
+        out[v1933] = v1925;
+      }
+    }
+    const unsigned int v1934 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1936 = v1251 + v1934;
+    const unsigned int v1937 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1939 = v1254 + v1937;
+    const bool v1940 = v1936 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1941 = v1939 < v79;
+    const bool v1942 = v1940 && v1941;
+    if (v1942) {
+      const float v1943 = v92.x[38];
+      const unsigned int v1945 = v1939 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1946 = v1945 < v2;
+      const bool v1947 = v1940 && v1946;
+      if (v1947) {
+        const unsigned int v1949 = v1936 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1950 = v1949 + v1939;
+        const unsigned int v1951 = v1950 - v78;
+        out[v1951] = v1943;
+      }
+    }
+    const unsigned int v1952 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1954 = v1251 + v1952;
+    const unsigned int v1955 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1957 = v1254 + v1955;
+    const bool v1958 = v1954 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1959 = v1957 < v79;
+    const bool v1960 = v1958 && v1959;
+    if (v1960) {
+      const float v1961 = v92.x[39];
+      const unsigned int v1963 = v1957 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1964 = v1963 < v2;
+      const bool v1965 = v1958 && v1964;
+      if (v1965) {
+        const unsigned int v1967 = v1954 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1968 = v1967 + v1957;
+        const unsigned int v1969 = v1968 - v78;
+        out[v1969] = v1961;
+      }
+    }
+    const unsigned int v1970 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1972 = v1251 + v1970;
+    const unsigned int v1973 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1975 = v1254 + v1973;
+    const bool v1976 = v1972 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1977 = v1975 < v79;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const float v1979 = v92.x[40];
+      const unsigned int v1981 = v1975 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1982 = v1981 < v2;
+      const bool v1983 = v1976 && v1982;
+      if (v1983) {
+        const unsigned int v1985 = v1972 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v1986 = v1985 + v1975;
+        const unsigned int v1987 = v1986 - v78;
+        out[v1987] = v1979;
+      }
+    }
+    const unsigned int v1988 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1990 = v1251 + v1988;
+    const unsigned int v1991 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1993 = v1254 + v1991;
+    const bool v1994 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1995 = v1993 < v79;
+    const bool v1996 = v1994 && v1995;
+    if (v1996) {
+      const float v1997 = v92.x[41];
+      const unsigned int v1999 = v1993 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2000 = v1999 < v2;
+      const bool v2001 = v1994 && v2000;
+      if (v2001) {
+        const unsigned int v2003 = v1990 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2004 = v2003 + v1993;
+        const unsigned int v2005 = v2004 - v78;
+        out[v2005] = v1997;
+      }
+    }
+    const unsigned int v2006 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2008 = v1251 + v2006;
+    const unsigned int v2009 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2011 = v1254 + v2009;
+    const bool v2012 = v2008 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2013 = v2011 < v79;
+    const bool v2014 = v2012 && v2013;
+    if (v2014) {
+      const float v2015 = v92.x[42];
+      const unsigned int v2017 = v2011 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2018 = v2017 < v2;
+      const bool v2019 = v2012 && v2018;
+      if (v2019) {
+        const unsigned int v2021 = v2008 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2022 = v2021 + v2011;
+        const unsigned int v2023 = v2022 - v78;
+        out[v2023] = v2015;
+      }
+    }
+    const unsigned int v2024 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2026 = v1251 + v2024;
+    const unsigned int v2027 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2029 = v1254 + v2027;
+    const bool v2030 = v2026 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2031 = v2029 < v79;
+    const bool v2032 = v2030 && v2031;
+    if (v2032) {
+      const float v2033 = v92.x[43];
+      const unsigned int v2035 = v2029 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2036 = v2035 < v2;
+      const bool v2037 = v2030 && v2036;
+      if (v2037) {
+        const unsigned int v2039 = v2026 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2040 = v2039 + v2029;
+        const unsigned int v2041 = v2040 - v78;
+        out[v2041] = v2033;
+      }
+    }
+    const unsigned int v2042 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2044 = v1251 + v2042;
+    const unsigned int v2045 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2047 = v1254 + v2045;
+    const bool v2048 = v2044 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2049 = v2047 < v79;
+    const bool v2050 = v2048 && v2049;
+    if (v2050) {
+      const float v2051 = v92.x[44];
+      const unsigned int v2053 = v2047 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2054 = v2053 < v2;
+      const bool v2055 = v2048 && v2054;
+      if (v2055) {
+        const unsigned int v2057 = v2044 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2058 = v2057 + v2047;
+        const unsigned int v2059 = v2058 - v78;
+        out[v2059] = v2051;
+      }
+    }
+    const unsigned int v2060 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2062 = v1251 + v2060;
+    const unsigned int v2063 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2065 = v1254 + v2063;
+    const bool v2066 = v2062 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2067 = v2065 < v79;
+    const bool v2068 = v2066 && v2067;
+    if (v2068) {
+      const float v2069 = v92.x[45];
+      const unsigned int v2071 = v2065 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2072 = v2071 < v2;
+      const bool v2073 = v2066 && v2072;
+      if (v2073) {
+        const unsigned int v2075 = v2062 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2076 = v2075 + v2065;
+        const unsigned int v2077 = v2076 - v78;
+        out[v2077] = v2069;
+      }
+    }
+    const unsigned int v2078 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2080 = v1251 + v2078;
+    const unsigned int v2081 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2083 = v1254 + v2081;
+    const bool v2084 = v2080 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2085 = v2083 < v79;
+    const bool v2086 = v2084 && v2085;
+    if (v2086) {
+      const float v2087 = v92.x[46];
+      const unsigned int v2089 = v2083 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2090 = v2089 < v2;
+      const bool v2091 = v2084 && v2090;
+      if (v2091) {
+        const unsigned int v2093 = v2080 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2094 = v2093 + v2083;
+        const unsigned int v2095 = v2094 - v78;
+        out[v2095] = v2087;
+      }
+    }
+    const unsigned int v2096 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2098 = v1251 + v2096;
+    const unsigned int v2099 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2101 = v1254 + v2099;
+    const bool v2102 = v2098 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2103 = v2101 < v79;
+    const bool v2104 = v2102 && v2103;
+    if (v2104) {
+      const float v2105 = v92.x[47];
+      const unsigned int v2107 = v2101 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2108 = v2107 < v2;
+      const bool v2109 = v2102 && v2108;
+      if (v2109) {
+        const unsigned int v2111 = v2098 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2112 = v2111 + v2101;
+        const unsigned int v2113 = v2112 - v78;
+        out[v2113] = v2105;
+      }
+    }
+    const unsigned int v2114 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2116 = v1251 + v2114;
+    const unsigned int v2117 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2119 = v1254 + v2117;
+    const bool v2120 = v2116 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2121 = v2119 < v79;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const float v2123 = v92.x[48];
+      const unsigned int v2125 = v2119 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2126 = v2125 < v2;
+      const bool v2127 = v2120 && v2126;
+      if (v2127) {
+        const unsigned int v2129 = v2116 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2130 = v2129 + v2119;
+        const unsigned int v2131 = v2130 - v78;
+        out[v2131] = v2123;
+      }
+    }
+    const unsigned int v2132 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2134 = v1251 + v2132;
+    const unsigned int v2135 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2137 = v1254 + v2135;
+    const bool v2138 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2139 = v2137 < v79;
+    const bool v2140 = v2138 && v2139;
+    if (v2140) {
+      const float v2141 = v92.x[49];
+      const unsigned int v2143 = v2137 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2144 = v2143 < v2;
+      const bool v2145 = v2138 && v2144;
+      if (v2145) {
+        const unsigned int v2147 = v2134 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2148 = v2147 + v2137;
+        const unsigned int v2149 = v2148 - v78;
+        out[v2149] = v2141;
+      }
+    }
+    const unsigned int v2150 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2152 = v1251 + v2150;
+    const unsigned int v2153 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2155 = v1254 + v2153;
+    const bool v2156 = v2152 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2157 = v2155 < v79;
+    const bool v2158 = v2156 && v2157;
+    if (v2158) {
+      const float v2159 = v92.x[50];
+      const unsigned int v2161 = v2155 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2162 = v2161 < v2;
+      const bool v2163 = v2156 && v2162;
+      if (v2163) {
+        const unsigned int v2165 = v2152 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2166 = v2165 + v2155;
+        const unsigned int v2167 = v2166 - v78;
+        out[v2167] = v2159;
+      }
+    }
+    const unsigned int v2168 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2170 = v1251 + v2168;
+    const unsigned int v2171 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2173 = v1254 + v2171;
+    const bool v2174 = v2170 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2175 = v2173 < v79;
+    const bool v2176 = v2174 && v2175;
+    if (v2176) {
+      const float v2177 = v92.x[51];
+      const unsigned int v2179 = v2173 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2180 = v2179 < v2;
+      const bool v2181 = v2174 && v2180;
+      if (v2181) {
+        const unsigned int v2183 = v2170 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2184 = v2183 + v2173;
+        const unsigned int v2185 = v2184 - v78;
+        out[v2185] = v2177;
+      }
+    }
+    const unsigned int v2186 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2188 = v1251 + v2186;
+    const unsigned int v2189 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2191 = v1254 + v2189;
+    const bool v2192 = v2188 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2193 = v2191 < v79;
+    const bool v2194 = v2192 && v2193;
+    if (v2194) {
+      const float v2195 = v92.x[52];
+      const unsigned int v2197 = v2191 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2198 = v2197 < v2;
+      const bool v2199 = v2192 && v2198;
+      if (v2199) {
+        const unsigned int v2201 = v2188 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2202 = v2201 + v2191;
+        const unsigned int v2203 = v2202 - v78;
+        out[v2203] = v2195;
+      }
+    }
+    const unsigned int v2204 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2206 = v1251 + v2204;
+    const unsigned int v2207 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2209 = v1254 + v2207;
+    const bool v2210 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2211 = v2209 < v79;
+    const bool v2212 = v2210 && v2211;
+    if (v2212) {
+      const float v2213 = v92.x[53];
+      const unsigned int v2215 = v2209 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2216 = v2215 < v2;
+      const bool v2217 = v2210 && v2216;
+      if (v2217) {
+        const unsigned int v2219 = v2206 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2220 = v2219 + v2209;
+        const unsigned int v2221 = v2220 - v78;
+        out[v2221] = v2213;
+      }
+    }
+    const unsigned int v2222 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2224 = v1251 + v2222;
+    const unsigned int v2225 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2227 = v1254 + v2225;
+    const bool v2228 = v2224 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2229 = v2227 < v79;
+    const bool v2230 = v2228 && v2229;
+    if (v2230) {
+      const float v2231 = v92.x[54];
+      const unsigned int v2233 = v2227 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2234 = v2233 < v2;
+      const bool v2235 = v2228 && v2234;
+      if (v2235) {
+        const unsigned int v2237 = v2224 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2238 = v2237 + v2227;
+        const unsigned int v2239 = v2238 - v78;
+        out[v2239] = v2231;
+      }
+    }
+    const unsigned int v2240 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2242 = v1251 + v2240;
+    const unsigned int v2243 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2245 = v1254 + v2243;
+    const bool v2246 = v2242 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2247 = v2245 < v79;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v92.x[55];
+      const unsigned int v2251 = v2245 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2252 = v2251 < v2;
+      const bool v2253 = v2246 && v2252;
+      if (v2253) {
+        const unsigned int v2255 = v2242 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2256 = v2255 + v2245;
+        const unsigned int v2257 = v2256 - v78;
+        out[v2257] = v2249;
+      }
+    }
+    const unsigned int v2258 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2260 = v1251 + v2258;
+    const unsigned int v2261 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2263 = v1254 + v2261;
+    const bool v2264 = v2260 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2265 = v2263 < v79;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v92.x[56];
+      const unsigned int v2269 = v2263 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2264 && v2270;
+      if (v2271) {
+        const unsigned int v2273 = v2260 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2274 = v2273 + v2263;
+        const unsigned int v2275 = v2274 - v78;
+        out[v2275] = v2267;
+      }
+    }
+    const unsigned int v2276 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2278 = v1251 + v2276;
+    const unsigned int v2279 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2281 = v1254 + v2279;
+    const bool v2282 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2283 = v2281 < v79;
+    const bool v2284 = v2282 && v2283;
+    if (v2284) {
+      const float v2285 = v92.x[57];
+      const unsigned int v2287 = v2281 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2288 = v2287 < v2;
+      const bool v2289 = v2282 && v2288;
+      if (v2289) {
+        const unsigned int v2291 = v2278 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2292 = v2291 + v2281;
+        const unsigned int v2293 = v2292 - v78;
+        out[v2293] = v2285;
+      }
+    }
+    const unsigned int v2294 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2296 = v1251 + v2294;
+    const unsigned int v2297 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2299 = v1254 + v2297;
+    const bool v2300 = v2296 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2301 = v2299 < v79;
+    const bool v2302 = v2300 && v2301;
+    if (v2302) {
+      const float v2303 = v92.x[58];
+      const unsigned int v2305 = v2299 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2306 = v2305 < v2;
+      const bool v2307 = v2300 && v2306;
+      if (v2307) {
+        const unsigned int v2309 = v2296 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2310 = v2309 + v2299;
+        const unsigned int v2311 = v2310 - v78;
+        out[v2311] = v2303;
+      }
+    }
+    const unsigned int v2312 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2314 = v1251 + v2312;
+    const unsigned int v2315 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2317 = v1254 + v2315;
+    const bool v2318 = v2314 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2319 = v2317 < v79;
+    const bool v2320 = v2318 && v2319;
+    if (v2320) {
+      const float v2321 = v92.x[59];
+      const unsigned int v2323 = v2317 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2324 = v2323 < v2;
+      const bool v2325 = v2318 && v2324;
+      if (v2325) {
+        const unsigned int v2327 = v2314 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2328 = v2327 + v2317;
+        const unsigned int v2329 = v2328 - v78;
+        out[v2329] = v2321;
+      }
+    }
+    const unsigned int v2330 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2332 = v1251 + v2330;
+    const unsigned int v2333 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2335 = v1254 + v2333;
+    const bool v2336 = v2332 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2337 = v2335 < v79;
+    const bool v2338 = v2336 && v2337;
+    if (v2338) {
+      const float v2339 = v92.x[60];
+      const unsigned int v2341 = v2335 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2342 = v2341 < v2;
+      const bool v2343 = v2336 && v2342;
+      if (v2343) {
+        const unsigned int v2345 = v2332 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2346 = v2345 + v2335;
+        const unsigned int v2347 = v2346 - v78;
+        out[v2347] = v2339;
+      }
+    }
+    const unsigned int v2348 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2350 = v1251 + v2348;
+    const unsigned int v2351 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2353 = v1254 + v2351;
+    const bool v2354 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2355 = v2353 < v79;
+    const bool v2356 = v2354 && v2355;
+    if (v2356) {
+      const float v2357 = v92.x[61];
+      const unsigned int v2359 = v2353 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2360 = v2359 < v2;
+      const bool v2361 = v2354 && v2360;
+      if (v2361) {
+        const unsigned int v2363 = v2350 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2364 = v2363 + v2353;
+        const unsigned int v2365 = v2364 - v78;
+        out[v2365] = v2357;
+      }
+    }
+    const unsigned int v2366 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2368 = v1251 + v2366;
+    const unsigned int v2369 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2371 = v1254 + v2369;
+    const bool v2372 = v2368 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2373 = v2371 < v79;
+    const bool v2374 = v2372 && v2373;
+    if (v2374) {
+      const float v2375 = v92.x[62];
+      const unsigned int v2377 = v2371 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2378 = v2377 < v2;
+      const bool v2379 = v2372 && v2378;
+      if (v2379) {
+        const unsigned int v2381 = v2368 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2382 = v2381 + v2371;
+        const unsigned int v2383 = v2382 - v78;
+        out[v2383] = v2375;
+      }
+    }
+    const unsigned int v2384 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2386 = v1251 + v2384;
+    const unsigned int v2387 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2389 = v1254 + v2387;
+    const bool v2390 = v2386 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2391 = v2389 < v79;
+    const bool v2392 = v2390 && v2391;
+    if (v2392) {
+      const float v2393 = v92.x[63];
+      const unsigned int v2395 = v2389 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2396 = v2395 < v2;
+      const bool v2397 = v2390 && v2396;
+      if (v2397) {
+        const unsigned int v2399 = v2386 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2400 = v2399 + v2389;
+        const unsigned int v2401 = v2400 - v78;
+        out[v2401] = v2393;
+      }
+    }
+    const unsigned int v2402 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2404 = v1251 + v2402;
+    const unsigned int v2405 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2407 = v1254 + v2405;
+    const bool v2408 = v2404 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2409 = v2407 < v79;
+    const bool v2410 = v2408 && v2409;
+    if (v2410) {
+      const float v2411 = v92.x[64];
+      const unsigned int v2413 = v2407 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2414 = v2413 < v2;
+      const bool v2415 = v2408 && v2414;
+      if (v2415) {
+        const unsigned int v2417 = v2404 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2418 = v2417 + v2407;
+        const unsigned int v2419 = v2418 - v78;
+        out[v2419] = v2411;
+      }
+    }
+    const unsigned int v2420 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2422 = v1251 + v2420;
+    const unsigned int v2423 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2425 = v1254 + v2423;
+    const bool v2426 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2427 = v2425 < v79;
+    const bool v2428 = v2426 && v2427;
+    if (v2428) {
+      const float v2429 = v92.x[65];
+      const unsigned int v2431 = v2425 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2432 = v2431 < v2;
+      const bool v2433 = v2426 && v2432;
+      if (v2433) {
+        const unsigned int v2435 = v2422 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2436 = v2435 + v2425;
+        const unsigned int v2437 = v2436 - v78;
+        out[v2437] = v2429;
+      }
+    }
+    const unsigned int v2438 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2440 = v1251 + v2438;
+    const unsigned int v2441 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2443 = v1254 + v2441;
+    const bool v2444 = v2440 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2445 = v2443 < v79;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v92.x[66];
+      const unsigned int v2449 = v2443 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2450 = v2449 < v2;
+      const bool v2451 = v2444 && v2450;
+      if (v2451) {
+        const unsigned int v2453 = v2440 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2454 = v2453 + v2443;
+        const unsigned int v2455 = v2454 - v78;
+        out[v2455] = v2447;
+      }
+    }
+    const unsigned int v2456 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2458 = v1251 + v2456;
+    const unsigned int v2459 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2461 = v1254 + v2459;
+    const bool v2462 = v2458 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2463 = v2461 < v79;
+    const bool v2464 = v2462 && v2463;
+    if (v2464) {
+      const float v2465 = v92.x[67];
+      const unsigned int v2467 = v2461 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2468 = v2467 < v2;
+      const bool v2469 = v2462 && v2468;
+      if (v2469) {
+        const unsigned int v2471 = v2458 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2472 = v2471 + v2461;
+        const unsigned int v2473 = v2472 - v78;
+        out[v2473] = v2465;
+      }
+    }
+    const unsigned int v2474 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2476 = v1251 + v2474;
+    const unsigned int v2477 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2479 = v1254 + v2477;
+    const bool v2480 = v2476 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2481 = v2479 < v79;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v92.x[68];
+      const unsigned int v2485 = v2479 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2486 = v2485 < v2;
+      const bool v2487 = v2480 && v2486;
+      if (v2487) {
+        const unsigned int v2489 = v2476 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2490 = v2489 + v2479;
+        const unsigned int v2491 = v2490 - v78;
+        out[v2491] = v2483;
+      }
+    }
+    const unsigned int v2492 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2494 = v1251 + v2492;
+    const unsigned int v2495 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2497 = v1254 + v2495;
+    const bool v2498 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2499 = v2497 < v79;
+    const bool v2500 = v2498 && v2499;
+    if (v2500) {
+      const float v2501 = v92.x[69];
+      const unsigned int v2503 = v2497 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2504 = v2503 < v2;
+      const bool v2505 = v2498 && v2504;
+      if (v2505) {
+        const unsigned int v2507 = v2494 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2508 = v2507 + v2497;
+        const unsigned int v2509 = v2508 - v78;
+        out[v2509] = v2501;
+      }
+    }
+    const unsigned int v2510 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2512 = v1251 + v2510;
+    const unsigned int v2513 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2515 = v1254 + v2513;
+    const bool v2516 = v2512 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2517 = v2515 < v79;
+    const bool v2518 = v2516 && v2517;
+    if (v2518) {
+      const float v2519 = v92.x[70];
+      const unsigned int v2521 = v2515 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2522 = v2521 < v2;
+      const bool v2523 = v2516 && v2522;
+      if (v2523) {
+        const unsigned int v2525 = v2512 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2526 = v2525 + v2515;
+        const unsigned int v2527 = v2526 - v78;
+        out[v2527] = v2519;
+      }
+    }
+    const unsigned int v2528 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2530 = v1251 + v2528;
+    const unsigned int v2531 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2533 = v1254 + v2531;
+    const bool v2534 = v2530 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2535 = v2533 < v79;
+    const bool v2536 = v2534 && v2535;
+    if (v2536) {
+      const float v2537 = v92.x[71];
+      const unsigned int v2539 = v2533 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2540 = v2539 < v2;
+      const bool v2541 = v2534 && v2540;
+      if (v2541) {
+        const unsigned int v2543 = v2530 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2544 = v2543 + v2533;
+        const unsigned int v2545 = v2544 - v78;
+        out[v2545] = v2537;
+      }
+    }
+    const unsigned int v2546 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2548 = v1251 + v2546;
+    const unsigned int v2549 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2551 = v1254 + v2549;
+    const bool v2552 = v2548 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2553 = v2551 < v79;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v92.x[72];
+      const unsigned int v2557 = v2551 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2552 && v2558;
+      if (v2559) {
+        const unsigned int v2561 = v2548 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2562 = v2561 + v2551;
+        const unsigned int v2563 = v2562 - v78;
+        out[v2563] = v2555;
+      }
+    }
+    const unsigned int v2564 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2566 = v1251 + v2564;
+    const unsigned int v2567 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2569 = v1254 + v2567;
+    const bool v2570 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2571 = v2569 < v79;
+    const bool v2572 = v2570 && v2571;
+    if (v2572) {
+      const float v2573 = v92.x[73];
+      const unsigned int v2575 = v2569 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2576 = v2575 < v2;
+      const bool v2577 = v2570 && v2576;
+      if (v2577) {
+        const unsigned int v2579 = v2566 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2580 = v2579 + v2569;
+        const unsigned int v2581 = v2580 - v78;
+        out[v2581] = v2573;
+      }
+    }
+    const unsigned int v2582 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2584 = v1251 + v2582;
+    const unsigned int v2585 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2587 = v1254 + v2585;
+    const bool v2588 = v2584 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2589 = v2587 < v79;
+    const bool v2590 = v2588 && v2589;
+    if (v2590) {
+      const float v2591 = v92.x[74];
+      const unsigned int v2593 = v2587 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2594 = v2593 < v2;
+      const bool v2595 = v2588 && v2594;
+      if (v2595) {
+        const unsigned int v2597 = v2584 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2598 = v2597 + v2587;
+        const unsigned int v2599 = v2598 - v78;
+        out[v2599] = v2591;
+      }
+    }
+    const unsigned int v2600 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2602 = v1251 + v2600;
+    const unsigned int v2603 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2605 = v1254 + v2603;
+    const bool v2606 = v2602 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2607 = v2605 < v79;
+    const bool v2608 = v2606 && v2607;
+    if (v2608) {
+      const float v2609 = v92.x[75];
+      const unsigned int v2611 = v2605 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2612 = v2611 < v2;
+      const bool v2613 = v2606 && v2612;
+      if (v2613) {
+        const unsigned int v2615 = v2602 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2616 = v2615 + v2605;
+        const unsigned int v2617 = v2616 - v78;
+        out[v2617] = v2609;
+      }
+    }
+    const unsigned int v2618 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2620 = v1251 + v2618;
+    const unsigned int v2621 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2623 = v1254 + v2621;
+    const bool v2624 = v2620 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2625 = v2623 < v79;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v92.x[76];
+      const unsigned int v2629 = v2623 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2624 && v2630;
+      if (v2631) {
+        const unsigned int v2633 = v2620 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2634 = v2633 + v2623;
+        const unsigned int v2635 = v2634 - v78;
+        out[v2635] = v2627;
+      }
+    }
+    const unsigned int v2636 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2638 = v1251 + v2636;
+    const unsigned int v2639 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2641 = v1254 + v2639;
+    const bool v2642 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2643 = v2641 < v79;
+    const bool v2644 = v2642 && v2643;
+    if (v2644) {
+      const float v2645 = v92.x[77];
+      const unsigned int v2647 = v2641 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2648 = v2647 < v2;
+      const bool v2649 = v2642 && v2648;
+      if (v2649) {
+        const unsigned int v2651 = v2638 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2652 = v2651 + v2641;
+        const unsigned int v2653 = v2652 - v78;
+        out[v2653] = v2645;
+      }
+    }
+    const unsigned int v2654 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2656 = v1251 + v2654;
+    const unsigned int v2657 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2659 = v1254 + v2657;
+    const bool v2660 = v2656 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2661 = v2659 < v79;
+    const bool v2662 = v2660 && v2661;
+    if (v2662) {
+      const float v2663 = v92.x[78];
+      const unsigned int v2665 = v2659 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2666 = v2665 < v2;
+      const bool v2667 = v2660 && v2666;
+      if (v2667) {
+        const unsigned int v2669 = v2656 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2670 = v2669 + v2659;
+        const unsigned int v2671 = v2670 - v78;
+        out[v2671] = v2663;
+      }
+    }
+    const unsigned int v2672 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2674 = v1251 + v2672;
+    const unsigned int v2675 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2677 = v1254 + v2675;
+    const bool v2678 = v2674 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2679 = v2677 < v79;
+    const bool v2680 = v2678 && v2679;
+    if (v2680) {
+      const float v2681 = v92.x[79];
+      const unsigned int v2683 = v2677 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2684 = v2683 < v2;
+      const bool v2685 = v2678 && v2684;
+      if (v2685) {
+        const unsigned int v2687 = v2674 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2688 = v2687 + v2677;
+        const unsigned int v2689 = v2688 - v78;
+        out[v2689] = v2681;
+      }
+    }
+    const unsigned int v2690 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2692 = v1251 + v2690;
+    const unsigned int v2693 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2695 = v1254 + v2693;
+    const bool v2696 = v2692 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2697 = v2695 < v79;
+    const bool v2698 = v2696 && v2697;
+    if (v2698) {
+      const float v2699 = v92.x[80];
+      const unsigned int v2701 = v2695 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2702 = v2701 < v2;
+      const bool v2703 = v2696 && v2702;
+      if (v2703) {
+        const unsigned int v2705 = v2692 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2706 = v2705 + v2695;
+        const unsigned int v2707 = v2706 - v78;
+        out[v2707] = v2699;
+      }
+    }
+    const unsigned int v2708 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2710 = v1251 + v2708;
+    const unsigned int v2711 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2713 = v1254 + v2711;
+    const bool v2714 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2715 = v2713 < v79;
+    const bool v2716 = v2714 && v2715;
+    if (v2716) {
+      const float v2717 = v92.x[81];
+      const unsigned int v2719 = v2713 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2720 = v2719 < v2;
+      const bool v2721 = v2714 && v2720;
+      if (v2721) {
+        const unsigned int v2723 = v2710 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2724 = v2723 + v2713;
+        const unsigned int v2725 = v2724 - v78;
+        out[v2725] = v2717;
+      }
+    }
+    const unsigned int v2726 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2728 = v1251 + v2726;
+    const unsigned int v2729 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2731 = v1254 + v2729;
+    const bool v2732 = v2728 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2733 = v2731 < v79;
+    const bool v2734 = v2732 && v2733;
+    if (v2734) {
+      const float v2735 = v92.x[82];
+      const unsigned int v2737 = v2731 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2738 = v2737 < v2;
+      const bool v2739 = v2732 && v2738;
+      if (v2739) {
+        const unsigned int v2741 = v2728 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2742 = v2741 + v2731;
+        const unsigned int v2743 = v2742 - v78;
+        out[v2743] = v2735;
+      }
+    }
+    const unsigned int v2744 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2746 = v1251 + v2744;
+    const unsigned int v2747 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2749 = v1254 + v2747;
+    const bool v2750 = v2746 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2751 = v2749 < v79;
+    const bool v2752 = v2750 && v2751;
+    if (v2752) {
+      const float v2753 = v92.x[83];
+      const unsigned int v2755 = v2749 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2756 = v2755 < v2;
+      const bool v2757 = v2750 && v2756;
+      if (v2757) {
+        const unsigned int v2759 = v2746 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2760 = v2759 + v2749;
+        const unsigned int v2761 = v2760 - v78;
+        out[v2761] = v2753;
+      }
+    }
+    const unsigned int v2762 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2764 = v1251 + v2762;
+    const unsigned int v2765 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2767 = v1254 + v2765;
+    const bool v2768 = v2764 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2769 = v2767 < v79;
+    const bool v2770 = v2768 && v2769;
+    if (v2770) {
+      const float v2771 = v92.x[84];
+      const unsigned int v2773 = v2767 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2774 = v2773 < v2;
+      const bool v2775 = v2768 && v2774;
+      if (v2775) {
+        const unsigned int v2777 = v2764 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2778 = v2777 + v2767;
+        const unsigned int v2779 = v2778 - v78;
+        out[v2779] = v2771;
+      }
+    }
+    const unsigned int v2780 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2782 = v1251 + v2780;
+    const unsigned int v2783 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2785 = v1254 + v2783;
+    const bool v2786 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2787 = v2785 < v79;
+    const bool v2788 = v2786 && v2787;
+    if (v2788) {
+      const float v2789 = v92.x[85];
+      const unsigned int v2791 = v2785 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2792 = v2791 < v2;
+      const bool v2793 = v2786 && v2792;
+      if (v2793) {
+        const unsigned int v2795 = v2782 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2796 = v2795 + v2785;
+        const unsigned int v2797 = v2796 - v78;
+        out[v2797] = v2789;
+      }
+    }
+    const unsigned int v2798 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2800 = v1251 + v2798;
+    const unsigned int v2801 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2803 = v1254 + v2801;
+    const bool v2804 = v2800 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2805 = v2803 < v79;
+    const bool v2806 = v2804 && v2805;
+    if (v2806) {
+      const float v2807 = v92.x[86];
+      const unsigned int v2809 = v2803 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2810 = v2809 < v2;
+      const bool v2811 = v2804 && v2810;
+      if (v2811) {
+        const unsigned int v2813 = v2800 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2814 = v2813 + v2803;
+        const unsigned int v2815 = v2814 - v78;
+        out[v2815] = v2807;
+      }
+    }
+    const unsigned int v2816 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2818 = v1251 + v2816;
+    const unsigned int v2819 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2821 = v1254 + v2819;
+    const bool v2822 = v2818 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2823 = v2821 < v79;
+    const bool v2824 = v2822 && v2823;
+    if (v2824) {
+      const float v2825 = v92.x[87];
+      const unsigned int v2827 = v2821 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2828 = v2827 < v2;
+      const bool v2829 = v2822 && v2828;
+      if (v2829) {
+        const unsigned int v2831 = v2818 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2832 = v2831 + v2821;
+        const unsigned int v2833 = v2832 - v78;
+        out[v2833] = v2825;
+      }
+    }
+    const unsigned int v2834 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2836 = v1251 + v2834;
+    const unsigned int v2837 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2839 = v1254 + v2837;
+    const bool v2840 = v2836 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2841 = v2839 < v79;
+    const bool v2842 = v2840 && v2841;
+    if (v2842) {
+      const float v2843 = v92.x[88];
+      const unsigned int v2845 = v2839 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2846 = v2845 < v2;
+      const bool v2847 = v2840 && v2846;
+      if (v2847) {
+        const unsigned int v2849 = v2836 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2850 = v2849 + v2839;
+        const unsigned int v2851 = v2850 - v78;
+        out[v2851] = v2843;
+      }
+    }
+    const unsigned int v2852 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2854 = v1251 + v2852;
+    const unsigned int v2855 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2857 = v1254 + v2855;
+    const bool v2858 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2859 = v2857 < v79;
+    const bool v2860 = v2858 && v2859;
+    if (v2860) {
+      const float v2861 = v92.x[89];
+      const unsigned int v2863 = v2857 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2864 = v2863 < v2;
+      const bool v2865 = v2858 && v2864;
+      if (v2865) {
+        const unsigned int v2867 = v2854 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2868 = v2867 + v2857;
+        const unsigned int v2869 = v2868 - v78;
+        out[v2869] = v2861;
+      }
+    }
+    const unsigned int v2870 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2872 = v1251 + v2870;
+    const unsigned int v2873 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2875 = v1254 + v2873;
+    const bool v2876 = v2872 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2877 = v2875 < v79;
+    const bool v2878 = v2876 && v2877;
+    if (v2878) {
+      const float v2879 = v92.x[90];
+      const unsigned int v2881 = v2875 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2882 = v2881 < v2;
+      const bool v2883 = v2876 && v2882;
+      if (v2883) {
+        const unsigned int v2885 = v2872 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2886 = v2885 + v2875;
+        const unsigned int v2887 = v2886 - v78;
+        out[v2887] = v2879;
+      }
+    }
+    const unsigned int v2888 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2890 = v1251 + v2888;
+    const unsigned int v2891 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2893 = v1254 + v2891;
+    const bool v2894 = v2890 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2895 = v2893 < v79;
+    const bool v2896 = v2894 && v2895;
+    if (v2896) {
+      const float v2897 = v92.x[91];
+      const unsigned int v2899 = v2893 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2900 = v2899 < v2;
+      const bool v2901 = v2894 && v2900;
+      if (v2901) {
+        const unsigned int v2903 = v2890 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2904 = v2903 + v2893;
+        const unsigned int v2905 = v2904 - v78;
+        out[v2905] = v2897;
+      }
+    }
+    const unsigned int v2906 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2908 = v1251 + v2906;
+    const unsigned int v2909 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2911 = v1254 + v2909;
+    const bool v2912 = v2908 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2913 = v2911 < v79;
+    const bool v2914 = v2912 && v2913;
+    if (v2914) {
+      const float v2915 = v92.x[92];
+      const unsigned int v2917 = v2911 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2918 = v2917 < v2;
+      const bool v2919 = v2912 && v2918;
+      if (v2919) {
+        const unsigned int v2921 = v2908 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2922 = v2921 + v2911;
+        const unsigned int v2923 = v2922 - v78;
+        out[v2923] = v2915;
+      }
+    }
+    const unsigned int v2924 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2926 = v1251 + v2924;
+    const unsigned int v2927 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2929 = v1254 + v2927;
+    const bool v2930 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2931 = v2929 < v79;
+    const bool v2932 = v2930 && v2931;
+    if (v2932) {
+      const float v2933 = v92.x[93];
+      const unsigned int v2935 = v2929 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2936 = v2935 < v2;
+      const bool v2937 = v2930 && v2936;
+      if (v2937) {
+        const unsigned int v2939 = v2926 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2940 = v2939 + v2929;
+        const unsigned int v2941 = v2940 - v78;
+        out[v2941] = v2933;
+      }
+    }
+    const unsigned int v2942 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2944 = v1251 + v2942;
+    const unsigned int v2945 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2947 = v1254 + v2945;
+    const bool v2948 = v2944 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2949 = v2947 < v79;
+    const bool v2950 = v2948 && v2949;
+    if (v2950) {
+      const float v2951 = v92.x[94];
+      const unsigned int v2953 = v2947 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2954 = v2953 < v2;
+      const bool v2955 = v2948 && v2954;
+      if (v2955) {
+        const unsigned int v2957 = v2944 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2958 = v2957 + v2947;
+        const unsigned int v2959 = v2958 - v78;
+        out[v2959] = v2951;
+      }
+    }
+    const unsigned int v2960 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2962 = v1251 + v2960;
+    const unsigned int v2963 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2965 = v1254 + v2963;
+    const bool v2966 = v2962 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2967 = v2965 < v79;
+    const bool v2968 = v2966 && v2967;
+    if (v2968) {
+      const float v2969 = v92.x[95];
+      const unsigned int v2971 = v2965 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2972 = v2971 < v2;
+      const bool v2973 = v2966 && v2972;
+      if (v2973) {
+        const unsigned int v2975 = v2962 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2976 = v2975 + v2965;
+        const unsigned int v2977 = v2976 - v78;
+        out[v2977] = v2969;
+      }
+    }
+    const unsigned int v2978 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2980 = v1251 + v2978;
+    const unsigned int v2981 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2983 = v1254 + v2981;
+    const bool v2984 = v2980 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2985 = v2983 < v79;
+    const bool v2986 = v2984 && v2985;
+    if (v2986) {
+      const float v2987 = v92.x[96];
+      const unsigned int v2989 = v2983 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2990 = v2989 < v2;
+      const bool v2991 = v2984 && v2990;
+      if (v2991) {
+        const unsigned int v2993 = v2980 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v2994 = v2993 + v2983;
+        const unsigned int v2995 = v2994 - v78;
+        out[v2995] = v2987;
+      }
+    }
+    const unsigned int v2996 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2998 = v1251 + v2996;
+    const unsigned int v2999 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3001 = v1254 + v2999;
+    const bool v3002 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3003 = v3001 < v79;
+    const bool v3004 = v3002 && v3003;
+    if (v3004) {
+      const float v3005 = v92.x[97];
+      const unsigned int v3007 = v3001 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3008 = v3007 < v2;
+      const bool v3009 = v3002 && v3008;
+      if (v3009) {
+        const unsigned int v3011 = v2998 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3012 = v3011 + v3001;
+        const unsigned int v3013 = v3012 - v78;
+        out[v3013] = v3005;
+      }
+    }
+    const unsigned int v3014 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3016 = v1251 + v3014;
+    const unsigned int v3017 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3019 = v1254 + v3017;
+    const bool v3020 = v3016 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3021 = v3019 < v79;
+    const bool v3022 = v3020 && v3021;
+    if (v3022) {
+      const float v3023 = v92.x[98];
+      const unsigned int v3025 = v3019 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3026 = v3025 < v2;
+      const bool v3027 = v3020 && v3026;
+      if (v3027) {
+        const unsigned int v3029 = v3016 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3030 = v3029 + v3019;
+        const unsigned int v3031 = v3030 - v78;
+        out[v3031] = v3023;
+      }
+    }
+    const unsigned int v3032 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3034 = v1251 + v3032;
+    const unsigned int v3035 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3037 = v1254 + v3035;
+    const bool v3038 = v3034 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3039 = v3037 < v79;
+    const bool v3040 = v3038 && v3039;
+    if (v3040) {
+      const float v3041 = v92.x[99];
+      const unsigned int v3043 = v3037 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3044 = v3043 < v2;
+      const bool v3045 = v3038 && v3044;
+      if (v3045) {
+        const unsigned int v3047 = v3034 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3048 = v3047 + v3037;
+        const unsigned int v3049 = v3048 - v78;
+        out[v3049] = v3041;
+      }
+    }
+    const unsigned int v3050 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3052 = v1251 + v3050;
+    const unsigned int v3053 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3055 = v1254 + v3053;
+    const bool v3056 = v3052 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3057 = v3055 < v79;
+    const bool v3058 = v3056 && v3057;
+    if (v3058) {
+      const float v3059 = v92.x[100];
+      const unsigned int v3061 = v3055 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3062 = v3061 < v2;
+      const bool v3063 = v3056 && v3062;
+      if (v3063) {
+        const unsigned int v3065 = v3052 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3066 = v3065 + v3055;
+        const unsigned int v3067 = v3066 - v78;
+        out[v3067] = v3059;
+      }
+    }
+    const unsigned int v3068 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3070 = v1251 + v3068;
+    const unsigned int v3071 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3073 = v1254 + v3071;
+    const bool v3074 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3075 = v3073 < v79;
+    const bool v3076 = v3074 && v3075;
+    if (v3076) {
+      const float v3077 = v92.x[101];
+      const unsigned int v3079 = v3073 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3080 = v3079 < v2;
+      const bool v3081 = v3074 && v3080;
+      if (v3081) {
+        const unsigned int v3083 = v3070 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3084 = v3083 + v3073;
+        const unsigned int v3085 = v3084 - v78;
+        out[v3085] = v3077;
+      }
+    }
+    const unsigned int v3086 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3088 = v1251 + v3086;
+    const unsigned int v3089 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3091 = v1254 + v3089;
+    const bool v3092 = v3088 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3093 = v3091 < v79;
+    const bool v3094 = v3092 && v3093;
+    if (v3094) {
+      const float v3095 = v92.x[102];
+      const unsigned int v3097 = v3091 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3098 = v3097 < v2;
+      const bool v3099 = v3092 && v3098;
+      if (v3099) {
+        const unsigned int v3101 = v3088 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3102 = v3101 + v3091;
+        const unsigned int v3103 = v3102 - v78;
+        out[v3103] = v3095;
+      }
+    }
+    const unsigned int v3104 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3106 = v1251 + v3104;
+    const unsigned int v3107 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3109 = v1254 + v3107;
+    const bool v3110 = v3106 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3111 = v3109 < v79;
+    const bool v3112 = v3110 && v3111;
+    if (v3112) {
+      const float v3113 = v92.x[103];
+      const unsigned int v3115 = v3109 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3116 = v3115 < v2;
+      const bool v3117 = v3110 && v3116;
+      if (v3117) {
+        const unsigned int v3119 = v3106 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3120 = v3119 + v3109;
+        const unsigned int v3121 = v3120 - v78;
+        out[v3121] = v3113;
+      }
+    }
+    const unsigned int v3122 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3124 = v1251 + v3122;
+    const unsigned int v3125 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3127 = v1254 + v3125;
+    const bool v3128 = v3124 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3129 = v3127 < v79;
+    const bool v3130 = v3128 && v3129;
+    if (v3130) {
+      const float v3131 = v92.x[104];
+      const unsigned int v3133 = v3127 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3134 = v3133 < v2;
+      const bool v3135 = v3128 && v3134;
+      if (v3135) {
+        const unsigned int v3137 = v3124 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3138 = v3137 + v3127;
+        const unsigned int v3139 = v3138 - v78;
+        out[v3139] = v3131;
+      }
+    }
+    const unsigned int v3140 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3142 = v1251 + v3140;
+    const unsigned int v3143 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3145 = v1254 + v3143;
+    const bool v3146 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3147 = v3145 < v79;
+    const bool v3148 = v3146 && v3147;
+    if (v3148) {
+      const float v3149 = v92.x[105];
+      const unsigned int v3151 = v3145 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3152 = v3151 < v2;
+      const bool v3153 = v3146 && v3152;
+      if (v3153) {
+        const unsigned int v3155 = v3142 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3156 = v3155 + v3145;
+        const unsigned int v3157 = v3156 - v78;
+        out[v3157] = v3149;
+      }
+    }
+    const unsigned int v3158 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3160 = v1251 + v3158;
+    const unsigned int v3161 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3163 = v1254 + v3161;
+    const bool v3164 = v3160 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3165 = v3163 < v79;
+    const bool v3166 = v3164 && v3165;
+    if (v3166) {
+      const float v3167 = v92.x[106];
+      const unsigned int v3169 = v3163 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3170 = v3169 < v2;
+      const bool v3171 = v3164 && v3170;
+      if (v3171) {
+        const unsigned int v3173 = v3160 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3174 = v3173 + v3163;
+        const unsigned int v3175 = v3174 - v78;
+        out[v3175] = v3167;
+      }
+    }
+    const unsigned int v3176 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3178 = v1251 + v3176;
+    const unsigned int v3179 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3181 = v1254 + v3179;
+    const bool v3182 = v3178 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3183 = v3181 < v79;
+    const bool v3184 = v3182 && v3183;
+    if (v3184) {
+      const float v3185 = v92.x[107];
+      const unsigned int v3187 = v3181 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3188 = v3187 < v2;
+      const bool v3189 = v3182 && v3188;
+      if (v3189) {
+        const unsigned int v3191 = v3178 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3192 = v3191 + v3181;
+        const unsigned int v3193 = v3192 - v78;
+        out[v3193] = v3185;
+      }
+    }
+    const unsigned int v3194 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3196 = v1251 + v3194;
+    const unsigned int v3197 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3199 = v1254 + v3197;
+    const bool v3200 = v3196 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3201 = v3199 < v79;
+    const bool v3202 = v3200 && v3201;
+    if (v3202) {
+      const float v3203 = v92.x[108];
+      const unsigned int v3205 = v3199 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3206 = v3205 < v2;
+      const bool v3207 = v3200 && v3206;
+      if (v3207) {
+        const unsigned int v3209 = v3196 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3210 = v3209 + v3199;
+        const unsigned int v3211 = v3210 - v78;
+        out[v3211] = v3203;
+      }
+    }
+    const unsigned int v3212 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3214 = v1251 + v3212;
+    const unsigned int v3215 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3217 = v1254 + v3215;
+    const bool v3218 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3219 = v3217 < v79;
+    const bool v3220 = v3218 && v3219;
+    if (v3220) {
+      const float v3221 = v92.x[109];
+      const unsigned int v3223 = v3217 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3224 = v3223 < v2;
+      const bool v3225 = v3218 && v3224;
+      if (v3225) {
+        const unsigned int v3227 = v3214 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3228 = v3227 + v3217;
+        const unsigned int v3229 = v3228 - v78;
+        out[v3229] = v3221;
+      }
+    }
+    const unsigned int v3230 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3232 = v1251 + v3230;
+    const unsigned int v3233 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3235 = v1254 + v3233;
+    const bool v3236 = v3232 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3237 = v3235 < v79;
+    const bool v3238 = v3236 && v3237;
+    if (v3238) {
+      const float v3239 = v92.x[110];
+      const unsigned int v3241 = v3235 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3242 = v3241 < v2;
+      const bool v3243 = v3236 && v3242;
+      if (v3243) {
+        const unsigned int v3245 = v3232 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3246 = v3245 + v3235;
+        const unsigned int v3247 = v3246 - v78;
+        out[v3247] = v3239;
+      }
+    }
+    const unsigned int v3248 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3250 = v1251 + v3248;
+    const unsigned int v3251 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3253 = v1254 + v3251;
+    const bool v3254 = v3250 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3255 = v3253 < v79;
+    const bool v3256 = v3254 && v3255;
+    if (v3256) {
+      const float v3257 = v92.x[111];
+      const unsigned int v3259 = v3253 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3260 = v3259 < v2;
+      const bool v3261 = v3254 && v3260;
+      if (v3261) {
+        const unsigned int v3263 = v3250 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3264 = v3263 + v3253;
+        const unsigned int v3265 = v3264 - v78;
+        out[v3265] = v3257;
+      }
+    }
+    const unsigned int v3266 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3268 = v1251 + v3266;
+    const unsigned int v3269 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3271 = v1254 + v3269;
+    const bool v3272 = v3268 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3273 = v3271 < v79;
+    const bool v3274 = v3272 && v3273;
+    if (v3274) {
+      const float v3275 = v92.x[112];
+      const unsigned int v3277 = v3271 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3278 = v3277 < v2;
+      const bool v3279 = v3272 && v3278;
+      if (v3279) {
+        const unsigned int v3281 = v3268 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3282 = v3281 + v3271;
+        const unsigned int v3283 = v3282 - v78;
+        out[v3283] = v3275;
+      }
+    }
+    const unsigned int v3284 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3286 = v1251 + v3284;
+    const unsigned int v3287 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3289 = v1254 + v3287;
+    const bool v3290 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3291 = v3289 < v79;
+    const bool v3292 = v3290 && v3291;
+    if (v3292) {
+      const float v3293 = v92.x[113];
+      const unsigned int v3295 = v3289 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3296 = v3295 < v2;
+      const bool v3297 = v3290 && v3296;
+      if (v3297) {
+        const unsigned int v3299 = v3286 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3300 = v3299 + v3289;
+        const unsigned int v3301 = v3300 - v78;
+        out[v3301] = v3293;
+      }
+    }
+    const unsigned int v3302 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3304 = v1251 + v3302;
+    const unsigned int v3305 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3307 = v1254 + v3305;
+    const bool v3308 = v3304 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3309 = v3307 < v79;
+    const bool v3310 = v3308 && v3309;
+    if (v3310) {
+      const float v3311 = v92.x[114];
+      const unsigned int v3313 = v3307 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3314 = v3313 < v2;
+      const bool v3315 = v3308 && v3314;
+      if (v3315) {
+        const unsigned int v3317 = v3304 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3318 = v3317 + v3307;
+        const unsigned int v3319 = v3318 - v78;
+        out[v3319] = v3311;
+      }
+    }
+    const unsigned int v3320 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3322 = v1251 + v3320;
+    const unsigned int v3323 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3325 = v1254 + v3323;
+    const bool v3326 = v3322 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3327 = v3325 < v79;
+    const bool v3328 = v3326 && v3327;
+    if (v3328) {
+      const float v3329 = v92.x[115];
+      const unsigned int v3331 = v3325 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3332 = v3331 < v2;
+      const bool v3333 = v3326 && v3332;
+      if (v3333) {
+        const unsigned int v3335 = v3322 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3336 = v3335 + v3325;
+        const unsigned int v3337 = v3336 - v78;
+        out[v3337] = v3329;
+      }
+    }
+    const unsigned int v3338 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3340 = v1251 + v3338;
+    const unsigned int v3341 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3343 = v1254 + v3341;
+    const bool v3344 = v3340 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3345 = v3343 < v79;
+    const bool v3346 = v3344 && v3345;
+    if (v3346) {
+      const float v3347 = v92.x[116];
+      const unsigned int v3349 = v3343 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3350 = v3349 < v2;
+      const bool v3351 = v3344 && v3350;
+      if (v3351) {
+        const unsigned int v3353 = v3340 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3354 = v3353 + v3343;
+        const unsigned int v3355 = v3354 - v78;
+        out[v3355] = v3347;
+      }
+    }
+    const unsigned int v3356 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3358 = v1251 + v3356;
+    const unsigned int v3359 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3361 = v1254 + v3359;
+    const bool v3362 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3363 = v3361 < v79;
+    const bool v3364 = v3362 && v3363;
+    if (v3364) {
+      const float v3365 = v92.x[117];
+      const unsigned int v3367 = v3361 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3368 = v3367 < v2;
+      const bool v3369 = v3362 && v3368;
+      if (v3369) {
+        const unsigned int v3371 = v3358 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3372 = v3371 + v3361;
+        const unsigned int v3373 = v3372 - v78;
+        out[v3373] = v3365;
+      }
+    }
+    const unsigned int v3374 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3376 = v1251 + v3374;
+    const unsigned int v3377 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3379 = v1254 + v3377;
+    const bool v3380 = v3376 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3381 = v3379 < v79;
+    const bool v3382 = v3380 && v3381;
+    if (v3382) {
+      const float v3383 = v92.x[118];
+      const unsigned int v3385 = v3379 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3386 = v3385 < v2;
+      const bool v3387 = v3380 && v3386;
+      if (v3387) {
+        const unsigned int v3389 = v3376 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3390 = v3389 + v3379;
+        const unsigned int v3391 = v3390 - v78;
+        out[v3391] = v3383;
+      }
+    }
+    const unsigned int v3392 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3394 = v1251 + v3392;
+    const unsigned int v3395 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3397 = v1254 + v3395;
+    const bool v3398 = v3394 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3399 = v3397 < v79;
+    const bool v3400 = v3398 && v3399;
+    if (v3400) {
+      const float v3401 = v92.x[119];
+      const unsigned int v3403 = v3397 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3404 = v3403 < v2;
+      const bool v3405 = v3398 && v3404;
+      if (v3405) {
+        const unsigned int v3407 = v3394 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3408 = v3407 + v3397;
+        const unsigned int v3409 = v3408 - v78;
+        out[v3409] = v3401;
+      }
+    }
+    const unsigned int v3410 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3412 = v1251 + v3410;
+    const unsigned int v3413 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3415 = v1254 + v3413;
+    const bool v3416 = v3412 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3417 = v3415 < v79;
+    const bool v3418 = v3416 && v3417;
+    if (v3418) {
+      const float v3419 = v92.x[120];
+      const unsigned int v3421 = v3415 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3422 = v3421 < v2;
+      const bool v3423 = v3416 && v3422;
+      if (v3423) {
+        const unsigned int v3425 = v3412 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3426 = v3425 + v3415;
+        const unsigned int v3427 = v3426 - v78;
+        out[v3427] = v3419;
+      }
+    }
+    const unsigned int v3428 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3430 = v1251 + v3428;
+    const unsigned int v3431 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3433 = v1254 + v3431;
+    const bool v3434 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3435 = v3433 < v79;
+    const bool v3436 = v3434 && v3435;
+    if (v3436) {
+      const float v3437 = v92.x[121];
+      const unsigned int v3439 = v3433 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3440 = v3439 < v2;
+      const bool v3441 = v3434 && v3440;
+      if (v3441) {
+        const unsigned int v3443 = v3430 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3444 = v3443 + v3433;
+        const unsigned int v3445 = v3444 - v78;
+        out[v3445] = v3437;
+      }
+    }
+    const unsigned int v3446 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3448 = v1251 + v3446;
+    const unsigned int v3449 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3451 = v1254 + v3449;
+    const bool v3452 = v3448 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3453 = v3451 < v79;
+    const bool v3454 = v3452 && v3453;
+    if (v3454) {
+      const float v3455 = v92.x[122];
+      const unsigned int v3457 = v3451 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3458 = v3457 < v2;
+      const bool v3459 = v3452 && v3458;
+      if (v3459) {
+        const unsigned int v3461 = v3448 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3462 = v3461 + v3451;
+        const unsigned int v3463 = v3462 - v78;
+        out[v3463] = v3455;
+      }
+    }
+    const unsigned int v3464 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3466 = v1251 + v3464;
+    const unsigned int v3467 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3469 = v1254 + v3467;
+    const bool v3470 = v3466 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3471 = v3469 < v79;
+    const bool v3472 = v3470 && v3471;
+    if (v3472) {
+      const float v3473 = v92.x[123];
+      const unsigned int v3475 = v3469 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3476 = v3475 < v2;
+      const bool v3477 = v3470 && v3476;
+      if (v3477) {
+        const unsigned int v3479 = v3466 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3480 = v3479 + v3469;
+        const unsigned int v3481 = v3480 - v78;
+        out[v3481] = v3473;
+      }
+    }
+    const unsigned int v3482 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3484 = v1251 + v3482;
+    const unsigned int v3485 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3487 = v1254 + v3485;
+    const bool v3488 = v3484 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3489 = v3487 < v79;
+    const bool v3490 = v3488 && v3489;
+    if (v3490) {
+      const float v3491 = v92.x[124];
+      const unsigned int v3493 = v3487 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3494 = v3493 < v2;
+      const bool v3495 = v3488 && v3494;
+      if (v3495) {
+        const unsigned int v3497 = v3484 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3498 = v3497 + v3487;
+        const unsigned int v3499 = v3498 - v78;
+        out[v3499] = v3491;
+      }
+    }
+    const unsigned int v3500 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3502 = v1251 + v3500;
+    const unsigned int v3503 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3505 = v1254 + v3503;
+    const bool v3506 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3507 = v3505 < v79;
+    const bool v3508 = v3506 && v3507;
+    if (v3508) {
+      const float v3509 = v92.x[125];
+      const unsigned int v3511 = v3505 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3512 = v3511 < v2;
+      const bool v3513 = v3506 && v3512;
+      if (v3513) {
+        const unsigned int v3515 = v3502 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3516 = v3515 + v3505;
+        const unsigned int v3517 = v3516 - v78;
+        out[v3517] = v3509;
+      }
+    }
+    const unsigned int v3518 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3520 = v1251 + v3518;
+    const unsigned int v3521 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3523 = v1254 + v3521;
+    const bool v3524 = v3520 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3525 = v3523 < v79;
+    const bool v3526 = v3524 && v3525;
+    if (v3526) {
+      const float v3527 = v92.x[126];
+      const unsigned int v3529 = v3523 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3530 = v3529 < v2;
+      const bool v3531 = v3524 && v3530;
+      if (v3531) {
+        const unsigned int v3533 = v3520 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3534 = v3533 + v3523;
+        const unsigned int v3535 = v3534 - v78;
+        out[v3535] = v3527;
+      }
+    }
+    const unsigned int v3536 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3538 = v1251 + v3536;
+    const unsigned int v3539 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3541 = v1254 + v3539;
+    const bool v3542 = v3538 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3543 = v3541 < v79;
+    const bool v3544 = v3542 && v3543;
+    if (v3544) {
+      const float v3545 = v92.x[127];
+      const unsigned int v3547 = v3541 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3548 = v3547 < v2;
+      const bool v3549 = v3542 && v3548;
+      if (v3549) {
+        const unsigned int v3551 = v3538 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const unsigned int v3552 = v3551 + v3541;
+        const unsigned int v3553 = v3552 - v78;
+        out[v3553] = v3545;
       }
     }
   } else {
-    const unsigned int v3550 = blockDim.x;  // kernels/moe/expert_tiles.hpp:60
-    const unsigned int v3551 = threadIdx.x;
+    const unsigned int v3554 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v3555 = threadIdx.x;
 
-    for (unsigned int v3553 = v3551; v3553 < 16384u; v3553 += v3550) {
-      const unsigned int v3555 = v3553 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const unsigned int v3556 = v71 + v3555;
-      const unsigned int v3558 = v3553 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const unsigned int v3559 = v26 + v3558;
-      const bool v3560 = v3556 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v3561 = v3559 < v2;
-      const bool v3562 = v3560 && v3561;
-      if (v3562) {
-        const unsigned int v3565 = v3556 * v2;
-        const unsigned int v3566 = v3565 + v3559;
-        out[v3566] = 0.0f;
+    for (unsigned int v3557 = v3555; v3557 < 16384u; v3557 += v3554) {
+      const unsigned int v3559 = v3557 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v3560 = v75 + v3559;
+      const unsigned int v3562 = v3557 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v3563 = v26 + v3562;
+      const bool v3564 = v3560 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3565 = v3563 < v2;
+      const bool v3566 = v3564 && v3565;
+      if (v3566) {
+        const unsigned int v3569 = v3560 * v2;
+        const unsigned int v3570 = v3569 + v3563;
+        out[v3570] = 0.0f;
       }
     }
   }

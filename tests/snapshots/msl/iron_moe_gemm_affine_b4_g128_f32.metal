@@ -106,2985 +106,2988 @@ kernel void iron_moe_gemm_affine_b4_g128_f32(
   const uint v21 = v13 + v20;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  uint v35 = v34;
+  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const uint v35 = min(v34, v0);
+  uint v36 = v35;
 
-  for (uint v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const uint v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const uint v41 = offsets[v40];
-    const uint v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const uint v45 = v41 - v44;
-    const uint v46 = v45 + 127u;
-    const uint v47 = v46 >> 7u;
-    const uint v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const uint v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const uint v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const uint v57 = v56 << 7u;
-    const uint v59 = v44 + v57;
-    const uint v3806 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const uint v3807 = v53 ? v38 : v3806;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v3807;
-    const uint v3808 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const uint v3809 = v53 ? v59 : v3808;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v3809;
-    const uint v3810 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const uint v3811 = v53 ? v41 : v3810;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v3811;
-    const uint v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const uint v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (uint v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const uint v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const uint v42 = v39 + 1u;
+    const uint v43 = offsets[v42];
+    const uint v44 = max(v43, v40);
+    const uint v45 = min(v44, v0);
+    const uint v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const uint v50 = v49 + 127u;
+    const uint v51 = v50 >> 7u;
+    const uint v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const uint v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const uint v61 = v60 << 7u;
+    const uint v63 = v40 + v61;
+    const uint v3810 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3811 = v57 ? v39 : v3810;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3811;
+    const uint v3812 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3813 = v57 ? v63 : v3812;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3813;
+    const uint v3814 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3815 = v57 ? v45 : v3814;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3815;
+    const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const uint v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const uint v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const uint v65 = v32;
-  const uint v66 = v21 - v65;
-  const uint v67 = v66 << 7u;
-  const uint v68 = v35;
-  const uint v69 = v68 + v67;
-  const uint v3812 = v29;
-  const uint v3813 = v63 ? v69 : v3812;
-  v29 = v3813;
-  const uint v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const uint v71 = v29;
-  const uint v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const uint v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:153
-    const uint v75 = v1 * v2;
-    const uint v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const uint v78 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-    const uint v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const uint v82 = v81 << 6u;
-    const uint v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const uint v69 = v32;
+  const uint v70 = v21 - v69;
+  const uint v71 = v70 << 7u;
+  const uint v72 = v36;
+  const uint v73 = v72 + v71;
+  const uint v3816 = v29;
+  const uint v3817 = v67 ? v73 : v3816;
+  v29 = v3817;
+  const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const uint v75 = v29;
+  const uint v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:153
+    const uint v79 = v1 * v2;
+    const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const uint v86 = v85 << 6u;
-    iron_frag<float, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, float(0.0f));
-    iron_frag<float, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, float(0.0f));
-    iron_frag<float, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v90 = v89 << 6u;
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
     iron_frag_fill(v92, float(0.0f));
-    const uint v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      const uint v3291 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3294 = v3291 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3297 = v3291 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3298 = v3297 << 2u;
-      const uint v3299 = v71 + v3294;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3300 = v3299 < v72;
-      const uint v3305 = v3299 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3311 = v3294 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3316 = v3291 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3318 = v3316 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3321 = v3316 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3322 = v3321 << 2u;
-      const uint v3323 = v71 + v3318;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3324 = v3323 < v72;
-      const uint v3329 = v3323 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3335 = v3318 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3340 = v3291 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3342 = v3340 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3345 = v3340 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3346 = v3345 << 2u;
-      const uint v3347 = v71 + v3342;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3348 = v3347 < v72;
-      const uint v3353 = v3347 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3359 = v3342 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3364 = v3291 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3366 = v3364 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3369 = v3364 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3370 = v3369 << 2u;
-      const uint v3371 = v71 + v3366;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3372 = v3371 < v72;
-      const uint v3377 = v3371 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3383 = v3366 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3392 = v3291 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v3395 = v3291 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v3396 = v3395 << 3u;
-      const uint v3397 = v76 + v3392;  // kernels/gemm/quant_b.hpp:137
-      const bool v3398 = v3397 < v75;
-      const uint v3403 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v3407 = v75 - 1u;
-      const uint v3409 = min(v3397, v3407);
-      const uint v3413 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v3414 = v3409 * v3413;
-      const uint v3422 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v3423 = v3409 * v3422;
-      const uint v3539 = v3392 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v3565 = v3316 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v3568 = v3316 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v3569 = v3568 << 3u;
-      const uint v3570 = v76 + v3565;  // kernels/gemm/quant_b.hpp:137
-      const bool v3571 = v3570 < v75;
-      const uint v3582 = min(v3570, v3407);  // kernels/gemm/quant_b.hpp:138
-      const uint v3587 = v3582 * v3413;  // kernels/gemm/quant_b.hpp:35
-      const uint v3596 = v3582 * v3422;  // kernels/gemm/quant_b.hpp:38
-      const uint v3712 = v3565 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v3741 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v3747 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+    iron_frag<float, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, float(0.0f));
+    iron_frag<float, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, float(0.0f));
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      const uint v3295 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3298 = v3295 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3301 = v3295 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3302 = v3301 << 2u;
+      const uint v3303 = v75 + v3298;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3304 = v3303 < v76;
+      const uint v3309 = v3303 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3315 = v3298 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3320 = v3295 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3322 = v3320 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3325 = v3320 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3326 = v3325 << 2u;
+      const uint v3327 = v75 + v3322;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3328 = v3327 < v76;
+      const uint v3333 = v3327 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3339 = v3322 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3344 = v3295 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3346 = v3344 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3349 = v3344 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3350 = v3349 << 2u;
+      const uint v3351 = v75 + v3346;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3352 = v3351 < v76;
+      const uint v3357 = v3351 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3363 = v3346 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3368 = v3295 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3370 = v3368 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3373 = v3368 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3374 = v3373 << 2u;
+      const uint v3375 = v75 + v3370;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3376 = v3375 < v76;
+      const uint v3381 = v3375 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3387 = v3370 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3396 = v3295 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v3399 = v3295 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v3400 = v3399 << 3u;
+      const uint v3401 = v80 + v3396;  // kernels/gemm/quant_b.hpp:137
+      const bool v3402 = v3401 < v79;
+      const uint v3407 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v3411 = v79 - 1u;
+      const uint v3413 = min(v3401, v3411);
+      const uint v3417 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v3418 = v3413 * v3417;
+      const uint v3426 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v3427 = v3413 * v3426;
+      const uint v3543 = v3396 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v3569 = v3320 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v3572 = v3320 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v3573 = v3572 << 3u;
+      const uint v3574 = v80 + v3569;  // kernels/gemm/quant_b.hpp:137
+      const bool v3575 = v3574 < v79;
+      const uint v3586 = min(v3574, v3411);  // kernels/gemm/quant_b.hpp:138
+      const uint v3591 = v3586 * v3417;  // kernels/gemm/quant_b.hpp:35
+      const uint v3600 = v3586 * v3426;  // kernels/gemm/quant_b.hpp:38
+      const uint v3716 = v3569 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v3745 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3751 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v3283 = 0u; v3283 < v3; v3283 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const uint v3285 = v3283 >> 4u;
-        const uint v3287 = v3285 % 1u;
+      for (uint v3287 = 0u; v3287 < v3; v3287 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const uint v3289 = v3287 >> 4u;
+        const uint v3291 = v3289 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3289 = v3287 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-        const uint v3301 = v3283 + v3298;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3302 = v3301 < v3;
-        const bool v3303 = v3300 && v3302;
-        const uint v3307 = v3305 + v3283;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3308 = v3307 + v3298;
-        const uint v3309 = v3303 ? v3308 : 0u;
-        const uint v3312 = v3289 + v3311;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3313 = v3312 + v3298;
+        const uint v3293 = v3291 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const uint v3305 = v3287 + v3302;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3306 = v3305 < v3;
+        const bool v3307 = v3304 && v3306;
+        const uint v3311 = v3309 + v3287;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3312 = v3311 + v3302;
+        const uint v3313 = v3307 ? v3312 : 0u;
+        const uint v3316 = v3293 + v3315;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3317 = v3316 + v3302;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3313 + e] = v3303 ? x_sorted[v3309 + e] : float(0);
+          shm0[v3317 + e] = v3307 ? x_sorted[v3313 + e] : float(0);
         }
-        const uint v3325 = v3283 + v3322;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3326 = v3325 < v3;
-        const bool v3327 = v3324 && v3326;
-        const uint v3331 = v3329 + v3283;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3332 = v3331 + v3322;
-        const uint v3333 = v3327 ? v3332 : 0u;
-        const uint v3336 = v3289 + v3335;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3337 = v3336 + v3322;
+        const uint v3329 = v3287 + v3326;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3330 = v3329 < v3;
+        const bool v3331 = v3328 && v3330;
+        const uint v3335 = v3333 + v3287;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3336 = v3335 + v3326;
+        const uint v3337 = v3331 ? v3336 : 0u;
+        const uint v3340 = v3293 + v3339;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3341 = v3340 + v3326;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3337 + e] = v3327 ? x_sorted[v3333 + e] : float(0);
+          shm0[v3341 + e] = v3331 ? x_sorted[v3337 + e] : float(0);
         }
-        const uint v3349 = v3283 + v3346;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3350 = v3349 < v3;
-        const bool v3351 = v3348 && v3350;
-        const uint v3355 = v3353 + v3283;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3356 = v3355 + v3346;
-        const uint v3357 = v3351 ? v3356 : 0u;
-        const uint v3360 = v3289 + v3359;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3361 = v3360 + v3346;
+        const uint v3353 = v3287 + v3350;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3354 = v3353 < v3;
+        const bool v3355 = v3352 && v3354;
+        const uint v3359 = v3357 + v3287;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3360 = v3359 + v3350;
+        const uint v3361 = v3355 ? v3360 : 0u;
+        const uint v3364 = v3293 + v3363;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3365 = v3364 + v3350;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3361 + e] = v3351 ? x_sorted[v3357 + e] : float(0);
+          shm0[v3365 + e] = v3355 ? x_sorted[v3361 + e] : float(0);
         }
-        const uint v3373 = v3283 + v3370;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3374 = v3373 < v3;
-        const bool v3375 = v3372 && v3374;
-        const uint v3379 = v3377 + v3283;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3380 = v3379 + v3370;
-        const uint v3381 = v3375 ? v3380 : 0u;
-        const uint v3384 = v3289 + v3383;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3385 = v3384 + v3370;
+        const uint v3377 = v3287 + v3374;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3378 = v3377 < v3;
+        const bool v3379 = v3376 && v3378;
+        const uint v3383 = v3381 + v3287;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3384 = v3383 + v3374;
+        const uint v3385 = v3379 ? v3384 : 0u;
+        const uint v3388 = v3293 + v3387;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3389 = v3388 + v3374;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3385 + e] = v3375 ? x_sorted[v3381 + e] : float(0);
+          shm0[v3389 + e] = v3379 ? x_sorted[v3385 + e] : float(0);
         }
-        const uint v3399 = v3283 + v3396;  // kernels/gemm/quant_b.hpp:137
-        const bool v3400 = v3399 < v3;
-        const bool v3401 = v3398 && v3400;
-        const uint v3405 = min(v3399, v3403);  // kernels/gemm/quant_b.hpp:138
-        const uint v3411 = v3405 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v3415 = v3414 + v3411;
-        const uint v3418 = packed[v3415];  // kernels/gemm/quant_b.hpp:37
-        const uint v3420 = v3405 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v3424 = v3423 + v3420;
-        const float v3425 = scales[v3424];  // kernels/gemm/quant_b.hpp:39
-        const float v3427 = biases[v3424];  // kernels/gemm/quant_b.hpp:40
-        const uint v3433 = v3418 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3434 = v3433 & 15u;
-        const uint v3437 = v3434 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3438 = as_type<float>(v3437);
-        const float v3439 = v3438 - 8388608.0f;
-        const float v3440 = fma(v3439, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const uint v3445 = v3418 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3446 = v3445 & 15u;
-        const uint v3449 = v3446 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3450 = as_type<float>(v3449);
-        const float v3451 = v3450 - 8388608.0f;
-        const float v3452 = fma(v3451, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const uint v3457 = v3418 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3458 = v3457 & 15u;
-        const uint v3461 = v3458 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3462 = as_type<float>(v3461);
-        const float v3463 = v3462 - 8388608.0f;
-        const float v3464 = fma(v3463, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const uint v3469 = v3418 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3470 = v3469 & 15u;
-        const uint v3473 = v3470 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3474 = as_type<float>(v3473);
-        const float v3475 = v3474 - 8388608.0f;
-        const float v3476 = fma(v3475, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const uint v3481 = v3418 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3482 = v3481 & 15u;
-        const uint v3485 = v3482 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3486 = as_type<float>(v3485);
-        const float v3487 = v3486 - 8388608.0f;
-        const float v3488 = fma(v3487, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const uint v3493 = v3418 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3494 = v3493 & 15u;
-        const uint v3497 = v3494 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3498 = as_type<float>(v3497);
-        const float v3499 = v3498 - 8388608.0f;
-        const float v3500 = fma(v3499, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const uint v3505 = v3418 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3506 = v3505 & 15u;
-        const uint v3509 = v3506 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3510 = as_type<float>(v3509);
-        const float v3511 = v3510 - 8388608.0f;
-        const float v3512 = fma(v3511, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const uint v3517 = v3418 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3518 = v3517 & 15u;
-        const uint v3521 = v3518 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3522 = as_type<float>(v3521);
-        const float v3523 = v3522 - 8388608.0f;
-        const float v3524 = fma(v3523, v3425, v3427);  // kernels/gemm/quant_b.hpp:51
-        const float v3526 = v3401 ? v3440 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v3529 = v3401 ? v3452 : 0.0f;
-        const float v3532 = v3401 ? v3464 : 0.0f;
-        const float v3535 = v3401 ? v3476 : 0.0f;
-        const uint v3540 = v3289 + v3539;  // kernels/gemm/quant_b.hpp:146
-        const uint v3541 = v3540 + v3396;
-        *(threadgroup float4*)(shm1 + v3541) = float4(v3526, v3529, v3532, v3535);
-        const float v3544 = v3401 ? v3488 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v3547 = v3401 ? v3500 : 0.0f;
-        const float v3550 = v3401 ? v3512 : 0.0f;
-        const float v3553 = v3401 ? v3524 : 0.0f;
-        const uint v3560 = v3541 + 4u;  // kernels/gemm/quant_b.hpp:146
-        *(threadgroup float4*)(shm1 + v3560) = float4(v3544, v3547, v3550, v3553);
-        const uint v3572 = v3283 + v3569;  // kernels/gemm/quant_b.hpp:137
-        const bool v3573 = v3572 < v3;
-        const bool v3574 = v3571 && v3573;
-        const uint v3578 = min(v3572, v3403);  // kernels/gemm/quant_b.hpp:138
-        const uint v3584 = v3578 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v3588 = v3587 + v3584;
-        const uint v3591 = packed[v3588];  // kernels/gemm/quant_b.hpp:37
-        const uint v3593 = v3578 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v3597 = v3596 + v3593;
-        const float v3598 = scales[v3597];  // kernels/gemm/quant_b.hpp:39
-        const float v3600 = biases[v3597];  // kernels/gemm/quant_b.hpp:40
-        const uint v3606 = v3591 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3607 = v3606 & 15u;
-        const uint v3610 = v3607 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3611 = as_type<float>(v3610);
-        const float v3612 = v3611 - 8388608.0f;
-        const float v3613 = fma(v3612, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const uint v3618 = v3591 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3619 = v3618 & 15u;
-        const uint v3622 = v3619 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3623 = as_type<float>(v3622);
-        const float v3624 = v3623 - 8388608.0f;
-        const float v3625 = fma(v3624, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const uint v3630 = v3591 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3631 = v3630 & 15u;
-        const uint v3634 = v3631 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3635 = as_type<float>(v3634);
-        const float v3636 = v3635 - 8388608.0f;
-        const float v3637 = fma(v3636, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const uint v3642 = v3591 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3643 = v3642 & 15u;
-        const uint v3646 = v3643 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3647 = as_type<float>(v3646);
-        const float v3648 = v3647 - 8388608.0f;
-        const float v3649 = fma(v3648, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const uint v3654 = v3591 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3655 = v3654 & 15u;
-        const uint v3658 = v3655 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3659 = as_type<float>(v3658);
-        const float v3660 = v3659 - 8388608.0f;
-        const float v3661 = fma(v3660, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const uint v3666 = v3591 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3667 = v3666 & 15u;
-        const uint v3670 = v3667 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3671 = as_type<float>(v3670);
-        const float v3672 = v3671 - 8388608.0f;
-        const float v3673 = fma(v3672, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const uint v3678 = v3591 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3679 = v3678 & 15u;
-        const uint v3682 = v3679 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3683 = as_type<float>(v3682);
-        const float v3684 = v3683 - 8388608.0f;
-        const float v3685 = fma(v3684, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const uint v3690 = v3591 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v3691 = v3690 & 15u;
-        const uint v3694 = v3691 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v3695 = as_type<float>(v3694);
-        const float v3696 = v3695 - 8388608.0f;
-        const float v3697 = fma(v3696, v3598, v3600);  // kernels/gemm/quant_b.hpp:51
-        const float v3699 = v3574 ? v3613 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v3702 = v3574 ? v3625 : 0.0f;
-        const float v3705 = v3574 ? v3637 : 0.0f;
-        const float v3708 = v3574 ? v3649 : 0.0f;
-        const uint v3713 = v3289 + v3712;  // kernels/gemm/quant_b.hpp:146
-        const uint v3714 = v3713 + v3569;
-        *(threadgroup float4*)(shm1 + v3714) = float4(v3699, v3702, v3705, v3708);
-        const float v3717 = v3574 ? v3661 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v3720 = v3574 ? v3673 : 0.0f;
-        const float v3723 = v3574 ? v3685 : 0.0f;
-        const float v3726 = v3574 ? v3697 : 0.0f;
-        const uint v3733 = v3714 + 4u;  // kernels/gemm/quant_b.hpp:146
-        *(threadgroup float4*)(shm1 + v3733) = float4(v3717, v3720, v3723, v3726);
+        const uint v3403 = v3287 + v3400;  // kernels/gemm/quant_b.hpp:137
+        const bool v3404 = v3403 < v3;
+        const bool v3405 = v3402 && v3404;
+        const uint v3409 = min(v3403, v3407);  // kernels/gemm/quant_b.hpp:138
+        const uint v3415 = v3409 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v3419 = v3418 + v3415;
+        const uint v3422 = packed[v3419];  // kernels/gemm/quant_b.hpp:37
+        const uint v3424 = v3409 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3428 = v3427 + v3424;
+        const float v3429 = scales[v3428];  // kernels/gemm/quant_b.hpp:39
+        const float v3431 = biases[v3428];  // kernels/gemm/quant_b.hpp:40
+        const uint v3437 = v3422 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3438 = v3437 & 15u;
+        const uint v3441 = v3438 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3442 = as_type<float>(v3441);
+        const float v3443 = v3442 - 8388608.0f;
+        const float v3444 = fma(v3443, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const uint v3449 = v3422 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3450 = v3449 & 15u;
+        const uint v3453 = v3450 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3454 = as_type<float>(v3453);
+        const float v3455 = v3454 - 8388608.0f;
+        const float v3456 = fma(v3455, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const uint v3461 = v3422 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3462 = v3461 & 15u;
+        const uint v3465 = v3462 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3466 = as_type<float>(v3465);
+        const float v3467 = v3466 - 8388608.0f;
+        const float v3468 = fma(v3467, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const uint v3473 = v3422 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3474 = v3473 & 15u;
+        const uint v3477 = v3474 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3478 = as_type<float>(v3477);
+        const float v3479 = v3478 - 8388608.0f;
+        const float v3480 = fma(v3479, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const uint v3485 = v3422 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3486 = v3485 & 15u;
+        const uint v3489 = v3486 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3490 = as_type<float>(v3489);
+        const float v3491 = v3490 - 8388608.0f;
+        const float v3492 = fma(v3491, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const uint v3497 = v3422 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3498 = v3497 & 15u;
+        const uint v3501 = v3498 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3502 = as_type<float>(v3501);
+        const float v3503 = v3502 - 8388608.0f;
+        const float v3504 = fma(v3503, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const uint v3509 = v3422 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3510 = v3509 & 15u;
+        const uint v3513 = v3510 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3514 = as_type<float>(v3513);
+        const float v3515 = v3514 - 8388608.0f;
+        const float v3516 = fma(v3515, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const uint v3521 = v3422 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3522 = v3521 & 15u;
+        const uint v3525 = v3522 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3526 = as_type<float>(v3525);
+        const float v3527 = v3526 - 8388608.0f;
+        const float v3528 = fma(v3527, v3429, v3431);  // kernels/gemm/quant_b.hpp:51
+        const float v3530 = v3405 ? v3444 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v3533 = v3405 ? v3456 : 0.0f;
+        const float v3536 = v3405 ? v3468 : 0.0f;
+        const float v3539 = v3405 ? v3480 : 0.0f;
+        const uint v3544 = v3293 + v3543;  // kernels/gemm/quant_b.hpp:146
+        const uint v3545 = v3544 + v3400;
+        *(threadgroup float4*)(shm1 + v3545) = float4(v3530, v3533, v3536, v3539);
+        const float v3548 = v3405 ? v3492 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v3551 = v3405 ? v3504 : 0.0f;
+        const float v3554 = v3405 ? v3516 : 0.0f;
+        const float v3557 = v3405 ? v3528 : 0.0f;
+        const uint v3564 = v3545 + 4u;  // kernels/gemm/quant_b.hpp:146
+        *(threadgroup float4*)(shm1 + v3564) = float4(v3548, v3551, v3554, v3557);
+        const uint v3576 = v3287 + v3573;  // kernels/gemm/quant_b.hpp:137
+        const bool v3577 = v3576 < v3;
+        const bool v3578 = v3575 && v3577;
+        const uint v3582 = min(v3576, v3407);  // kernels/gemm/quant_b.hpp:138
+        const uint v3588 = v3582 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v3592 = v3591 + v3588;
+        const uint v3595 = packed[v3592];  // kernels/gemm/quant_b.hpp:37
+        const uint v3597 = v3582 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v3601 = v3600 + v3597;
+        const float v3602 = scales[v3601];  // kernels/gemm/quant_b.hpp:39
+        const float v3604 = biases[v3601];  // kernels/gemm/quant_b.hpp:40
+        const uint v3610 = v3595 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3611 = v3610 & 15u;
+        const uint v3614 = v3611 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3615 = as_type<float>(v3614);
+        const float v3616 = v3615 - 8388608.0f;
+        const float v3617 = fma(v3616, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const uint v3622 = v3595 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3623 = v3622 & 15u;
+        const uint v3626 = v3623 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3627 = as_type<float>(v3626);
+        const float v3628 = v3627 - 8388608.0f;
+        const float v3629 = fma(v3628, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const uint v3634 = v3595 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3635 = v3634 & 15u;
+        const uint v3638 = v3635 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3639 = as_type<float>(v3638);
+        const float v3640 = v3639 - 8388608.0f;
+        const float v3641 = fma(v3640, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const uint v3646 = v3595 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3647 = v3646 & 15u;
+        const uint v3650 = v3647 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3651 = as_type<float>(v3650);
+        const float v3652 = v3651 - 8388608.0f;
+        const float v3653 = fma(v3652, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const uint v3658 = v3595 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3659 = v3658 & 15u;
+        const uint v3662 = v3659 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3663 = as_type<float>(v3662);
+        const float v3664 = v3663 - 8388608.0f;
+        const float v3665 = fma(v3664, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const uint v3670 = v3595 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3671 = v3670 & 15u;
+        const uint v3674 = v3671 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3675 = as_type<float>(v3674);
+        const float v3676 = v3675 - 8388608.0f;
+        const float v3677 = fma(v3676, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const uint v3682 = v3595 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3683 = v3682 & 15u;
+        const uint v3686 = v3683 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3687 = as_type<float>(v3686);
+        const float v3688 = v3687 - 8388608.0f;
+        const float v3689 = fma(v3688, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const uint v3694 = v3595 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v3695 = v3694 & 15u;
+        const uint v3698 = v3695 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v3699 = as_type<float>(v3698);
+        const float v3700 = v3699 - 8388608.0f;
+        const float v3701 = fma(v3700, v3602, v3604);  // kernels/gemm/quant_b.hpp:51
+        const float v3703 = v3578 ? v3617 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v3706 = v3578 ? v3629 : 0.0f;
+        const float v3709 = v3578 ? v3641 : 0.0f;
+        const float v3712 = v3578 ? v3653 : 0.0f;
+        const uint v3717 = v3293 + v3716;  // kernels/gemm/quant_b.hpp:146
+        const uint v3718 = v3717 + v3573;
+        *(threadgroup float4*)(shm1 + v3718) = float4(v3703, v3706, v3709, v3712);
+        const float v3721 = v3578 ? v3665 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v3724 = v3578 ? v3677 : 0.0f;
+        const float v3727 = v3578 ? v3689 : 0.0f;
+        const float v3730 = v3578 ? v3701 : 0.0f;
+        const uint v3737 = v3718 + 4u;  // kernels/gemm/quant_b.hpp:146
+        *(threadgroup float4*)(shm1 + v3737) = float4(v3721, v3724, v3727, v3730);
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3742 = v3289 + v3741;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<false>(v90, shm0, long(v3742), long(20u));
-        const uint v3748 = v3289 + v3747;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load<true>(v92, shm1, long(v3748), long(20u));
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        const uint v3746 = v3293 + v3745;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<false>(v94, shm0, long(v3746), long(20u));
+        const uint v3752 = v3293 + v3751;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load<true>(v96, shm1, long(v3752), long(20u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
     } else {
-      const uint v575 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v576 = iron_tid.x;
-      const uint v606 = v576 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v609 = v576 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v610 = v609 << 3u;
-      const uint v611 = v76 + v606;  // kernels/gemm/quant_b.hpp:137
-      const bool v612 = v611 < v75;
-      const uint v617 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v621 = v75 - 1u;
-      const uint v623 = min(v611, v621);
-      const uint v627 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v628 = v623 * v627;
-      const uint v636 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
-      const uint v637 = v623 * v636;
-      const uint v753 = v606 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v755 = v753 + v610;
-      const uint v774 = v755 + 4u;
-      const uint v777 = v576 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const uint v779 = v777 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v782 = v777 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v783 = v782 << 3u;
-      const uint v784 = v76 + v779;  // kernels/gemm/quant_b.hpp:137
-      const bool v785 = v784 < v75;
-      const uint v796 = min(v784, v621);  // kernels/gemm/quant_b.hpp:138
-      const uint v801 = v796 * v627;  // kernels/gemm/quant_b.hpp:35
-      const uint v810 = v796 * v636;  // kernels/gemm/quant_b.hpp:38
-      const uint v926 = v779 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v928 = v926 + v783;
-      const uint v947 = v928 + 4u;
-      const uint v953 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v959 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v579 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v580 = iron_tid.x;
+      const uint v610 = v580 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v613 = v580 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v614 = v613 << 3u;
+      const uint v615 = v80 + v610;  // kernels/gemm/quant_b.hpp:137
+      const bool v616 = v615 < v79;
+      const uint v621 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v625 = v79 - 1u;
+      const uint v627 = min(v615, v625);
+      const uint v631 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v632 = v627 * v631;
+      const uint v640 = v3 >> 7u;  // kernels/gemm/quant_b.hpp:38
+      const uint v641 = v627 * v640;
+      const uint v757 = v610 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v759 = v757 + v614;
+      const uint v778 = v759 + 4u;
+      const uint v781 = v580 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const uint v783 = v781 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v786 = v781 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v787 = v786 << 3u;
+      const uint v788 = v80 + v783;  // kernels/gemm/quant_b.hpp:137
+      const bool v789 = v788 < v79;
+      const uint v800 = min(v788, v625);  // kernels/gemm/quant_b.hpp:138
+      const uint v805 = v800 * v631;  // kernels/gemm/quant_b.hpp:35
+      const uint v814 = v800 * v640;  // kernels/gemm/quant_b.hpp:38
+      const uint v930 = v783 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v932 = v930 + v787;
+      const uint v951 = v932 + 4u;
+      const uint v957 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v963 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v574 = 0u; v574 < v3; v574 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (uint v578 = v576; v578 < 2048u; v578 += v575) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v580 = v578 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v582 = v578 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v583 = v71 + v580;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v584 = v583 < v72;
-          const uint v585 = v574 + v582;
-          const bool v586 = v585 < v3;
-          const bool v587 = v584 && v586;
-          if (v587) {
-            const uint v589 = v583 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v591 = v589 + v574;
-            const uint v592 = v591 + v582;
-            const float v593 = x_sorted[v592];
-            const uint v595 = v580 * 20u;
-            const uint v596 = v595 + v582;
-            shm0[v596] = v593;
+      for (uint v578 = 0u; v578 < v3; v578 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (uint v582 = v580; v582 < 2048u; v582 += v579) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v584 = v582 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v586 = v582 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v587 = v75 + v584;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v588 = v587 < v76;
+          const uint v589 = v578 + v586;
+          const bool v590 = v589 < v3;
+          const bool v591 = v588 && v590;
+          if (v591) {
+            const uint v593 = v587 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v595 = v593 + v578;
+            const uint v596 = v595 + v586;
+            const float v597 = x_sorted[v596];
+            const uint v599 = v584 * 20u;
+            const uint v600 = v599 + v586;
+            shm0[v600] = v597;
           } else {
-            const uint v598 = v580 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v599 = v598 + v582;
-            shm0[v599] = 0.0f;
+            const uint v602 = v584 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v603 = v602 + v586;
+            shm0[v603] = 0.0f;
           }
         }
-        const uint v613 = v574 + v610;  // kernels/gemm/quant_b.hpp:137
-        const bool v614 = v613 < v3;
-        const bool v615 = v612 && v614;
-        const uint v619 = min(v613, v617);  // kernels/gemm/quant_b.hpp:138
-        const uint v625 = v619 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v629 = v628 + v625;
-        const uint v632 = packed[v629];  // kernels/gemm/quant_b.hpp:37
-        const uint v634 = v619 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v638 = v637 + v634;
-        const float v639 = scales[v638];  // kernels/gemm/quant_b.hpp:39
-        const float v641 = biases[v638];  // kernels/gemm/quant_b.hpp:40
-        const uint v647 = v632 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v648 = v647 & 15u;
-        const uint v651 = v648 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v652 = as_type<float>(v651);
-        const float v653 = v652 - 8388608.0f;
-        const float v654 = fma(v653, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const uint v659 = v632 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v660 = v659 & 15u;
-        const uint v663 = v660 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v664 = as_type<float>(v663);
-        const float v665 = v664 - 8388608.0f;
-        const float v666 = fma(v665, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const uint v671 = v632 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v672 = v671 & 15u;
-        const uint v675 = v672 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v676 = as_type<float>(v675);
-        const float v677 = v676 - 8388608.0f;
-        const float v678 = fma(v677, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const uint v683 = v632 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v684 = v683 & 15u;
-        const uint v687 = v684 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v688 = as_type<float>(v687);
-        const float v689 = v688 - 8388608.0f;
-        const float v690 = fma(v689, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const uint v695 = v632 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v696 = v695 & 15u;
-        const uint v699 = v696 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v700 = as_type<float>(v699);
-        const float v701 = v700 - 8388608.0f;
-        const float v702 = fma(v701, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const uint v707 = v632 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v708 = v707 & 15u;
-        const uint v711 = v708 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v712 = as_type<float>(v711);
-        const float v713 = v712 - 8388608.0f;
-        const float v714 = fma(v713, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const uint v719 = v632 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v720 = v719 & 15u;
-        const uint v723 = v720 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v724 = as_type<float>(v723);
-        const float v725 = v724 - 8388608.0f;
-        const float v726 = fma(v725, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const uint v731 = v632 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v732 = v731 & 15u;
-        const uint v735 = v732 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v736 = as_type<float>(v735);
-        const float v737 = v736 - 8388608.0f;
-        const float v738 = fma(v737, v639, v641);  // kernels/gemm/quant_b.hpp:51
-        const float v740 = v615 ? v654 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v743 = v615 ? v666 : 0.0f;
-        const float v746 = v615 ? v678 : 0.0f;
-        const float v749 = v615 ? v690 : 0.0f;
-        *(threadgroup float4*)(shm1 + v755) = float4(v740, v743, v746, v749);  // kernels/gemm/quant_b.hpp:146
-        const float v758 = v615 ? v702 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v761 = v615 ? v714 : 0.0f;
-        const float v764 = v615 ? v726 : 0.0f;
-        const float v767 = v615 ? v738 : 0.0f;
-        *(threadgroup float4*)(shm1 + v774) = float4(v758, v761, v764, v767);  // kernels/gemm/quant_b.hpp:146
-        const uint v786 = v574 + v783;  // kernels/gemm/quant_b.hpp:137
-        const bool v787 = v786 < v3;
-        const bool v788 = v785 && v787;
-        const uint v792 = min(v786, v617);  // kernels/gemm/quant_b.hpp:138
-        const uint v798 = v792 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v802 = v801 + v798;
-        const uint v805 = packed[v802];  // kernels/gemm/quant_b.hpp:37
-        const uint v807 = v792 >> 7u;  // kernels/gemm/quant_b.hpp:38
-        const uint v811 = v810 + v807;
-        const float v812 = scales[v811];  // kernels/gemm/quant_b.hpp:39
-        const float v814 = biases[v811];  // kernels/gemm/quant_b.hpp:40
-        const uint v820 = v805 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v821 = v820 & 15u;
-        const uint v824 = v821 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v825 = as_type<float>(v824);
-        const float v826 = v825 - 8388608.0f;
-        const float v827 = fma(v826, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const uint v832 = v805 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v833 = v832 & 15u;
-        const uint v836 = v833 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v837 = as_type<float>(v836);
-        const float v838 = v837 - 8388608.0f;
-        const float v839 = fma(v838, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const uint v844 = v805 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v845 = v844 & 15u;
-        const uint v848 = v845 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v849 = as_type<float>(v848);
-        const float v850 = v849 - 8388608.0f;
-        const float v851 = fma(v850, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const uint v856 = v805 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v857 = v856 & 15u;
-        const uint v860 = v857 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v861 = as_type<float>(v860);
-        const float v862 = v861 - 8388608.0f;
-        const float v863 = fma(v862, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const uint v868 = v805 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v869 = v868 & 15u;
-        const uint v872 = v869 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v873 = as_type<float>(v872);
-        const float v874 = v873 - 8388608.0f;
-        const float v875 = fma(v874, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const uint v880 = v805 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v881 = v880 & 15u;
-        const uint v884 = v881 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v885 = as_type<float>(v884);
-        const float v886 = v885 - 8388608.0f;
-        const float v887 = fma(v886, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const uint v892 = v805 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v893 = v892 & 15u;
-        const uint v896 = v893 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v897 = as_type<float>(v896);
-        const float v898 = v897 - 8388608.0f;
-        const float v899 = fma(v898, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const uint v904 = v805 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v905 = v904 & 15u;
-        const uint v908 = v905 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v909 = as_type<float>(v908);
-        const float v910 = v909 - 8388608.0f;
-        const float v911 = fma(v910, v812, v814);  // kernels/gemm/quant_b.hpp:51
-        const float v913 = v788 ? v827 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v916 = v788 ? v839 : 0.0f;
-        const float v919 = v788 ? v851 : 0.0f;
-        const float v922 = v788 ? v863 : 0.0f;
-        *(threadgroup float4*)(shm1 + v928) = float4(v913, v916, v919, v922);  // kernels/gemm/quant_b.hpp:146
-        const float v931 = v788 ? v875 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v934 = v788 ? v887 : 0.0f;
-        const float v937 = v788 ? v899 : 0.0f;
-        const float v940 = v788 ? v911 : 0.0f;
-        *(threadgroup float4*)(shm1 + v947) = float4(v931, v934, v937, v940);  // kernels/gemm/quant_b.hpp:146
+        const uint v617 = v578 + v614;  // kernels/gemm/quant_b.hpp:137
+        const bool v618 = v617 < v3;
+        const bool v619 = v616 && v618;
+        const uint v623 = min(v617, v621);  // kernels/gemm/quant_b.hpp:138
+        const uint v629 = v623 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v633 = v632 + v629;
+        const uint v636 = packed[v633];  // kernels/gemm/quant_b.hpp:37
+        const uint v638 = v623 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v642 = v641 + v638;
+        const float v643 = scales[v642];  // kernels/gemm/quant_b.hpp:39
+        const float v645 = biases[v642];  // kernels/gemm/quant_b.hpp:40
+        const uint v651 = v636 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v652 = v651 & 15u;
+        const uint v655 = v652 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v656 = as_type<float>(v655);
+        const float v657 = v656 - 8388608.0f;
+        const float v658 = fma(v657, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const uint v663 = v636 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v664 = v663 & 15u;
+        const uint v667 = v664 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v668 = as_type<float>(v667);
+        const float v669 = v668 - 8388608.0f;
+        const float v670 = fma(v669, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const uint v675 = v636 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v676 = v675 & 15u;
+        const uint v679 = v676 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v680 = as_type<float>(v679);
+        const float v681 = v680 - 8388608.0f;
+        const float v682 = fma(v681, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const uint v687 = v636 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v688 = v687 & 15u;
+        const uint v691 = v688 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v692 = as_type<float>(v691);
+        const float v693 = v692 - 8388608.0f;
+        const float v694 = fma(v693, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const uint v699 = v636 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v700 = v699 & 15u;
+        const uint v703 = v700 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v704 = as_type<float>(v703);
+        const float v705 = v704 - 8388608.0f;
+        const float v706 = fma(v705, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const uint v711 = v636 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v712 = v711 & 15u;
+        const uint v715 = v712 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v716 = as_type<float>(v715);
+        const float v717 = v716 - 8388608.0f;
+        const float v718 = fma(v717, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const uint v723 = v636 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v724 = v723 & 15u;
+        const uint v727 = v724 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v728 = as_type<float>(v727);
+        const float v729 = v728 - 8388608.0f;
+        const float v730 = fma(v729, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const uint v735 = v636 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v736 = v735 & 15u;
+        const uint v739 = v736 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v740 = as_type<float>(v739);
+        const float v741 = v740 - 8388608.0f;
+        const float v742 = fma(v741, v643, v645);  // kernels/gemm/quant_b.hpp:51
+        const float v744 = v619 ? v658 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v747 = v619 ? v670 : 0.0f;
+        const float v750 = v619 ? v682 : 0.0f;
+        const float v753 = v619 ? v694 : 0.0f;
+        *(threadgroup float4*)(shm1 + v759) = float4(v744, v747, v750, v753);  // kernels/gemm/quant_b.hpp:146
+        const float v762 = v619 ? v706 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v765 = v619 ? v718 : 0.0f;
+        const float v768 = v619 ? v730 : 0.0f;
+        const float v771 = v619 ? v742 : 0.0f;
+        *(threadgroup float4*)(shm1 + v778) = float4(v762, v765, v768, v771);  // kernels/gemm/quant_b.hpp:146
+        const uint v790 = v578 + v787;  // kernels/gemm/quant_b.hpp:137
+        const bool v791 = v790 < v3;
+        const bool v792 = v789 && v791;
+        const uint v796 = min(v790, v621);  // kernels/gemm/quant_b.hpp:138
+        const uint v802 = v796 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v806 = v805 + v802;
+        const uint v809 = packed[v806];  // kernels/gemm/quant_b.hpp:37
+        const uint v811 = v796 >> 7u;  // kernels/gemm/quant_b.hpp:38
+        const uint v815 = v814 + v811;
+        const float v816 = scales[v815];  // kernels/gemm/quant_b.hpp:39
+        const float v818 = biases[v815];  // kernels/gemm/quant_b.hpp:40
+        const uint v824 = v809 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v825 = v824 & 15u;
+        const uint v828 = v825 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v829 = as_type<float>(v828);
+        const float v830 = v829 - 8388608.0f;
+        const float v831 = fma(v830, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const uint v836 = v809 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v837 = v836 & 15u;
+        const uint v840 = v837 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v841 = as_type<float>(v840);
+        const float v842 = v841 - 8388608.0f;
+        const float v843 = fma(v842, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const uint v848 = v809 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v849 = v848 & 15u;
+        const uint v852 = v849 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v853 = as_type<float>(v852);
+        const float v854 = v853 - 8388608.0f;
+        const float v855 = fma(v854, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const uint v860 = v809 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v861 = v860 & 15u;
+        const uint v864 = v861 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v865 = as_type<float>(v864);
+        const float v866 = v865 - 8388608.0f;
+        const float v867 = fma(v866, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const uint v872 = v809 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v873 = v872 & 15u;
+        const uint v876 = v873 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v877 = as_type<float>(v876);
+        const float v878 = v877 - 8388608.0f;
+        const float v879 = fma(v878, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const uint v884 = v809 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v885 = v884 & 15u;
+        const uint v888 = v885 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v889 = as_type<float>(v888);
+        const float v890 = v889 - 8388608.0f;
+        const float v891 = fma(v890, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const uint v896 = v809 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v897 = v896 & 15u;
+        const uint v900 = v897 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v901 = as_type<float>(v900);
+        const float v902 = v901 - 8388608.0f;
+        const float v903 = fma(v902, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const uint v908 = v809 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v909 = v908 & 15u;
+        const uint v912 = v909 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v913 = as_type<float>(v912);
+        const float v914 = v913 - 8388608.0f;
+        const float v915 = fma(v914, v816, v818);  // kernels/gemm/quant_b.hpp:51
+        const float v917 = v792 ? v831 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v920 = v792 ? v843 : 0.0f;
+        const float v923 = v792 ? v855 : 0.0f;
+        const float v926 = v792 ? v867 : 0.0f;
+        *(threadgroup float4*)(shm1 + v932) = float4(v917, v920, v923, v926);  // kernels/gemm/quant_b.hpp:146
+        const float v935 = v792 ? v879 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v938 = v792 ? v891 : 0.0f;
+        const float v941 = v792 ? v903 : 0.0f;
+        const float v944 = v792 ? v915 : 0.0f;
+        *(threadgroup float4*)(shm1 + v951) = float4(v935, v938, v941, v944);  // kernels/gemm/quant_b.hpp:146
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load<false>(v90, shm0, long(v953), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v92, shm1, long(v959), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load<false>(v94, shm0, long(v957), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<true>(v96, shm1, long(v963), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const uint v962 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v963 = v71 + v82;
-    const uint v964 = v963 + v962;
-    const uint v965 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v966 = v76 + v86;
-    const uint v967 = v966 + v965;
-    const bool v968 = v964 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v969 = v967 < v75;
-    const bool v970 = v968 && v969;
-    if (v970) {
-      const float v971 = v88.m[0][0].thread_elements()[0];
-      const uint v973 = v967 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v974 = v973 < v2;
-      const bool v975 = v968 && v974;
-      if (v975) {
-        const uint v977 = v964 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v978 = v977 + v967;
-        const uint v979 = v978 - v74;
-        out[v979] = v971;
-      }
-    }
-    const uint v980 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v982 = v963 + v980;
-    const uint v983 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v985 = v966 + v983;
-    const bool v986 = v982 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v987 = v985 < v75;
-    const bool v988 = v986 && v987;
-    if (v988) {
-      const float v989 = v88.m[0][0].thread_elements()[1];
-      const uint v991 = v985 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v992 = v991 < v2;
-      const bool v993 = v986 && v992;
-      if (v993) {
-        const uint v995 = v982 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v996 = v995 + v985;
-        const uint v997 = v996 - v74;
-        out[v997] = v989;
-      }
-    }
-    const uint v998 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1000 = v963 + v998;
-    const uint v1001 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1003 = v966 + v1001;
-    const bool v1004 = v1000 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1005 = v1003 < v75;
-    const bool v1006 = v1004 && v1005;
-    if (v1006) {
-      const float v1007 = v88.m[0][1].thread_elements()[0];
-      const uint v1009 = v1003 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1010 = v1009 < v2;
-      const bool v1011 = v1004 && v1010;
-      if (v1011) {
-        const uint v1013 = v1000 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1014 = v1013 + v1003;
-        const uint v1015 = v1014 - v74;
-        out[v1015] = v1007;
-      }
-    }
-    const uint v1016 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1018 = v963 + v1016;
-    const uint v1019 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1021 = v966 + v1019;
-    const bool v1022 = v1018 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1023 = v1021 < v75;
-    const bool v1024 = v1022 && v1023;
-    if (v1024) {
-      const float v1025 = v88.m[0][1].thread_elements()[1];
-      const uint v1027 = v1021 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1028 = v1027 < v2;
-      const bool v1029 = v1022 && v1028;
-      if (v1029) {
-        const uint v1031 = v1018 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1032 = v1031 + v1021;
-        const uint v1033 = v1032 - v74;
-        out[v1033] = v1025;
-      }
-    }
-    const uint v1034 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1036 = v963 + v1034;
-    const uint v1037 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1039 = v966 + v1037;
-    const bool v1040 = v1036 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1041 = v1039 < v75;
-    const bool v1042 = v1040 && v1041;
-    if (v1042) {
-      const float v1043 = v88.m[0][2].thread_elements()[0];
-      const uint v1045 = v1039 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1046 = v1045 < v2;
-      const bool v1047 = v1040 && v1046;
-      if (v1047) {
-        const uint v1049 = v1036 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1050 = v1049 + v1039;
-        const uint v1051 = v1050 - v74;
-        out[v1051] = v1043;
-      }
-    }
-    const uint v1052 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1054 = v963 + v1052;
-    const uint v1055 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1057 = v966 + v1055;
-    const bool v1058 = v1054 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1059 = v1057 < v75;
-    const bool v1060 = v1058 && v1059;
-    if (v1060) {
-      const float v1061 = v88.m[0][2].thread_elements()[1];
-      const uint v1063 = v1057 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1064 = v1063 < v2;
-      const bool v1065 = v1058 && v1064;
-      if (v1065) {
-        const uint v1067 = v1054 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1068 = v1067 + v1057;
-        const uint v1069 = v1068 - v74;
-        out[v1069] = v1061;
-      }
-    }
-    const uint v1070 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1072 = v963 + v1070;
-    const uint v1073 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1075 = v966 + v1073;
-    const bool v1076 = v1072 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1077 = v1075 < v75;
-    const bool v1078 = v1076 && v1077;
-    if (v1078) {
-      const float v1079 = v88.m[0][3].thread_elements()[0];
-      const uint v1081 = v1075 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1082 = v1081 < v2;
-      const bool v1083 = v1076 && v1082;
-      if (v1083) {
-        const uint v1085 = v1072 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1086 = v1085 + v1075;
-        const uint v1087 = v1086 - v74;
-        out[v1087] = v1079;
-      }
-    }
-    const uint v1088 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1090 = v963 + v1088;
-    const uint v1091 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1093 = v966 + v1091;
-    const bool v1094 = v1090 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1095 = v1093 < v75;
-    const bool v1096 = v1094 && v1095;
-    if (v1096) {
-      const float v1097 = v88.m[0][3].thread_elements()[1];
-      const uint v1099 = v1093 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1100 = v1099 < v2;
-      const bool v1101 = v1094 && v1100;
-      if (v1101) {
-        const uint v1103 = v1090 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1104 = v1103 + v1093;
-        const uint v1105 = v1104 - v74;
-        out[v1105] = v1097;
-      }
-    }
-    const uint v1106 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1108 = v963 + v1106;
-    const uint v1109 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1111 = v966 + v1109;
-    const bool v1112 = v1108 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1113 = v1111 < v75;
-    const bool v1114 = v1112 && v1113;
-    if (v1114) {
-      const float v1115 = v88.m[0][4].thread_elements()[0];
-      const uint v1117 = v1111 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1118 = v1117 < v2;
-      const bool v1119 = v1112 && v1118;
-      if (v1119) {
-        const uint v1121 = v1108 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1122 = v1121 + v1111;
-        const uint v1123 = v1122 - v74;
-        out[v1123] = v1115;
-      }
-    }
-    const uint v1124 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1126 = v963 + v1124;
-    const uint v1127 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1129 = v966 + v1127;
-    const bool v1130 = v1126 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1131 = v1129 < v75;
-    const bool v1132 = v1130 && v1131;
-    if (v1132) {
-      const float v1133 = v88.m[0][4].thread_elements()[1];
-      const uint v1135 = v1129 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1136 = v1135 < v2;
-      const bool v1137 = v1130 && v1136;
-      if (v1137) {
-        const uint v1139 = v1126 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1140 = v1139 + v1129;
-        const uint v1141 = v1140 - v74;
-        out[v1141] = v1133;
-      }
-    }
-    const uint v1142 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1144 = v963 + v1142;
-    const uint v1145 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1147 = v966 + v1145;
-    const bool v1148 = v1144 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1149 = v1147 < v75;
-    const bool v1150 = v1148 && v1149;
-    if (v1150) {
-      const float v1151 = v88.m[0][5].thread_elements()[0];
-      const uint v1153 = v1147 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1154 = v1153 < v2;
-      const bool v1155 = v1148 && v1154;
-      if (v1155) {
-        const uint v1157 = v1144 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1158 = v1157 + v1147;
-        const uint v1159 = v1158 - v74;
-        out[v1159] = v1151;
-      }
-    }
-    const uint v1160 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1162 = v963 + v1160;
-    const uint v1163 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1165 = v966 + v1163;
-    const bool v1166 = v1162 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1167 = v1165 < v75;
-    const bool v1168 = v1166 && v1167;
-    if (v1168) {
-      const float v1169 = v88.m[0][5].thread_elements()[1];
-      const uint v1171 = v1165 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1172 = v1171 < v2;
-      const bool v1173 = v1166 && v1172;
-      if (v1173) {
-        const uint v1175 = v1162 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1176 = v1175 + v1165;
-        const uint v1177 = v1176 - v74;
-        out[v1177] = v1169;
-      }
-    }
-    const uint v1178 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1180 = v963 + v1178;
-    const uint v1181 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1183 = v966 + v1181;
-    const bool v1184 = v1180 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1185 = v1183 < v75;
-    const bool v1186 = v1184 && v1185;
-    if (v1186) {
-      const float v1187 = v88.m[0][6].thread_elements()[0];
-      const uint v1189 = v1183 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1190 = v1189 < v2;
-      const bool v1191 = v1184 && v1190;
-      if (v1191) {
-        const uint v1193 = v1180 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1194 = v1193 + v1183;
-        const uint v1195 = v1194 - v74;
-        out[v1195] = v1187;
-      }
-    }
-    const uint v1196 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1198 = v963 + v1196;
-    const uint v1199 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1201 = v966 + v1199;
-    const bool v1202 = v1198 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1203 = v1201 < v75;
-    const bool v1204 = v1202 && v1203;
-    if (v1204) {
-      const float v1205 = v88.m[0][6].thread_elements()[1];
-      const uint v1207 = v1201 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1208 = v1207 < v2;
-      const bool v1209 = v1202 && v1208;
-      if (v1209) {
-        const uint v1211 = v1198 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1212 = v1211 + v1201;
-        const uint v1213 = v1212 - v74;
-        out[v1213] = v1205;
-      }
-    }
-    const uint v1214 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1216 = v963 + v1214;
-    const uint v1217 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1219 = v966 + v1217;
-    const bool v1220 = v1216 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1221 = v1219 < v75;
-    const bool v1222 = v1220 && v1221;
-    if (v1222) {
-      const float v1223 = v88.m[0][7].thread_elements()[0];
-      const uint v1225 = v1219 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1226 = v1225 < v2;
-      const bool v1227 = v1220 && v1226;
-      if (v1227) {
-        const uint v1229 = v1216 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1230 = v1229 + v1219;
-        const uint v1231 = v1230 - v74;
-        out[v1231] = v1223;
-      }
-    }
-    const uint v1232 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1234 = v963 + v1232;
-    const uint v1235 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1237 = v966 + v1235;
-    const bool v1238 = v1234 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1239 = v1237 < v75;
-    const bool v1240 = v1238 && v1239;
-    if (v1240) {
-      const float v1241 = v88.m[0][7].thread_elements()[1];
-      const uint v1243 = v1237 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1244 = v1243 < v2;
-      const bool v1245 = v1238 && v1244;
-      if (v1245) {
-        const uint v1247 = v1234 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1248 = v1247 + v1237;
-        const uint v1249 = v1248 - v74;
-        out[v1249] = v1241;
-      }
-    }
-    const uint v1250 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1252 = v963 + v1250;
-    const uint v1253 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1255 = v966 + v1253;
-    const bool v1256 = v1252 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1257 = v1255 < v75;
-    const bool v1258 = v1256 && v1257;
-    if (v1258) {
-      const float v1259 = v88.m[1][0].thread_elements()[0];
-      const uint v1261 = v1255 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1262 = v1261 < v2;
-      const bool v1263 = v1256 && v1262;
-      if (v1263) {
-        const uint v1265 = v1252 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1266 = v1265 + v1255;
-        const uint v1267 = v1266 - v74;
-        out[v1267] = v1259;
-      }
-    }
-    const uint v1268 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1270 = v963 + v1268;
-    const uint v1271 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1273 = v966 + v1271;
-    const bool v1274 = v1270 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1275 = v1273 < v75;
-    const bool v1276 = v1274 && v1275;
-    if (v1276) {
-      const float v1277 = v88.m[1][0].thread_elements()[1];
-      const uint v1279 = v1273 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1280 = v1279 < v2;
-      const bool v1281 = v1274 && v1280;
-      if (v1281) {
-        const uint v1283 = v1270 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1284 = v1283 + v1273;
-        const uint v1285 = v1284 - v74;
-        out[v1285] = v1277;
-      }
-    }
-    const uint v1286 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1288 = v963 + v1286;
-    const uint v1289 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1291 = v966 + v1289;
-    const bool v1292 = v1288 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1293 = v1291 < v75;
-    const bool v1294 = v1292 && v1293;
-    if (v1294) {
-      const float v1295 = v88.m[1][1].thread_elements()[0];
-      const uint v1297 = v1291 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1298 = v1297 < v2;
-      const bool v1299 = v1292 && v1298;
-      if (v1299) {
-        const uint v1301 = v1288 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1302 = v1301 + v1291;
-        const uint v1303 = v1302 - v74;
-        out[v1303] = v1295;
-      }
-    }
-    const uint v1304 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1306 = v963 + v1304;
-    const uint v1307 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1309 = v966 + v1307;
-    const bool v1310 = v1306 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1311 = v1309 < v75;
-    const bool v1312 = v1310 && v1311;
-    if (v1312) {
-      const float v1313 = v88.m[1][1].thread_elements()[1];
-      const uint v1315 = v1309 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1316 = v1315 < v2;
-      const bool v1317 = v1310 && v1316;
-      if (v1317) {
-        const uint v1319 = v1306 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1320 = v1319 + v1309;
-        const uint v1321 = v1320 - v74;
-        out[v1321] = v1313;
-      }
-    }
-    const uint v1322 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1324 = v963 + v1322;
-    const uint v1325 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1327 = v966 + v1325;
-    const bool v1328 = v1324 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1329 = v1327 < v75;
-    const bool v1330 = v1328 && v1329;
-    if (v1330) {
-      const float v1331 = v88.m[1][2].thread_elements()[0];
-      const uint v1333 = v1327 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1334 = v1333 < v2;
-      const bool v1335 = v1328 && v1334;
-      if (v1335) {
-        const uint v1337 = v1324 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1338 = v1337 + v1327;
-        const uint v1339 = v1338 - v74;
-        out[v1339] = v1331;
-      }
-    }
-    const uint v1340 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1342 = v963 + v1340;
-    const uint v1343 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1345 = v966 + v1343;
-    const bool v1346 = v1342 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1347 = v1345 < v75;
-    const bool v1348 = v1346 && v1347;
-    if (v1348) {
-      const float v1349 = v88.m[1][2].thread_elements()[1];
-      const uint v1351 = v1345 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1352 = v1351 < v2;
-      const bool v1353 = v1346 && v1352;
-      if (v1353) {
-        const uint v1355 = v1342 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1356 = v1355 + v1345;
-        const uint v1357 = v1356 - v74;
-        out[v1357] = v1349;
-      }
-    }
-    const uint v1358 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1360 = v963 + v1358;
-    const uint v1361 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1363 = v966 + v1361;
-    const bool v1364 = v1360 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1365 = v1363 < v75;
-    const bool v1366 = v1364 && v1365;
-    if (v1366) {
-      const float v1367 = v88.m[1][3].thread_elements()[0];
-      const uint v1369 = v1363 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1370 = v1369 < v2;
-      const bool v1371 = v1364 && v1370;
-      if (v1371) {
-        const uint v1373 = v1360 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1374 = v1373 + v1363;
-        const uint v1375 = v1374 - v74;
-        out[v1375] = v1367;
-      }
-    }
-    const uint v1376 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1378 = v963 + v1376;
-    const uint v1379 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1381 = v966 + v1379;
-    const bool v1382 = v1378 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1383 = v1381 < v75;
-    const bool v1384 = v1382 && v1383;
-    if (v1384) {
-      const float v1385 = v88.m[1][3].thread_elements()[1];
-      const uint v1387 = v1381 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1388 = v1387 < v2;
-      const bool v1389 = v1382 && v1388;
-      if (v1389) {
-        const uint v1391 = v1378 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1392 = v1391 + v1381;
-        const uint v1393 = v1392 - v74;
-        out[v1393] = v1385;
-      }
-    }
-    const uint v1394 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1396 = v963 + v1394;
-    const uint v1397 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1399 = v966 + v1397;
-    const bool v1400 = v1396 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1401 = v1399 < v75;
-    const bool v1402 = v1400 && v1401;
-    if (v1402) {
-      const float v1403 = v88.m[1][4].thread_elements()[0];
-      const uint v1405 = v1399 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1406 = v1405 < v2;
-      const bool v1407 = v1400 && v1406;
-      if (v1407) {
-        const uint v1409 = v1396 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1410 = v1409 + v1399;
-        const uint v1411 = v1410 - v74;
-        out[v1411] = v1403;
-      }
-    }
-    const uint v1412 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1414 = v963 + v1412;
-    const uint v1415 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1417 = v966 + v1415;
-    const bool v1418 = v1414 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1419 = v1417 < v75;
-    const bool v1420 = v1418 && v1419;
-    if (v1420) {
-      const float v1421 = v88.m[1][4].thread_elements()[1];
-      const uint v1423 = v1417 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1424 = v1423 < v2;
-      const bool v1425 = v1418 && v1424;
-      if (v1425) {
-        const uint v1427 = v1414 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1428 = v1427 + v1417;
-        const uint v1429 = v1428 - v74;
-        out[v1429] = v1421;
-      }
-    }
-    const uint v1430 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1432 = v963 + v1430;
-    const uint v1433 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1435 = v966 + v1433;
-    const bool v1436 = v1432 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1437 = v1435 < v75;
-    const bool v1438 = v1436 && v1437;
-    if (v1438) {
-      const float v1439 = v88.m[1][5].thread_elements()[0];
-      const uint v1441 = v1435 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1442 = v1441 < v2;
-      const bool v1443 = v1436 && v1442;
-      if (v1443) {
-        const uint v1445 = v1432 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1446 = v1445 + v1435;
-        const uint v1447 = v1446 - v74;
-        out[v1447] = v1439;
-      }
-    }
-    const uint v1448 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1450 = v963 + v1448;
-    const uint v1451 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1453 = v966 + v1451;
-    const bool v1454 = v1450 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1455 = v1453 < v75;
-    const bool v1456 = v1454 && v1455;
-    if (v1456) {
-      const float v1457 = v88.m[1][5].thread_elements()[1];
-      const uint v1459 = v1453 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1460 = v1459 < v2;
-      const bool v1461 = v1454 && v1460;
-      if (v1461) {
-        const uint v1463 = v1450 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1464 = v1463 + v1453;
-        const uint v1465 = v1464 - v74;
-        out[v1465] = v1457;
-      }
-    }
-    const uint v1466 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1468 = v963 + v1466;
-    const uint v1469 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1471 = v966 + v1469;
-    const bool v1472 = v1468 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1473 = v1471 < v75;
-    const bool v1474 = v1472 && v1473;
-    if (v1474) {
-      const float v1475 = v88.m[1][6].thread_elements()[0];
-      const uint v1477 = v1471 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1478 = v1477 < v2;
-      const bool v1479 = v1472 && v1478;
-      if (v1479) {
-        const uint v1481 = v1468 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1482 = v1481 + v1471;
-        const uint v1483 = v1482 - v74;
-        out[v1483] = v1475;
-      }
-    }
-    const uint v1484 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1486 = v963 + v1484;
-    const uint v1487 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1489 = v966 + v1487;
-    const bool v1490 = v1486 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1491 = v1489 < v75;
-    const bool v1492 = v1490 && v1491;
-    if (v1492) {
-      const float v1493 = v88.m[1][6].thread_elements()[1];
-      const uint v1495 = v1489 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1496 = v1495 < v2;
-      const bool v1497 = v1490 && v1496;
-      if (v1497) {
-        const uint v1499 = v1486 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1500 = v1499 + v1489;
-        const uint v1501 = v1500 - v74;
-        out[v1501] = v1493;
-      }
-    }
-    const uint v1502 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1504 = v963 + v1502;
-    const uint v1505 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1507 = v966 + v1505;
-    const bool v1508 = v1504 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1509 = v1507 < v75;
-    const bool v1510 = v1508 && v1509;
-    if (v1510) {
-      const float v1511 = v88.m[1][7].thread_elements()[0];
-      const uint v1513 = v1507 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1514 = v1513 < v2;
-      const bool v1515 = v1508 && v1514;
-      if (v1515) {
-        const uint v1517 = v1504 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1518 = v1517 + v1507;
-        const uint v1519 = v1518 - v74;
-        out[v1519] = v1511;
-      }
-    }
-    const uint v1520 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1522 = v963 + v1520;
-    const uint v1523 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1525 = v966 + v1523;
-    const bool v1526 = v1522 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1527 = v1525 < v75;
-    const bool v1528 = v1526 && v1527;
-    if (v1528) {
-      const float v1529 = v88.m[1][7].thread_elements()[1];
-      const uint v1531 = v1525 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1532 = v1531 < v2;
-      const bool v1533 = v1526 && v1532;
-      if (v1533) {
-        const uint v1535 = v1522 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1536 = v1535 + v1525;
-        const uint v1537 = v1536 - v74;
-        out[v1537] = v1529;
-      }
-    }
-    const uint v1538 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1540 = v963 + v1538;
-    const uint v1541 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1543 = v966 + v1541;
-    const bool v1544 = v1540 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1545 = v1543 < v75;
-    const bool v1546 = v1544 && v1545;
-    if (v1546) {
-      const float v1547 = v88.m[2][0].thread_elements()[0];
-      const uint v1549 = v1543 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1550 = v1549 < v2;
-      const bool v1551 = v1544 && v1550;
-      if (v1551) {
-        const uint v1553 = v1540 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1554 = v1553 + v1543;
-        const uint v1555 = v1554 - v74;
-        out[v1555] = v1547;
-      }
-    }
-    const uint v1556 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1558 = v963 + v1556;
-    const uint v1559 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1561 = v966 + v1559;
-    const bool v1562 = v1558 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1563 = v1561 < v75;
-    const bool v1564 = v1562 && v1563;
-    if (v1564) {
-      const float v1565 = v88.m[2][0].thread_elements()[1];
-      const uint v1567 = v1561 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1568 = v1567 < v2;
-      const bool v1569 = v1562 && v1568;
-      if (v1569) {
-        const uint v1571 = v1558 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1572 = v1571 + v1561;
-        const uint v1573 = v1572 - v74;
-        out[v1573] = v1565;
-      }
-    }
-    const uint v1574 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1576 = v963 + v1574;
-    const uint v1577 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1579 = v966 + v1577;
-    const bool v1580 = v1576 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1581 = v1579 < v75;
-    const bool v1582 = v1580 && v1581;
-    if (v1582) {
-      const float v1583 = v88.m[2][1].thread_elements()[0];
-      const uint v1585 = v1579 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1586 = v1585 < v2;
-      const bool v1587 = v1580 && v1586;
-      if (v1587) {
-        const uint v1589 = v1576 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1590 = v1589 + v1579;
-        const uint v1591 = v1590 - v74;
-        out[v1591] = v1583;
-      }
-    }
-    const uint v1592 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1594 = v963 + v1592;
-    const uint v1595 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1597 = v966 + v1595;
-    const bool v1598 = v1594 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1599 = v1597 < v75;
-    const bool v1600 = v1598 && v1599;
-    if (v1600) {
-      const float v1601 = v88.m[2][1].thread_elements()[1];
-      const uint v1603 = v1597 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1604 = v1603 < v2;
-      const bool v1605 = v1598 && v1604;
-      if (v1605) {
-        const uint v1607 = v1594 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1608 = v1607 + v1597;
-        const uint v1609 = v1608 - v74;
-        out[v1609] = v1601;
-      }
-    }
-    const uint v1610 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1612 = v963 + v1610;
-    const uint v1613 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1615 = v966 + v1613;
-    const bool v1616 = v1612 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1617 = v1615 < v75;
-    const bool v1618 = v1616 && v1617;
-    if (v1618) {
-      const float v1619 = v88.m[2][2].thread_elements()[0];
-      const uint v1621 = v1615 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1622 = v1621 < v2;
-      const bool v1623 = v1616 && v1622;
-      if (v1623) {
-        const uint v1625 = v1612 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1626 = v1625 + v1615;
-        const uint v1627 = v1626 - v74;
-        out[v1627] = v1619;
-      }
-    }
-    const uint v1628 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1630 = v963 + v1628;
-    const uint v1631 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1633 = v966 + v1631;
-    const bool v1634 = v1630 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1635 = v1633 < v75;
-    const bool v1636 = v1634 && v1635;
-    if (v1636) {
-      const float v1637 = v88.m[2][2].thread_elements()[1];
-      const uint v1639 = v1633 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1640 = v1639 < v2;
-      const bool v1641 = v1634 && v1640;
-      if (v1641) {
-        const uint v1643 = v1630 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1644 = v1643 + v1633;
-        const uint v1645 = v1644 - v74;
-        out[v1645] = v1637;
-      }
-    }
-    const uint v1646 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1648 = v963 + v1646;
-    const uint v1649 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1651 = v966 + v1649;
-    const bool v1652 = v1648 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1653 = v1651 < v75;
-    const bool v1654 = v1652 && v1653;
-    if (v1654) {
-      const float v1655 = v88.m[2][3].thread_elements()[0];
-      const uint v1657 = v1651 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1658 = v1657 < v2;
-      const bool v1659 = v1652 && v1658;
-      if (v1659) {
-        const uint v1661 = v1648 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1662 = v1661 + v1651;
-        const uint v1663 = v1662 - v74;
-        out[v1663] = v1655;
-      }
-    }
-    const uint v1664 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1666 = v963 + v1664;
-    const uint v1667 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1669 = v966 + v1667;
-    const bool v1670 = v1666 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1671 = v1669 < v75;
-    const bool v1672 = v1670 && v1671;
-    if (v1672) {
-      const float v1673 = v88.m[2][3].thread_elements()[1];
-      const uint v1675 = v1669 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1676 = v1675 < v2;
-      const bool v1677 = v1670 && v1676;
-      if (v1677) {
-        const uint v1679 = v1666 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1680 = v1679 + v1669;
-        const uint v1681 = v1680 - v74;
-        out[v1681] = v1673;
-      }
-    }
-    const uint v1682 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1684 = v963 + v1682;
-    const uint v1685 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1687 = v966 + v1685;
-    const bool v1688 = v1684 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1689 = v1687 < v75;
-    const bool v1690 = v1688 && v1689;
-    if (v1690) {
-      const float v1691 = v88.m[2][4].thread_elements()[0];
-      const uint v1693 = v1687 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1694 = v1693 < v2;
-      const bool v1695 = v1688 && v1694;
-      if (v1695) {
-        const uint v1697 = v1684 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1698 = v1697 + v1687;
-        const uint v1699 = v1698 - v74;
-        out[v1699] = v1691;
-      }
-    }
-    const uint v1700 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1702 = v963 + v1700;
-    const uint v1703 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1705 = v966 + v1703;
-    const bool v1706 = v1702 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1707 = v1705 < v75;
-    const bool v1708 = v1706 && v1707;
-    if (v1708) {
-      const float v1709 = v88.m[2][4].thread_elements()[1];
-      const uint v1711 = v1705 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1712 = v1711 < v2;
-      const bool v1713 = v1706 && v1712;
-      if (v1713) {
-        const uint v1715 = v1702 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1716 = v1715 + v1705;
-        const uint v1717 = v1716 - v74;
-        out[v1717] = v1709;
-      }
-    }
-    const uint v1718 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1720 = v963 + v1718;
-    const uint v1721 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1723 = v966 + v1721;
-    const bool v1724 = v1720 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1725 = v1723 < v75;
-    const bool v1726 = v1724 && v1725;
-    if (v1726) {
-      const float v1727 = v88.m[2][5].thread_elements()[0];
-      const uint v1729 = v1723 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1730 = v1729 < v2;
-      const bool v1731 = v1724 && v1730;
-      if (v1731) {
-        const uint v1733 = v1720 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1734 = v1733 + v1723;
-        const uint v1735 = v1734 - v74;
-        out[v1735] = v1727;
-      }
-    }
-    const uint v1736 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1738 = v963 + v1736;
-    const uint v1739 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1741 = v966 + v1739;
-    const bool v1742 = v1738 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1743 = v1741 < v75;
-    const bool v1744 = v1742 && v1743;
-    if (v1744) {
-      const float v1745 = v88.m[2][5].thread_elements()[1];
-      const uint v1747 = v1741 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1748 = v1747 < v2;
-      const bool v1749 = v1742 && v1748;
-      if (v1749) {
-        const uint v1751 = v1738 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1752 = v1751 + v1741;
-        const uint v1753 = v1752 - v74;
-        out[v1753] = v1745;
-      }
-    }
-    const uint v1754 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1756 = v963 + v1754;
-    const uint v1757 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1759 = v966 + v1757;
-    const bool v1760 = v1756 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1761 = v1759 < v75;
-    const bool v1762 = v1760 && v1761;
-    if (v1762) {
-      const float v1763 = v88.m[2][6].thread_elements()[0];
-      const uint v1765 = v1759 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1766 = v1765 < v2;
-      const bool v1767 = v1760 && v1766;
-      if (v1767) {
-        const uint v1769 = v1756 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1770 = v1769 + v1759;
-        const uint v1771 = v1770 - v74;
-        out[v1771] = v1763;
-      }
-    }
-    const uint v1772 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1774 = v963 + v1772;
-    const uint v1775 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1777 = v966 + v1775;
-    const bool v1778 = v1774 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1779 = v1777 < v75;
-    const bool v1780 = v1778 && v1779;
-    if (v1780) {
-      const float v1781 = v88.m[2][6].thread_elements()[1];
-      const uint v1783 = v1777 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1784 = v1783 < v2;
-      const bool v1785 = v1778 && v1784;
-      if (v1785) {
-        const uint v1787 = v1774 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1788 = v1787 + v1777;
-        const uint v1789 = v1788 - v74;
-        out[v1789] = v1781;
-      }
-    }
-    const uint v1790 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1792 = v963 + v1790;
-    const uint v1793 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1795 = v966 + v1793;
-    const bool v1796 = v1792 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1797 = v1795 < v75;
-    const bool v1798 = v1796 && v1797;
-    if (v1798) {
-      const float v1799 = v88.m[2][7].thread_elements()[0];
-      const uint v1801 = v1795 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1802 = v1801 < v2;
-      const bool v1803 = v1796 && v1802;
-      if (v1803) {
-        const uint v1805 = v1792 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1806 = v1805 + v1795;
-        const uint v1807 = v1806 - v74;
-        out[v1807] = v1799;
-      }
-    }
-    const uint v1808 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1810 = v963 + v1808;
-    const uint v1811 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1813 = v966 + v1811;
-    const bool v1814 = v1810 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1815 = v1813 < v75;
-    const bool v1816 = v1814 && v1815;
-    if (v1816) {
-      const float v1817 = v88.m[2][7].thread_elements()[1];
-      const uint v1819 = v1813 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1820 = v1819 < v2;
-      const bool v1821 = v1814 && v1820;
-      if (v1821) {
-        const uint v1823 = v1810 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1824 = v1823 + v1813;
-        const uint v1825 = v1824 - v74;
-        out[v1825] = v1817;
-      }
-    }
-    const uint v1826 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1828 = v963 + v1826;
-    const uint v1829 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1831 = v966 + v1829;
-    const bool v1832 = v1828 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1833 = v1831 < v75;
-    const bool v1834 = v1832 && v1833;
-    if (v1834) {
-      const float v1835 = v88.m[3][0].thread_elements()[0];
-      const uint v1837 = v1831 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1838 = v1837 < v2;
-      const bool v1839 = v1832 && v1838;
-      if (v1839) {
-        const uint v1841 = v1828 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1842 = v1841 + v1831;
-        const uint v1843 = v1842 - v74;
-        out[v1843] = v1835;
-      }
-    }
-    const uint v1844 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1846 = v963 + v1844;
-    const uint v1847 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1849 = v966 + v1847;
-    const bool v1850 = v1846 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1851 = v1849 < v75;
-    const bool v1852 = v1850 && v1851;
-    if (v1852) {
-      const float v1853 = v88.m[3][0].thread_elements()[1];
-      const uint v1855 = v1849 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1856 = v1855 < v2;
-      const bool v1857 = v1850 && v1856;
-      if (v1857) {
-        const uint v1859 = v1846 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1860 = v1859 + v1849;
-        const uint v1861 = v1860 - v74;
-        out[v1861] = v1853;
-      }
-    }
-    const uint v1862 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1864 = v963 + v1862;
-    const uint v1865 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1867 = v966 + v1865;
-    const bool v1868 = v1864 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1869 = v1867 < v75;
-    const bool v1870 = v1868 && v1869;
-    if (v1870) {
-      const float v1871 = v88.m[3][1].thread_elements()[0];
-      const uint v1873 = v1867 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1874 = v1873 < v2;
-      const bool v1875 = v1868 && v1874;
-      if (v1875) {
-        const uint v1877 = v1864 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1878 = v1877 + v1867;
-        const uint v1879 = v1878 - v74;
-        out[v1879] = v1871;
-      }
-    }
-    const uint v1880 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1882 = v963 + v1880;
-    const uint v1883 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1885 = v966 + v1883;
-    const bool v1886 = v1882 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1887 = v1885 < v75;
-    const bool v1888 = v1886 && v1887;
-    if (v1888) {
-      const float v1889 = v88.m[3][1].thread_elements()[1];
-      const uint v1891 = v1885 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1892 = v1891 < v2;
-      const bool v1893 = v1886 && v1892;
-      if (v1893) {
-        const uint v1895 = v1882 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1896 = v1895 + v1885;
-        const uint v1897 = v1896 - v74;
-        out[v1897] = v1889;
-      }
-    }
-    const uint v1898 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1900 = v963 + v1898;
-    const uint v1901 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1903 = v966 + v1901;
-    const bool v1904 = v1900 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1905 = v1903 < v75;
-    const bool v1906 = v1904 && v1905;
-    if (v1906) {
-      const float v1907 = v88.m[3][2].thread_elements()[0];
-      const uint v1909 = v1903 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1910 = v1909 < v2;
-      const bool v1911 = v1904 && v1910;
-      if (v1911) {
-        const uint v1913 = v1900 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1914 = v1913 + v1903;
-        const uint v1915 = v1914 - v74;
-        out[v1915] = v1907;
-      }
-    }
-    const uint v1916 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1918 = v963 + v1916;
-    const uint v1919 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1921 = v966 + v1919;
-    const bool v1922 = v1918 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1923 = v1921 < v75;
-    const bool v1924 = v1922 && v1923;
-    if (v1924) {
-      const float v1925 = v88.m[3][2].thread_elements()[1];
-      const uint v1927 = v1921 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1928 = v1927 < v2;
-      const bool v1929 = v1922 && v1928;
-      if (v1929) {
-        const uint v1931 = v1918 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1932 = v1931 + v1921;
-        const uint v1933 = v1932 - v74;
-        out[v1933] = v1925;
-      }
-    }
-    const uint v1934 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1936 = v963 + v1934;
-    const uint v1937 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1939 = v966 + v1937;
-    const bool v1940 = v1936 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1941 = v1939 < v75;
-    const bool v1942 = v1940 && v1941;
-    if (v1942) {
-      const float v1943 = v88.m[3][3].thread_elements()[0];
-      const uint v1945 = v1939 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1946 = v1945 < v2;
-      const bool v1947 = v1940 && v1946;
-      if (v1947) {
-        const uint v1949 = v1936 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1950 = v1949 + v1939;
-        const uint v1951 = v1950 - v74;
-        out[v1951] = v1943;
-      }
-    }
-    const uint v1952 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1954 = v963 + v1952;
-    const uint v1955 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1957 = v966 + v1955;
-    const bool v1958 = v1954 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1959 = v1957 < v75;
-    const bool v1960 = v1958 && v1959;
-    if (v1960) {
-      const float v1961 = v88.m[3][3].thread_elements()[1];
-      const uint v1963 = v1957 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1964 = v1963 < v2;
-      const bool v1965 = v1958 && v1964;
-      if (v1965) {
-        const uint v1967 = v1954 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1968 = v1967 + v1957;
-        const uint v1969 = v1968 - v74;
-        out[v1969] = v1961;
-      }
-    }
-    const uint v1970 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1972 = v963 + v1970;
-    const uint v1973 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1975 = v966 + v1973;
-    const bool v1976 = v1972 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1977 = v1975 < v75;
-    const bool v1978 = v1976 && v1977;
-    if (v1978) {
-      const float v1979 = v88.m[3][4].thread_elements()[0];
-      const uint v1981 = v1975 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1982 = v1981 < v2;
-      const bool v1983 = v1976 && v1982;
-      if (v1983) {
-        const uint v1985 = v1972 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1986 = v1985 + v1975;
-        const uint v1987 = v1986 - v74;
-        out[v1987] = v1979;
-      }
-    }
-    const uint v1988 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1990 = v963 + v1988;
-    const uint v1991 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1993 = v966 + v1991;
-    const bool v1994 = v1990 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1995 = v1993 < v75;
-    const bool v1996 = v1994 && v1995;
-    if (v1996) {
-      const float v1997 = v88.m[3][4].thread_elements()[1];
-      const uint v1999 = v1993 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2000 = v1999 < v2;
-      const bool v2001 = v1994 && v2000;
-      if (v2001) {
-        const uint v2003 = v1990 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2004 = v2003 + v1993;
-        const uint v2005 = v2004 - v74;
-        out[v2005] = v1997;
-      }
-    }
-    const uint v2006 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2008 = v963 + v2006;
-    const uint v2009 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2011 = v966 + v2009;
-    const bool v2012 = v2008 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2013 = v2011 < v75;
-    const bool v2014 = v2012 && v2013;
-    if (v2014) {
-      const float v2015 = v88.m[3][5].thread_elements()[0];
-      const uint v2017 = v2011 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2018 = v2017 < v2;
-      const bool v2019 = v2012 && v2018;
-      if (v2019) {
-        const uint v2021 = v2008 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2022 = v2021 + v2011;
-        const uint v2023 = v2022 - v74;
-        out[v2023] = v2015;
-      }
-    }
-    const uint v2024 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2026 = v963 + v2024;
-    const uint v2027 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2029 = v966 + v2027;
-    const bool v2030 = v2026 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2031 = v2029 < v75;
-    const bool v2032 = v2030 && v2031;
-    if (v2032) {
-      const float v2033 = v88.m[3][5].thread_elements()[1];
-      const uint v2035 = v2029 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2036 = v2035 < v2;
-      const bool v2037 = v2030 && v2036;
-      if (v2037) {
-        const uint v2039 = v2026 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2040 = v2039 + v2029;
-        const uint v2041 = v2040 - v74;
-        out[v2041] = v2033;
-      }
-    }
-    const uint v2042 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2044 = v963 + v2042;
-    const uint v2045 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2047 = v966 + v2045;
-    const bool v2048 = v2044 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2049 = v2047 < v75;
-    const bool v2050 = v2048 && v2049;
-    if (v2050) {
-      const float v2051 = v88.m[3][6].thread_elements()[0];
-      const uint v2053 = v2047 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2054 = v2053 < v2;
-      const bool v2055 = v2048 && v2054;
-      if (v2055) {
-        const uint v2057 = v2044 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2058 = v2057 + v2047;
-        const uint v2059 = v2058 - v74;
-        out[v2059] = v2051;
-      }
-    }
-    const uint v2060 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2062 = v963 + v2060;
-    const uint v2063 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2065 = v966 + v2063;
-    const bool v2066 = v2062 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2067 = v2065 < v75;
-    const bool v2068 = v2066 && v2067;
-    if (v2068) {
-      const float v2069 = v88.m[3][6].thread_elements()[1];
-      const uint v2071 = v2065 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2072 = v2071 < v2;
-      const bool v2073 = v2066 && v2072;
-      if (v2073) {
-        const uint v2075 = v2062 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2076 = v2075 + v2065;
-        const uint v2077 = v2076 - v74;
-        out[v2077] = v2069;
-      }
-    }
-    const uint v2078 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2080 = v963 + v2078;
-    const uint v2081 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2083 = v966 + v2081;
-    const bool v2084 = v2080 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2085 = v2083 < v75;
-    const bool v2086 = v2084 && v2085;
-    if (v2086) {
-      const float v2087 = v88.m[3][7].thread_elements()[0];
-      const uint v2089 = v2083 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2090 = v2089 < v2;
-      const bool v2091 = v2084 && v2090;
-      if (v2091) {
-        const uint v2093 = v2080 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2094 = v2093 + v2083;
-        const uint v2095 = v2094 - v74;
-        out[v2095] = v2087;
-      }
-    }
-    const uint v2096 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2098 = v963 + v2096;
-    const uint v2099 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2101 = v966 + v2099;
-    const bool v2102 = v2098 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2103 = v2101 < v75;
-    const bool v2104 = v2102 && v2103;
-    if (v2104) {
-      const float v2105 = v88.m[3][7].thread_elements()[1];
-      const uint v2107 = v2101 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2108 = v2107 < v2;
-      const bool v2109 = v2102 && v2108;
-      if (v2109) {
-        const uint v2111 = v2098 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2112 = v2111 + v2101;
-        const uint v2113 = v2112 - v74;
-        out[v2113] = v2105;
-      }
-    }
-    const uint v2114 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2116 = v963 + v2114;
-    const uint v2117 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2119 = v966 + v2117;
-    const bool v2120 = v2116 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2121 = v2119 < v75;
-    const bool v2122 = v2120 && v2121;
-    if (v2122) {
-      const float v2123 = v88.m[4][0].thread_elements()[0];
-      const uint v2125 = v2119 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2126 = v2125 < v2;
-      const bool v2127 = v2120 && v2126;
-      if (v2127) {
-        const uint v2129 = v2116 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2130 = v2129 + v2119;
-        const uint v2131 = v2130 - v74;
-        out[v2131] = v2123;
-      }
-    }
-    const uint v2132 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2134 = v963 + v2132;
-    const uint v2135 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2137 = v966 + v2135;
-    const bool v2138 = v2134 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2139 = v2137 < v75;
-    const bool v2140 = v2138 && v2139;
-    if (v2140) {
-      const float v2141 = v88.m[4][0].thread_elements()[1];
-      const uint v2143 = v2137 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2144 = v2143 < v2;
-      const bool v2145 = v2138 && v2144;
-      if (v2145) {
-        const uint v2147 = v2134 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2148 = v2147 + v2137;
-        const uint v2149 = v2148 - v74;
-        out[v2149] = v2141;
-      }
-    }
-    const uint v2150 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2152 = v963 + v2150;
-    const uint v2153 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2155 = v966 + v2153;
-    const bool v2156 = v2152 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2157 = v2155 < v75;
-    const bool v2158 = v2156 && v2157;
-    if (v2158) {
-      const float v2159 = v88.m[4][1].thread_elements()[0];
-      const uint v2161 = v2155 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2162 = v2161 < v2;
-      const bool v2163 = v2156 && v2162;
-      if (v2163) {
-        const uint v2165 = v2152 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2166 = v2165 + v2155;
-        const uint v2167 = v2166 - v74;
-        out[v2167] = v2159;
-      }
-    }
-    const uint v2168 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2170 = v963 + v2168;
-    const uint v2171 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2173 = v966 + v2171;
-    const bool v2174 = v2170 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2175 = v2173 < v75;
-    const bool v2176 = v2174 && v2175;
-    if (v2176) {
-      const float v2177 = v88.m[4][1].thread_elements()[1];
-      const uint v2179 = v2173 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2180 = v2179 < v2;
-      const bool v2181 = v2174 && v2180;
-      if (v2181) {
-        const uint v2183 = v2170 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2184 = v2183 + v2173;
-        const uint v2185 = v2184 - v74;
-        out[v2185] = v2177;
-      }
-    }
-    const uint v2186 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2188 = v963 + v2186;
-    const uint v2189 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2191 = v966 + v2189;
-    const bool v2192 = v2188 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2193 = v2191 < v75;
-    const bool v2194 = v2192 && v2193;
-    if (v2194) {
-      const float v2195 = v88.m[4][2].thread_elements()[0];
-      const uint v2197 = v2191 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2198 = v2197 < v2;
-      const bool v2199 = v2192 && v2198;
-      if (v2199) {
-        const uint v2201 = v2188 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2202 = v2201 + v2191;
-        const uint v2203 = v2202 - v74;
-        out[v2203] = v2195;
-      }
-    }
-    const uint v2204 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2206 = v963 + v2204;
-    const uint v2207 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2209 = v966 + v2207;
-    const bool v2210 = v2206 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2211 = v2209 < v75;
-    const bool v2212 = v2210 && v2211;
-    if (v2212) {
-      const float v2213 = v88.m[4][2].thread_elements()[1];
-      const uint v2215 = v2209 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2216 = v2215 < v2;
-      const bool v2217 = v2210 && v2216;
-      if (v2217) {
-        const uint v2219 = v2206 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2220 = v2219 + v2209;
-        const uint v2221 = v2220 - v74;
-        out[v2221] = v2213;
-      }
-    }
-    const uint v2222 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2224 = v963 + v2222;
-    const uint v2225 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2227 = v966 + v2225;
-    const bool v2228 = v2224 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2229 = v2227 < v75;
-    const bool v2230 = v2228 && v2229;
-    if (v2230) {
-      const float v2231 = v88.m[4][3].thread_elements()[0];
-      const uint v2233 = v2227 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2234 = v2233 < v2;
-      const bool v2235 = v2228 && v2234;
-      if (v2235) {
-        const uint v2237 = v2224 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2238 = v2237 + v2227;
-        const uint v2239 = v2238 - v74;
-        out[v2239] = v2231;
-      }
-    }
-    const uint v2240 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2242 = v963 + v2240;
-    const uint v2243 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2245 = v966 + v2243;
-    const bool v2246 = v2242 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2247 = v2245 < v75;
-    const bool v2248 = v2246 && v2247;
-    if (v2248) {
-      const float v2249 = v88.m[4][3].thread_elements()[1];
-      const uint v2251 = v2245 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2252 = v2251 < v2;
-      const bool v2253 = v2246 && v2252;
-      if (v2253) {
-        const uint v2255 = v2242 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2256 = v2255 + v2245;
-        const uint v2257 = v2256 - v74;
-        out[v2257] = v2249;
-      }
-    }
-    const uint v2258 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2260 = v963 + v2258;
-    const uint v2261 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2263 = v966 + v2261;
-    const bool v2264 = v2260 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2265 = v2263 < v75;
-    const bool v2266 = v2264 && v2265;
-    if (v2266) {
-      const float v2267 = v88.m[4][4].thread_elements()[0];
-      const uint v2269 = v2263 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2270 = v2269 < v2;
-      const bool v2271 = v2264 && v2270;
-      if (v2271) {
-        const uint v2273 = v2260 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2274 = v2273 + v2263;
-        const uint v2275 = v2274 - v74;
-        out[v2275] = v2267;
-      }
-    }
-    const uint v2276 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2278 = v963 + v2276;
-    const uint v2279 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2281 = v966 + v2279;
-    const bool v2282 = v2278 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2283 = v2281 < v75;
-    const bool v2284 = v2282 && v2283;
-    if (v2284) {
-      const float v2285 = v88.m[4][4].thread_elements()[1];
-      const uint v2287 = v2281 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2288 = v2287 < v2;
-      const bool v2289 = v2282 && v2288;
-      if (v2289) {
-        const uint v2291 = v2278 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2292 = v2291 + v2281;
-        const uint v2293 = v2292 - v74;
-        out[v2293] = v2285;
-      }
-    }
-    const uint v2294 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2296 = v963 + v2294;
-    const uint v2297 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2299 = v966 + v2297;
-    const bool v2300 = v2296 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2301 = v2299 < v75;
-    const bool v2302 = v2300 && v2301;
-    if (v2302) {
-      const float v2303 = v88.m[4][5].thread_elements()[0];
-      const uint v2305 = v2299 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2306 = v2305 < v2;
-      const bool v2307 = v2300 && v2306;
-      if (v2307) {
-        const uint v2309 = v2296 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2310 = v2309 + v2299;
-        const uint v2311 = v2310 - v74;
-        out[v2311] = v2303;
-      }
-    }
-    const uint v2312 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2314 = v963 + v2312;
-    const uint v2315 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2317 = v966 + v2315;
-    const bool v2318 = v2314 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2319 = v2317 < v75;
-    const bool v2320 = v2318 && v2319;
-    if (v2320) {
-      const float v2321 = v88.m[4][5].thread_elements()[1];
-      const uint v2323 = v2317 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2324 = v2323 < v2;
-      const bool v2325 = v2318 && v2324;
-      if (v2325) {
-        const uint v2327 = v2314 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2328 = v2327 + v2317;
-        const uint v2329 = v2328 - v74;
-        out[v2329] = v2321;
-      }
-    }
-    const uint v2330 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2332 = v963 + v2330;
-    const uint v2333 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2335 = v966 + v2333;
-    const bool v2336 = v2332 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2337 = v2335 < v75;
-    const bool v2338 = v2336 && v2337;
-    if (v2338) {
-      const float v2339 = v88.m[4][6].thread_elements()[0];
-      const uint v2341 = v2335 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2342 = v2341 < v2;
-      const bool v2343 = v2336 && v2342;
-      if (v2343) {
-        const uint v2345 = v2332 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2346 = v2345 + v2335;
-        const uint v2347 = v2346 - v74;
-        out[v2347] = v2339;
-      }
-    }
-    const uint v2348 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2350 = v963 + v2348;
-    const uint v2351 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2353 = v966 + v2351;
-    const bool v2354 = v2350 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2355 = v2353 < v75;
-    const bool v2356 = v2354 && v2355;
-    if (v2356) {
-      const float v2357 = v88.m[4][6].thread_elements()[1];
-      const uint v2359 = v2353 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2360 = v2359 < v2;
-      const bool v2361 = v2354 && v2360;
-      if (v2361) {
-        const uint v2363 = v2350 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2364 = v2363 + v2353;
-        const uint v2365 = v2364 - v74;
-        out[v2365] = v2357;
-      }
-    }
-    const uint v2366 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2368 = v963 + v2366;
-    const uint v2369 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2371 = v966 + v2369;
-    const bool v2372 = v2368 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2373 = v2371 < v75;
-    const bool v2374 = v2372 && v2373;
-    if (v2374) {
-      const float v2375 = v88.m[4][7].thread_elements()[0];
-      const uint v2377 = v2371 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2378 = v2377 < v2;
-      const bool v2379 = v2372 && v2378;
-      if (v2379) {
-        const uint v2381 = v2368 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2382 = v2381 + v2371;
-        const uint v2383 = v2382 - v74;
-        out[v2383] = v2375;
-      }
-    }
-    const uint v2384 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2386 = v963 + v2384;
-    const uint v2387 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2389 = v966 + v2387;
-    const bool v2390 = v2386 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2391 = v2389 < v75;
-    const bool v2392 = v2390 && v2391;
-    if (v2392) {
-      const float v2393 = v88.m[4][7].thread_elements()[1];
-      const uint v2395 = v2389 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2396 = v2395 < v2;
-      const bool v2397 = v2390 && v2396;
-      if (v2397) {
-        const uint v2399 = v2386 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2400 = v2399 + v2389;
-        const uint v2401 = v2400 - v74;
-        out[v2401] = v2393;
-      }
-    }
-    const uint v2402 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2404 = v963 + v2402;
-    const uint v2405 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2407 = v966 + v2405;
-    const bool v2408 = v2404 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2409 = v2407 < v75;
-    const bool v2410 = v2408 && v2409;
-    if (v2410) {
-      const float v2411 = v88.m[5][0].thread_elements()[0];
-      const uint v2413 = v2407 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2414 = v2413 < v2;
-      const bool v2415 = v2408 && v2414;
-      if (v2415) {
-        const uint v2417 = v2404 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2418 = v2417 + v2407;
-        const uint v2419 = v2418 - v74;
-        out[v2419] = v2411;
-      }
-    }
-    const uint v2420 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2422 = v963 + v2420;
-    const uint v2423 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2425 = v966 + v2423;
-    const bool v2426 = v2422 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2427 = v2425 < v75;
-    const bool v2428 = v2426 && v2427;
-    if (v2428) {
-      const float v2429 = v88.m[5][0].thread_elements()[1];
-      const uint v2431 = v2425 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2432 = v2431 < v2;
-      const bool v2433 = v2426 && v2432;
-      if (v2433) {
-        const uint v2435 = v2422 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2436 = v2435 + v2425;
-        const uint v2437 = v2436 - v74;
-        out[v2437] = v2429;
-      }
-    }
-    const uint v2438 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2440 = v963 + v2438;
-    const uint v2441 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2443 = v966 + v2441;
-    const bool v2444 = v2440 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2445 = v2443 < v75;
-    const bool v2446 = v2444 && v2445;
-    if (v2446) {
-      const float v2447 = v88.m[5][1].thread_elements()[0];
-      const uint v2449 = v2443 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2450 = v2449 < v2;
-      const bool v2451 = v2444 && v2450;
-      if (v2451) {
-        const uint v2453 = v2440 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2454 = v2453 + v2443;
-        const uint v2455 = v2454 - v74;
-        out[v2455] = v2447;
-      }
-    }
-    const uint v2456 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2458 = v963 + v2456;
-    const uint v2459 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2461 = v966 + v2459;
-    const bool v2462 = v2458 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2463 = v2461 < v75;
-    const bool v2464 = v2462 && v2463;
-    if (v2464) {
-      const float v2465 = v88.m[5][1].thread_elements()[1];
-      const uint v2467 = v2461 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2468 = v2467 < v2;
-      const bool v2469 = v2462 && v2468;
-      if (v2469) {
-        const uint v2471 = v2458 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2472 = v2471 + v2461;
-        const uint v2473 = v2472 - v74;
-        out[v2473] = v2465;
-      }
-    }
-    const uint v2474 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2476 = v963 + v2474;
-    const uint v2477 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2479 = v966 + v2477;
-    const bool v2480 = v2476 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2481 = v2479 < v75;
-    const bool v2482 = v2480 && v2481;
-    if (v2482) {
-      const float v2483 = v88.m[5][2].thread_elements()[0];
-      const uint v2485 = v2479 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2486 = v2485 < v2;
-      const bool v2487 = v2480 && v2486;
-      if (v2487) {
-        const uint v2489 = v2476 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2490 = v2489 + v2479;
-        const uint v2491 = v2490 - v74;
-        out[v2491] = v2483;
-      }
-    }
-    const uint v2492 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2494 = v963 + v2492;
-    const uint v2495 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2497 = v966 + v2495;
-    const bool v2498 = v2494 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2499 = v2497 < v75;
-    const bool v2500 = v2498 && v2499;
-    if (v2500) {
-      const float v2501 = v88.m[5][2].thread_elements()[1];
-      const uint v2503 = v2497 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2504 = v2503 < v2;
-      const bool v2505 = v2498 && v2504;
-      if (v2505) {
-        const uint v2507 = v2494 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2508 = v2507 + v2497;
-        const uint v2509 = v2508 - v74;
-        out[v2509] = v2501;
-      }
-    }
-    const uint v2510 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2512 = v963 + v2510;
-    const uint v2513 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2515 = v966 + v2513;
-    const bool v2516 = v2512 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2517 = v2515 < v75;
-    const bool v2518 = v2516 && v2517;
-    if (v2518) {
-      const float v2519 = v88.m[5][3].thread_elements()[0];
-      const uint v2521 = v2515 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2522 = v2521 < v2;
-      const bool v2523 = v2516 && v2522;
-      if (v2523) {
-        const uint v2525 = v2512 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2526 = v2525 + v2515;
-        const uint v2527 = v2526 - v74;
-        out[v2527] = v2519;
-      }
-    }
-    const uint v2528 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2530 = v963 + v2528;
-    const uint v2531 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2533 = v966 + v2531;
-    const bool v2534 = v2530 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2535 = v2533 < v75;
-    const bool v2536 = v2534 && v2535;
-    if (v2536) {
-      const float v2537 = v88.m[5][3].thread_elements()[1];
-      const uint v2539 = v2533 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2540 = v2539 < v2;
-      const bool v2541 = v2534 && v2540;
-      if (v2541) {
-        const uint v2543 = v2530 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2544 = v2543 + v2533;
-        const uint v2545 = v2544 - v74;
-        out[v2545] = v2537;
-      }
-    }
-    const uint v2546 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2548 = v963 + v2546;
-    const uint v2549 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2551 = v966 + v2549;
-    const bool v2552 = v2548 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2553 = v2551 < v75;
-    const bool v2554 = v2552 && v2553;
-    if (v2554) {
-      const float v2555 = v88.m[5][4].thread_elements()[0];
-      const uint v2557 = v2551 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2558 = v2557 < v2;
-      const bool v2559 = v2552 && v2558;
-      if (v2559) {
-        const uint v2561 = v2548 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2562 = v2561 + v2551;
-        const uint v2563 = v2562 - v74;
-        out[v2563] = v2555;
-      }
-    }
-    const uint v2564 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2566 = v963 + v2564;
-    const uint v2567 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2569 = v966 + v2567;
-    const bool v2570 = v2566 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2571 = v2569 < v75;
-    const bool v2572 = v2570 && v2571;
-    if (v2572) {
-      const float v2573 = v88.m[5][4].thread_elements()[1];
-      const uint v2575 = v2569 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2576 = v2575 < v2;
-      const bool v2577 = v2570 && v2576;
-      if (v2577) {
-        const uint v2579 = v2566 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2580 = v2579 + v2569;
-        const uint v2581 = v2580 - v74;
-        out[v2581] = v2573;
-      }
-    }
-    const uint v2582 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2584 = v963 + v2582;
-    const uint v2585 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2587 = v966 + v2585;
-    const bool v2588 = v2584 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2589 = v2587 < v75;
-    const bool v2590 = v2588 && v2589;
-    if (v2590) {
-      const float v2591 = v88.m[5][5].thread_elements()[0];
-      const uint v2593 = v2587 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2594 = v2593 < v2;
-      const bool v2595 = v2588 && v2594;
-      if (v2595) {
-        const uint v2597 = v2584 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2598 = v2597 + v2587;
-        const uint v2599 = v2598 - v74;
-        out[v2599] = v2591;
-      }
-    }
-    const uint v2600 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2602 = v963 + v2600;
-    const uint v2603 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2605 = v966 + v2603;
-    const bool v2606 = v2602 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2607 = v2605 < v75;
-    const bool v2608 = v2606 && v2607;
-    if (v2608) {
-      const float v2609 = v88.m[5][5].thread_elements()[1];
-      const uint v2611 = v2605 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2612 = v2611 < v2;
-      const bool v2613 = v2606 && v2612;
-      if (v2613) {
-        const uint v2615 = v2602 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2616 = v2615 + v2605;
-        const uint v2617 = v2616 - v74;
-        out[v2617] = v2609;
-      }
-    }
-    const uint v2618 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2620 = v963 + v2618;
-    const uint v2621 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2623 = v966 + v2621;
-    const bool v2624 = v2620 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2625 = v2623 < v75;
-    const bool v2626 = v2624 && v2625;
-    if (v2626) {
-      const float v2627 = v88.m[5][6].thread_elements()[0];
-      const uint v2629 = v2623 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2630 = v2629 < v2;
-      const bool v2631 = v2624 && v2630;
-      if (v2631) {
-        const uint v2633 = v2620 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2634 = v2633 + v2623;
-        const uint v2635 = v2634 - v74;
-        out[v2635] = v2627;
-      }
-    }
-    const uint v2636 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2638 = v963 + v2636;
-    const uint v2639 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2641 = v966 + v2639;
-    const bool v2642 = v2638 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2643 = v2641 < v75;
-    const bool v2644 = v2642 && v2643;
-    if (v2644) {
-      const float v2645 = v88.m[5][6].thread_elements()[1];
-      const uint v2647 = v2641 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2648 = v2647 < v2;
-      const bool v2649 = v2642 && v2648;
-      if (v2649) {
-        const uint v2651 = v2638 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2652 = v2651 + v2641;
-        const uint v2653 = v2652 - v74;
-        out[v2653] = v2645;
-      }
-    }
-    const uint v2654 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2656 = v963 + v2654;
-    const uint v2657 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2659 = v966 + v2657;
-    const bool v2660 = v2656 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2661 = v2659 < v75;
-    const bool v2662 = v2660 && v2661;
-    if (v2662) {
-      const float v2663 = v88.m[5][7].thread_elements()[0];
-      const uint v2665 = v2659 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2666 = v2665 < v2;
-      const bool v2667 = v2660 && v2666;
-      if (v2667) {
-        const uint v2669 = v2656 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2670 = v2669 + v2659;
-        const uint v2671 = v2670 - v74;
-        out[v2671] = v2663;
-      }
-    }
-    const uint v2672 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2674 = v963 + v2672;
-    const uint v2675 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2677 = v966 + v2675;
-    const bool v2678 = v2674 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2679 = v2677 < v75;
-    const bool v2680 = v2678 && v2679;
-    if (v2680) {
-      const float v2681 = v88.m[5][7].thread_elements()[1];
-      const uint v2683 = v2677 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2684 = v2683 < v2;
-      const bool v2685 = v2678 && v2684;
-      if (v2685) {
-        const uint v2687 = v2674 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2688 = v2687 + v2677;
-        const uint v2689 = v2688 - v74;
-        out[v2689] = v2681;
-      }
-    }
-    const uint v2690 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2692 = v963 + v2690;
-    const uint v2693 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2695 = v966 + v2693;
-    const bool v2696 = v2692 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2697 = v2695 < v75;
-    const bool v2698 = v2696 && v2697;
-    if (v2698) {
-      const float v2699 = v88.m[6][0].thread_elements()[0];
-      const uint v2701 = v2695 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2702 = v2701 < v2;
-      const bool v2703 = v2696 && v2702;
-      if (v2703) {
-        const uint v2705 = v2692 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2706 = v2705 + v2695;
-        const uint v2707 = v2706 - v74;
-        out[v2707] = v2699;
-      }
-    }
-    const uint v2708 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2710 = v963 + v2708;
-    const uint v2711 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2713 = v966 + v2711;
-    const bool v2714 = v2710 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2715 = v2713 < v75;
-    const bool v2716 = v2714 && v2715;
-    if (v2716) {
-      const float v2717 = v88.m[6][0].thread_elements()[1];
-      const uint v2719 = v2713 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2720 = v2719 < v2;
-      const bool v2721 = v2714 && v2720;
-      if (v2721) {
-        const uint v2723 = v2710 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2724 = v2723 + v2713;
-        const uint v2725 = v2724 - v74;
-        out[v2725] = v2717;
-      }
-    }
-    const uint v2726 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2728 = v963 + v2726;
-    const uint v2729 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2731 = v966 + v2729;
-    const bool v2732 = v2728 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2733 = v2731 < v75;
-    const bool v2734 = v2732 && v2733;
-    if (v2734) {
-      const float v2735 = v88.m[6][1].thread_elements()[0];
-      const uint v2737 = v2731 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2738 = v2737 < v2;
-      const bool v2739 = v2732 && v2738;
-      if (v2739) {
-        const uint v2741 = v2728 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2742 = v2741 + v2731;
-        const uint v2743 = v2742 - v74;
-        out[v2743] = v2735;
-      }
-    }
-    const uint v2744 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2746 = v963 + v2744;
-    const uint v2747 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2749 = v966 + v2747;
-    const bool v2750 = v2746 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2751 = v2749 < v75;
-    const bool v2752 = v2750 && v2751;
-    if (v2752) {
-      const float v2753 = v88.m[6][1].thread_elements()[1];
-      const uint v2755 = v2749 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2756 = v2755 < v2;
-      const bool v2757 = v2750 && v2756;
-      if (v2757) {
-        const uint v2759 = v2746 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2760 = v2759 + v2749;
-        const uint v2761 = v2760 - v74;
-        out[v2761] = v2753;
-      }
-    }
-    const uint v2762 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2764 = v963 + v2762;
-    const uint v2765 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2767 = v966 + v2765;
-    const bool v2768 = v2764 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2769 = v2767 < v75;
-    const bool v2770 = v2768 && v2769;
-    if (v2770) {
-      const float v2771 = v88.m[6][2].thread_elements()[0];
-      const uint v2773 = v2767 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2774 = v2773 < v2;
-      const bool v2775 = v2768 && v2774;
-      if (v2775) {
-        const uint v2777 = v2764 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2778 = v2777 + v2767;
-        const uint v2779 = v2778 - v74;
-        out[v2779] = v2771;
-      }
-    }
-    const uint v2780 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2782 = v963 + v2780;
-    const uint v2783 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2785 = v966 + v2783;
-    const bool v2786 = v2782 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2787 = v2785 < v75;
-    const bool v2788 = v2786 && v2787;
-    if (v2788) {
-      const float v2789 = v88.m[6][2].thread_elements()[1];
-      const uint v2791 = v2785 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2792 = v2791 < v2;
-      const bool v2793 = v2786 && v2792;
-      if (v2793) {
-        const uint v2795 = v2782 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2796 = v2795 + v2785;
-        const uint v2797 = v2796 - v74;
-        out[v2797] = v2789;
-      }
-    }
-    const uint v2798 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2800 = v963 + v2798;
-    const uint v2801 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2803 = v966 + v2801;
-    const bool v2804 = v2800 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2805 = v2803 < v75;
-    const bool v2806 = v2804 && v2805;
-    if (v2806) {
-      const float v2807 = v88.m[6][3].thread_elements()[0];
-      const uint v2809 = v2803 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2810 = v2809 < v2;
-      const bool v2811 = v2804 && v2810;
-      if (v2811) {
-        const uint v2813 = v2800 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2814 = v2813 + v2803;
-        const uint v2815 = v2814 - v74;
-        out[v2815] = v2807;
-      }
-    }
-    const uint v2816 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2818 = v963 + v2816;
-    const uint v2819 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2821 = v966 + v2819;
-    const bool v2822 = v2818 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2823 = v2821 < v75;
-    const bool v2824 = v2822 && v2823;
-    if (v2824) {
-      const float v2825 = v88.m[6][3].thread_elements()[1];
-      const uint v2827 = v2821 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2828 = v2827 < v2;
-      const bool v2829 = v2822 && v2828;
-      if (v2829) {
-        const uint v2831 = v2818 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2832 = v2831 + v2821;
-        const uint v2833 = v2832 - v74;
-        out[v2833] = v2825;
-      }
-    }
-    const uint v2834 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2836 = v963 + v2834;
-    const uint v2837 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2839 = v966 + v2837;
-    const bool v2840 = v2836 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2841 = v2839 < v75;
-    const bool v2842 = v2840 && v2841;
-    if (v2842) {
-      const float v2843 = v88.m[6][4].thread_elements()[0];
-      const uint v2845 = v2839 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2846 = v2845 < v2;
-      const bool v2847 = v2840 && v2846;
-      if (v2847) {
-        const uint v2849 = v2836 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2850 = v2849 + v2839;
-        const uint v2851 = v2850 - v74;
-        out[v2851] = v2843;
-      }
-    }
-    const uint v2852 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2854 = v963 + v2852;
-    const uint v2855 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2857 = v966 + v2855;
-    const bool v2858 = v2854 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2859 = v2857 < v75;
-    const bool v2860 = v2858 && v2859;
-    if (v2860) {
-      const float v2861 = v88.m[6][4].thread_elements()[1];
-      const uint v2863 = v2857 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2864 = v2863 < v2;
-      const bool v2865 = v2858 && v2864;
-      if (v2865) {
-        const uint v2867 = v2854 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2868 = v2867 + v2857;
-        const uint v2869 = v2868 - v74;
-        out[v2869] = v2861;
-      }
-    }
-    const uint v2870 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2872 = v963 + v2870;
-    const uint v2873 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2875 = v966 + v2873;
-    const bool v2876 = v2872 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2877 = v2875 < v75;
-    const bool v2878 = v2876 && v2877;
-    if (v2878) {
-      const float v2879 = v88.m[6][5].thread_elements()[0];
-      const uint v2881 = v2875 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2882 = v2881 < v2;
-      const bool v2883 = v2876 && v2882;
-      if (v2883) {
-        const uint v2885 = v2872 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2886 = v2885 + v2875;
-        const uint v2887 = v2886 - v74;
-        out[v2887] = v2879;
-      }
-    }
-    const uint v2888 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2890 = v963 + v2888;
-    const uint v2891 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2893 = v966 + v2891;
-    const bool v2894 = v2890 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2895 = v2893 < v75;
-    const bool v2896 = v2894 && v2895;
-    if (v2896) {
-      const float v2897 = v88.m[6][5].thread_elements()[1];
-      const uint v2899 = v2893 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2900 = v2899 < v2;
-      const bool v2901 = v2894 && v2900;
-      if (v2901) {
-        const uint v2903 = v2890 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2904 = v2903 + v2893;
-        const uint v2905 = v2904 - v74;
-        out[v2905] = v2897;
-      }
-    }
-    const uint v2906 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2908 = v963 + v2906;
-    const uint v2909 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2911 = v966 + v2909;
-    const bool v2912 = v2908 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2913 = v2911 < v75;
-    const bool v2914 = v2912 && v2913;
-    if (v2914) {
-      const float v2915 = v88.m[6][6].thread_elements()[0];
-      const uint v2917 = v2911 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2918 = v2917 < v2;
-      const bool v2919 = v2912 && v2918;
-      if (v2919) {
-        const uint v2921 = v2908 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2922 = v2921 + v2911;
-        const uint v2923 = v2922 - v74;
-        out[v2923] = v2915;
-      }
-    }
-    const uint v2924 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2926 = v963 + v2924;
-    const uint v2927 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2929 = v966 + v2927;
-    const bool v2930 = v2926 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2931 = v2929 < v75;
-    const bool v2932 = v2930 && v2931;
-    if (v2932) {
-      const float v2933 = v88.m[6][6].thread_elements()[1];
-      const uint v2935 = v2929 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2936 = v2935 < v2;
-      const bool v2937 = v2930 && v2936;
-      if (v2937) {
-        const uint v2939 = v2926 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2940 = v2939 + v2929;
-        const uint v2941 = v2940 - v74;
-        out[v2941] = v2933;
-      }
-    }
-    const uint v2942 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2944 = v963 + v2942;
-    const uint v2945 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2947 = v966 + v2945;
-    const bool v2948 = v2944 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2949 = v2947 < v75;
-    const bool v2950 = v2948 && v2949;
-    if (v2950) {
-      const float v2951 = v88.m[6][7].thread_elements()[0];
-      const uint v2953 = v2947 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2954 = v2953 < v2;
-      const bool v2955 = v2948 && v2954;
-      if (v2955) {
-        const uint v2957 = v2944 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2958 = v2957 + v2947;
-        const uint v2959 = v2958 - v74;
-        out[v2959] = v2951;
-      }
-    }
-    const uint v2960 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2962 = v963 + v2960;
-    const uint v2963 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2965 = v966 + v2963;
-    const bool v2966 = v2962 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2967 = v2965 < v75;
-    const bool v2968 = v2966 && v2967;
-    if (v2968) {
-      const float v2969 = v88.m[6][7].thread_elements()[1];
-      const uint v2971 = v2965 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2972 = v2971 < v2;
-      const bool v2973 = v2966 && v2972;
-      if (v2973) {
-        const uint v2975 = v2962 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2976 = v2975 + v2965;
-        const uint v2977 = v2976 - v74;
-        out[v2977] = v2969;
-      }
-    }
-    const uint v2978 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2980 = v963 + v2978;
-    const uint v2981 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2983 = v966 + v2981;
-    const bool v2984 = v2980 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2985 = v2983 < v75;
-    const bool v2986 = v2984 && v2985;
-    if (v2986) {
-      const float v2987 = v88.m[7][0].thread_elements()[0];
-      const uint v2989 = v2983 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2990 = v2989 < v2;
-      const bool v2991 = v2984 && v2990;
-      if (v2991) {
-        const uint v2993 = v2980 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2994 = v2993 + v2983;
-        const uint v2995 = v2994 - v74;
-        out[v2995] = v2987;
-      }
-    }
-    const uint v2996 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2998 = v963 + v2996;
-    const uint v2999 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3001 = v966 + v2999;
-    const bool v3002 = v2998 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3003 = v3001 < v75;
-    const bool v3004 = v3002 && v3003;
-    if (v3004) {
-      const float v3005 = v88.m[7][0].thread_elements()[1];
-      const uint v3007 = v3001 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3008 = v3007 < v2;
-      const bool v3009 = v3002 && v3008;
-      if (v3009) {
-        const uint v3011 = v2998 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3012 = v3011 + v3001;
-        const uint v3013 = v3012 - v74;
-        out[v3013] = v3005;
-      }
-    }
-    const uint v3014 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3016 = v963 + v3014;
-    const uint v3017 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3019 = v966 + v3017;
-    const bool v3020 = v3016 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3021 = v3019 < v75;
-    const bool v3022 = v3020 && v3021;
-    if (v3022) {
-      const float v3023 = v88.m[7][1].thread_elements()[0];
-      const uint v3025 = v3019 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3026 = v3025 < v2;
-      const bool v3027 = v3020 && v3026;
-      if (v3027) {
-        const uint v3029 = v3016 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3030 = v3029 + v3019;
-        const uint v3031 = v3030 - v74;
-        out[v3031] = v3023;
-      }
-    }
-    const uint v3032 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3034 = v963 + v3032;
-    const uint v3035 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3037 = v966 + v3035;
-    const bool v3038 = v3034 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3039 = v3037 < v75;
-    const bool v3040 = v3038 && v3039;
-    if (v3040) {
-      const float v3041 = v88.m[7][1].thread_elements()[1];
-      const uint v3043 = v3037 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3044 = v3043 < v2;
-      const bool v3045 = v3038 && v3044;
-      if (v3045) {
-        const uint v3047 = v3034 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3048 = v3047 + v3037;
-        const uint v3049 = v3048 - v74;
-        out[v3049] = v3041;
-      }
-    }
-    const uint v3050 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3052 = v963 + v3050;
-    const uint v3053 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3055 = v966 + v3053;
-    const bool v3056 = v3052 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3057 = v3055 < v75;
-    const bool v3058 = v3056 && v3057;
-    if (v3058) {
-      const float v3059 = v88.m[7][2].thread_elements()[0];
-      const uint v3061 = v3055 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3062 = v3061 < v2;
-      const bool v3063 = v3056 && v3062;
-      if (v3063) {
-        const uint v3065 = v3052 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3066 = v3065 + v3055;
-        const uint v3067 = v3066 - v74;
-        out[v3067] = v3059;
-      }
-    }
-    const uint v3068 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3070 = v963 + v3068;
-    const uint v3071 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3073 = v966 + v3071;
-    const bool v3074 = v3070 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3075 = v3073 < v75;
-    const bool v3076 = v3074 && v3075;
-    if (v3076) {
-      const float v3077 = v88.m[7][2].thread_elements()[1];
-      const uint v3079 = v3073 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3080 = v3079 < v2;
-      const bool v3081 = v3074 && v3080;
-      if (v3081) {
-        const uint v3083 = v3070 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3084 = v3083 + v3073;
-        const uint v3085 = v3084 - v74;
-        out[v3085] = v3077;
-      }
-    }
-    const uint v3086 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3088 = v963 + v3086;
-    const uint v3089 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3091 = v966 + v3089;
-    const bool v3092 = v3088 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3093 = v3091 < v75;
-    const bool v3094 = v3092 && v3093;
-    if (v3094) {
-      const float v3095 = v88.m[7][3].thread_elements()[0];
-      const uint v3097 = v3091 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3098 = v3097 < v2;
-      const bool v3099 = v3092 && v3098;
-      if (v3099) {
-        const uint v3101 = v3088 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3102 = v3101 + v3091;
-        const uint v3103 = v3102 - v74;
-        out[v3103] = v3095;
-      }
-    }
-    const uint v3104 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3106 = v963 + v3104;
-    const uint v3107 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3109 = v966 + v3107;
-    const bool v3110 = v3106 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3111 = v3109 < v75;
-    const bool v3112 = v3110 && v3111;
-    if (v3112) {
-      const float v3113 = v88.m[7][3].thread_elements()[1];
-      const uint v3115 = v3109 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3116 = v3115 < v2;
-      const bool v3117 = v3110 && v3116;
-      if (v3117) {
-        const uint v3119 = v3106 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3120 = v3119 + v3109;
-        const uint v3121 = v3120 - v74;
-        out[v3121] = v3113;
-      }
-    }
-    const uint v3122 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3124 = v963 + v3122;
-    const uint v3125 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3127 = v966 + v3125;
-    const bool v3128 = v3124 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3129 = v3127 < v75;
-    const bool v3130 = v3128 && v3129;
-    if (v3130) {
-      const float v3131 = v88.m[7][4].thread_elements()[0];
-      const uint v3133 = v3127 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3134 = v3133 < v2;
-      const bool v3135 = v3128 && v3134;
-      if (v3135) {
-        const uint v3137 = v3124 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3138 = v3137 + v3127;
-        const uint v3139 = v3138 - v74;
-        out[v3139] = v3131;
-      }
-    }
-    const uint v3140 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3142 = v963 + v3140;
-    const uint v3143 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3145 = v966 + v3143;
-    const bool v3146 = v3142 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3147 = v3145 < v75;
-    const bool v3148 = v3146 && v3147;
-    if (v3148) {
-      const float v3149 = v88.m[7][4].thread_elements()[1];
-      const uint v3151 = v3145 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3152 = v3151 < v2;
-      const bool v3153 = v3146 && v3152;
-      if (v3153) {
-        const uint v3155 = v3142 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3156 = v3155 + v3145;
-        const uint v3157 = v3156 - v74;
-        out[v3157] = v3149;
-      }
-    }
-    const uint v3158 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3160 = v963 + v3158;
-    const uint v3161 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3163 = v966 + v3161;
-    const bool v3164 = v3160 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3165 = v3163 < v75;
-    const bool v3166 = v3164 && v3165;
-    if (v3166) {
-      const float v3167 = v88.m[7][5].thread_elements()[0];
-      const uint v3169 = v3163 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3170 = v3169 < v2;
-      const bool v3171 = v3164 && v3170;
-      if (v3171) {
-        const uint v3173 = v3160 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3174 = v3173 + v3163;
-        const uint v3175 = v3174 - v74;
-        out[v3175] = v3167;
-      }
-    }
-    const uint v3176 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3178 = v963 + v3176;
-    const uint v3179 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3181 = v966 + v3179;
-    const bool v3182 = v3178 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3183 = v3181 < v75;
-    const bool v3184 = v3182 && v3183;
-    if (v3184) {
-      const float v3185 = v88.m[7][5].thread_elements()[1];
-      const uint v3187 = v3181 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3188 = v3187 < v2;
-      const bool v3189 = v3182 && v3188;
-      if (v3189) {
-        const uint v3191 = v3178 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3192 = v3191 + v3181;
-        const uint v3193 = v3192 - v74;
-        out[v3193] = v3185;
-      }
-    }
-    const uint v3194 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3196 = v963 + v3194;
-    const uint v3197 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3199 = v966 + v3197;
-    const bool v3200 = v3196 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3201 = v3199 < v75;
-    const bool v3202 = v3200 && v3201;
-    if (v3202) {
-      const float v3203 = v88.m[7][6].thread_elements()[0];
-      const uint v3205 = v3199 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3206 = v3205 < v2;
-      const bool v3207 = v3200 && v3206;
-      if (v3207) {
-        const uint v3209 = v3196 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3210 = v3209 + v3199;
-        const uint v3211 = v3210 - v74;
-        out[v3211] = v3203;
-      }
-    }
-    const uint v3212 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3214 = v963 + v3212;
-    const uint v3215 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3217 = v966 + v3215;
-    const bool v3218 = v3214 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3219 = v3217 < v75;
-    const bool v3220 = v3218 && v3219;
-    if (v3220) {
-      const float v3221 = v88.m[7][6].thread_elements()[1];
-      const uint v3223 = v3217 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3224 = v3223 < v2;
-      const bool v3225 = v3218 && v3224;
-      if (v3225) {
-        const uint v3227 = v3214 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3228 = v3227 + v3217;
-        const uint v3229 = v3228 - v74;
-        out[v3229] = v3221;
-      }
-    }
-    const uint v3230 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3232 = v963 + v3230;
-    const uint v3233 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3235 = v966 + v3233;
-    const bool v3236 = v3232 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3237 = v3235 < v75;
-    const bool v3238 = v3236 && v3237;
-    if (v3238) {
-      const float v3239 = v88.m[7][7].thread_elements()[0];
-      const uint v3241 = v3235 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3242 = v3241 < v2;
-      const bool v3243 = v3236 && v3242;
-      if (v3243) {
-        const uint v3245 = v3232 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3246 = v3245 + v3235;
-        const uint v3247 = v3246 - v74;
-        out[v3247] = v3239;
-      }
-    }
-    const uint v3248 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3250 = v963 + v3248;
-    const uint v3251 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3253 = v966 + v3251;
-    const bool v3254 = v3250 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3255 = v3253 < v75;
-    const bool v3256 = v3254 && v3255;
-    if (v3256) {
-      const float v3257 = v88.m[7][7].thread_elements()[1];
-      const uint v3259 = v3253 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3260 = v3259 < v2;
-      const bool v3261 = v3254 && v3260;
-      if (v3261) {
-        const uint v3263 = v3250 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3264 = v3263 + v3253;
-        const uint v3265 = v3264 - v74;
-        out[v3265] = v3257;
+    const uint v966 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v967 = v75 + v86;
+    const uint v968 = v967 + v966;
+    const uint v969 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v970 = v80 + v90;
+    const uint v971 = v970 + v969;
+    const bool v972 = v968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v973 = v971 < v79;
+    const bool v974 = v972 && v973;
+    if (v974) {
+      const float v975 = v92.m[0][0].thread_elements()[0];
+      const uint v977 = v971 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v978 = v977 < v2;
+      const bool v979 = v972 && v978;
+      if (v979) {
+        const uint v981 = v968 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v982 = v981 + v971;
+        const uint v983 = v982 - v78;
+        out[v983] = v975;
+      }
+    }
+    const uint v984 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v986 = v967 + v984;
+    const uint v987 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v989 = v970 + v987;
+    const bool v990 = v986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v991 = v989 < v79;
+    const bool v992 = v990 && v991;
+    if (v992) {
+      const float v993 = v92.m[0][0].thread_elements()[1];
+      const uint v995 = v989 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v996 = v995 < v2;
+      const bool v997 = v990 && v996;
+      if (v997) {
+        const uint v999 = v986 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1000 = v999 + v989;
+        const uint v1001 = v1000 - v78;
+        out[v1001] = v993;
+      }
+    }
+    const uint v1002 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1004 = v967 + v1002;
+    const uint v1005 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1007 = v970 + v1005;
+    const bool v1008 = v1004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1009 = v1007 < v79;
+    const bool v1010 = v1008 && v1009;
+    if (v1010) {
+      const float v1011 = v92.m[0][1].thread_elements()[0];
+      const uint v1013 = v1007 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1014 = v1013 < v2;
+      const bool v1015 = v1008 && v1014;
+      if (v1015) {
+        const uint v1017 = v1004 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1018 = v1017 + v1007;
+        const uint v1019 = v1018 - v78;
+        out[v1019] = v1011;
+      }
+    }
+    const uint v1020 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1022 = v967 + v1020;
+    const uint v1023 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1025 = v970 + v1023;
+    const bool v1026 = v1022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1027 = v1025 < v79;
+    const bool v1028 = v1026 && v1027;
+    if (v1028) {
+      const float v1029 = v92.m[0][1].thread_elements()[1];
+      const uint v1031 = v1025 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1032 = v1031 < v2;
+      const bool v1033 = v1026 && v1032;
+      if (v1033) {
+        const uint v1035 = v1022 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1036 = v1035 + v1025;
+        const uint v1037 = v1036 - v78;
+        out[v1037] = v1029;
+      }
+    }
+    const uint v1038 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1040 = v967 + v1038;
+    const uint v1041 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1043 = v970 + v1041;
+    const bool v1044 = v1040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1045 = v1043 < v79;
+    const bool v1046 = v1044 && v1045;
+    if (v1046) {
+      const float v1047 = v92.m[0][2].thread_elements()[0];
+      const uint v1049 = v1043 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1050 = v1049 < v2;
+      const bool v1051 = v1044 && v1050;
+      if (v1051) {
+        const uint v1053 = v1040 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1054 = v1053 + v1043;
+        const uint v1055 = v1054 - v78;
+        out[v1055] = v1047;
+      }
+    }
+    const uint v1056 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1058 = v967 + v1056;
+    const uint v1059 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1061 = v970 + v1059;
+    const bool v1062 = v1058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1063 = v1061 < v79;
+    const bool v1064 = v1062 && v1063;
+    if (v1064) {
+      const float v1065 = v92.m[0][2].thread_elements()[1];
+      const uint v1067 = v1061 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1068 = v1067 < v2;
+      const bool v1069 = v1062 && v1068;
+      if (v1069) {
+        const uint v1071 = v1058 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1072 = v1071 + v1061;
+        const uint v1073 = v1072 - v78;
+        out[v1073] = v1065;
+      }
+    }
+    const uint v1074 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1076 = v967 + v1074;
+    const uint v1077 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1079 = v970 + v1077;
+    const bool v1080 = v1076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1081 = v1079 < v79;
+    const bool v1082 = v1080 && v1081;
+    if (v1082) {
+      const float v1083 = v92.m[0][3].thread_elements()[0];
+      const uint v1085 = v1079 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1086 = v1085 < v2;
+      const bool v1087 = v1080 && v1086;
+      if (v1087) {
+        const uint v1089 = v1076 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1090 = v1089 + v1079;
+        const uint v1091 = v1090 - v78;
+        out[v1091] = v1083;
+      }
+    }
+    const uint v1092 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1094 = v967 + v1092;
+    const uint v1095 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1097 = v970 + v1095;
+    const bool v1098 = v1094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1099 = v1097 < v79;
+    const bool v1100 = v1098 && v1099;
+    if (v1100) {
+      const float v1101 = v92.m[0][3].thread_elements()[1];
+      const uint v1103 = v1097 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1104 = v1103 < v2;
+      const bool v1105 = v1098 && v1104;
+      if (v1105) {
+        const uint v1107 = v1094 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1108 = v1107 + v1097;
+        const uint v1109 = v1108 - v78;
+        out[v1109] = v1101;
+      }
+    }
+    const uint v1110 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1112 = v967 + v1110;
+    const uint v1113 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1115 = v970 + v1113;
+    const bool v1116 = v1112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1117 = v1115 < v79;
+    const bool v1118 = v1116 && v1117;
+    if (v1118) {
+      const float v1119 = v92.m[0][4].thread_elements()[0];
+      const uint v1121 = v1115 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1122 = v1121 < v2;
+      const bool v1123 = v1116 && v1122;
+      if (v1123) {
+        const uint v1125 = v1112 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1126 = v1125 + v1115;
+        const uint v1127 = v1126 - v78;
+        out[v1127] = v1119;
+      }
+    }
+    const uint v1128 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1130 = v967 + v1128;
+    const uint v1131 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1133 = v970 + v1131;
+    const bool v1134 = v1130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1135 = v1133 < v79;
+    const bool v1136 = v1134 && v1135;
+    if (v1136) {
+      const float v1137 = v92.m[0][4].thread_elements()[1];
+      const uint v1139 = v1133 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1140 = v1139 < v2;
+      const bool v1141 = v1134 && v1140;
+      if (v1141) {
+        const uint v1143 = v1130 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1144 = v1143 + v1133;
+        const uint v1145 = v1144 - v78;
+        out[v1145] = v1137;
+      }
+    }
+    const uint v1146 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1148 = v967 + v1146;
+    const uint v1149 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1151 = v970 + v1149;
+    const bool v1152 = v1148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1153 = v1151 < v79;
+    const bool v1154 = v1152 && v1153;
+    if (v1154) {
+      const float v1155 = v92.m[0][5].thread_elements()[0];
+      const uint v1157 = v1151 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1158 = v1157 < v2;
+      const bool v1159 = v1152 && v1158;
+      if (v1159) {
+        const uint v1161 = v1148 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1162 = v1161 + v1151;
+        const uint v1163 = v1162 - v78;
+        out[v1163] = v1155;
+      }
+    }
+    const uint v1164 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1166 = v967 + v1164;
+    const uint v1167 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1169 = v970 + v1167;
+    const bool v1170 = v1166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1171 = v1169 < v79;
+    const bool v1172 = v1170 && v1171;
+    if (v1172) {
+      const float v1173 = v92.m[0][5].thread_elements()[1];
+      const uint v1175 = v1169 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1176 = v1175 < v2;
+      const bool v1177 = v1170 && v1176;
+      if (v1177) {
+        const uint v1179 = v1166 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1180 = v1179 + v1169;
+        const uint v1181 = v1180 - v78;
+        out[v1181] = v1173;
+      }
+    }
+    const uint v1182 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1184 = v967 + v1182;
+    const uint v1185 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1187 = v970 + v1185;
+    const bool v1188 = v1184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1189 = v1187 < v79;
+    const bool v1190 = v1188 && v1189;
+    if (v1190) {
+      const float v1191 = v92.m[0][6].thread_elements()[0];
+      const uint v1193 = v1187 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1194 = v1193 < v2;
+      const bool v1195 = v1188 && v1194;
+      if (v1195) {
+        const uint v1197 = v1184 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1198 = v1197 + v1187;
+        const uint v1199 = v1198 - v78;
+        out[v1199] = v1191;
+      }
+    }
+    const uint v1200 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1202 = v967 + v1200;
+    const uint v1203 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1205 = v970 + v1203;
+    const bool v1206 = v1202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1207 = v1205 < v79;
+    const bool v1208 = v1206 && v1207;
+    if (v1208) {
+      const float v1209 = v92.m[0][6].thread_elements()[1];
+      const uint v1211 = v1205 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1212 = v1211 < v2;
+      const bool v1213 = v1206 && v1212;
+      if (v1213) {
+        const uint v1215 = v1202 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1216 = v1215 + v1205;
+        const uint v1217 = v1216 - v78;
+        out[v1217] = v1209;
+      }
+    }
+    const uint v1218 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1220 = v967 + v1218;
+    const uint v1221 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1223 = v970 + v1221;
+    const bool v1224 = v1220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1225 = v1223 < v79;
+    const bool v1226 = v1224 && v1225;
+    if (v1226) {
+      const float v1227 = v92.m[0][7].thread_elements()[0];
+      const uint v1229 = v1223 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1230 = v1229 < v2;
+      const bool v1231 = v1224 && v1230;
+      if (v1231) {
+        const uint v1233 = v1220 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1234 = v1233 + v1223;
+        const uint v1235 = v1234 - v78;
+        out[v1235] = v1227;
+      }
+    }
+    const uint v1236 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1238 = v967 + v1236;
+    const uint v1239 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1241 = v970 + v1239;
+    const bool v1242 = v1238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1243 = v1241 < v79;
+    const bool v1244 = v1242 && v1243;
+    if (v1244) {
+      const float v1245 = v92.m[0][7].thread_elements()[1];
+      const uint v1247 = v1241 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1248 = v1247 < v2;
+      const bool v1249 = v1242 && v1248;
+      if (v1249) {
+        const uint v1251 = v1238 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1252 = v1251 + v1241;
+        const uint v1253 = v1252 - v78;
+        out[v1253] = v1245;
+      }
+    }
+    const uint v1254 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1256 = v967 + v1254;
+    const uint v1257 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1259 = v970 + v1257;
+    const bool v1260 = v1256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1261 = v1259 < v79;
+    const bool v1262 = v1260 && v1261;
+    if (v1262) {
+      const float v1263 = v92.m[1][0].thread_elements()[0];
+      const uint v1265 = v1259 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1266 = v1265 < v2;
+      const bool v1267 = v1260 && v1266;
+      if (v1267) {
+        const uint v1269 = v1256 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1270 = v1269 + v1259;
+        const uint v1271 = v1270 - v78;
+        out[v1271] = v1263;
+      }
+    }
+    const uint v1272 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1274 = v967 + v1272;
+    const uint v1275 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1277 = v970 + v1275;
+    const bool v1278 = v1274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1279 = v1277 < v79;
+    const bool v1280 = v1278 && v1279;
+    if (v1280) {
+      const float v1281 = v92.m[1][0].thread_elements()[1];
+      const uint v1283 = v1277 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1284 = v1283 < v2;
+      const bool v1285 = v1278 && v1284;
+      if (v1285) {
+        const uint v1287 = v1274 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1288 = v1287 + v1277;
+        const uint v1289 = v1288 - v78;
+        out[v1289] = v1281;
+      }
+    }
+    const uint v1290 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1292 = v967 + v1290;
+    const uint v1293 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1295 = v970 + v1293;
+    const bool v1296 = v1292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1297 = v1295 < v79;
+    const bool v1298 = v1296 && v1297;
+    if (v1298) {
+      const float v1299 = v92.m[1][1].thread_elements()[0];
+      const uint v1301 = v1295 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1302 = v1301 < v2;
+      const bool v1303 = v1296 && v1302;
+      if (v1303) {
+        const uint v1305 = v1292 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1306 = v1305 + v1295;
+        const uint v1307 = v1306 - v78;
+        out[v1307] = v1299;
+      }
+    }
+    const uint v1308 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1310 = v967 + v1308;
+    const uint v1311 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1313 = v970 + v1311;
+    const bool v1314 = v1310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1315 = v1313 < v79;
+    const bool v1316 = v1314 && v1315;
+    if (v1316) {
+      const float v1317 = v92.m[1][1].thread_elements()[1];
+      const uint v1319 = v1313 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1320 = v1319 < v2;
+      const bool v1321 = v1314 && v1320;
+      if (v1321) {
+        const uint v1323 = v1310 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1324 = v1323 + v1313;
+        const uint v1325 = v1324 - v78;
+        out[v1325] = v1317;
+      }
+    }
+    const uint v1326 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1328 = v967 + v1326;
+    const uint v1329 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1331 = v970 + v1329;
+    const bool v1332 = v1328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1333 = v1331 < v79;
+    const bool v1334 = v1332 && v1333;
+    if (v1334) {
+      const float v1335 = v92.m[1][2].thread_elements()[0];
+      const uint v1337 = v1331 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1338 = v1337 < v2;
+      const bool v1339 = v1332 && v1338;
+      if (v1339) {
+        const uint v1341 = v1328 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1342 = v1341 + v1331;
+        const uint v1343 = v1342 - v78;
+        out[v1343] = v1335;
+      }
+    }
+    const uint v1344 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1346 = v967 + v1344;
+    const uint v1347 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1349 = v970 + v1347;
+    const bool v1350 = v1346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1351 = v1349 < v79;
+    const bool v1352 = v1350 && v1351;
+    if (v1352) {
+      const float v1353 = v92.m[1][2].thread_elements()[1];
+      const uint v1355 = v1349 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1356 = v1355 < v2;
+      const bool v1357 = v1350 && v1356;
+      if (v1357) {
+        const uint v1359 = v1346 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1360 = v1359 + v1349;
+        const uint v1361 = v1360 - v78;
+        out[v1361] = v1353;
+      }
+    }
+    const uint v1362 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1364 = v967 + v1362;
+    const uint v1365 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1367 = v970 + v1365;
+    const bool v1368 = v1364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1369 = v1367 < v79;
+    const bool v1370 = v1368 && v1369;
+    if (v1370) {
+      const float v1371 = v92.m[1][3].thread_elements()[0];
+      const uint v1373 = v1367 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1374 = v1373 < v2;
+      const bool v1375 = v1368 && v1374;
+      if (v1375) {
+        const uint v1377 = v1364 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1378 = v1377 + v1367;
+        const uint v1379 = v1378 - v78;
+        out[v1379] = v1371;
+      }
+    }
+    const uint v1380 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1382 = v967 + v1380;
+    const uint v1383 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1385 = v970 + v1383;
+    const bool v1386 = v1382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1387 = v1385 < v79;
+    const bool v1388 = v1386 && v1387;
+    if (v1388) {
+      const float v1389 = v92.m[1][3].thread_elements()[1];
+      const uint v1391 = v1385 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1392 = v1391 < v2;
+      const bool v1393 = v1386 && v1392;
+      if (v1393) {
+        const uint v1395 = v1382 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1396 = v1395 + v1385;
+        const uint v1397 = v1396 - v78;
+        out[v1397] = v1389;
+      }
+    }
+    const uint v1398 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1400 = v967 + v1398;
+    const uint v1401 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1403 = v970 + v1401;
+    const bool v1404 = v1400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1405 = v1403 < v79;
+    const bool v1406 = v1404 && v1405;
+    if (v1406) {
+      const float v1407 = v92.m[1][4].thread_elements()[0];
+      const uint v1409 = v1403 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1410 = v1409 < v2;
+      const bool v1411 = v1404 && v1410;
+      if (v1411) {
+        const uint v1413 = v1400 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1414 = v1413 + v1403;
+        const uint v1415 = v1414 - v78;
+        out[v1415] = v1407;
+      }
+    }
+    const uint v1416 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1418 = v967 + v1416;
+    const uint v1419 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1421 = v970 + v1419;
+    const bool v1422 = v1418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1423 = v1421 < v79;
+    const bool v1424 = v1422 && v1423;
+    if (v1424) {
+      const float v1425 = v92.m[1][4].thread_elements()[1];
+      const uint v1427 = v1421 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1428 = v1427 < v2;
+      const bool v1429 = v1422 && v1428;
+      if (v1429) {
+        const uint v1431 = v1418 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1432 = v1431 + v1421;
+        const uint v1433 = v1432 - v78;
+        out[v1433] = v1425;
+      }
+    }
+    const uint v1434 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1436 = v967 + v1434;
+    const uint v1437 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1439 = v970 + v1437;
+    const bool v1440 = v1436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1441 = v1439 < v79;
+    const bool v1442 = v1440 && v1441;
+    if (v1442) {
+      const float v1443 = v92.m[1][5].thread_elements()[0];
+      const uint v1445 = v1439 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1446 = v1445 < v2;
+      const bool v1447 = v1440 && v1446;
+      if (v1447) {
+        const uint v1449 = v1436 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1450 = v1449 + v1439;
+        const uint v1451 = v1450 - v78;
+        out[v1451] = v1443;
+      }
+    }
+    const uint v1452 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1454 = v967 + v1452;
+    const uint v1455 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1457 = v970 + v1455;
+    const bool v1458 = v1454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1459 = v1457 < v79;
+    const bool v1460 = v1458 && v1459;
+    if (v1460) {
+      const float v1461 = v92.m[1][5].thread_elements()[1];
+      const uint v1463 = v1457 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1464 = v1463 < v2;
+      const bool v1465 = v1458 && v1464;
+      if (v1465) {
+        const uint v1467 = v1454 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1468 = v1467 + v1457;
+        const uint v1469 = v1468 - v78;
+        out[v1469] = v1461;
+      }
+    }
+    const uint v1470 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1472 = v967 + v1470;
+    const uint v1473 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1475 = v970 + v1473;
+    const bool v1476 = v1472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1477 = v1475 < v79;
+    const bool v1478 = v1476 && v1477;
+    if (v1478) {
+      const float v1479 = v92.m[1][6].thread_elements()[0];
+      const uint v1481 = v1475 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1482 = v1481 < v2;
+      const bool v1483 = v1476 && v1482;
+      if (v1483) {
+        const uint v1485 = v1472 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1486 = v1485 + v1475;
+        const uint v1487 = v1486 - v78;
+        out[v1487] = v1479;
+      }
+    }
+    const uint v1488 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1490 = v967 + v1488;
+    const uint v1491 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1493 = v970 + v1491;
+    const bool v1494 = v1490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1495 = v1493 < v79;
+    const bool v1496 = v1494 && v1495;
+    if (v1496) {
+      const float v1497 = v92.m[1][6].thread_elements()[1];
+      const uint v1499 = v1493 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1500 = v1499 < v2;
+      const bool v1501 = v1494 && v1500;
+      if (v1501) {
+        const uint v1503 = v1490 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1504 = v1503 + v1493;
+        const uint v1505 = v1504 - v78;
+        out[v1505] = v1497;
+      }
+    }
+    const uint v1506 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1508 = v967 + v1506;
+    const uint v1509 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1511 = v970 + v1509;
+    const bool v1512 = v1508 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1513 = v1511 < v79;
+    const bool v1514 = v1512 && v1513;
+    if (v1514) {
+      const float v1515 = v92.m[1][7].thread_elements()[0];
+      const uint v1517 = v1511 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1518 = v1517 < v2;
+      const bool v1519 = v1512 && v1518;
+      if (v1519) {
+        const uint v1521 = v1508 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1522 = v1521 + v1511;
+        const uint v1523 = v1522 - v78;
+        out[v1523] = v1515;
+      }
+    }
+    const uint v1524 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1526 = v967 + v1524;
+    const uint v1527 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1529 = v970 + v1527;
+    const bool v1530 = v1526 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1531 = v1529 < v79;
+    const bool v1532 = v1530 && v1531;
+    if (v1532) {
+      const float v1533 = v92.m[1][7].thread_elements()[1];
+      const uint v1535 = v1529 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1536 = v1535 < v2;
+      const bool v1537 = v1530 && v1536;
+      if (v1537) {
+        const uint v1539 = v1526 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1540 = v1539 + v1529;
+        const uint v1541 = v1540 - v78;
+        out[v1541] = v1533;
+      }
+    }
+    const uint v1542 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1544 = v967 + v1542;
+    const uint v1545 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1547 = v970 + v1545;
+    const bool v1548 = v1544 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1549 = v1547 < v79;
+    const bool v1550 = v1548 && v1549;
+    if (v1550) {
+      const float v1551 = v92.m[2][0].thread_elements()[0];
+      const uint v1553 = v1547 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1554 = v1553 < v2;
+      const bool v1555 = v1548 && v1554;
+      if (v1555) {
+        const uint v1557 = v1544 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1558 = v1557 + v1547;
+        const uint v1559 = v1558 - v78;
+        out[v1559] = v1551;
+      }
+    }
+    const uint v1560 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1562 = v967 + v1560;
+    const uint v1563 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1565 = v970 + v1563;
+    const bool v1566 = v1562 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1567 = v1565 < v79;
+    const bool v1568 = v1566 && v1567;
+    if (v1568) {
+      const float v1569 = v92.m[2][0].thread_elements()[1];
+      const uint v1571 = v1565 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1572 = v1571 < v2;
+      const bool v1573 = v1566 && v1572;
+      if (v1573) {
+        const uint v1575 = v1562 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1576 = v1575 + v1565;
+        const uint v1577 = v1576 - v78;
+        out[v1577] = v1569;
+      }
+    }
+    const uint v1578 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1580 = v967 + v1578;
+    const uint v1581 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1583 = v970 + v1581;
+    const bool v1584 = v1580 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1585 = v1583 < v79;
+    const bool v1586 = v1584 && v1585;
+    if (v1586) {
+      const float v1587 = v92.m[2][1].thread_elements()[0];
+      const uint v1589 = v1583 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1590 = v1589 < v2;
+      const bool v1591 = v1584 && v1590;
+      if (v1591) {
+        const uint v1593 = v1580 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1594 = v1593 + v1583;
+        const uint v1595 = v1594 - v78;
+        out[v1595] = v1587;
+      }
+    }
+    const uint v1596 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1598 = v967 + v1596;
+    const uint v1599 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1601 = v970 + v1599;
+    const bool v1602 = v1598 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1603 = v1601 < v79;
+    const bool v1604 = v1602 && v1603;
+    if (v1604) {
+      const float v1605 = v92.m[2][1].thread_elements()[1];
+      const uint v1607 = v1601 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1608 = v1607 < v2;
+      const bool v1609 = v1602 && v1608;
+      if (v1609) {
+        const uint v1611 = v1598 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1612 = v1611 + v1601;
+        const uint v1613 = v1612 - v78;
+        out[v1613] = v1605;
+      }
+    }
+    const uint v1614 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1616 = v967 + v1614;
+    const uint v1617 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1619 = v970 + v1617;
+    const bool v1620 = v1616 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1621 = v1619 < v79;
+    const bool v1622 = v1620 && v1621;
+    if (v1622) {
+      const float v1623 = v92.m[2][2].thread_elements()[0];
+      const uint v1625 = v1619 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1626 = v1625 < v2;
+      const bool v1627 = v1620 && v1626;
+      if (v1627) {
+        const uint v1629 = v1616 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1630 = v1629 + v1619;
+        const uint v1631 = v1630 - v78;
+        out[v1631] = v1623;
+      }
+    }
+    const uint v1632 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1634 = v967 + v1632;
+    const uint v1635 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1637 = v970 + v1635;
+    const bool v1638 = v1634 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1639 = v1637 < v79;
+    const bool v1640 = v1638 && v1639;
+    if (v1640) {
+      const float v1641 = v92.m[2][2].thread_elements()[1];
+      const uint v1643 = v1637 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1644 = v1643 < v2;
+      const bool v1645 = v1638 && v1644;
+      if (v1645) {
+        const uint v1647 = v1634 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1648 = v1647 + v1637;
+        const uint v1649 = v1648 - v78;
+        out[v1649] = v1641;
+      }
+    }
+    const uint v1650 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1652 = v967 + v1650;
+    const uint v1653 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1655 = v970 + v1653;
+    const bool v1656 = v1652 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1657 = v1655 < v79;
+    const bool v1658 = v1656 && v1657;
+    if (v1658) {
+      const float v1659 = v92.m[2][3].thread_elements()[0];
+      const uint v1661 = v1655 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1662 = v1661 < v2;
+      const bool v1663 = v1656 && v1662;
+      if (v1663) {
+        const uint v1665 = v1652 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1666 = v1665 + v1655;
+        const uint v1667 = v1666 - v78;
+        out[v1667] = v1659;
+      }
+    }
+    const uint v1668 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1670 = v967 + v1668;
+    const uint v1671 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1673 = v970 + v1671;
+    const bool v1674 = v1670 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1675 = v1673 < v79;
+    const bool v1676 = v1674 && v1675;
+    if (v1676) {
+      const float v1677 = v92.m[2][3].thread_elements()[1];
+      const uint v1679 = v1673 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1680 = v1679 < v2;
+      const bool v1681 = v1674 && v1680;
+      if (v1681) {
+        const uint v1683 = v1670 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1684 = v1683 + v1673;
+        const uint v1685 = v1684 - v78;
+        out[v1685] = v1677;
+      }
+    }
+    const uint v1686 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1688 = v967 + v1686;
+    const uint v1689 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1691 = v970 + v1689;
+    const bool v1692 = v1688 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1693 = v1691 < v79;
+    const bool v1694 = v1692 && v1693;
+    if (v1694) {
+      const float v1695 = v92.m[2][4].thread_elements()[0];
+      const uint v1697 = v1691 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1698 = v1697 < v2;
+      const bool v1699 = v1692 && v1698;
+      if (v1699) {
+        const uint v1701 = v1688 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1702 = v1701 + v1691;
+        const uint v1703 = v1702 - v78;
+        out[v1703] = v1695;
+      }
+    }
+    const uint v1704 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1706 = v967 + v1704;
+    const uint v1707 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1709 = v970 + v1707;
+    const bool v1710 = v1706 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1711 = v1709 < v79;
+    const bool v1712 = v1710 && v1711;
+    if (v1712) {
+      const float v1713 = v92.m[2][4].thread_elements()[1];
+      const uint v1715 = v1709 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1716 = v1715 < v2;
+      const bool v1717 = v1710 && v1716;
+      if (v1717) {
+        const uint v1719 = v1706 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1720 = v1719 + v1709;
+        const uint v1721 = v1720 - v78;
+        out[v1721] = v1713;
+      }
+    }
+    const uint v1722 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1724 = v967 + v1722;
+    const uint v1725 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1727 = v970 + v1725;
+    const bool v1728 = v1724 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1729 = v1727 < v79;
+    const bool v1730 = v1728 && v1729;
+    if (v1730) {
+      const float v1731 = v92.m[2][5].thread_elements()[0];
+      const uint v1733 = v1727 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1734 = v1733 < v2;
+      const bool v1735 = v1728 && v1734;
+      if (v1735) {
+        const uint v1737 = v1724 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1738 = v1737 + v1727;
+        const uint v1739 = v1738 - v78;
+        out[v1739] = v1731;
+      }
+    }
+    const uint v1740 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1742 = v967 + v1740;
+    const uint v1743 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1745 = v970 + v1743;
+    const bool v1746 = v1742 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1747 = v1745 < v79;
+    const bool v1748 = v1746 && v1747;
+    if (v1748) {
+      const float v1749 = v92.m[2][5].thread_elements()[1];
+      const uint v1751 = v1745 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1752 = v1751 < v2;
+      const bool v1753 = v1746 && v1752;
+      if (v1753) {
+        const uint v1755 = v1742 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1756 = v1755 + v1745;
+        const uint v1757 = v1756 - v78;
+        out[v1757] = v1749;
+      }
+    }
+    const uint v1758 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1760 = v967 + v1758;
+    const uint v1761 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1763 = v970 + v1761;
+    const bool v1764 = v1760 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1765 = v1763 < v79;
+    const bool v1766 = v1764 && v1765;
+    if (v1766) {
+      const float v1767 = v92.m[2][6].thread_elements()[0];
+      const uint v1769 = v1763 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1770 = v1769 < v2;
+      const bool v1771 = v1764 && v1770;
+      if (v1771) {
+        const uint v1773 = v1760 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1774 = v1773 + v1763;
+        const uint v1775 = v1774 - v78;
+        out[v1775] = v1767;
+      }
+    }
+    const uint v1776 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1778 = v967 + v1776;
+    const uint v1779 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1781 = v970 + v1779;
+    const bool v1782 = v1778 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1783 = v1781 < v79;
+    const bool v1784 = v1782 && v1783;
+    if (v1784) {
+      const float v1785 = v92.m[2][6].thread_elements()[1];
+      const uint v1787 = v1781 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1788 = v1787 < v2;
+      const bool v1789 = v1782 && v1788;
+      if (v1789) {
+        const uint v1791 = v1778 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1792 = v1791 + v1781;
+        const uint v1793 = v1792 - v78;
+        out[v1793] = v1785;
+      }
+    }
+    const uint v1794 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1796 = v967 + v1794;
+    const uint v1797 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1799 = v970 + v1797;
+    const bool v1800 = v1796 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1801 = v1799 < v79;
+    const bool v1802 = v1800 && v1801;
+    if (v1802) {
+      const float v1803 = v92.m[2][7].thread_elements()[0];
+      const uint v1805 = v1799 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1806 = v1805 < v2;
+      const bool v1807 = v1800 && v1806;
+      if (v1807) {
+        const uint v1809 = v1796 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1810 = v1809 + v1799;
+        const uint v1811 = v1810 - v78;
+        out[v1811] = v1803;
+      }
+    }
+    const uint v1812 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1814 = v967 + v1812;
+    const uint v1815 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1817 = v970 + v1815;
+    const bool v1818 = v1814 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1819 = v1817 < v79;
+    const bool v1820 = v1818 && v1819;
+    if (v1820) {
+      const float v1821 = v92.m[2][7].thread_elements()[1];
+      const uint v1823 = v1817 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1824 = v1823 < v2;
+      const bool v1825 = v1818 && v1824;
+      if (v1825) {
+        const uint v1827 = v1814 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1828 = v1827 + v1817;
+        const uint v1829 = v1828 - v78;
+        out[v1829] = v1821;
+      }
+    }
+    const uint v1830 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1832 = v967 + v1830;
+    const uint v1833 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1835 = v970 + v1833;
+    const bool v1836 = v1832 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1837 = v1835 < v79;
+    const bool v1838 = v1836 && v1837;
+    if (v1838) {
+      const float v1839 = v92.m[3][0].thread_elements()[0];
+      const uint v1841 = v1835 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1842 = v1841 < v2;
+      const bool v1843 = v1836 && v1842;
+      if (v1843) {
+        const uint v1845 = v1832 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1846 = v1845 + v1835;
+        const uint v1847 = v1846 - v78;
+        out[v1847] = v1839;
+      }
+    }
+    const uint v1848 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1850 = v967 + v1848;
+    const uint v1851 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1853 = v970 + v1851;
+    const bool v1854 = v1850 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1855 = v1853 < v79;
+    const bool v1856 = v1854 && v1855;
+    if (v1856) {
+      const float v1857 = v92.m[3][0].thread_elements()[1];
+      const uint v1859 = v1853 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1860 = v1859 < v2;
+      const bool v1861 = v1854 && v1860;
+      if (v1861) {
+        const uint v1863 = v1850 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1864 = v1863 + v1853;
+        const uint v1865 = v1864 - v78;
+        out[v1865] = v1857;
+      }
+    }
+    const uint v1866 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1868 = v967 + v1866;
+    const uint v1869 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1871 = v970 + v1869;
+    const bool v1872 = v1868 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1873 = v1871 < v79;
+    const bool v1874 = v1872 && v1873;
+    if (v1874) {
+      const float v1875 = v92.m[3][1].thread_elements()[0];
+      const uint v1877 = v1871 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1878 = v1877 < v2;
+      const bool v1879 = v1872 && v1878;
+      if (v1879) {
+        const uint v1881 = v1868 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1882 = v1881 + v1871;
+        const uint v1883 = v1882 - v78;
+        out[v1883] = v1875;
+      }
+    }
+    const uint v1884 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1886 = v967 + v1884;
+    const uint v1887 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1889 = v970 + v1887;
+    const bool v1890 = v1886 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1891 = v1889 < v79;
+    const bool v1892 = v1890 && v1891;
+    if (v1892) {
+      const float v1893 = v92.m[3][1].thread_elements()[1];
+      const uint v1895 = v1889 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1896 = v1895 < v2;
+      const bool v1897 = v1890 && v1896;
+      if (v1897) {
+        const uint v1899 = v1886 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1900 = v1899 + v1889;
+        const uint v1901 = v1900 - v78;
+        out[v1901] = v1893;
+      }
+    }
+    const uint v1902 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1904 = v967 + v1902;
+    const uint v1905 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1907 = v970 + v1905;
+    const bool v1908 = v1904 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1909 = v1907 < v79;
+    const bool v1910 = v1908 && v1909;
+    if (v1910) {
+      const float v1911 = v92.m[3][2].thread_elements()[0];
+      const uint v1913 = v1907 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1914 = v1913 < v2;
+      const bool v1915 = v1908 && v1914;
+      if (v1915) {
+        const uint v1917 = v1904 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1918 = v1917 + v1907;
+        const uint v1919 = v1918 - v78;
+        out[v1919] = v1911;
+      }
+    }
+    const uint v1920 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1922 = v967 + v1920;
+    const uint v1923 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1925 = v970 + v1923;
+    const bool v1926 = v1922 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1927 = v1925 < v79;
+    const bool v1928 = v1926 && v1927;
+    if (v1928) {
+      const float v1929 = v92.m[3][2].thread_elements()[1];
+      const uint v1931 = v1925 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1932 = v1931 < v2;
+      const bool v1933 = v1926 && v1932;
+      if (v1933) {
+        const uint v1935 = v1922 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1936 = v1935 + v1925;
+        const uint v1937 = v1936 - v78;
+        out[v1937] = v1929;
+      }
+    }
+    const uint v1938 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1940 = v967 + v1938;
+    const uint v1941 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1943 = v970 + v1941;
+    const bool v1944 = v1940 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1945 = v1943 < v79;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const float v1947 = v92.m[3][3].thread_elements()[0];
+      const uint v1949 = v1943 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1950 = v1949 < v2;
+      const bool v1951 = v1944 && v1950;
+      if (v1951) {
+        const uint v1953 = v1940 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1954 = v1953 + v1943;
+        const uint v1955 = v1954 - v78;
+        out[v1955] = v1947;
+      }
+    }
+    const uint v1956 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1958 = v967 + v1956;
+    const uint v1959 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1961 = v970 + v1959;
+    const bool v1962 = v1958 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1963 = v1961 < v79;
+    const bool v1964 = v1962 && v1963;
+    if (v1964) {
+      const float v1965 = v92.m[3][3].thread_elements()[1];
+      const uint v1967 = v1961 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1968 = v1967 < v2;
+      const bool v1969 = v1962 && v1968;
+      if (v1969) {
+        const uint v1971 = v1958 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1972 = v1971 + v1961;
+        const uint v1973 = v1972 - v78;
+        out[v1973] = v1965;
+      }
+    }
+    const uint v1974 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1976 = v967 + v1974;
+    const uint v1977 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1979 = v970 + v1977;
+    const bool v1980 = v1976 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1981 = v1979 < v79;
+    const bool v1982 = v1980 && v1981;
+    if (v1982) {
+      const float v1983 = v92.m[3][4].thread_elements()[0];
+      const uint v1985 = v1979 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1986 = v1985 < v2;
+      const bool v1987 = v1980 && v1986;
+      if (v1987) {
+        const uint v1989 = v1976 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1990 = v1989 + v1979;
+        const uint v1991 = v1990 - v78;
+        out[v1991] = v1983;
+      }
+    }
+    const uint v1992 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1994 = v967 + v1992;
+    const uint v1995 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1997 = v970 + v1995;
+    const bool v1998 = v1994 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1999 = v1997 < v79;
+    const bool v2000 = v1998 && v1999;
+    if (v2000) {
+      const float v2001 = v92.m[3][4].thread_elements()[1];
+      const uint v2003 = v1997 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2004 = v2003 < v2;
+      const bool v2005 = v1998 && v2004;
+      if (v2005) {
+        const uint v2007 = v1994 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2008 = v2007 + v1997;
+        const uint v2009 = v2008 - v78;
+        out[v2009] = v2001;
+      }
+    }
+    const uint v2010 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2012 = v967 + v2010;
+    const uint v2013 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2015 = v970 + v2013;
+    const bool v2016 = v2012 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2017 = v2015 < v79;
+    const bool v2018 = v2016 && v2017;
+    if (v2018) {
+      const float v2019 = v92.m[3][5].thread_elements()[0];
+      const uint v2021 = v2015 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2022 = v2021 < v2;
+      const bool v2023 = v2016 && v2022;
+      if (v2023) {
+        const uint v2025 = v2012 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2026 = v2025 + v2015;
+        const uint v2027 = v2026 - v78;
+        out[v2027] = v2019;
+      }
+    }
+    const uint v2028 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2030 = v967 + v2028;
+    const uint v2031 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2033 = v970 + v2031;
+    const bool v2034 = v2030 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2035 = v2033 < v79;
+    const bool v2036 = v2034 && v2035;
+    if (v2036) {
+      const float v2037 = v92.m[3][5].thread_elements()[1];
+      const uint v2039 = v2033 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2040 = v2039 < v2;
+      const bool v2041 = v2034 && v2040;
+      if (v2041) {
+        const uint v2043 = v2030 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2044 = v2043 + v2033;
+        const uint v2045 = v2044 - v78;
+        out[v2045] = v2037;
+      }
+    }
+    const uint v2046 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2048 = v967 + v2046;
+    const uint v2049 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2051 = v970 + v2049;
+    const bool v2052 = v2048 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2053 = v2051 < v79;
+    const bool v2054 = v2052 && v2053;
+    if (v2054) {
+      const float v2055 = v92.m[3][6].thread_elements()[0];
+      const uint v2057 = v2051 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2058 = v2057 < v2;
+      const bool v2059 = v2052 && v2058;
+      if (v2059) {
+        const uint v2061 = v2048 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2062 = v2061 + v2051;
+        const uint v2063 = v2062 - v78;
+        out[v2063] = v2055;
+      }
+    }
+    const uint v2064 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2066 = v967 + v2064;
+    const uint v2067 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2069 = v970 + v2067;
+    const bool v2070 = v2066 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2071 = v2069 < v79;
+    const bool v2072 = v2070 && v2071;
+    if (v2072) {
+      const float v2073 = v92.m[3][6].thread_elements()[1];
+      const uint v2075 = v2069 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2076 = v2075 < v2;
+      const bool v2077 = v2070 && v2076;
+      if (v2077) {
+        const uint v2079 = v2066 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2080 = v2079 + v2069;
+        const uint v2081 = v2080 - v78;
+        out[v2081] = v2073;
+      }
+    }
+    const uint v2082 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2084 = v967 + v2082;
+    const uint v2085 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2087 = v970 + v2085;
+    const bool v2088 = v2084 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2089 = v2087 < v79;
+    const bool v2090 = v2088 && v2089;
+    if (v2090) {
+      const float v2091 = v92.m[3][7].thread_elements()[0];
+      const uint v2093 = v2087 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2094 = v2093 < v2;
+      const bool v2095 = v2088 && v2094;
+      if (v2095) {
+        const uint v2097 = v2084 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2098 = v2097 + v2087;
+        const uint v2099 = v2098 - v78;
+        out[v2099] = v2091;
+      }
+    }
+    const uint v2100 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2102 = v967 + v2100;
+    const uint v2103 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2105 = v970 + v2103;
+    const bool v2106 = v2102 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2107 = v2105 < v79;
+    const bool v2108 = v2106 && v2107;
+    if (v2108) {
+      const float v2109 = v92.m[3][7].thread_elements()[1];
+      const uint v2111 = v2105 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2112 = v2111 < v2;
+      const bool v2113 = v2106 && v2112;
+      if (v2113) {
+        const uint v2115 = v2102 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2116 = v2115 + v2105;
+        const uint v2117 = v2116 - v78;
+        out[v2117] = v2109;
+      }
+    }
+    const uint v2118 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2120 = v967 + v2118;
+    const uint v2121 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2123 = v970 + v2121;
+    const bool v2124 = v2120 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2125 = v2123 < v79;
+    const bool v2126 = v2124 && v2125;
+    if (v2126) {
+      const float v2127 = v92.m[4][0].thread_elements()[0];
+      const uint v2129 = v2123 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2130 = v2129 < v2;
+      const bool v2131 = v2124 && v2130;
+      if (v2131) {
+        const uint v2133 = v2120 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2134 = v2133 + v2123;
+        const uint v2135 = v2134 - v78;
+        out[v2135] = v2127;
+      }
+    }
+    const uint v2136 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2138 = v967 + v2136;
+    const uint v2139 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2141 = v970 + v2139;
+    const bool v2142 = v2138 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2143 = v2141 < v79;
+    const bool v2144 = v2142 && v2143;
+    if (v2144) {
+      const float v2145 = v92.m[4][0].thread_elements()[1];
+      const uint v2147 = v2141 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2148 = v2147 < v2;
+      const bool v2149 = v2142 && v2148;
+      if (v2149) {
+        const uint v2151 = v2138 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2152 = v2151 + v2141;
+        const uint v2153 = v2152 - v78;
+        out[v2153] = v2145;
+      }
+    }
+    const uint v2154 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2156 = v967 + v2154;
+    const uint v2157 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2159 = v970 + v2157;
+    const bool v2160 = v2156 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2161 = v2159 < v79;
+    const bool v2162 = v2160 && v2161;
+    if (v2162) {
+      const float v2163 = v92.m[4][1].thread_elements()[0];
+      const uint v2165 = v2159 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2166 = v2165 < v2;
+      const bool v2167 = v2160 && v2166;
+      if (v2167) {
+        const uint v2169 = v2156 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2170 = v2169 + v2159;
+        const uint v2171 = v2170 - v78;
+        out[v2171] = v2163;
+      }
+    }
+    const uint v2172 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2174 = v967 + v2172;
+    const uint v2175 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2177 = v970 + v2175;
+    const bool v2178 = v2174 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2179 = v2177 < v79;
+    const bool v2180 = v2178 && v2179;
+    if (v2180) {
+      const float v2181 = v92.m[4][1].thread_elements()[1];
+      const uint v2183 = v2177 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2184 = v2183 < v2;
+      const bool v2185 = v2178 && v2184;
+      if (v2185) {
+        const uint v2187 = v2174 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2188 = v2187 + v2177;
+        const uint v2189 = v2188 - v78;
+        out[v2189] = v2181;
+      }
+    }
+    const uint v2190 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2192 = v967 + v2190;
+    const uint v2193 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2195 = v970 + v2193;
+    const bool v2196 = v2192 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2197 = v2195 < v79;
+    const bool v2198 = v2196 && v2197;
+    if (v2198) {
+      const float v2199 = v92.m[4][2].thread_elements()[0];
+      const uint v2201 = v2195 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2202 = v2201 < v2;
+      const bool v2203 = v2196 && v2202;
+      if (v2203) {
+        const uint v2205 = v2192 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2206 = v2205 + v2195;
+        const uint v2207 = v2206 - v78;
+        out[v2207] = v2199;
+      }
+    }
+    const uint v2208 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2210 = v967 + v2208;
+    const uint v2211 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2213 = v970 + v2211;
+    const bool v2214 = v2210 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2215 = v2213 < v79;
+    const bool v2216 = v2214 && v2215;
+    if (v2216) {
+      const float v2217 = v92.m[4][2].thread_elements()[1];
+      const uint v2219 = v2213 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2220 = v2219 < v2;
+      const bool v2221 = v2214 && v2220;
+      if (v2221) {
+        const uint v2223 = v2210 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2224 = v2223 + v2213;
+        const uint v2225 = v2224 - v78;
+        out[v2225] = v2217;
+      }
+    }
+    const uint v2226 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2228 = v967 + v2226;
+    const uint v2229 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2231 = v970 + v2229;
+    const bool v2232 = v2228 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2233 = v2231 < v79;
+    const bool v2234 = v2232 && v2233;
+    if (v2234) {
+      const float v2235 = v92.m[4][3].thread_elements()[0];
+      const uint v2237 = v2231 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2238 = v2237 < v2;
+      const bool v2239 = v2232 && v2238;
+      if (v2239) {
+        const uint v2241 = v2228 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2242 = v2241 + v2231;
+        const uint v2243 = v2242 - v78;
+        out[v2243] = v2235;
+      }
+    }
+    const uint v2244 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2246 = v967 + v2244;
+    const uint v2247 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2249 = v970 + v2247;
+    const bool v2250 = v2246 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2251 = v2249 < v79;
+    const bool v2252 = v2250 && v2251;
+    if (v2252) {
+      const float v2253 = v92.m[4][3].thread_elements()[1];
+      const uint v2255 = v2249 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2256 = v2255 < v2;
+      const bool v2257 = v2250 && v2256;
+      if (v2257) {
+        const uint v2259 = v2246 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2260 = v2259 + v2249;
+        const uint v2261 = v2260 - v78;
+        out[v2261] = v2253;
+      }
+    }
+    const uint v2262 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2264 = v967 + v2262;
+    const uint v2265 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2267 = v970 + v2265;
+    const bool v2268 = v2264 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2269 = v2267 < v79;
+    const bool v2270 = v2268 && v2269;
+    if (v2270) {
+      const float v2271 = v92.m[4][4].thread_elements()[0];
+      const uint v2273 = v2267 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2274 = v2273 < v2;
+      const bool v2275 = v2268 && v2274;
+      if (v2275) {
+        const uint v2277 = v2264 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2278 = v2277 + v2267;
+        const uint v2279 = v2278 - v78;
+        out[v2279] = v2271;
+      }
+    }
+    const uint v2280 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2282 = v967 + v2280;
+    const uint v2283 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2285 = v970 + v2283;
+    const bool v2286 = v2282 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2287 = v2285 < v79;
+    const bool v2288 = v2286 && v2287;
+    if (v2288) {
+      const float v2289 = v92.m[4][4].thread_elements()[1];
+      const uint v2291 = v2285 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2292 = v2291 < v2;
+      const bool v2293 = v2286 && v2292;
+      if (v2293) {
+        const uint v2295 = v2282 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2296 = v2295 + v2285;
+        const uint v2297 = v2296 - v78;
+        out[v2297] = v2289;
+      }
+    }
+    const uint v2298 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2300 = v967 + v2298;
+    const uint v2301 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2303 = v970 + v2301;
+    const bool v2304 = v2300 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2305 = v2303 < v79;
+    const bool v2306 = v2304 && v2305;
+    if (v2306) {
+      const float v2307 = v92.m[4][5].thread_elements()[0];
+      const uint v2309 = v2303 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2310 = v2309 < v2;
+      const bool v2311 = v2304 && v2310;
+      if (v2311) {
+        const uint v2313 = v2300 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2314 = v2313 + v2303;
+        const uint v2315 = v2314 - v78;
+        out[v2315] = v2307;
+      }
+    }
+    const uint v2316 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2318 = v967 + v2316;
+    const uint v2319 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2321 = v970 + v2319;
+    const bool v2322 = v2318 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2323 = v2321 < v79;
+    const bool v2324 = v2322 && v2323;
+    if (v2324) {
+      const float v2325 = v92.m[4][5].thread_elements()[1];
+      const uint v2327 = v2321 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2328 = v2327 < v2;
+      const bool v2329 = v2322 && v2328;
+      if (v2329) {
+        const uint v2331 = v2318 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2332 = v2331 + v2321;
+        const uint v2333 = v2332 - v78;
+        out[v2333] = v2325;
+      }
+    }
+    const uint v2334 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2336 = v967 + v2334;
+    const uint v2337 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2339 = v970 + v2337;
+    const bool v2340 = v2336 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2341 = v2339 < v79;
+    const bool v2342 = v2340 && v2341;
+    if (v2342) {
+      const float v2343 = v92.m[4][6].thread_elements()[0];
+      const uint v2345 = v2339 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2346 = v2345 < v2;
+      const bool v2347 = v2340 && v2346;
+      if (v2347) {
+        const uint v2349 = v2336 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2350 = v2349 + v2339;
+        const uint v2351 = v2350 - v78;
+        out[v2351] = v2343;
+      }
+    }
+    const uint v2352 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2354 = v967 + v2352;
+    const uint v2355 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2357 = v970 + v2355;
+    const bool v2358 = v2354 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2359 = v2357 < v79;
+    const bool v2360 = v2358 && v2359;
+    if (v2360) {
+      const float v2361 = v92.m[4][6].thread_elements()[1];
+      const uint v2363 = v2357 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2364 = v2363 < v2;
+      const bool v2365 = v2358 && v2364;
+      if (v2365) {
+        const uint v2367 = v2354 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2368 = v2367 + v2357;
+        const uint v2369 = v2368 - v78;
+        out[v2369] = v2361;
+      }
+    }
+    const uint v2370 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2372 = v967 + v2370;
+    const uint v2373 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2375 = v970 + v2373;
+    const bool v2376 = v2372 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2377 = v2375 < v79;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v92.m[4][7].thread_elements()[0];
+      const uint v2381 = v2375 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2382 = v2381 < v2;
+      const bool v2383 = v2376 && v2382;
+      if (v2383) {
+        const uint v2385 = v2372 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2386 = v2385 + v2375;
+        const uint v2387 = v2386 - v78;
+        out[v2387] = v2379;
+      }
+    }
+    const uint v2388 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2390 = v967 + v2388;
+    const uint v2391 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2393 = v970 + v2391;
+    const bool v2394 = v2390 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2395 = v2393 < v79;
+    const bool v2396 = v2394 && v2395;
+    if (v2396) {
+      const float v2397 = v92.m[4][7].thread_elements()[1];
+      const uint v2399 = v2393 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2400 = v2399 < v2;
+      const bool v2401 = v2394 && v2400;
+      if (v2401) {
+        const uint v2403 = v2390 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2404 = v2403 + v2393;
+        const uint v2405 = v2404 - v78;
+        out[v2405] = v2397;
+      }
+    }
+    const uint v2406 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2408 = v967 + v2406;
+    const uint v2409 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2411 = v970 + v2409;
+    const bool v2412 = v2408 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2413 = v2411 < v79;
+    const bool v2414 = v2412 && v2413;
+    if (v2414) {
+      const float v2415 = v92.m[5][0].thread_elements()[0];
+      const uint v2417 = v2411 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2418 = v2417 < v2;
+      const bool v2419 = v2412 && v2418;
+      if (v2419) {
+        const uint v2421 = v2408 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2422 = v2421 + v2411;
+        const uint v2423 = v2422 - v78;
+        out[v2423] = v2415;
+      }
+    }
+    const uint v2424 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2426 = v967 + v2424;
+    const uint v2427 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2429 = v970 + v2427;
+    const bool v2430 = v2426 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2431 = v2429 < v79;
+    const bool v2432 = v2430 && v2431;
+    if (v2432) {
+      const float v2433 = v92.m[5][0].thread_elements()[1];
+      const uint v2435 = v2429 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2436 = v2435 < v2;
+      const bool v2437 = v2430 && v2436;
+      if (v2437) {
+        const uint v2439 = v2426 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2440 = v2439 + v2429;
+        const uint v2441 = v2440 - v78;
+        out[v2441] = v2433;
+      }
+    }
+    const uint v2442 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2444 = v967 + v2442;
+    const uint v2445 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2447 = v970 + v2445;
+    const bool v2448 = v2444 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2449 = v2447 < v79;
+    const bool v2450 = v2448 && v2449;
+    if (v2450) {
+      const float v2451 = v92.m[5][1].thread_elements()[0];
+      const uint v2453 = v2447 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2454 = v2453 < v2;
+      const bool v2455 = v2448 && v2454;
+      if (v2455) {
+        const uint v2457 = v2444 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2458 = v2457 + v2447;
+        const uint v2459 = v2458 - v78;
+        out[v2459] = v2451;
+      }
+    }
+    const uint v2460 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2462 = v967 + v2460;
+    const uint v2463 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2465 = v970 + v2463;
+    const bool v2466 = v2462 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2467 = v2465 < v79;
+    const bool v2468 = v2466 && v2467;
+    if (v2468) {
+      const float v2469 = v92.m[5][1].thread_elements()[1];
+      const uint v2471 = v2465 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2472 = v2471 < v2;
+      const bool v2473 = v2466 && v2472;
+      if (v2473) {
+        const uint v2475 = v2462 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2476 = v2475 + v2465;
+        const uint v2477 = v2476 - v78;
+        out[v2477] = v2469;
+      }
+    }
+    const uint v2478 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2480 = v967 + v2478;
+    const uint v2481 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2483 = v970 + v2481;
+    const bool v2484 = v2480 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2485 = v2483 < v79;
+    const bool v2486 = v2484 && v2485;
+    if (v2486) {
+      const float v2487 = v92.m[5][2].thread_elements()[0];
+      const uint v2489 = v2483 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2490 = v2489 < v2;
+      const bool v2491 = v2484 && v2490;
+      if (v2491) {
+        const uint v2493 = v2480 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2494 = v2493 + v2483;
+        const uint v2495 = v2494 - v78;
+        out[v2495] = v2487;
+      }
+    }
+    const uint v2496 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2498 = v967 + v2496;
+    const uint v2499 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2501 = v970 + v2499;
+    const bool v2502 = v2498 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2503 = v2501 < v79;
+    const bool v2504 = v2502 && v2503;
+    if (v2504) {
+      const float v2505 = v92.m[5][2].thread_elements()[1];
+      const uint v2507 = v2501 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2508 = v2507 < v2;
+      const bool v2509 = v2502 && v2508;
+      if (v2509) {
+        const uint v2511 = v2498 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2512 = v2511 + v2501;
+        const uint v2513 = v2512 - v78;
+        out[v2513] = v2505;
+      }
+    }
+    const uint v2514 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2516 = v967 + v2514;
+    const uint v2517 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2519 = v970 + v2517;
+    const bool v2520 = v2516 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2521 = v2519 < v79;
+    const bool v2522 = v2520 && v2521;
+    if (v2522) {
+      const float v2523 = v92.m[5][3].thread_elements()[0];
+      const uint v2525 = v2519 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2526 = v2525 < v2;
+      const bool v2527 = v2520 && v2526;
+      if (v2527) {
+        const uint v2529 = v2516 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2530 = v2529 + v2519;
+        const uint v2531 = v2530 - v78;
+        out[v2531] = v2523;
+      }
+    }
+    const uint v2532 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2534 = v967 + v2532;
+    const uint v2535 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2537 = v970 + v2535;
+    const bool v2538 = v2534 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2539 = v2537 < v79;
+    const bool v2540 = v2538 && v2539;
+    if (v2540) {
+      const float v2541 = v92.m[5][3].thread_elements()[1];
+      const uint v2543 = v2537 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2544 = v2543 < v2;
+      const bool v2545 = v2538 && v2544;
+      if (v2545) {
+        const uint v2547 = v2534 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2548 = v2547 + v2537;
+        const uint v2549 = v2548 - v78;
+        out[v2549] = v2541;
+      }
+    }
+    const uint v2550 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2552 = v967 + v2550;
+    const uint v2553 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2555 = v970 + v2553;
+    const bool v2556 = v2552 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2557 = v2555 < v79;
+    const bool v2558 = v2556 && v2557;
+    if (v2558) {
+      const float v2559 = v92.m[5][4].thread_elements()[0];
+      const uint v2561 = v2555 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2562 = v2561 < v2;
+      const bool v2563 = v2556 && v2562;
+      if (v2563) {
+        const uint v2565 = v2552 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2566 = v2565 + v2555;
+        const uint v2567 = v2566 - v78;
+        out[v2567] = v2559;
+      }
+    }
+    const uint v2568 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2570 = v967 + v2568;
+    const uint v2571 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2573 = v970 + v2571;
+    const bool v2574 = v2570 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2575 = v2573 < v79;
+    const bool v2576 = v2574 && v2575;
+    if (v2576) {
+      const float v2577 = v92.m[5][4].thread_elements()[1];
+      const uint v2579 = v2573 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2580 = v2579 < v2;
+      const bool v2581 = v2574 && v2580;
+      if (v2581) {
+        const uint v2583 = v2570 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2584 = v2583 + v2573;
+        const uint v2585 = v2584 - v78;
+        out[v2585] = v2577;
+      }
+    }
+    const uint v2586 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2588 = v967 + v2586;
+    const uint v2589 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2591 = v970 + v2589;
+    const bool v2592 = v2588 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2593 = v2591 < v79;
+    const bool v2594 = v2592 && v2593;
+    if (v2594) {
+      const float v2595 = v92.m[5][5].thread_elements()[0];
+      const uint v2597 = v2591 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2598 = v2597 < v2;
+      const bool v2599 = v2592 && v2598;
+      if (v2599) {
+        const uint v2601 = v2588 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2602 = v2601 + v2591;
+        const uint v2603 = v2602 - v78;
+        out[v2603] = v2595;
+      }
+    }
+    const uint v2604 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2606 = v967 + v2604;
+    const uint v2607 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2609 = v970 + v2607;
+    const bool v2610 = v2606 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2611 = v2609 < v79;
+    const bool v2612 = v2610 && v2611;
+    if (v2612) {
+      const float v2613 = v92.m[5][5].thread_elements()[1];
+      const uint v2615 = v2609 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2616 = v2615 < v2;
+      const bool v2617 = v2610 && v2616;
+      if (v2617) {
+        const uint v2619 = v2606 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2620 = v2619 + v2609;
+        const uint v2621 = v2620 - v78;
+        out[v2621] = v2613;
+      }
+    }
+    const uint v2622 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2624 = v967 + v2622;
+    const uint v2625 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2627 = v970 + v2625;
+    const bool v2628 = v2624 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2629 = v2627 < v79;
+    const bool v2630 = v2628 && v2629;
+    if (v2630) {
+      const float v2631 = v92.m[5][6].thread_elements()[0];
+      const uint v2633 = v2627 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2634 = v2633 < v2;
+      const bool v2635 = v2628 && v2634;
+      if (v2635) {
+        const uint v2637 = v2624 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2638 = v2637 + v2627;
+        const uint v2639 = v2638 - v78;
+        out[v2639] = v2631;
+      }
+    }
+    const uint v2640 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2642 = v967 + v2640;
+    const uint v2643 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2645 = v970 + v2643;
+    const bool v2646 = v2642 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2647 = v2645 < v79;
+    const bool v2648 = v2646 && v2647;
+    if (v2648) {
+      const float v2649 = v92.m[5][6].thread_elements()[1];
+      const uint v2651 = v2645 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2652 = v2651 < v2;
+      const bool v2653 = v2646 && v2652;
+      if (v2653) {
+        const uint v2655 = v2642 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2656 = v2655 + v2645;
+        const uint v2657 = v2656 - v78;
+        out[v2657] = v2649;
+      }
+    }
+    const uint v2658 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2660 = v967 + v2658;
+    const uint v2661 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2663 = v970 + v2661;
+    const bool v2664 = v2660 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2665 = v2663 < v79;
+    const bool v2666 = v2664 && v2665;
+    if (v2666) {
+      const float v2667 = v92.m[5][7].thread_elements()[0];
+      const uint v2669 = v2663 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2670 = v2669 < v2;
+      const bool v2671 = v2664 && v2670;
+      if (v2671) {
+        const uint v2673 = v2660 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2674 = v2673 + v2663;
+        const uint v2675 = v2674 - v78;
+        out[v2675] = v2667;
+      }
+    }
+    const uint v2676 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2678 = v967 + v2676;
+    const uint v2679 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2681 = v970 + v2679;
+    const bool v2682 = v2678 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2683 = v2681 < v79;
+    const bool v2684 = v2682 && v2683;
+    if (v2684) {
+      const float v2685 = v92.m[5][7].thread_elements()[1];
+      const uint v2687 = v2681 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2688 = v2687 < v2;
+      const bool v2689 = v2682 && v2688;
+      if (v2689) {
+        const uint v2691 = v2678 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2692 = v2691 + v2681;
+        const uint v2693 = v2692 - v78;
+        out[v2693] = v2685;
+      }
+    }
+    const uint v2694 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2696 = v967 + v2694;
+    const uint v2697 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2699 = v970 + v2697;
+    const bool v2700 = v2696 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2701 = v2699 < v79;
+    const bool v2702 = v2700 && v2701;
+    if (v2702) {
+      const float v2703 = v92.m[6][0].thread_elements()[0];
+      const uint v2705 = v2699 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2706 = v2705 < v2;
+      const bool v2707 = v2700 && v2706;
+      if (v2707) {
+        const uint v2709 = v2696 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2710 = v2709 + v2699;
+        const uint v2711 = v2710 - v78;
+        out[v2711] = v2703;
+      }
+    }
+    const uint v2712 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2714 = v967 + v2712;
+    const uint v2715 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2717 = v970 + v2715;
+    const bool v2718 = v2714 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2719 = v2717 < v79;
+    const bool v2720 = v2718 && v2719;
+    if (v2720) {
+      const float v2721 = v92.m[6][0].thread_elements()[1];
+      const uint v2723 = v2717 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2724 = v2723 < v2;
+      const bool v2725 = v2718 && v2724;
+      if (v2725) {
+        const uint v2727 = v2714 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2728 = v2727 + v2717;
+        const uint v2729 = v2728 - v78;
+        out[v2729] = v2721;
+      }
+    }
+    const uint v2730 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2732 = v967 + v2730;
+    const uint v2733 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2735 = v970 + v2733;
+    const bool v2736 = v2732 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2737 = v2735 < v79;
+    const bool v2738 = v2736 && v2737;
+    if (v2738) {
+      const float v2739 = v92.m[6][1].thread_elements()[0];
+      const uint v2741 = v2735 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2742 = v2741 < v2;
+      const bool v2743 = v2736 && v2742;
+      if (v2743) {
+        const uint v2745 = v2732 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2746 = v2745 + v2735;
+        const uint v2747 = v2746 - v78;
+        out[v2747] = v2739;
+      }
+    }
+    const uint v2748 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2750 = v967 + v2748;
+    const uint v2751 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2753 = v970 + v2751;
+    const bool v2754 = v2750 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2755 = v2753 < v79;
+    const bool v2756 = v2754 && v2755;
+    if (v2756) {
+      const float v2757 = v92.m[6][1].thread_elements()[1];
+      const uint v2759 = v2753 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2760 = v2759 < v2;
+      const bool v2761 = v2754 && v2760;
+      if (v2761) {
+        const uint v2763 = v2750 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2764 = v2763 + v2753;
+        const uint v2765 = v2764 - v78;
+        out[v2765] = v2757;
+      }
+    }
+    const uint v2766 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2768 = v967 + v2766;
+    const uint v2769 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2771 = v970 + v2769;
+    const bool v2772 = v2768 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2773 = v2771 < v79;
+    const bool v2774 = v2772 && v2773;
+    if (v2774) {
+      const float v2775 = v92.m[6][2].thread_elements()[0];
+      const uint v2777 = v2771 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2778 = v2777 < v2;
+      const bool v2779 = v2772 && v2778;
+      if (v2779) {
+        const uint v2781 = v2768 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2782 = v2781 + v2771;
+        const uint v2783 = v2782 - v78;
+        out[v2783] = v2775;
+      }
+    }
+    const uint v2784 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2786 = v967 + v2784;
+    const uint v2787 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2789 = v970 + v2787;
+    const bool v2790 = v2786 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2791 = v2789 < v79;
+    const bool v2792 = v2790 && v2791;
+    if (v2792) {
+      const float v2793 = v92.m[6][2].thread_elements()[1];
+      const uint v2795 = v2789 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2796 = v2795 < v2;
+      const bool v2797 = v2790 && v2796;
+      if (v2797) {
+        const uint v2799 = v2786 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2800 = v2799 + v2789;
+        const uint v2801 = v2800 - v78;
+        out[v2801] = v2793;
+      }
+    }
+    const uint v2802 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2804 = v967 + v2802;
+    const uint v2805 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2807 = v970 + v2805;
+    const bool v2808 = v2804 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2809 = v2807 < v79;
+    const bool v2810 = v2808 && v2809;
+    if (v2810) {
+      const float v2811 = v92.m[6][3].thread_elements()[0];
+      const uint v2813 = v2807 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2814 = v2813 < v2;
+      const bool v2815 = v2808 && v2814;
+      if (v2815) {
+        const uint v2817 = v2804 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2818 = v2817 + v2807;
+        const uint v2819 = v2818 - v78;
+        out[v2819] = v2811;
+      }
+    }
+    const uint v2820 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2822 = v967 + v2820;
+    const uint v2823 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2825 = v970 + v2823;
+    const bool v2826 = v2822 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2827 = v2825 < v79;
+    const bool v2828 = v2826 && v2827;
+    if (v2828) {
+      const float v2829 = v92.m[6][3].thread_elements()[1];
+      const uint v2831 = v2825 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2832 = v2831 < v2;
+      const bool v2833 = v2826 && v2832;
+      if (v2833) {
+        const uint v2835 = v2822 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2836 = v2835 + v2825;
+        const uint v2837 = v2836 - v78;
+        out[v2837] = v2829;
+      }
+    }
+    const uint v2838 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2840 = v967 + v2838;
+    const uint v2841 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2843 = v970 + v2841;
+    const bool v2844 = v2840 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2845 = v2843 < v79;
+    const bool v2846 = v2844 && v2845;
+    if (v2846) {
+      const float v2847 = v92.m[6][4].thread_elements()[0];
+      const uint v2849 = v2843 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2850 = v2849 < v2;
+      const bool v2851 = v2844 && v2850;
+      if (v2851) {
+        const uint v2853 = v2840 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2854 = v2853 + v2843;
+        const uint v2855 = v2854 - v78;
+        out[v2855] = v2847;
+      }
+    }
+    const uint v2856 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2858 = v967 + v2856;
+    const uint v2859 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2861 = v970 + v2859;
+    const bool v2862 = v2858 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2863 = v2861 < v79;
+    const bool v2864 = v2862 && v2863;
+    if (v2864) {
+      const float v2865 = v92.m[6][4].thread_elements()[1];
+      const uint v2867 = v2861 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2868 = v2867 < v2;
+      const bool v2869 = v2862 && v2868;
+      if (v2869) {
+        const uint v2871 = v2858 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2872 = v2871 + v2861;
+        const uint v2873 = v2872 - v78;
+        out[v2873] = v2865;
+      }
+    }
+    const uint v2874 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2876 = v967 + v2874;
+    const uint v2877 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2879 = v970 + v2877;
+    const bool v2880 = v2876 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2881 = v2879 < v79;
+    const bool v2882 = v2880 && v2881;
+    if (v2882) {
+      const float v2883 = v92.m[6][5].thread_elements()[0];
+      const uint v2885 = v2879 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2886 = v2885 < v2;
+      const bool v2887 = v2880 && v2886;
+      if (v2887) {
+        const uint v2889 = v2876 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2890 = v2889 + v2879;
+        const uint v2891 = v2890 - v78;
+        out[v2891] = v2883;
+      }
+    }
+    const uint v2892 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2894 = v967 + v2892;
+    const uint v2895 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2897 = v970 + v2895;
+    const bool v2898 = v2894 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2899 = v2897 < v79;
+    const bool v2900 = v2898 && v2899;
+    if (v2900) {
+      const float v2901 = v92.m[6][5].thread_elements()[1];
+      const uint v2903 = v2897 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2904 = v2903 < v2;
+      const bool v2905 = v2898 && v2904;
+      if (v2905) {
+        const uint v2907 = v2894 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2908 = v2907 + v2897;
+        const uint v2909 = v2908 - v78;
+        out[v2909] = v2901;
+      }
+    }
+    const uint v2910 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2912 = v967 + v2910;
+    const uint v2913 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2915 = v970 + v2913;
+    const bool v2916 = v2912 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2917 = v2915 < v79;
+    const bool v2918 = v2916 && v2917;
+    if (v2918) {
+      const float v2919 = v92.m[6][6].thread_elements()[0];
+      const uint v2921 = v2915 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2922 = v2921 < v2;
+      const bool v2923 = v2916 && v2922;
+      if (v2923) {
+        const uint v2925 = v2912 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2926 = v2925 + v2915;
+        const uint v2927 = v2926 - v78;
+        out[v2927] = v2919;
+      }
+    }
+    const uint v2928 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2930 = v967 + v2928;
+    const uint v2931 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2933 = v970 + v2931;
+    const bool v2934 = v2930 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2935 = v2933 < v79;
+    const bool v2936 = v2934 && v2935;
+    if (v2936) {
+      const float v2937 = v92.m[6][6].thread_elements()[1];
+      const uint v2939 = v2933 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2940 = v2939 < v2;
+      const bool v2941 = v2934 && v2940;
+      if (v2941) {
+        const uint v2943 = v2930 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2944 = v2943 + v2933;
+        const uint v2945 = v2944 - v78;
+        out[v2945] = v2937;
+      }
+    }
+    const uint v2946 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2948 = v967 + v2946;
+    const uint v2949 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2951 = v970 + v2949;
+    const bool v2952 = v2948 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2953 = v2951 < v79;
+    const bool v2954 = v2952 && v2953;
+    if (v2954) {
+      const float v2955 = v92.m[6][7].thread_elements()[0];
+      const uint v2957 = v2951 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2958 = v2957 < v2;
+      const bool v2959 = v2952 && v2958;
+      if (v2959) {
+        const uint v2961 = v2948 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2962 = v2961 + v2951;
+        const uint v2963 = v2962 - v78;
+        out[v2963] = v2955;
+      }
+    }
+    const uint v2964 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2966 = v967 + v2964;
+    const uint v2967 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2969 = v970 + v2967;
+    const bool v2970 = v2966 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2971 = v2969 < v79;
+    const bool v2972 = v2970 && v2971;
+    if (v2972) {
+      const float v2973 = v92.m[6][7].thread_elements()[1];
+      const uint v2975 = v2969 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2976 = v2975 < v2;
+      const bool v2977 = v2970 && v2976;
+      if (v2977) {
+        const uint v2979 = v2966 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2980 = v2979 + v2969;
+        const uint v2981 = v2980 - v78;
+        out[v2981] = v2973;
+      }
+    }
+    const uint v2982 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2984 = v967 + v2982;
+    const uint v2985 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2987 = v970 + v2985;
+    const bool v2988 = v2984 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2989 = v2987 < v79;
+    const bool v2990 = v2988 && v2989;
+    if (v2990) {
+      const float v2991 = v92.m[7][0].thread_elements()[0];
+      const uint v2993 = v2987 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2994 = v2993 < v2;
+      const bool v2995 = v2988 && v2994;
+      if (v2995) {
+        const uint v2997 = v2984 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2998 = v2997 + v2987;
+        const uint v2999 = v2998 - v78;
+        out[v2999] = v2991;
+      }
+    }
+    const uint v3000 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3002 = v967 + v3000;
+    const uint v3003 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3005 = v970 + v3003;
+    const bool v3006 = v3002 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3007 = v3005 < v79;
+    const bool v3008 = v3006 && v3007;
+    if (v3008) {
+      const float v3009 = v92.m[7][0].thread_elements()[1];
+      const uint v3011 = v3005 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3012 = v3011 < v2;
+      const bool v3013 = v3006 && v3012;
+      if (v3013) {
+        const uint v3015 = v3002 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3016 = v3015 + v3005;
+        const uint v3017 = v3016 - v78;
+        out[v3017] = v3009;
+      }
+    }
+    const uint v3018 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3020 = v967 + v3018;
+    const uint v3021 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3023 = v970 + v3021;
+    const bool v3024 = v3020 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3025 = v3023 < v79;
+    const bool v3026 = v3024 && v3025;
+    if (v3026) {
+      const float v3027 = v92.m[7][1].thread_elements()[0];
+      const uint v3029 = v3023 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3030 = v3029 < v2;
+      const bool v3031 = v3024 && v3030;
+      if (v3031) {
+        const uint v3033 = v3020 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3034 = v3033 + v3023;
+        const uint v3035 = v3034 - v78;
+        out[v3035] = v3027;
+      }
+    }
+    const uint v3036 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3038 = v967 + v3036;
+    const uint v3039 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3041 = v970 + v3039;
+    const bool v3042 = v3038 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3043 = v3041 < v79;
+    const bool v3044 = v3042 && v3043;
+    if (v3044) {
+      const float v3045 = v92.m[7][1].thread_elements()[1];
+      const uint v3047 = v3041 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3048 = v3047 < v2;
+      const bool v3049 = v3042 && v3048;
+      if (v3049) {
+        const uint v3051 = v3038 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3052 = v3051 + v3041;
+        const uint v3053 = v3052 - v78;
+        out[v3053] = v3045;
+      }
+    }
+    const uint v3054 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3056 = v967 + v3054;
+    const uint v3057 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3059 = v970 + v3057;
+    const bool v3060 = v3056 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3061 = v3059 < v79;
+    const bool v3062 = v3060 && v3061;
+    if (v3062) {
+      const float v3063 = v92.m[7][2].thread_elements()[0];
+      const uint v3065 = v3059 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3066 = v3065 < v2;
+      const bool v3067 = v3060 && v3066;
+      if (v3067) {
+        const uint v3069 = v3056 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3070 = v3069 + v3059;
+        const uint v3071 = v3070 - v78;
+        out[v3071] = v3063;
+      }
+    }
+    const uint v3072 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3074 = v967 + v3072;
+    const uint v3075 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3077 = v970 + v3075;
+    const bool v3078 = v3074 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3079 = v3077 < v79;
+    const bool v3080 = v3078 && v3079;
+    if (v3080) {
+      const float v3081 = v92.m[7][2].thread_elements()[1];
+      const uint v3083 = v3077 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3084 = v3083 < v2;
+      const bool v3085 = v3078 && v3084;
+      if (v3085) {
+        const uint v3087 = v3074 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3088 = v3087 + v3077;
+        const uint v3089 = v3088 - v78;
+        out[v3089] = v3081;
+      }
+    }
+    const uint v3090 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3092 = v967 + v3090;
+    const uint v3093 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3095 = v970 + v3093;
+    const bool v3096 = v3092 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3097 = v3095 < v79;
+    const bool v3098 = v3096 && v3097;
+    if (v3098) {
+      const float v3099 = v92.m[7][3].thread_elements()[0];
+      const uint v3101 = v3095 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3102 = v3101 < v2;
+      const bool v3103 = v3096 && v3102;
+      if (v3103) {
+        const uint v3105 = v3092 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3106 = v3105 + v3095;
+        const uint v3107 = v3106 - v78;
+        out[v3107] = v3099;
+      }
+    }
+    const uint v3108 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3110 = v967 + v3108;
+    const uint v3111 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3113 = v970 + v3111;
+    const bool v3114 = v3110 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3115 = v3113 < v79;
+    const bool v3116 = v3114 && v3115;
+    if (v3116) {
+      const float v3117 = v92.m[7][3].thread_elements()[1];
+      const uint v3119 = v3113 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3120 = v3119 < v2;
+      const bool v3121 = v3114 && v3120;
+      if (v3121) {
+        const uint v3123 = v3110 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3124 = v3123 + v3113;
+        const uint v3125 = v3124 - v78;
+        out[v3125] = v3117;
+      }
+    }
+    const uint v3126 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3128 = v967 + v3126;
+    const uint v3129 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3131 = v970 + v3129;
+    const bool v3132 = v3128 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3133 = v3131 < v79;
+    const bool v3134 = v3132 && v3133;
+    if (v3134) {
+      const float v3135 = v92.m[7][4].thread_elements()[0];
+      const uint v3137 = v3131 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3138 = v3137 < v2;
+      const bool v3139 = v3132 && v3138;
+      if (v3139) {
+        const uint v3141 = v3128 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3142 = v3141 + v3131;
+        const uint v3143 = v3142 - v78;
+        out[v3143] = v3135;
+      }
+    }
+    const uint v3144 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3146 = v967 + v3144;
+    const uint v3147 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3149 = v970 + v3147;
+    const bool v3150 = v3146 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3151 = v3149 < v79;
+    const bool v3152 = v3150 && v3151;
+    if (v3152) {
+      const float v3153 = v92.m[7][4].thread_elements()[1];
+      const uint v3155 = v3149 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3156 = v3155 < v2;
+      const bool v3157 = v3150 && v3156;
+      if (v3157) {
+        const uint v3159 = v3146 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3160 = v3159 + v3149;
+        const uint v3161 = v3160 - v78;
+        out[v3161] = v3153;
+      }
+    }
+    const uint v3162 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3164 = v967 + v3162;
+    const uint v3165 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3167 = v970 + v3165;
+    const bool v3168 = v3164 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3169 = v3167 < v79;
+    const bool v3170 = v3168 && v3169;
+    if (v3170) {
+      const float v3171 = v92.m[7][5].thread_elements()[0];
+      const uint v3173 = v3167 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3174 = v3173 < v2;
+      const bool v3175 = v3168 && v3174;
+      if (v3175) {
+        const uint v3177 = v3164 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3178 = v3177 + v3167;
+        const uint v3179 = v3178 - v78;
+        out[v3179] = v3171;
+      }
+    }
+    const uint v3180 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3182 = v967 + v3180;
+    const uint v3183 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3185 = v970 + v3183;
+    const bool v3186 = v3182 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3187 = v3185 < v79;
+    const bool v3188 = v3186 && v3187;
+    if (v3188) {
+      const float v3189 = v92.m[7][5].thread_elements()[1];
+      const uint v3191 = v3185 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3192 = v3191 < v2;
+      const bool v3193 = v3186 && v3192;
+      if (v3193) {
+        const uint v3195 = v3182 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3196 = v3195 + v3185;
+        const uint v3197 = v3196 - v78;
+        out[v3197] = v3189;
+      }
+    }
+    const uint v3198 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3200 = v967 + v3198;
+    const uint v3201 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3203 = v970 + v3201;
+    const bool v3204 = v3200 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3205 = v3203 < v79;
+    const bool v3206 = v3204 && v3205;
+    if (v3206) {
+      const float v3207 = v92.m[7][6].thread_elements()[0];
+      const uint v3209 = v3203 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3210 = v3209 < v2;
+      const bool v3211 = v3204 && v3210;
+      if (v3211) {
+        const uint v3213 = v3200 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3214 = v3213 + v3203;
+        const uint v3215 = v3214 - v78;
+        out[v3215] = v3207;
+      }
+    }
+    const uint v3216 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3218 = v967 + v3216;
+    const uint v3219 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3221 = v970 + v3219;
+    const bool v3222 = v3218 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3223 = v3221 < v79;
+    const bool v3224 = v3222 && v3223;
+    if (v3224) {
+      const float v3225 = v92.m[7][6].thread_elements()[1];
+      const uint v3227 = v3221 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3228 = v3227 < v2;
+      const bool v3229 = v3222 && v3228;
+      if (v3229) {
+        const uint v3231 = v3218 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3232 = v3231 + v3221;
+        const uint v3233 = v3232 - v78;
+        out[v3233] = v3225;
+      }
+    }
+    const uint v3234 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3236 = v967 + v3234;
+    const uint v3237 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3239 = v970 + v3237;
+    const bool v3240 = v3236 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3241 = v3239 < v79;
+    const bool v3242 = v3240 && v3241;
+    if (v3242) {
+      const float v3243 = v92.m[7][7].thread_elements()[0];
+      const uint v3245 = v3239 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3246 = v3245 < v2;
+      const bool v3247 = v3240 && v3246;
+      if (v3247) {
+        const uint v3249 = v3236 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3250 = v3249 + v3239;
+        const uint v3251 = v3250 - v78;
+        out[v3251] = v3243;
+      }
+    }
+    const uint v3252 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3254 = v967 + v3252;
+    const uint v3255 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3257 = v970 + v3255;
+    const bool v3258 = v3254 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3259 = v3257 < v79;
+    const bool v3260 = v3258 && v3259;
+    if (v3260) {
+      const float v3261 = v92.m[7][7].thread_elements()[1];
+      const uint v3263 = v3257 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3264 = v3263 < v2;
+      const bool v3265 = v3258 && v3264;
+      if (v3265) {
+        const uint v3267 = v3254 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3268 = v3267 + v3257;
+        const uint v3269 = v3268 - v78;
+        out[v3269] = v3261;
       }
     }
   } else {
-    const uint v3266 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:60
-    const uint v3267 = iron_tid.x;
+    const uint v3270 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v3271 = iron_tid.x;
 
-    for (uint v3269 = v3267; v3269 < 16384u; v3269 += v3266) {
-      const uint v3271 = v3269 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const uint v3272 = v71 + v3271;
-      const uint v3274 = v3269 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const uint v3275 = v26 + v3274;
-      const bool v3276 = v3272 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v3277 = v3275 < v2;
-      const bool v3278 = v3276 && v3277;
-      if (v3278) {
-        const uint v3281 = v3272 * v2;
-        const uint v3282 = v3281 + v3275;
-        out[v3282] = 0.0f;
+    for (uint v3273 = v3271; v3273 < 16384u; v3273 += v3270) {
+      const uint v3275 = v3273 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v3276 = v75 + v3275;
+      const uint v3278 = v3273 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v3279 = v26 + v3278;
+      const bool v3280 = v3276 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3281 = v3279 < v2;
+      const bool v3282 = v3280 && v3281;
+      if (v3282) {
+        const uint v3285 = v3276 * v2;
+        const uint v3286 = v3285 + v3279;
+        out[v3286] = 0.0f;
       }
     }
   }

@@ -111,3479 +111,3482 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
   const uint v21 = v13 + v20;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  uint v35 = v34;
+  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const uint v35 = min(v34, v0);
+  uint v36 = v35;
 
-  for (uint v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const uint v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const uint v41 = offsets[v40];
-    const uint v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const uint v45 = v41 - v44;
-    const uint v46 = v45 + 127u;
-    const uint v47 = v46 >> 7u;
-    const uint v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const uint v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const uint v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const uint v57 = v56 << 7u;
-    const uint v59 = v44 + v57;
-    const uint v4836 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const uint v4837 = v53 ? v38 : v4836;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v4837;
-    const uint v4838 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const uint v4839 = v53 ? v59 : v4838;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v4839;
-    const uint v4840 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const uint v4841 = v53 ? v41 : v4840;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v4841;
-    const uint v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const uint v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (uint v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const uint v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const uint v42 = v39 + 1u;
+    const uint v43 = offsets[v42];
+    const uint v44 = max(v43, v40);
+    const uint v45 = min(v44, v0);
+    const uint v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const uint v50 = v49 + 127u;
+    const uint v51 = v50 >> 7u;
+    const uint v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const uint v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const uint v61 = v60 << 7u;
+    const uint v63 = v40 + v61;
+    const uint v4840 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4841 = v57 ? v39 : v4840;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4841;
+    const uint v4842 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4843 = v57 ? v63 : v4842;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4843;
+    const uint v4844 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4845 = v57 ? v45 : v4844;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4845;
+    const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const uint v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const uint v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const uint v65 = v32;
-  const uint v66 = v21 - v65;
-  const uint v67 = v66 << 7u;
-  const uint v68 = v35;
-  const uint v69 = v68 + v67;
-  const uint v4842 = v29;
-  const uint v4843 = v63 ? v69 : v4842;
-  v29 = v4843;
-  const uint v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const uint v71 = v29;
-  const uint v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const uint v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:153
-    const uint v75 = v1 * v2;
-    const uint v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const uint v78 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-    const uint v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const uint v82 = v81 << 6u;
-    const uint v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const uint v69 = v32;
+  const uint v70 = v21 - v69;
+  const uint v71 = v70 << 7u;
+  const uint v72 = v36;
+  const uint v73 = v72 + v71;
+  const uint v4846 = v29;
+  const uint v4847 = v67 ? v73 : v4846;
+  v29 = v4847;
+  const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const uint v75 = v29;
+  const uint v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:153
+    const uint v79 = v1 * v2;
+    const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const uint v86 = v85 << 6u;
-    iron_frag<float, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, float(0.0f));
-    iron_frag<bfloat, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
-    iron_frag_fill(v92, bfloat(bfloat(0.0f)));
-    const uint v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      const uint v3959 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3962 = v3959 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3965 = v3959 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3966 = v3965 << 3u;
-      const uint v3967 = v71 + v3962;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3968 = v3967 < v72;
-      const uint v3973 = v3967 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3979 = v3962 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3984 = v3959 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3986 = v3984 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3989 = v3984 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3990 = v3989 << 3u;
-      const uint v3991 = v71 + v3986;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3992 = v3991 < v72;
-      const uint v3997 = v3991 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4003 = v3986 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4008 = v3959 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4010 = v4008 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4013 = v4008 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4014 = v4013 << 3u;
-      const uint v4015 = v71 + v4010;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4016 = v4015 < v72;
-      const uint v4021 = v4015 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4027 = v4010 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4032 = v3959 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4034 = v4032 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4037 = v4032 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4038 = v4037 << 3u;
-      const uint v4039 = v71 + v4034;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4040 = v4039 < v72;
-      const uint v4045 = v4039 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4051 = v4034 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4065 = v76 + v3962;  // kernels/gemm/quant_b.hpp:137
-      const bool v4066 = v4065 < v75;
-      const uint v4071 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v4075 = v75 - 1u;
-      const uint v4077 = min(v4065, v4075);
-      const uint v4081 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v4082 = v4077 * v4081;
-      const uint v4090 = v3 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v4091 = v4077 * v4090;
-      const uint v4232 = v76 + v3986;  // kernels/gemm/quant_b.hpp:137
-      const bool v4233 = v4232 < v75;
-      const uint v4244 = min(v4232, v4075);  // kernels/gemm/quant_b.hpp:138
-      const uint v4249 = v4244 * v4081;  // kernels/gemm/quant_b.hpp:35
-      const uint v4258 = v4244 * v4090;  // kernels/gemm/quant_b.hpp:38
-      const uint v4399 = v76 + v4010;  // kernels/gemm/quant_b.hpp:137
-      const bool v4400 = v4399 < v75;
-      const uint v4411 = min(v4399, v4075);  // kernels/gemm/quant_b.hpp:138
-      const uint v4416 = v4411 * v4081;  // kernels/gemm/quant_b.hpp:35
-      const uint v4425 = v4411 * v4090;  // kernels/gemm/quant_b.hpp:38
-      const uint v4566 = v76 + v4034;  // kernels/gemm/quant_b.hpp:137
-      const bool v4567 = v4566 < v75;
-      const uint v4578 = min(v4566, v4075);  // kernels/gemm/quant_b.hpp:138
-      const uint v4583 = v4578 * v4081;  // kernels/gemm/quant_b.hpp:35
-      const uint v4592 = v4578 * v4090;  // kernels/gemm/quant_b.hpp:38
-      const uint v4731 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v4737 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v90 = v89 << 6u;
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag_fill(v92, float(0.0f));
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, bfloat(bfloat(0.0f)));
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, bfloat(bfloat(0.0f)));
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      const uint v3963 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3966 = v3963 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3969 = v3963 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3970 = v3969 << 3u;
+      const uint v3971 = v75 + v3966;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3972 = v3971 < v76;
+      const uint v3977 = v3971 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3983 = v3966 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3988 = v3963 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3990 = v3988 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3993 = v3988 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3994 = v3993 << 3u;
+      const uint v3995 = v75 + v3990;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3996 = v3995 < v76;
+      const uint v4001 = v3995 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4007 = v3990 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4012 = v3963 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4014 = v4012 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4017 = v4012 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4018 = v4017 << 3u;
+      const uint v4019 = v75 + v4014;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4020 = v4019 < v76;
+      const uint v4025 = v4019 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4031 = v4014 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4036 = v3963 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4038 = v4036 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4041 = v4036 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4042 = v4041 << 3u;
+      const uint v4043 = v75 + v4038;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4044 = v4043 < v76;
+      const uint v4049 = v4043 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4055 = v4038 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4069 = v80 + v3966;  // kernels/gemm/quant_b.hpp:137
+      const bool v4070 = v4069 < v79;
+      const uint v4075 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v4079 = v79 - 1u;
+      const uint v4081 = min(v4069, v4079);
+      const uint v4085 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v4086 = v4081 * v4085;
+      const uint v4094 = v3 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v4095 = v4081 * v4094;
+      const uint v4236 = v80 + v3990;  // kernels/gemm/quant_b.hpp:137
+      const bool v4237 = v4236 < v79;
+      const uint v4248 = min(v4236, v4079);  // kernels/gemm/quant_b.hpp:138
+      const uint v4253 = v4248 * v4085;  // kernels/gemm/quant_b.hpp:35
+      const uint v4262 = v4248 * v4094;  // kernels/gemm/quant_b.hpp:38
+      const uint v4403 = v80 + v4014;  // kernels/gemm/quant_b.hpp:137
+      const bool v4404 = v4403 < v79;
+      const uint v4415 = min(v4403, v4079);  // kernels/gemm/quant_b.hpp:138
+      const uint v4420 = v4415 * v4085;  // kernels/gemm/quant_b.hpp:35
+      const uint v4429 = v4415 * v4094;  // kernels/gemm/quant_b.hpp:38
+      const uint v4570 = v80 + v4038;  // kernels/gemm/quant_b.hpp:137
+      const bool v4571 = v4570 < v79;
+      const uint v4582 = min(v4570, v4079);  // kernels/gemm/quant_b.hpp:138
+      const uint v4587 = v4582 * v4085;  // kernels/gemm/quant_b.hpp:35
+      const uint v4596 = v4582 * v4094;  // kernels/gemm/quant_b.hpp:38
+      const uint v4735 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v4741 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v3951 = 0u; v3951 < v3; v3951 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const uint v3953 = v3951 >> 5u;
-        const uint v3955 = v3953 % 1u;
+      for (uint v3955 = 0u; v3955 < v3; v3955 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const uint v3957 = v3955 >> 5u;
+        const uint v3959 = v3957 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3957 = v3955 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
-        const uint v3969 = v3951 + v3966;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3970 = v3969 < v3;
-        const bool v3971 = v3968 && v3970;
-        const uint v3975 = v3973 + v3951;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3976 = v3975 + v3966;
-        const uint v3977 = v3971 ? v3976 : 0u;
-        const uint v3980 = v3957 + v3979;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3981 = v3980 + v3966;
+        const uint v3961 = v3959 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const uint v3973 = v3955 + v3970;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3974 = v3973 < v3;
+        const bool v3975 = v3972 && v3974;
+        const uint v3979 = v3977 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3980 = v3979 + v3970;
+        const uint v3981 = v3975 ? v3980 : 0u;
+        const uint v3984 = v3961 + v3983;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3985 = v3984 + v3970;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v3981 + e] = v3971 ? x_sorted[v3977 + e] : bfloat(0);
+          shm0[v3985 + e] = v3975 ? x_sorted[v3981 + e] : bfloat(0);
         }
-        const uint v3993 = v3951 + v3990;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3994 = v3993 < v3;
-        const bool v3995 = v3992 && v3994;
-        const uint v3999 = v3997 + v3951;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4000 = v3999 + v3990;
-        const uint v4001 = v3995 ? v4000 : 0u;
-        const uint v4004 = v3957 + v4003;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4005 = v4004 + v3990;
+        const uint v3997 = v3955 + v3994;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3998 = v3997 < v3;
+        const bool v3999 = v3996 && v3998;
+        const uint v4003 = v4001 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4004 = v4003 + v3994;
+        const uint v4005 = v3999 ? v4004 : 0u;
+        const uint v4008 = v3961 + v4007;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4009 = v4008 + v3994;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4005 + e] = v3995 ? x_sorted[v4001 + e] : bfloat(0);
+          shm0[v4009 + e] = v3999 ? x_sorted[v4005 + e] : bfloat(0);
         }
-        const uint v4017 = v3951 + v4014;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4018 = v4017 < v3;
-        const bool v4019 = v4016 && v4018;
-        const uint v4023 = v4021 + v3951;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4024 = v4023 + v4014;
-        const uint v4025 = v4019 ? v4024 : 0u;
-        const uint v4028 = v3957 + v4027;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4029 = v4028 + v4014;
+        const uint v4021 = v3955 + v4018;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4022 = v4021 < v3;
+        const bool v4023 = v4020 && v4022;
+        const uint v4027 = v4025 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4028 = v4027 + v4018;
+        const uint v4029 = v4023 ? v4028 : 0u;
+        const uint v4032 = v3961 + v4031;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4033 = v4032 + v4018;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4029 + e] = v4019 ? x_sorted[v4025 + e] : bfloat(0);
+          shm0[v4033 + e] = v4023 ? x_sorted[v4029 + e] : bfloat(0);
         }
-        const uint v4041 = v3951 + v4038;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4042 = v4041 < v3;
-        const bool v4043 = v4040 && v4042;
-        const uint v4047 = v4045 + v3951;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4048 = v4047 + v4038;
-        const uint v4049 = v4043 ? v4048 : 0u;
-        const uint v4052 = v3957 + v4051;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4053 = v4052 + v4038;
+        const uint v4045 = v3955 + v4042;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4046 = v4045 < v3;
+        const bool v4047 = v4044 && v4046;
+        const uint v4051 = v4049 + v3955;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4052 = v4051 + v4042;
+        const uint v4053 = v4047 ? v4052 : 0u;
+        const uint v4056 = v3961 + v4055;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4057 = v4056 + v4042;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4053 + e] = v4043 ? x_sorted[v4049 + e] : bfloat(0);
+          shm0[v4057 + e] = v4047 ? x_sorted[v4053 + e] : bfloat(0);
         }
-        const bool v4069 = v4066 && v3970;  // kernels/gemm/quant_b.hpp:137
-        const uint v4073 = min(v3969, v4071);  // kernels/gemm/quant_b.hpp:138
-        const uint v4079 = v4073 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4083 = v4082 + v4079;
-        const uint v4086 = packed[v4083];  // kernels/gemm/quant_b.hpp:37
-        const uint v4088 = v4073 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4092 = v4091 + v4088;
-        const bfloat v4093 = scales[v4092];  // kernels/gemm/quant_b.hpp:39
-        const float v4094 = float(v4093);
-        const bfloat v4095 = biases[v4092];  // kernels/gemm/quant_b.hpp:40
-        const float v4096 = float(v4095);
-        const uint v4101 = v4086 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4102 = v4101 & 15u;
-        const uint v4105 = v4102 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4106 = as_type<float>(v4105);
-        const float v4107 = v4106 - 8388608.0f;
-        const float v4108 = fma(v4107, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const uint v4113 = v4086 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4114 = v4113 & 15u;
-        const uint v4117 = v4114 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4118 = as_type<float>(v4117);
-        const float v4119 = v4118 - 8388608.0f;
-        const float v4120 = fma(v4119, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const uint v4125 = v4086 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4126 = v4125 & 15u;
-        const uint v4129 = v4126 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4130 = as_type<float>(v4129);
-        const float v4131 = v4130 - 8388608.0f;
-        const float v4132 = fma(v4131, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const uint v4137 = v4086 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4138 = v4137 & 15u;
-        const uint v4141 = v4138 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4142 = as_type<float>(v4141);
-        const float v4143 = v4142 - 8388608.0f;
-        const float v4144 = fma(v4143, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const uint v4149 = v4086 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4150 = v4149 & 15u;
-        const uint v4153 = v4150 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4154 = as_type<float>(v4153);
-        const float v4155 = v4154 - 8388608.0f;
-        const float v4156 = fma(v4155, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const uint v4161 = v4086 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4162 = v4161 & 15u;
-        const uint v4165 = v4162 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4166 = as_type<float>(v4165);
-        const float v4167 = v4166 - 8388608.0f;
-        const float v4168 = fma(v4167, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const uint v4173 = v4086 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4174 = v4173 & 15u;
-        const uint v4177 = v4174 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4178 = as_type<float>(v4177);
-        const float v4179 = v4178 - 8388608.0f;
-        const float v4180 = fma(v4179, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const uint v4185 = v4086 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4186 = v4185 & 15u;
-        const uint v4189 = v4186 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4190 = as_type<float>(v4189);
-        const float v4191 = v4190 - 8388608.0f;
-        const float v4192 = fma(v4191, v4094, v4096);  // kernels/gemm/quant_b.hpp:51
-        const float v4194 = v4069 ? v4108 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4195 = bfloat(v4194);
-        const float v4197 = v4069 ? v4120 : 0.0f;
-        const bfloat v4198 = bfloat(v4197);
-        const float v4200 = v4069 ? v4132 : 0.0f;
-        const bfloat v4201 = bfloat(v4200);
-        const float v4203 = v4069 ? v4144 : 0.0f;
-        const bfloat v4204 = bfloat(v4203);
-        const float v4206 = v4069 ? v4156 : 0.0f;
-        const bfloat v4207 = bfloat(v4206);
-        const float v4209 = v4069 ? v4168 : 0.0f;
-        const bfloat v4210 = bfloat(v4209);
-        const float v4212 = v4069 ? v4180 : 0.0f;
-        const bfloat v4213 = bfloat(v4212);
-        const float v4215 = v4069 ? v4192 : 0.0f;
-        const bfloat v4216 = bfloat(v4215);
-        *(threadgroup iron_bf16x8*)(shm1 + v3981) = iron_bf16x8{{bfloat4(v4195, v4198, v4201, v4204), bfloat4(v4207, v4210, v4213, v4216)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4236 = v4233 && v3994;  // kernels/gemm/quant_b.hpp:137
-        const uint v4240 = min(v3993, v4071);  // kernels/gemm/quant_b.hpp:138
-        const uint v4246 = v4240 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4250 = v4249 + v4246;
-        const uint v4253 = packed[v4250];  // kernels/gemm/quant_b.hpp:37
-        const uint v4255 = v4240 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4259 = v4258 + v4255;
-        const bfloat v4260 = scales[v4259];  // kernels/gemm/quant_b.hpp:39
-        const float v4261 = float(v4260);
-        const bfloat v4262 = biases[v4259];  // kernels/gemm/quant_b.hpp:40
-        const float v4263 = float(v4262);
-        const uint v4268 = v4253 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4269 = v4268 & 15u;
-        const uint v4272 = v4269 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4273 = as_type<float>(v4272);
-        const float v4274 = v4273 - 8388608.0f;
-        const float v4275 = fma(v4274, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const uint v4280 = v4253 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4281 = v4280 & 15u;
-        const uint v4284 = v4281 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4285 = as_type<float>(v4284);
-        const float v4286 = v4285 - 8388608.0f;
-        const float v4287 = fma(v4286, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const uint v4292 = v4253 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4293 = v4292 & 15u;
-        const uint v4296 = v4293 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4297 = as_type<float>(v4296);
-        const float v4298 = v4297 - 8388608.0f;
-        const float v4299 = fma(v4298, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const uint v4304 = v4253 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4305 = v4304 & 15u;
-        const uint v4308 = v4305 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4309 = as_type<float>(v4308);
-        const float v4310 = v4309 - 8388608.0f;
-        const float v4311 = fma(v4310, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const uint v4316 = v4253 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4317 = v4316 & 15u;
-        const uint v4320 = v4317 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4321 = as_type<float>(v4320);
-        const float v4322 = v4321 - 8388608.0f;
-        const float v4323 = fma(v4322, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const uint v4328 = v4253 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4329 = v4328 & 15u;
-        const uint v4332 = v4329 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4333 = as_type<float>(v4332);
-        const float v4334 = v4333 - 8388608.0f;
-        const float v4335 = fma(v4334, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const uint v4340 = v4253 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4341 = v4340 & 15u;
-        const uint v4344 = v4341 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4345 = as_type<float>(v4344);
-        const float v4346 = v4345 - 8388608.0f;
-        const float v4347 = fma(v4346, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const uint v4352 = v4253 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4353 = v4352 & 15u;
-        const uint v4356 = v4353 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4357 = as_type<float>(v4356);
-        const float v4358 = v4357 - 8388608.0f;
-        const float v4359 = fma(v4358, v4261, v4263);  // kernels/gemm/quant_b.hpp:51
-        const float v4361 = v4236 ? v4275 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4362 = bfloat(v4361);
-        const float v4364 = v4236 ? v4287 : 0.0f;
-        const bfloat v4365 = bfloat(v4364);
-        const float v4367 = v4236 ? v4299 : 0.0f;
-        const bfloat v4368 = bfloat(v4367);
-        const float v4370 = v4236 ? v4311 : 0.0f;
-        const bfloat v4371 = bfloat(v4370);
-        const float v4373 = v4236 ? v4323 : 0.0f;
-        const bfloat v4374 = bfloat(v4373);
-        const float v4376 = v4236 ? v4335 : 0.0f;
-        const bfloat v4377 = bfloat(v4376);
-        const float v4379 = v4236 ? v4347 : 0.0f;
-        const bfloat v4380 = bfloat(v4379);
-        const float v4382 = v4236 ? v4359 : 0.0f;
-        const bfloat v4383 = bfloat(v4382);
-        *(threadgroup iron_bf16x8*)(shm1 + v4005) = iron_bf16x8{{bfloat4(v4362, v4365, v4368, v4371), bfloat4(v4374, v4377, v4380, v4383)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4403 = v4400 && v4018;  // kernels/gemm/quant_b.hpp:137
-        const uint v4407 = min(v4017, v4071);  // kernels/gemm/quant_b.hpp:138
-        const uint v4413 = v4407 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4417 = v4416 + v4413;
-        const uint v4420 = packed[v4417];  // kernels/gemm/quant_b.hpp:37
-        const uint v4422 = v4407 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4426 = v4425 + v4422;
-        const bfloat v4427 = scales[v4426];  // kernels/gemm/quant_b.hpp:39
-        const float v4428 = float(v4427);
-        const bfloat v4429 = biases[v4426];  // kernels/gemm/quant_b.hpp:40
-        const float v4430 = float(v4429);
-        const uint v4435 = v4420 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4436 = v4435 & 15u;
-        const uint v4439 = v4436 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4440 = as_type<float>(v4439);
-        const float v4441 = v4440 - 8388608.0f;
-        const float v4442 = fma(v4441, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const uint v4447 = v4420 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4448 = v4447 & 15u;
-        const uint v4451 = v4448 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4452 = as_type<float>(v4451);
-        const float v4453 = v4452 - 8388608.0f;
-        const float v4454 = fma(v4453, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const uint v4459 = v4420 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4460 = v4459 & 15u;
-        const uint v4463 = v4460 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4464 = as_type<float>(v4463);
-        const float v4465 = v4464 - 8388608.0f;
-        const float v4466 = fma(v4465, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const uint v4471 = v4420 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4472 = v4471 & 15u;
-        const uint v4475 = v4472 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4476 = as_type<float>(v4475);
-        const float v4477 = v4476 - 8388608.0f;
-        const float v4478 = fma(v4477, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const uint v4483 = v4420 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4484 = v4483 & 15u;
-        const uint v4487 = v4484 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4488 = as_type<float>(v4487);
-        const float v4489 = v4488 - 8388608.0f;
-        const float v4490 = fma(v4489, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const uint v4495 = v4420 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4496 = v4495 & 15u;
-        const uint v4499 = v4496 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4500 = as_type<float>(v4499);
-        const float v4501 = v4500 - 8388608.0f;
-        const float v4502 = fma(v4501, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const uint v4507 = v4420 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4508 = v4507 & 15u;
-        const uint v4511 = v4508 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4512 = as_type<float>(v4511);
-        const float v4513 = v4512 - 8388608.0f;
-        const float v4514 = fma(v4513, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const uint v4519 = v4420 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4520 = v4519 & 15u;
-        const uint v4523 = v4520 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4524 = as_type<float>(v4523);
-        const float v4525 = v4524 - 8388608.0f;
-        const float v4526 = fma(v4525, v4428, v4430);  // kernels/gemm/quant_b.hpp:51
-        const float v4528 = v4403 ? v4442 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4529 = bfloat(v4528);
-        const float v4531 = v4403 ? v4454 : 0.0f;
-        const bfloat v4532 = bfloat(v4531);
-        const float v4534 = v4403 ? v4466 : 0.0f;
-        const bfloat v4535 = bfloat(v4534);
-        const float v4537 = v4403 ? v4478 : 0.0f;
-        const bfloat v4538 = bfloat(v4537);
-        const float v4540 = v4403 ? v4490 : 0.0f;
-        const bfloat v4541 = bfloat(v4540);
-        const float v4543 = v4403 ? v4502 : 0.0f;
-        const bfloat v4544 = bfloat(v4543);
-        const float v4546 = v4403 ? v4514 : 0.0f;
-        const bfloat v4547 = bfloat(v4546);
-        const float v4549 = v4403 ? v4526 : 0.0f;
-        const bfloat v4550 = bfloat(v4549);
-        *(threadgroup iron_bf16x8*)(shm1 + v4029) = iron_bf16x8{{bfloat4(v4529, v4532, v4535, v4538), bfloat4(v4541, v4544, v4547, v4550)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4570 = v4567 && v4042;  // kernels/gemm/quant_b.hpp:137
-        const uint v4574 = min(v4041, v4071);  // kernels/gemm/quant_b.hpp:138
-        const uint v4580 = v4574 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v4584 = v4583 + v4580;
-        const uint v4587 = packed[v4584];  // kernels/gemm/quant_b.hpp:37
-        const uint v4589 = v4574 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v4593 = v4592 + v4589;
-        const bfloat v4594 = scales[v4593];  // kernels/gemm/quant_b.hpp:39
-        const float v4595 = float(v4594);
-        const bfloat v4596 = biases[v4593];  // kernels/gemm/quant_b.hpp:40
-        const float v4597 = float(v4596);
-        const uint v4602 = v4587 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4603 = v4602 & 15u;
-        const uint v4606 = v4603 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4607 = as_type<float>(v4606);
-        const float v4608 = v4607 - 8388608.0f;
-        const float v4609 = fma(v4608, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const uint v4614 = v4587 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4615 = v4614 & 15u;
-        const uint v4618 = v4615 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4619 = as_type<float>(v4618);
-        const float v4620 = v4619 - 8388608.0f;
-        const float v4621 = fma(v4620, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const uint v4626 = v4587 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4627 = v4626 & 15u;
-        const uint v4630 = v4627 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4631 = as_type<float>(v4630);
-        const float v4632 = v4631 - 8388608.0f;
-        const float v4633 = fma(v4632, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const uint v4638 = v4587 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4639 = v4638 & 15u;
-        const uint v4642 = v4639 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4643 = as_type<float>(v4642);
-        const float v4644 = v4643 - 8388608.0f;
-        const float v4645 = fma(v4644, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const uint v4650 = v4587 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4651 = v4650 & 15u;
-        const uint v4654 = v4651 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4655 = as_type<float>(v4654);
-        const float v4656 = v4655 - 8388608.0f;
-        const float v4657 = fma(v4656, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const uint v4662 = v4587 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4663 = v4662 & 15u;
-        const uint v4666 = v4663 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4667 = as_type<float>(v4666);
-        const float v4668 = v4667 - 8388608.0f;
-        const float v4669 = fma(v4668, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const uint v4674 = v4587 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4675 = v4674 & 15u;
-        const uint v4678 = v4675 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4679 = as_type<float>(v4678);
-        const float v4680 = v4679 - 8388608.0f;
-        const float v4681 = fma(v4680, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const uint v4686 = v4587 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v4687 = v4686 & 15u;
-        const uint v4690 = v4687 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v4691 = as_type<float>(v4690);
-        const float v4692 = v4691 - 8388608.0f;
-        const float v4693 = fma(v4692, v4595, v4597);  // kernels/gemm/quant_b.hpp:51
-        const float v4695 = v4570 ? v4609 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v4696 = bfloat(v4695);
-        const float v4698 = v4570 ? v4621 : 0.0f;
-        const bfloat v4699 = bfloat(v4698);
-        const float v4701 = v4570 ? v4633 : 0.0f;
-        const bfloat v4702 = bfloat(v4701);
-        const float v4704 = v4570 ? v4645 : 0.0f;
-        const bfloat v4705 = bfloat(v4704);
-        const float v4707 = v4570 ? v4657 : 0.0f;
-        const bfloat v4708 = bfloat(v4707);
-        const float v4710 = v4570 ? v4669 : 0.0f;
-        const bfloat v4711 = bfloat(v4710);
-        const float v4713 = v4570 ? v4681 : 0.0f;
-        const bfloat v4714 = bfloat(v4713);
-        const float v4716 = v4570 ? v4693 : 0.0f;
-        const bfloat v4717 = bfloat(v4716);
-        *(threadgroup iron_bf16x8*)(shm1 + v4053) = iron_bf16x8{{bfloat4(v4696, v4699, v4702, v4705), bfloat4(v4708, v4711, v4714, v4717)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4073 = v4070 && v3974;  // kernels/gemm/quant_b.hpp:137
+        const uint v4077 = min(v3973, v4075);  // kernels/gemm/quant_b.hpp:138
+        const uint v4083 = v4077 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4087 = v4086 + v4083;
+        const uint v4090 = packed[v4087];  // kernels/gemm/quant_b.hpp:37
+        const uint v4092 = v4077 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4096 = v4095 + v4092;
+        const bfloat v4097 = scales[v4096];  // kernels/gemm/quant_b.hpp:39
+        const float v4098 = float(v4097);
+        const bfloat v4099 = biases[v4096];  // kernels/gemm/quant_b.hpp:40
+        const float v4100 = float(v4099);
+        const uint v4105 = v4090 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4106 = v4105 & 15u;
+        const uint v4109 = v4106 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4110 = as_type<float>(v4109);
+        const float v4111 = v4110 - 8388608.0f;
+        const float v4112 = fma(v4111, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const uint v4117 = v4090 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4118 = v4117 & 15u;
+        const uint v4121 = v4118 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4122 = as_type<float>(v4121);
+        const float v4123 = v4122 - 8388608.0f;
+        const float v4124 = fma(v4123, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const uint v4129 = v4090 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4130 = v4129 & 15u;
+        const uint v4133 = v4130 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4134 = as_type<float>(v4133);
+        const float v4135 = v4134 - 8388608.0f;
+        const float v4136 = fma(v4135, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const uint v4141 = v4090 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4142 = v4141 & 15u;
+        const uint v4145 = v4142 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4146 = as_type<float>(v4145);
+        const float v4147 = v4146 - 8388608.0f;
+        const float v4148 = fma(v4147, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const uint v4153 = v4090 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4154 = v4153 & 15u;
+        const uint v4157 = v4154 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4158 = as_type<float>(v4157);
+        const float v4159 = v4158 - 8388608.0f;
+        const float v4160 = fma(v4159, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const uint v4165 = v4090 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4166 = v4165 & 15u;
+        const uint v4169 = v4166 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4170 = as_type<float>(v4169);
+        const float v4171 = v4170 - 8388608.0f;
+        const float v4172 = fma(v4171, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const uint v4177 = v4090 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4178 = v4177 & 15u;
+        const uint v4181 = v4178 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4182 = as_type<float>(v4181);
+        const float v4183 = v4182 - 8388608.0f;
+        const float v4184 = fma(v4183, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const uint v4189 = v4090 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4190 = v4189 & 15u;
+        const uint v4193 = v4190 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4194 = as_type<float>(v4193);
+        const float v4195 = v4194 - 8388608.0f;
+        const float v4196 = fma(v4195, v4098, v4100);  // kernels/gemm/quant_b.hpp:51
+        const float v4198 = v4073 ? v4112 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4199 = bfloat(v4198);
+        const float v4201 = v4073 ? v4124 : 0.0f;
+        const bfloat v4202 = bfloat(v4201);
+        const float v4204 = v4073 ? v4136 : 0.0f;
+        const bfloat v4205 = bfloat(v4204);
+        const float v4207 = v4073 ? v4148 : 0.0f;
+        const bfloat v4208 = bfloat(v4207);
+        const float v4210 = v4073 ? v4160 : 0.0f;
+        const bfloat v4211 = bfloat(v4210);
+        const float v4213 = v4073 ? v4172 : 0.0f;
+        const bfloat v4214 = bfloat(v4213);
+        const float v4216 = v4073 ? v4184 : 0.0f;
+        const bfloat v4217 = bfloat(v4216);
+        const float v4219 = v4073 ? v4196 : 0.0f;
+        const bfloat v4220 = bfloat(v4219);
+        *(threadgroup iron_bf16x8*)(shm1 + v3985) = iron_bf16x8{{bfloat4(v4199, v4202, v4205, v4208), bfloat4(v4211, v4214, v4217, v4220)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4240 = v4237 && v3998;  // kernels/gemm/quant_b.hpp:137
+        const uint v4244 = min(v3997, v4075);  // kernels/gemm/quant_b.hpp:138
+        const uint v4250 = v4244 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4254 = v4253 + v4250;
+        const uint v4257 = packed[v4254];  // kernels/gemm/quant_b.hpp:37
+        const uint v4259 = v4244 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4263 = v4262 + v4259;
+        const bfloat v4264 = scales[v4263];  // kernels/gemm/quant_b.hpp:39
+        const float v4265 = float(v4264);
+        const bfloat v4266 = biases[v4263];  // kernels/gemm/quant_b.hpp:40
+        const float v4267 = float(v4266);
+        const uint v4272 = v4257 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4273 = v4272 & 15u;
+        const uint v4276 = v4273 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4277 = as_type<float>(v4276);
+        const float v4278 = v4277 - 8388608.0f;
+        const float v4279 = fma(v4278, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const uint v4284 = v4257 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4285 = v4284 & 15u;
+        const uint v4288 = v4285 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4289 = as_type<float>(v4288);
+        const float v4290 = v4289 - 8388608.0f;
+        const float v4291 = fma(v4290, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const uint v4296 = v4257 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4297 = v4296 & 15u;
+        const uint v4300 = v4297 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4301 = as_type<float>(v4300);
+        const float v4302 = v4301 - 8388608.0f;
+        const float v4303 = fma(v4302, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const uint v4308 = v4257 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4309 = v4308 & 15u;
+        const uint v4312 = v4309 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4313 = as_type<float>(v4312);
+        const float v4314 = v4313 - 8388608.0f;
+        const float v4315 = fma(v4314, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const uint v4320 = v4257 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4321 = v4320 & 15u;
+        const uint v4324 = v4321 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4325 = as_type<float>(v4324);
+        const float v4326 = v4325 - 8388608.0f;
+        const float v4327 = fma(v4326, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const uint v4332 = v4257 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4333 = v4332 & 15u;
+        const uint v4336 = v4333 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4337 = as_type<float>(v4336);
+        const float v4338 = v4337 - 8388608.0f;
+        const float v4339 = fma(v4338, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const uint v4344 = v4257 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4345 = v4344 & 15u;
+        const uint v4348 = v4345 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4349 = as_type<float>(v4348);
+        const float v4350 = v4349 - 8388608.0f;
+        const float v4351 = fma(v4350, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const uint v4356 = v4257 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4357 = v4356 & 15u;
+        const uint v4360 = v4357 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4361 = as_type<float>(v4360);
+        const float v4362 = v4361 - 8388608.0f;
+        const float v4363 = fma(v4362, v4265, v4267);  // kernels/gemm/quant_b.hpp:51
+        const float v4365 = v4240 ? v4279 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4366 = bfloat(v4365);
+        const float v4368 = v4240 ? v4291 : 0.0f;
+        const bfloat v4369 = bfloat(v4368);
+        const float v4371 = v4240 ? v4303 : 0.0f;
+        const bfloat v4372 = bfloat(v4371);
+        const float v4374 = v4240 ? v4315 : 0.0f;
+        const bfloat v4375 = bfloat(v4374);
+        const float v4377 = v4240 ? v4327 : 0.0f;
+        const bfloat v4378 = bfloat(v4377);
+        const float v4380 = v4240 ? v4339 : 0.0f;
+        const bfloat v4381 = bfloat(v4380);
+        const float v4383 = v4240 ? v4351 : 0.0f;
+        const bfloat v4384 = bfloat(v4383);
+        const float v4386 = v4240 ? v4363 : 0.0f;
+        const bfloat v4387 = bfloat(v4386);
+        *(threadgroup iron_bf16x8*)(shm1 + v4009) = iron_bf16x8{{bfloat4(v4366, v4369, v4372, v4375), bfloat4(v4378, v4381, v4384, v4387)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4407 = v4404 && v4022;  // kernels/gemm/quant_b.hpp:137
+        const uint v4411 = min(v4021, v4075);  // kernels/gemm/quant_b.hpp:138
+        const uint v4417 = v4411 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4421 = v4420 + v4417;
+        const uint v4424 = packed[v4421];  // kernels/gemm/quant_b.hpp:37
+        const uint v4426 = v4411 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4430 = v4429 + v4426;
+        const bfloat v4431 = scales[v4430];  // kernels/gemm/quant_b.hpp:39
+        const float v4432 = float(v4431);
+        const bfloat v4433 = biases[v4430];  // kernels/gemm/quant_b.hpp:40
+        const float v4434 = float(v4433);
+        const uint v4439 = v4424 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4440 = v4439 & 15u;
+        const uint v4443 = v4440 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4444 = as_type<float>(v4443);
+        const float v4445 = v4444 - 8388608.0f;
+        const float v4446 = fma(v4445, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const uint v4451 = v4424 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4452 = v4451 & 15u;
+        const uint v4455 = v4452 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4456 = as_type<float>(v4455);
+        const float v4457 = v4456 - 8388608.0f;
+        const float v4458 = fma(v4457, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const uint v4463 = v4424 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4464 = v4463 & 15u;
+        const uint v4467 = v4464 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4468 = as_type<float>(v4467);
+        const float v4469 = v4468 - 8388608.0f;
+        const float v4470 = fma(v4469, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const uint v4475 = v4424 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4476 = v4475 & 15u;
+        const uint v4479 = v4476 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4480 = as_type<float>(v4479);
+        const float v4481 = v4480 - 8388608.0f;
+        const float v4482 = fma(v4481, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const uint v4487 = v4424 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4488 = v4487 & 15u;
+        const uint v4491 = v4488 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4492 = as_type<float>(v4491);
+        const float v4493 = v4492 - 8388608.0f;
+        const float v4494 = fma(v4493, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const uint v4499 = v4424 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4500 = v4499 & 15u;
+        const uint v4503 = v4500 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4504 = as_type<float>(v4503);
+        const float v4505 = v4504 - 8388608.0f;
+        const float v4506 = fma(v4505, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const uint v4511 = v4424 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4512 = v4511 & 15u;
+        const uint v4515 = v4512 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4516 = as_type<float>(v4515);
+        const float v4517 = v4516 - 8388608.0f;
+        const float v4518 = fma(v4517, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const uint v4523 = v4424 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4524 = v4523 & 15u;
+        const uint v4527 = v4524 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4528 = as_type<float>(v4527);
+        const float v4529 = v4528 - 8388608.0f;
+        const float v4530 = fma(v4529, v4432, v4434);  // kernels/gemm/quant_b.hpp:51
+        const float v4532 = v4407 ? v4446 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4533 = bfloat(v4532);
+        const float v4535 = v4407 ? v4458 : 0.0f;
+        const bfloat v4536 = bfloat(v4535);
+        const float v4538 = v4407 ? v4470 : 0.0f;
+        const bfloat v4539 = bfloat(v4538);
+        const float v4541 = v4407 ? v4482 : 0.0f;
+        const bfloat v4542 = bfloat(v4541);
+        const float v4544 = v4407 ? v4494 : 0.0f;
+        const bfloat v4545 = bfloat(v4544);
+        const float v4547 = v4407 ? v4506 : 0.0f;
+        const bfloat v4548 = bfloat(v4547);
+        const float v4550 = v4407 ? v4518 : 0.0f;
+        const bfloat v4551 = bfloat(v4550);
+        const float v4553 = v4407 ? v4530 : 0.0f;
+        const bfloat v4554 = bfloat(v4553);
+        *(threadgroup iron_bf16x8*)(shm1 + v4033) = iron_bf16x8{{bfloat4(v4533, v4536, v4539, v4542), bfloat4(v4545, v4548, v4551, v4554)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4574 = v4571 && v4046;  // kernels/gemm/quant_b.hpp:137
+        const uint v4578 = min(v4045, v4075);  // kernels/gemm/quant_b.hpp:138
+        const uint v4584 = v4578 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v4588 = v4587 + v4584;
+        const uint v4591 = packed[v4588];  // kernels/gemm/quant_b.hpp:37
+        const uint v4593 = v4578 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v4597 = v4596 + v4593;
+        const bfloat v4598 = scales[v4597];  // kernels/gemm/quant_b.hpp:39
+        const float v4599 = float(v4598);
+        const bfloat v4600 = biases[v4597];  // kernels/gemm/quant_b.hpp:40
+        const float v4601 = float(v4600);
+        const uint v4606 = v4591 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4607 = v4606 & 15u;
+        const uint v4610 = v4607 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4611 = as_type<float>(v4610);
+        const float v4612 = v4611 - 8388608.0f;
+        const float v4613 = fma(v4612, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const uint v4618 = v4591 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4619 = v4618 & 15u;
+        const uint v4622 = v4619 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4623 = as_type<float>(v4622);
+        const float v4624 = v4623 - 8388608.0f;
+        const float v4625 = fma(v4624, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const uint v4630 = v4591 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4631 = v4630 & 15u;
+        const uint v4634 = v4631 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4635 = as_type<float>(v4634);
+        const float v4636 = v4635 - 8388608.0f;
+        const float v4637 = fma(v4636, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const uint v4642 = v4591 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4643 = v4642 & 15u;
+        const uint v4646 = v4643 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4647 = as_type<float>(v4646);
+        const float v4648 = v4647 - 8388608.0f;
+        const float v4649 = fma(v4648, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const uint v4654 = v4591 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4655 = v4654 & 15u;
+        const uint v4658 = v4655 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4659 = as_type<float>(v4658);
+        const float v4660 = v4659 - 8388608.0f;
+        const float v4661 = fma(v4660, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const uint v4666 = v4591 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4667 = v4666 & 15u;
+        const uint v4670 = v4667 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4671 = as_type<float>(v4670);
+        const float v4672 = v4671 - 8388608.0f;
+        const float v4673 = fma(v4672, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const uint v4678 = v4591 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4679 = v4678 & 15u;
+        const uint v4682 = v4679 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4683 = as_type<float>(v4682);
+        const float v4684 = v4683 - 8388608.0f;
+        const float v4685 = fma(v4684, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const uint v4690 = v4591 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v4691 = v4690 & 15u;
+        const uint v4694 = v4691 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v4695 = as_type<float>(v4694);
+        const float v4696 = v4695 - 8388608.0f;
+        const float v4697 = fma(v4696, v4599, v4601);  // kernels/gemm/quant_b.hpp:51
+        const float v4699 = v4574 ? v4613 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v4700 = bfloat(v4699);
+        const float v4702 = v4574 ? v4625 : 0.0f;
+        const bfloat v4703 = bfloat(v4702);
+        const float v4705 = v4574 ? v4637 : 0.0f;
+        const bfloat v4706 = bfloat(v4705);
+        const float v4708 = v4574 ? v4649 : 0.0f;
+        const bfloat v4709 = bfloat(v4708);
+        const float v4711 = v4574 ? v4661 : 0.0f;
+        const bfloat v4712 = bfloat(v4711);
+        const float v4714 = v4574 ? v4673 : 0.0f;
+        const bfloat v4715 = bfloat(v4714);
+        const float v4717 = v4574 ? v4685 : 0.0f;
+        const bfloat v4718 = bfloat(v4717);
+        const float v4720 = v4574 ? v4697 : 0.0f;
+        const bfloat v4721 = bfloat(v4720);
+        *(threadgroup iron_bf16x8*)(shm1 + v4057) = iron_bf16x8{{bfloat4(v4700, v4703, v4706, v4709), bfloat4(v4712, v4715, v4718, v4721)}};  // kernels/gemm/quant_b.hpp:146
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4732 = v3957 + v4731;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<false>(v90, shm0, long(v4732), long(40u));
-        const uint v4738 = v3957 + v4737;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load<true>(v92, shm1, long(v4738), long(40u));
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const uint v4745 = v4732 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<false>(v90, shm0, long(v4745), long(40u));
-        const uint v4751 = v4738 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load<true>(v92, shm1, long(v4751), long(40u));
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        const uint v4736 = v3961 + v4735;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<false>(v94, shm0, long(v4736), long(40u));
+        const uint v4742 = v3961 + v4741;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load<true>(v96, shm1, long(v4742), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const uint v4749 = v4736 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<false>(v94, shm0, long(v4749), long(40u));
+        const uint v4755 = v4742 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load<true>(v96, shm1, long(v4755), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
     } else {
-      const uint v909 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v910 = iron_tid.x;
-      const uint v940 = v910 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v943 = v910 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v944 = v943 << 3u;
-      const uint v945 = v76 + v940;  // kernels/gemm/quant_b.hpp:137
-      const bool v946 = v945 < v75;
-      const uint v951 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v955 = v75 - 1u;
-      const uint v957 = min(v945, v955);
-      const uint v961 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
-      const uint v962 = v957 * v961;
-      const uint v970 = v3 >> 6u;  // kernels/gemm/quant_b.hpp:38
-      const uint v971 = v957 * v970;
-      const uint v1099 = v940 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1101 = v1099 + v944;
-      const uint v1105 = v910 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1107 = v1105 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1110 = v1105 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1111 = v1110 << 3u;
-      const uint v1112 = v76 + v1107;  // kernels/gemm/quant_b.hpp:137
-      const bool v1113 = v1112 < v75;
-      const uint v1124 = min(v1112, v955);  // kernels/gemm/quant_b.hpp:138
-      const uint v1129 = v1124 * v961;  // kernels/gemm/quant_b.hpp:35
-      const uint v1138 = v1124 * v970;  // kernels/gemm/quant_b.hpp:38
-      const uint v1266 = v1107 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1268 = v1266 + v1111;
-      const uint v1272 = v910 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1274 = v1272 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1277 = v1272 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1278 = v1277 << 3u;
-      const uint v1279 = v76 + v1274;  // kernels/gemm/quant_b.hpp:137
-      const bool v1280 = v1279 < v75;
-      const uint v1291 = min(v1279, v955);  // kernels/gemm/quant_b.hpp:138
-      const uint v1296 = v1291 * v961;  // kernels/gemm/quant_b.hpp:35
-      const uint v1305 = v1291 * v970;  // kernels/gemm/quant_b.hpp:38
-      const uint v1433 = v1274 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1435 = v1433 + v1278;
-      const uint v1439 = v910 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1441 = v1439 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1444 = v1439 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1445 = v1444 << 3u;
-      const uint v1446 = v76 + v1441;  // kernels/gemm/quant_b.hpp:137
-      const bool v1447 = v1446 < v75;
-      const uint v1458 = min(v1446, v955);  // kernels/gemm/quant_b.hpp:138
-      const uint v1463 = v1458 * v961;  // kernels/gemm/quant_b.hpp:35
-      const uint v1472 = v1458 * v970;  // kernels/gemm/quant_b.hpp:38
-      const uint v1600 = v1441 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1602 = v1600 + v1445;
-      const uint v1609 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v1615 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const uint v1623 = v1609 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v1629 = v1615 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v913 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v914 = iron_tid.x;
+      const uint v944 = v914 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v947 = v914 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v948 = v947 << 3u;
+      const uint v949 = v80 + v944;  // kernels/gemm/quant_b.hpp:137
+      const bool v950 = v949 < v79;
+      const uint v955 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v959 = v79 - 1u;
+      const uint v961 = min(v949, v959);
+      const uint v965 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:35
+      const uint v966 = v961 * v965;
+      const uint v974 = v3 >> 6u;  // kernels/gemm/quant_b.hpp:38
+      const uint v975 = v961 * v974;
+      const uint v1103 = v944 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1105 = v1103 + v948;
+      const uint v1109 = v914 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1111 = v1109 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1114 = v1109 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1115 = v1114 << 3u;
+      const uint v1116 = v80 + v1111;  // kernels/gemm/quant_b.hpp:137
+      const bool v1117 = v1116 < v79;
+      const uint v1128 = min(v1116, v959);  // kernels/gemm/quant_b.hpp:138
+      const uint v1133 = v1128 * v965;  // kernels/gemm/quant_b.hpp:35
+      const uint v1142 = v1128 * v974;  // kernels/gemm/quant_b.hpp:38
+      const uint v1270 = v1111 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1272 = v1270 + v1115;
+      const uint v1276 = v914 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1278 = v1276 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1281 = v1276 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1282 = v1281 << 3u;
+      const uint v1283 = v80 + v1278;  // kernels/gemm/quant_b.hpp:137
+      const bool v1284 = v1283 < v79;
+      const uint v1295 = min(v1283, v959);  // kernels/gemm/quant_b.hpp:138
+      const uint v1300 = v1295 * v965;  // kernels/gemm/quant_b.hpp:35
+      const uint v1309 = v1295 * v974;  // kernels/gemm/quant_b.hpp:38
+      const uint v1437 = v1278 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1439 = v1437 + v1282;
+      const uint v1443 = v914 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1445 = v1443 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1448 = v1443 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1449 = v1448 << 3u;
+      const uint v1450 = v80 + v1445;  // kernels/gemm/quant_b.hpp:137
+      const bool v1451 = v1450 < v79;
+      const uint v1462 = min(v1450, v959);  // kernels/gemm/quant_b.hpp:138
+      const uint v1467 = v1462 * v965;  // kernels/gemm/quant_b.hpp:35
+      const uint v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
+      const uint v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1606 = v1604 + v1449;
+      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v908 = 0u; v908 < v3; v908 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (uint v912 = v910; v912 < 4096u; v912 += v909) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v914 = v912 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v916 = v912 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v917 = v71 + v914;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v918 = v917 < v72;
-          const uint v919 = v908 + v916;
-          const bool v920 = v919 < v3;
-          const bool v921 = v918 && v920;
-          if (v921) {
-            const uint v923 = v917 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v925 = v923 + v908;
-            const uint v926 = v925 + v916;
-            const bfloat v927 = x_sorted[v926];
-            const uint v929 = v914 * 40u;
-            const uint v930 = v929 + v916;
-            shm0[v930] = v927;
+      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (uint v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v921 = v75 + v918;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v922 = v921 < v76;
+          const uint v923 = v912 + v920;
+          const bool v924 = v923 < v3;
+          const bool v925 = v922 && v924;
+          if (v925) {
+            const uint v927 = v921 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v929 = v927 + v912;
+            const uint v930 = v929 + v920;
+            const bfloat v931 = x_sorted[v930];
+            const uint v933 = v918 * 40u;
+            const uint v934 = v933 + v920;
+            shm0[v934] = v931;
           } else {
-            const uint v932 = v914 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v933 = v932 + v916;
-            shm0[v933] = bfloat(0.0f);
+            const uint v936 = v918 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v937 = v936 + v920;
+            shm0[v937] = bfloat(0.0f);
           }
         }
-        const uint v947 = v908 + v944;  // kernels/gemm/quant_b.hpp:137
-        const bool v948 = v947 < v3;
-        const bool v949 = v946 && v948;
-        const uint v953 = min(v947, v951);  // kernels/gemm/quant_b.hpp:138
-        const uint v959 = v953 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v963 = v962 + v959;
-        const uint v966 = packed[v963];  // kernels/gemm/quant_b.hpp:37
-        const uint v968 = v953 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v972 = v971 + v968;
-        const bfloat v973 = scales[v972];  // kernels/gemm/quant_b.hpp:39
-        const float v974 = float(v973);
-        const bfloat v975 = biases[v972];  // kernels/gemm/quant_b.hpp:40
-        const float v976 = float(v975);
-        const uint v981 = v966 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v982 = v981 & 15u;
-        const uint v985 = v982 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v986 = as_type<float>(v985);
-        const float v987 = v986 - 8388608.0f;
-        const float v988 = fma(v987, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const uint v993 = v966 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v994 = v993 & 15u;
-        const uint v997 = v994 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v998 = as_type<float>(v997);
-        const float v999 = v998 - 8388608.0f;
-        const float v1000 = fma(v999, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const uint v1005 = v966 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1006 = v1005 & 15u;
-        const uint v1009 = v1006 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1010 = as_type<float>(v1009);
-        const float v1011 = v1010 - 8388608.0f;
-        const float v1012 = fma(v1011, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const uint v1017 = v966 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1018 = v1017 & 15u;
-        const uint v1021 = v1018 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1022 = as_type<float>(v1021);
-        const float v1023 = v1022 - 8388608.0f;
-        const float v1024 = fma(v1023, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const uint v1029 = v966 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1030 = v1029 & 15u;
-        const uint v1033 = v1030 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1034 = as_type<float>(v1033);
-        const float v1035 = v1034 - 8388608.0f;
-        const float v1036 = fma(v1035, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const uint v1041 = v966 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1042 = v1041 & 15u;
-        const uint v1045 = v1042 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1046 = as_type<float>(v1045);
-        const float v1047 = v1046 - 8388608.0f;
-        const float v1048 = fma(v1047, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const uint v1053 = v966 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1054 = v1053 & 15u;
-        const uint v1057 = v1054 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1058 = as_type<float>(v1057);
-        const float v1059 = v1058 - 8388608.0f;
-        const float v1060 = fma(v1059, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const uint v1065 = v966 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1066 = v1065 & 15u;
-        const uint v1069 = v1066 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1070 = as_type<float>(v1069);
-        const float v1071 = v1070 - 8388608.0f;
-        const float v1072 = fma(v1071, v974, v976);  // kernels/gemm/quant_b.hpp:51
-        const float v1074 = v949 ? v988 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1075 = bfloat(v1074);
-        const float v1077 = v949 ? v1000 : 0.0f;
-        const bfloat v1078 = bfloat(v1077);
-        const float v1080 = v949 ? v1012 : 0.0f;
-        const bfloat v1081 = bfloat(v1080);
-        const float v1083 = v949 ? v1024 : 0.0f;
-        const bfloat v1084 = bfloat(v1083);
-        const float v1086 = v949 ? v1036 : 0.0f;
-        const bfloat v1087 = bfloat(v1086);
-        const float v1089 = v949 ? v1048 : 0.0f;
-        const bfloat v1090 = bfloat(v1089);
-        const float v1092 = v949 ? v1060 : 0.0f;
-        const bfloat v1093 = bfloat(v1092);
-        const float v1095 = v949 ? v1072 : 0.0f;
-        const bfloat v1096 = bfloat(v1095);
-        *(threadgroup iron_bf16x8*)(shm1 + v1101) = iron_bf16x8{{bfloat4(v1075, v1078, v1081, v1084), bfloat4(v1087, v1090, v1093, v1096)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1114 = v908 + v1111;  // kernels/gemm/quant_b.hpp:137
-        const bool v1115 = v1114 < v3;
-        const bool v1116 = v1113 && v1115;
-        const uint v1120 = min(v1114, v951);  // kernels/gemm/quant_b.hpp:138
-        const uint v1126 = v1120 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v1130 = v1129 + v1126;
-        const uint v1133 = packed[v1130];  // kernels/gemm/quant_b.hpp:37
-        const uint v1135 = v1120 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v1139 = v1138 + v1135;
-        const bfloat v1140 = scales[v1139];  // kernels/gemm/quant_b.hpp:39
-        const float v1141 = float(v1140);
-        const bfloat v1142 = biases[v1139];  // kernels/gemm/quant_b.hpp:40
-        const float v1143 = float(v1142);
-        const uint v1148 = v1133 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1149 = v1148 & 15u;
-        const uint v1152 = v1149 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1153 = as_type<float>(v1152);
-        const float v1154 = v1153 - 8388608.0f;
-        const float v1155 = fma(v1154, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const uint v1160 = v1133 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1161 = v1160 & 15u;
-        const uint v1164 = v1161 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1165 = as_type<float>(v1164);
-        const float v1166 = v1165 - 8388608.0f;
-        const float v1167 = fma(v1166, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const uint v1172 = v1133 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1173 = v1172 & 15u;
-        const uint v1176 = v1173 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1177 = as_type<float>(v1176);
-        const float v1178 = v1177 - 8388608.0f;
-        const float v1179 = fma(v1178, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const uint v1184 = v1133 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1185 = v1184 & 15u;
-        const uint v1188 = v1185 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1189 = as_type<float>(v1188);
-        const float v1190 = v1189 - 8388608.0f;
-        const float v1191 = fma(v1190, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const uint v1196 = v1133 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1197 = v1196 & 15u;
-        const uint v1200 = v1197 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1201 = as_type<float>(v1200);
-        const float v1202 = v1201 - 8388608.0f;
-        const float v1203 = fma(v1202, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const uint v1208 = v1133 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1209 = v1208 & 15u;
-        const uint v1212 = v1209 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1213 = as_type<float>(v1212);
-        const float v1214 = v1213 - 8388608.0f;
-        const float v1215 = fma(v1214, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const uint v1220 = v1133 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1221 = v1220 & 15u;
-        const uint v1224 = v1221 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1225 = as_type<float>(v1224);
-        const float v1226 = v1225 - 8388608.0f;
-        const float v1227 = fma(v1226, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const uint v1232 = v1133 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1233 = v1232 & 15u;
-        const uint v1236 = v1233 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1237 = as_type<float>(v1236);
-        const float v1238 = v1237 - 8388608.0f;
-        const float v1239 = fma(v1238, v1141, v1143);  // kernels/gemm/quant_b.hpp:51
-        const float v1241 = v1116 ? v1155 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1242 = bfloat(v1241);
-        const float v1244 = v1116 ? v1167 : 0.0f;
-        const bfloat v1245 = bfloat(v1244);
-        const float v1247 = v1116 ? v1179 : 0.0f;
-        const bfloat v1248 = bfloat(v1247);
-        const float v1250 = v1116 ? v1191 : 0.0f;
-        const bfloat v1251 = bfloat(v1250);
-        const float v1253 = v1116 ? v1203 : 0.0f;
-        const bfloat v1254 = bfloat(v1253);
-        const float v1256 = v1116 ? v1215 : 0.0f;
-        const bfloat v1257 = bfloat(v1256);
-        const float v1259 = v1116 ? v1227 : 0.0f;
-        const bfloat v1260 = bfloat(v1259);
-        const float v1262 = v1116 ? v1239 : 0.0f;
-        const bfloat v1263 = bfloat(v1262);
-        *(threadgroup iron_bf16x8*)(shm1 + v1268) = iron_bf16x8{{bfloat4(v1242, v1245, v1248, v1251), bfloat4(v1254, v1257, v1260, v1263)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1281 = v908 + v1278;  // kernels/gemm/quant_b.hpp:137
-        const bool v1282 = v1281 < v3;
-        const bool v1283 = v1280 && v1282;
-        const uint v1287 = min(v1281, v951);  // kernels/gemm/quant_b.hpp:138
-        const uint v1293 = v1287 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v1297 = v1296 + v1293;
-        const uint v1300 = packed[v1297];  // kernels/gemm/quant_b.hpp:37
-        const uint v1302 = v1287 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v1306 = v1305 + v1302;
-        const bfloat v1307 = scales[v1306];  // kernels/gemm/quant_b.hpp:39
-        const float v1308 = float(v1307);
-        const bfloat v1309 = biases[v1306];  // kernels/gemm/quant_b.hpp:40
-        const float v1310 = float(v1309);
-        const uint v1315 = v1300 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1316 = v1315 & 15u;
-        const uint v1319 = v1316 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1320 = as_type<float>(v1319);
-        const float v1321 = v1320 - 8388608.0f;
-        const float v1322 = fma(v1321, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const uint v1327 = v1300 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1328 = v1327 & 15u;
-        const uint v1331 = v1328 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1332 = as_type<float>(v1331);
-        const float v1333 = v1332 - 8388608.0f;
-        const float v1334 = fma(v1333, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const uint v1339 = v1300 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1340 = v1339 & 15u;
-        const uint v1343 = v1340 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1344 = as_type<float>(v1343);
-        const float v1345 = v1344 - 8388608.0f;
-        const float v1346 = fma(v1345, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const uint v1351 = v1300 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1352 = v1351 & 15u;
-        const uint v1355 = v1352 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1356 = as_type<float>(v1355);
-        const float v1357 = v1356 - 8388608.0f;
-        const float v1358 = fma(v1357, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const uint v1363 = v1300 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1364 = v1363 & 15u;
-        const uint v1367 = v1364 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1368 = as_type<float>(v1367);
-        const float v1369 = v1368 - 8388608.0f;
-        const float v1370 = fma(v1369, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const uint v1375 = v1300 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1376 = v1375 & 15u;
-        const uint v1379 = v1376 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1380 = as_type<float>(v1379);
-        const float v1381 = v1380 - 8388608.0f;
-        const float v1382 = fma(v1381, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const uint v1387 = v1300 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1388 = v1387 & 15u;
-        const uint v1391 = v1388 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1392 = as_type<float>(v1391);
-        const float v1393 = v1392 - 8388608.0f;
-        const float v1394 = fma(v1393, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const uint v1399 = v1300 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1400 = v1399 & 15u;
-        const uint v1403 = v1400 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1404 = as_type<float>(v1403);
-        const float v1405 = v1404 - 8388608.0f;
-        const float v1406 = fma(v1405, v1308, v1310);  // kernels/gemm/quant_b.hpp:51
-        const float v1408 = v1283 ? v1322 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1409 = bfloat(v1408);
-        const float v1411 = v1283 ? v1334 : 0.0f;
-        const bfloat v1412 = bfloat(v1411);
-        const float v1414 = v1283 ? v1346 : 0.0f;
-        const bfloat v1415 = bfloat(v1414);
-        const float v1417 = v1283 ? v1358 : 0.0f;
-        const bfloat v1418 = bfloat(v1417);
-        const float v1420 = v1283 ? v1370 : 0.0f;
-        const bfloat v1421 = bfloat(v1420);
-        const float v1423 = v1283 ? v1382 : 0.0f;
-        const bfloat v1424 = bfloat(v1423);
-        const float v1426 = v1283 ? v1394 : 0.0f;
-        const bfloat v1427 = bfloat(v1426);
-        const float v1429 = v1283 ? v1406 : 0.0f;
-        const bfloat v1430 = bfloat(v1429);
-        *(threadgroup iron_bf16x8*)(shm1 + v1435) = iron_bf16x8{{bfloat4(v1409, v1412, v1415, v1418), bfloat4(v1421, v1424, v1427, v1430)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1448 = v908 + v1445;  // kernels/gemm/quant_b.hpp:137
-        const bool v1449 = v1448 < v3;
-        const bool v1450 = v1447 && v1449;
-        const uint v1454 = min(v1448, v951);  // kernels/gemm/quant_b.hpp:138
-        const uint v1460 = v1454 >> 3u;  // kernels/gemm/quant_b.hpp:35
-        const uint v1464 = v1463 + v1460;
-        const uint v1467 = packed[v1464];  // kernels/gemm/quant_b.hpp:37
-        const uint v1469 = v1454 >> 6u;  // kernels/gemm/quant_b.hpp:38
-        const uint v1473 = v1472 + v1469;
-        const bfloat v1474 = scales[v1473];  // kernels/gemm/quant_b.hpp:39
-        const float v1475 = float(v1474);
-        const bfloat v1476 = biases[v1473];  // kernels/gemm/quant_b.hpp:40
-        const float v1477 = float(v1476);
-        const uint v1482 = v1467 >> 0u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1483 = v1482 & 15u;
-        const uint v1486 = v1483 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1487 = as_type<float>(v1486);
-        const float v1488 = v1487 - 8388608.0f;
-        const float v1489 = fma(v1488, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const uint v1494 = v1467 >> 4u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1495 = v1494 & 15u;
-        const uint v1498 = v1495 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1499 = as_type<float>(v1498);
-        const float v1500 = v1499 - 8388608.0f;
-        const float v1501 = fma(v1500, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const uint v1506 = v1467 >> 8u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1507 = v1506 & 15u;
-        const uint v1510 = v1507 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1511 = as_type<float>(v1510);
-        const float v1512 = v1511 - 8388608.0f;
-        const float v1513 = fma(v1512, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const uint v1518 = v1467 >> 12u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1519 = v1518 & 15u;
-        const uint v1522 = v1519 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1523 = as_type<float>(v1522);
-        const float v1524 = v1523 - 8388608.0f;
-        const float v1525 = fma(v1524, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const uint v1530 = v1467 >> 16u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1531 = v1530 & 15u;
-        const uint v1534 = v1531 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1535 = as_type<float>(v1534);
-        const float v1536 = v1535 - 8388608.0f;
-        const float v1537 = fma(v1536, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const uint v1542 = v1467 >> 20u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1543 = v1542 & 15u;
-        const uint v1546 = v1543 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1547 = as_type<float>(v1546);
-        const float v1548 = v1547 - 8388608.0f;
-        const float v1549 = fma(v1548, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const uint v1554 = v1467 >> 24u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1555 = v1554 & 15u;
-        const uint v1558 = v1555 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1559 = as_type<float>(v1558);
-        const float v1560 = v1559 - 8388608.0f;
-        const float v1561 = fma(v1560, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const uint v1566 = v1467 >> 28u;  // kernels/primitives/affine_quant.hpp:20
-        const uint v1567 = v1566 & 15u;
-        const uint v1570 = v1567 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
-        const float v1571 = as_type<float>(v1570);
-        const float v1572 = v1571 - 8388608.0f;
-        const float v1573 = fma(v1572, v1475, v1477);  // kernels/gemm/quant_b.hpp:51
-        const float v1575 = v1450 ? v1489 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const bfloat v1576 = bfloat(v1575);
-        const float v1578 = v1450 ? v1501 : 0.0f;
-        const bfloat v1579 = bfloat(v1578);
-        const float v1581 = v1450 ? v1513 : 0.0f;
-        const bfloat v1582 = bfloat(v1581);
-        const float v1584 = v1450 ? v1525 : 0.0f;
-        const bfloat v1585 = bfloat(v1584);
-        const float v1587 = v1450 ? v1537 : 0.0f;
-        const bfloat v1588 = bfloat(v1587);
-        const float v1590 = v1450 ? v1549 : 0.0f;
-        const bfloat v1591 = bfloat(v1590);
-        const float v1593 = v1450 ? v1561 : 0.0f;
-        const bfloat v1594 = bfloat(v1593);
-        const float v1596 = v1450 ? v1573 : 0.0f;
-        const bfloat v1597 = bfloat(v1596);
-        *(threadgroup iron_bf16x8*)(shm1 + v1602) = iron_bf16x8{{bfloat4(v1576, v1579, v1582, v1585), bfloat4(v1588, v1591, v1594, v1597)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v951 = v912 + v948;  // kernels/gemm/quant_b.hpp:137
+        const bool v952 = v951 < v3;
+        const bool v953 = v950 && v952;
+        const uint v957 = min(v951, v955);  // kernels/gemm/quant_b.hpp:138
+        const uint v963 = v957 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v967 = v966 + v963;
+        const uint v970 = packed[v967];  // kernels/gemm/quant_b.hpp:37
+        const uint v972 = v957 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v976 = v975 + v972;
+        const bfloat v977 = scales[v976];  // kernels/gemm/quant_b.hpp:39
+        const float v978 = float(v977);
+        const bfloat v979 = biases[v976];  // kernels/gemm/quant_b.hpp:40
+        const float v980 = float(v979);
+        const uint v985 = v970 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v986 = v985 & 15u;
+        const uint v989 = v986 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v990 = as_type<float>(v989);
+        const float v991 = v990 - 8388608.0f;
+        const float v992 = fma(v991, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const uint v997 = v970 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v998 = v997 & 15u;
+        const uint v1001 = v998 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1002 = as_type<float>(v1001);
+        const float v1003 = v1002 - 8388608.0f;
+        const float v1004 = fma(v1003, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const uint v1009 = v970 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1010 = v1009 & 15u;
+        const uint v1013 = v1010 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1014 = as_type<float>(v1013);
+        const float v1015 = v1014 - 8388608.0f;
+        const float v1016 = fma(v1015, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const uint v1021 = v970 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1022 = v1021 & 15u;
+        const uint v1025 = v1022 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1026 = as_type<float>(v1025);
+        const float v1027 = v1026 - 8388608.0f;
+        const float v1028 = fma(v1027, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const uint v1033 = v970 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1034 = v1033 & 15u;
+        const uint v1037 = v1034 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1038 = as_type<float>(v1037);
+        const float v1039 = v1038 - 8388608.0f;
+        const float v1040 = fma(v1039, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const uint v1045 = v970 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1046 = v1045 & 15u;
+        const uint v1049 = v1046 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1050 = as_type<float>(v1049);
+        const float v1051 = v1050 - 8388608.0f;
+        const float v1052 = fma(v1051, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const uint v1057 = v970 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1058 = v1057 & 15u;
+        const uint v1061 = v1058 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1062 = as_type<float>(v1061);
+        const float v1063 = v1062 - 8388608.0f;
+        const float v1064 = fma(v1063, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const uint v1069 = v970 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1070 = v1069 & 15u;
+        const uint v1073 = v1070 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1074 = as_type<float>(v1073);
+        const float v1075 = v1074 - 8388608.0f;
+        const float v1076 = fma(v1075, v978, v980);  // kernels/gemm/quant_b.hpp:51
+        const float v1078 = v953 ? v992 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1079 = bfloat(v1078);
+        const float v1081 = v953 ? v1004 : 0.0f;
+        const bfloat v1082 = bfloat(v1081);
+        const float v1084 = v953 ? v1016 : 0.0f;
+        const bfloat v1085 = bfloat(v1084);
+        const float v1087 = v953 ? v1028 : 0.0f;
+        const bfloat v1088 = bfloat(v1087);
+        const float v1090 = v953 ? v1040 : 0.0f;
+        const bfloat v1091 = bfloat(v1090);
+        const float v1093 = v953 ? v1052 : 0.0f;
+        const bfloat v1094 = bfloat(v1093);
+        const float v1096 = v953 ? v1064 : 0.0f;
+        const bfloat v1097 = bfloat(v1096);
+        const float v1099 = v953 ? v1076 : 0.0f;
+        const bfloat v1100 = bfloat(v1099);
+        *(threadgroup iron_bf16x8*)(shm1 + v1105) = iron_bf16x8{{bfloat4(v1079, v1082, v1085, v1088), bfloat4(v1091, v1094, v1097, v1100)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1118 = v912 + v1115;  // kernels/gemm/quant_b.hpp:137
+        const bool v1119 = v1118 < v3;
+        const bool v1120 = v1117 && v1119;
+        const uint v1124 = min(v1118, v955);  // kernels/gemm/quant_b.hpp:138
+        const uint v1130 = v1124 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v1134 = v1133 + v1130;
+        const uint v1137 = packed[v1134];  // kernels/gemm/quant_b.hpp:37
+        const uint v1139 = v1124 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v1143 = v1142 + v1139;
+        const bfloat v1144 = scales[v1143];  // kernels/gemm/quant_b.hpp:39
+        const float v1145 = float(v1144);
+        const bfloat v1146 = biases[v1143];  // kernels/gemm/quant_b.hpp:40
+        const float v1147 = float(v1146);
+        const uint v1152 = v1137 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1153 = v1152 & 15u;
+        const uint v1156 = v1153 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1157 = as_type<float>(v1156);
+        const float v1158 = v1157 - 8388608.0f;
+        const float v1159 = fma(v1158, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const uint v1164 = v1137 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1165 = v1164 & 15u;
+        const uint v1168 = v1165 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1169 = as_type<float>(v1168);
+        const float v1170 = v1169 - 8388608.0f;
+        const float v1171 = fma(v1170, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const uint v1176 = v1137 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1177 = v1176 & 15u;
+        const uint v1180 = v1177 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1181 = as_type<float>(v1180);
+        const float v1182 = v1181 - 8388608.0f;
+        const float v1183 = fma(v1182, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const uint v1188 = v1137 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1189 = v1188 & 15u;
+        const uint v1192 = v1189 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1193 = as_type<float>(v1192);
+        const float v1194 = v1193 - 8388608.0f;
+        const float v1195 = fma(v1194, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const uint v1200 = v1137 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1201 = v1200 & 15u;
+        const uint v1204 = v1201 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1205 = as_type<float>(v1204);
+        const float v1206 = v1205 - 8388608.0f;
+        const float v1207 = fma(v1206, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const uint v1212 = v1137 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1213 = v1212 & 15u;
+        const uint v1216 = v1213 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1217 = as_type<float>(v1216);
+        const float v1218 = v1217 - 8388608.0f;
+        const float v1219 = fma(v1218, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const uint v1224 = v1137 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1225 = v1224 & 15u;
+        const uint v1228 = v1225 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1229 = as_type<float>(v1228);
+        const float v1230 = v1229 - 8388608.0f;
+        const float v1231 = fma(v1230, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const uint v1236 = v1137 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1237 = v1236 & 15u;
+        const uint v1240 = v1237 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1241 = as_type<float>(v1240);
+        const float v1242 = v1241 - 8388608.0f;
+        const float v1243 = fma(v1242, v1145, v1147);  // kernels/gemm/quant_b.hpp:51
+        const float v1245 = v1120 ? v1159 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1246 = bfloat(v1245);
+        const float v1248 = v1120 ? v1171 : 0.0f;
+        const bfloat v1249 = bfloat(v1248);
+        const float v1251 = v1120 ? v1183 : 0.0f;
+        const bfloat v1252 = bfloat(v1251);
+        const float v1254 = v1120 ? v1195 : 0.0f;
+        const bfloat v1255 = bfloat(v1254);
+        const float v1257 = v1120 ? v1207 : 0.0f;
+        const bfloat v1258 = bfloat(v1257);
+        const float v1260 = v1120 ? v1219 : 0.0f;
+        const bfloat v1261 = bfloat(v1260);
+        const float v1263 = v1120 ? v1231 : 0.0f;
+        const bfloat v1264 = bfloat(v1263);
+        const float v1266 = v1120 ? v1243 : 0.0f;
+        const bfloat v1267 = bfloat(v1266);
+        *(threadgroup iron_bf16x8*)(shm1 + v1272) = iron_bf16x8{{bfloat4(v1246, v1249, v1252, v1255), bfloat4(v1258, v1261, v1264, v1267)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1285 = v912 + v1282;  // kernels/gemm/quant_b.hpp:137
+        const bool v1286 = v1285 < v3;
+        const bool v1287 = v1284 && v1286;
+        const uint v1291 = min(v1285, v955);  // kernels/gemm/quant_b.hpp:138
+        const uint v1297 = v1291 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v1301 = v1300 + v1297;
+        const uint v1304 = packed[v1301];  // kernels/gemm/quant_b.hpp:37
+        const uint v1306 = v1291 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v1310 = v1309 + v1306;
+        const bfloat v1311 = scales[v1310];  // kernels/gemm/quant_b.hpp:39
+        const float v1312 = float(v1311);
+        const bfloat v1313 = biases[v1310];  // kernels/gemm/quant_b.hpp:40
+        const float v1314 = float(v1313);
+        const uint v1319 = v1304 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1320 = v1319 & 15u;
+        const uint v1323 = v1320 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1324 = as_type<float>(v1323);
+        const float v1325 = v1324 - 8388608.0f;
+        const float v1326 = fma(v1325, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const uint v1331 = v1304 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1332 = v1331 & 15u;
+        const uint v1335 = v1332 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1336 = as_type<float>(v1335);
+        const float v1337 = v1336 - 8388608.0f;
+        const float v1338 = fma(v1337, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const uint v1343 = v1304 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1344 = v1343 & 15u;
+        const uint v1347 = v1344 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1348 = as_type<float>(v1347);
+        const float v1349 = v1348 - 8388608.0f;
+        const float v1350 = fma(v1349, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const uint v1355 = v1304 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1356 = v1355 & 15u;
+        const uint v1359 = v1356 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1360 = as_type<float>(v1359);
+        const float v1361 = v1360 - 8388608.0f;
+        const float v1362 = fma(v1361, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const uint v1367 = v1304 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1368 = v1367 & 15u;
+        const uint v1371 = v1368 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1372 = as_type<float>(v1371);
+        const float v1373 = v1372 - 8388608.0f;
+        const float v1374 = fma(v1373, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const uint v1379 = v1304 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1380 = v1379 & 15u;
+        const uint v1383 = v1380 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1384 = as_type<float>(v1383);
+        const float v1385 = v1384 - 8388608.0f;
+        const float v1386 = fma(v1385, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const uint v1391 = v1304 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1392 = v1391 & 15u;
+        const uint v1395 = v1392 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1396 = as_type<float>(v1395);
+        const float v1397 = v1396 - 8388608.0f;
+        const float v1398 = fma(v1397, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const uint v1403 = v1304 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1404 = v1403 & 15u;
+        const uint v1407 = v1404 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1408 = as_type<float>(v1407);
+        const float v1409 = v1408 - 8388608.0f;
+        const float v1410 = fma(v1409, v1312, v1314);  // kernels/gemm/quant_b.hpp:51
+        const float v1412 = v1287 ? v1326 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1413 = bfloat(v1412);
+        const float v1415 = v1287 ? v1338 : 0.0f;
+        const bfloat v1416 = bfloat(v1415);
+        const float v1418 = v1287 ? v1350 : 0.0f;
+        const bfloat v1419 = bfloat(v1418);
+        const float v1421 = v1287 ? v1362 : 0.0f;
+        const bfloat v1422 = bfloat(v1421);
+        const float v1424 = v1287 ? v1374 : 0.0f;
+        const bfloat v1425 = bfloat(v1424);
+        const float v1427 = v1287 ? v1386 : 0.0f;
+        const bfloat v1428 = bfloat(v1427);
+        const float v1430 = v1287 ? v1398 : 0.0f;
+        const bfloat v1431 = bfloat(v1430);
+        const float v1433 = v1287 ? v1410 : 0.0f;
+        const bfloat v1434 = bfloat(v1433);
+        *(threadgroup iron_bf16x8*)(shm1 + v1439) = iron_bf16x8{{bfloat4(v1413, v1416, v1419, v1422), bfloat4(v1425, v1428, v1431, v1434)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1452 = v912 + v1449;  // kernels/gemm/quant_b.hpp:137
+        const bool v1453 = v1452 < v3;
+        const bool v1454 = v1451 && v1453;
+        const uint v1458 = min(v1452, v955);  // kernels/gemm/quant_b.hpp:138
+        const uint v1464 = v1458 >> 3u;  // kernels/gemm/quant_b.hpp:35
+        const uint v1468 = v1467 + v1464;
+        const uint v1471 = packed[v1468];  // kernels/gemm/quant_b.hpp:37
+        const uint v1473 = v1458 >> 6u;  // kernels/gemm/quant_b.hpp:38
+        const uint v1477 = v1476 + v1473;
+        const bfloat v1478 = scales[v1477];  // kernels/gemm/quant_b.hpp:39
+        const float v1479 = float(v1478);
+        const bfloat v1480 = biases[v1477];  // kernels/gemm/quant_b.hpp:40
+        const float v1481 = float(v1480);
+        const uint v1486 = v1471 >> 0u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1487 = v1486 & 15u;
+        const uint v1490 = v1487 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1491 = as_type<float>(v1490);
+        const float v1492 = v1491 - 8388608.0f;
+        const float v1493 = fma(v1492, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const uint v1498 = v1471 >> 4u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1499 = v1498 & 15u;
+        const uint v1502 = v1499 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1503 = as_type<float>(v1502);
+        const float v1504 = v1503 - 8388608.0f;
+        const float v1505 = fma(v1504, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const uint v1510 = v1471 >> 8u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1511 = v1510 & 15u;
+        const uint v1514 = v1511 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1515 = as_type<float>(v1514);
+        const float v1516 = v1515 - 8388608.0f;
+        const float v1517 = fma(v1516, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const uint v1522 = v1471 >> 12u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1523 = v1522 & 15u;
+        const uint v1526 = v1523 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1527 = as_type<float>(v1526);
+        const float v1528 = v1527 - 8388608.0f;
+        const float v1529 = fma(v1528, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const uint v1534 = v1471 >> 16u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1535 = v1534 & 15u;
+        const uint v1538 = v1535 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1539 = as_type<float>(v1538);
+        const float v1540 = v1539 - 8388608.0f;
+        const float v1541 = fma(v1540, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const uint v1546 = v1471 >> 20u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1547 = v1546 & 15u;
+        const uint v1550 = v1547 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1551 = as_type<float>(v1550);
+        const float v1552 = v1551 - 8388608.0f;
+        const float v1553 = fma(v1552, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const uint v1558 = v1471 >> 24u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1559 = v1558 & 15u;
+        const uint v1562 = v1559 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1563 = as_type<float>(v1562);
+        const float v1564 = v1563 - 8388608.0f;
+        const float v1565 = fma(v1564, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const uint v1570 = v1471 >> 28u;  // kernels/primitives/affine_quant.hpp:20
+        const uint v1571 = v1570 & 15u;
+        const uint v1574 = v1571 | 1258291200u;  // kernels/primitives/affine_quant.hpp:26
+        const float v1575 = as_type<float>(v1574);
+        const float v1576 = v1575 - 8388608.0f;
+        const float v1577 = fma(v1576, v1479, v1481);  // kernels/gemm/quant_b.hpp:51
+        const float v1579 = v1454 ? v1493 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const bfloat v1580 = bfloat(v1579);
+        const float v1582 = v1454 ? v1505 : 0.0f;
+        const bfloat v1583 = bfloat(v1582);
+        const float v1585 = v1454 ? v1517 : 0.0f;
+        const bfloat v1586 = bfloat(v1585);
+        const float v1588 = v1454 ? v1529 : 0.0f;
+        const bfloat v1589 = bfloat(v1588);
+        const float v1591 = v1454 ? v1541 : 0.0f;
+        const bfloat v1592 = bfloat(v1591);
+        const float v1594 = v1454 ? v1553 : 0.0f;
+        const bfloat v1595 = bfloat(v1594);
+        const float v1597 = v1454 ? v1565 : 0.0f;
+        const bfloat v1598 = bfloat(v1597);
+        const float v1600 = v1454 ? v1577 : 0.0f;
+        const bfloat v1601 = bfloat(v1600);
+        *(threadgroup iron_bf16x8*)(shm1 + v1606) = iron_bf16x8{{bfloat4(v1580, v1583, v1586, v1589), bfloat4(v1592, v1595, v1598, v1601)}};  // kernels/gemm/quant_b.hpp:146
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load<false>(v90, shm0, long(v1609), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v92, shm1, long(v1615), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load<false>(v90, shm0, long(v1623), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v92, shm1, long(v1629), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const uint v1630 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1631 = v71 + v82;
-    const uint v1632 = v1631 + v1630;
-    const uint v1633 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1634 = v76 + v86;
-    const uint v1635 = v1634 + v1633;
-    const bool v1636 = v1632 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1637 = v1635 < v75;
-    const bool v1638 = v1636 && v1637;
-    if (v1638) {
-      const float v1639 = v88.m[0][0].thread_elements()[0];
-      const uint v1641 = v1635 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1642 = v1641 < v2;
-      const bool v1643 = v1636 && v1642;
-      if (v1643) {
-        const bfloat v1644 = bfloat(v1639);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1645 = v1632 * v2;
-        const uint v1646 = v1645 + v1635;
-        const uint v1647 = v1646 - v74;
-        out[v1647] = v1644;
-      }
-    }
-    const uint v1648 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1650 = v1631 + v1648;
-    const uint v1651 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1653 = v1634 + v1651;
-    const bool v1654 = v1650 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1655 = v1653 < v75;
-    const bool v1656 = v1654 && v1655;
-    if (v1656) {
-      const float v1657 = v88.m[0][0].thread_elements()[1];
-      const uint v1659 = v1653 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1660 = v1659 < v2;
-      const bool v1661 = v1654 && v1660;
-      if (v1661) {
-        const bfloat v1662 = bfloat(v1657);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1663 = v1650 * v2;
-        const uint v1664 = v1663 + v1653;
-        const uint v1665 = v1664 - v74;
-        out[v1665] = v1662;
-      }
-    }
-    const uint v1666 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1668 = v1631 + v1666;
-    const uint v1669 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1671 = v1634 + v1669;
-    const bool v1672 = v1668 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1673 = v1671 < v75;
-    const bool v1674 = v1672 && v1673;
-    if (v1674) {
-      const float v1675 = v88.m[0][1].thread_elements()[0];
-      const uint v1677 = v1671 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1678 = v1677 < v2;
-      const bool v1679 = v1672 && v1678;
-      if (v1679) {
-        const bfloat v1680 = bfloat(v1675);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1681 = v1668 * v2;
-        const uint v1682 = v1681 + v1671;
-        const uint v1683 = v1682 - v74;
-        out[v1683] = v1680;
-      }
-    }
-    const uint v1684 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1686 = v1631 + v1684;
-    const uint v1687 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1689 = v1634 + v1687;
-    const bool v1690 = v1686 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1691 = v1689 < v75;
-    const bool v1692 = v1690 && v1691;
-    if (v1692) {
-      const float v1693 = v88.m[0][1].thread_elements()[1];
-      const uint v1695 = v1689 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1696 = v1695 < v2;
-      const bool v1697 = v1690 && v1696;
-      if (v1697) {
-        const bfloat v1698 = bfloat(v1693);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1699 = v1686 * v2;
-        const uint v1700 = v1699 + v1689;
-        const uint v1701 = v1700 - v74;
-        out[v1701] = v1698;
-      }
-    }
-    const uint v1702 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1704 = v1631 + v1702;
-    const uint v1705 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1707 = v1634 + v1705;
-    const bool v1708 = v1704 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1709 = v1707 < v75;
-    const bool v1710 = v1708 && v1709;
-    if (v1710) {
-      const float v1711 = v88.m[0][2].thread_elements()[0];
-      const uint v1713 = v1707 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1714 = v1713 < v2;
-      const bool v1715 = v1708 && v1714;
-      if (v1715) {
-        const bfloat v1716 = bfloat(v1711);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1717 = v1704 * v2;
-        const uint v1718 = v1717 + v1707;
-        const uint v1719 = v1718 - v74;
-        out[v1719] = v1716;
-      }
+    const uint v1634 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1635 = v75 + v86;
+    const uint v1636 = v1635 + v1634;
+    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1638 = v80 + v90;
+    const uint v1639 = v1638 + v1637;
+    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1641 = v1639 < v79;
+    const bool v1642 = v1640 && v1641;
+    if (v1642) {
+      const float v1643 = v92.m[0][0].thread_elements()[0];
+      const uint v1645 = v1639 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1646 = v1645 < v2;
+      const bool v1647 = v1640 && v1646;
+      if (v1647) {
+        const bfloat v1648 = bfloat(v1643);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1649 = v1636 * v2;
+        const uint v1650 = v1649 + v1639;
+        const uint v1651 = v1650 - v78;
+        out[v1651] = v1648;
+      }
+    }
+    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1654 = v1635 + v1652;
+    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1657 = v1638 + v1655;
+    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1659 = v1657 < v79;
+    const bool v1660 = v1658 && v1659;
+    if (v1660) {
+      const float v1661 = v92.m[0][0].thread_elements()[1];
+      const uint v1663 = v1657 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1664 = v1663 < v2;
+      const bool v1665 = v1658 && v1664;
+      if (v1665) {
+        const bfloat v1666 = bfloat(v1661);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1667 = v1654 * v2;
+        const uint v1668 = v1667 + v1657;
+        const uint v1669 = v1668 - v78;
+        out[v1669] = v1666;
+      }
+    }
+    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1672 = v1635 + v1670;
+    const uint v1673 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1675 = v1638 + v1673;
+    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1677 = v1675 < v79;
+    const bool v1678 = v1676 && v1677;
+    if (v1678) {
+      const float v1679 = v92.m[0][1].thread_elements()[0];
+      const uint v1681 = v1675 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1682 = v1681 < v2;
+      const bool v1683 = v1676 && v1682;
+      if (v1683) {
+        const bfloat v1684 = bfloat(v1679);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1685 = v1672 * v2;
+        const uint v1686 = v1685 + v1675;
+        const uint v1687 = v1686 - v78;
+        out[v1687] = v1684;
+      }
+    }
+    const uint v1688 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1690 = v1635 + v1688;
+    const uint v1691 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1693 = v1638 + v1691;
+    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1695 = v1693 < v79;
+    const bool v1696 = v1694 && v1695;
+    if (v1696) {
+      const float v1697 = v92.m[0][1].thread_elements()[1];
+      const uint v1699 = v1693 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1700 = v1699 < v2;
+      const bool v1701 = v1694 && v1700;
+      if (v1701) {
+        const bfloat v1702 = bfloat(v1697);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1703 = v1690 * v2;
+        const uint v1704 = v1703 + v1693;
+        const uint v1705 = v1704 - v78;
+        out[v1705] = v1702;
+      }
+    }
+    const uint v1706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1708 = v1635 + v1706;
+    const uint v1709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1711 = v1638 + v1709;
+    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1713 = v1711 < v79;
+    const bool v1714 = v1712 && v1713;
+    if (v1714) {
+      const float v1715 = v92.m[0][2].thread_elements()[0];
+      const uint v1717 = v1711 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1718 = v1717 < v2;
+      const bool v1719 = v1712 && v1718;
+      if (v1719) {
+        const bfloat v1720 = bfloat(v1715);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1721 = v1708 * v2;
+        const uint v1722 = v1721 + v1711;
+        const uint v1723 = v1722 - v78;
+        out[v1723] = v1720;
+      }
     }
-    const uint v1720 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1722 = v1631 + v1720;
-    const uint v1723 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1725 = v1634 + v1723;
-    const bool v1726 = v1722 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1727 = v1725 < v75;
-    const bool v1728 = v1726 && v1727;
-    if (v1728) {
-      const float v1729 = v88.m[0][2].thread_elements()[1];
-      const uint v1731 = v1725 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1732 = v1731 < v2;
-      const bool v1733 = v1726 && v1732;
-      if (v1733) {
-        const bfloat v1734 = bfloat(v1729);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1735 = v1722 * v2;
-        const uint v1736 = v1735 + v1725;
-        const uint v1737 = v1736 - v74;
-        out[v1737] = v1734;
-      }
-    }
-    const uint v1738 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1740 = v1631 + v1738;
-    const uint v1741 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1743 = v1634 + v1741;
-    const bool v1744 = v1740 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1745 = v1743 < v75;
-    const bool v1746 = v1744 && v1745;
-    if (v1746) {
-      const float v1747 = v88.m[0][3].thread_elements()[0];
-      const uint v1749 = v1743 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1750 = v1749 < v2;
-      const bool v1751 = v1744 && v1750;
-      if (v1751) {
-        const bfloat v1752 = bfloat(v1747);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1753 = v1740 * v2;
-        const uint v1754 = v1753 + v1743;
-        const uint v1755 = v1754 - v74;
-        out[v1755] = v1752;
-      }
-    }
-    const uint v1756 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1758 = v1631 + v1756;
-    const uint v1759 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1761 = v1634 + v1759;
-    const bool v1762 = v1758 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1763 = v1761 < v75;
-    const bool v1764 = v1762 && v1763;
-    if (v1764) {
-      const float v1765 = v88.m[0][3].thread_elements()[1];
-      const uint v1767 = v1761 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1768 = v1767 < v2;
-      const bool v1769 = v1762 && v1768;
-      if (v1769) {
-        const bfloat v1770 = bfloat(v1765);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1771 = v1758 * v2;
-        const uint v1772 = v1771 + v1761;
-        const uint v1773 = v1772 - v74;
-        out[v1773] = v1770;
-      }
-    }
-    const uint v1774 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1776 = v1631 + v1774;
-    const uint v1777 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1779 = v1634 + v1777;
-    const bool v1780 = v1776 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1781 = v1779 < v75;
-    const bool v1782 = v1780 && v1781;
-    if (v1782) {
-      const float v1783 = v88.m[0][4].thread_elements()[0];
-      const uint v1785 = v1779 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1786 = v1785 < v2;
-      const bool v1787 = v1780 && v1786;
-      if (v1787) {
-        const bfloat v1788 = bfloat(v1783);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1789 = v1776 * v2;
-        const uint v1790 = v1789 + v1779;
-        const uint v1791 = v1790 - v74;
-        out[v1791] = v1788;
-      }
-    }
-    const uint v1792 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1794 = v1631 + v1792;
-    const uint v1795 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1797 = v1634 + v1795;
-    const bool v1798 = v1794 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1799 = v1797 < v75;
-    const bool v1800 = v1798 && v1799;
-    if (v1800) {
-      const float v1801 = v88.m[0][4].thread_elements()[1];
-      const uint v1803 = v1797 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1804 = v1803 < v2;
-      const bool v1805 = v1798 && v1804;
-      if (v1805) {
-        const bfloat v1806 = bfloat(v1801);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1807 = v1794 * v2;
-        const uint v1808 = v1807 + v1797;
-        const uint v1809 = v1808 - v74;
-        out[v1809] = v1806;
-      }
-    }
-    const uint v1810 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1812 = v1631 + v1810;
-    const uint v1813 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1815 = v1634 + v1813;
-    const bool v1816 = v1812 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1817 = v1815 < v75;
-    const bool v1818 = v1816 && v1817;
-    if (v1818) {
-      const float v1819 = v88.m[0][5].thread_elements()[0];
-      const uint v1821 = v1815 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1822 = v1821 < v2;
-      const bool v1823 = v1816 && v1822;
-      if (v1823) {
-        const bfloat v1824 = bfloat(v1819);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1825 = v1812 * v2;
-        const uint v1826 = v1825 + v1815;
-        const uint v1827 = v1826 - v74;
-        out[v1827] = v1824;
-      }
-    }
-    const uint v1828 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1830 = v1631 + v1828;
-    const uint v1831 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1833 = v1634 + v1831;
-    const bool v1834 = v1830 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1835 = v1833 < v75;
-    const bool v1836 = v1834 && v1835;
-    if (v1836) {
-      const float v1837 = v88.m[0][5].thread_elements()[1];
-      const uint v1839 = v1833 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1840 = v1839 < v2;
-      const bool v1841 = v1834 && v1840;
-      if (v1841) {
-        const bfloat v1842 = bfloat(v1837);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1843 = v1830 * v2;
-        const uint v1844 = v1843 + v1833;
-        const uint v1845 = v1844 - v74;
-        out[v1845] = v1842;
-      }
-    }
-    const uint v1846 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1848 = v1631 + v1846;
-    const uint v1849 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1851 = v1634 + v1849;
-    const bool v1852 = v1848 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1853 = v1851 < v75;
-    const bool v1854 = v1852 && v1853;
-    if (v1854) {
-      const float v1855 = v88.m[0][6].thread_elements()[0];
-      const uint v1857 = v1851 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1858 = v1857 < v2;
-      const bool v1859 = v1852 && v1858;
-      if (v1859) {
-        const bfloat v1860 = bfloat(v1855);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1861 = v1848 * v2;
-        const uint v1862 = v1861 + v1851;
-        const uint v1863 = v1862 - v74;
-        out[v1863] = v1860;
-      }
-    }
-    const uint v1864 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1866 = v1631 + v1864;
-    const uint v1867 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1869 = v1634 + v1867;
-    const bool v1870 = v1866 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1871 = v1869 < v75;
-    const bool v1872 = v1870 && v1871;
-    if (v1872) {
-      const float v1873 = v88.m[0][6].thread_elements()[1];
-      const uint v1875 = v1869 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1876 = v1875 < v2;
-      const bool v1877 = v1870 && v1876;
-      if (v1877) {
-        const bfloat v1878 = bfloat(v1873);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1879 = v1866 * v2;
-        const uint v1880 = v1879 + v1869;
-        const uint v1881 = v1880 - v74;
-        out[v1881] = v1878;
-      }
-    }
-    const uint v1882 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1884 = v1631 + v1882;
-    const uint v1885 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1887 = v1634 + v1885;
-    const bool v1888 = v1884 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1889 = v1887 < v75;
-    const bool v1890 = v1888 && v1889;
-    if (v1890) {
-      const float v1891 = v88.m[0][7].thread_elements()[0];
-      const uint v1893 = v1887 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1894 = v1893 < v2;
-      const bool v1895 = v1888 && v1894;
-      if (v1895) {
-        const bfloat v1896 = bfloat(v1891);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1897 = v1884 * v2;
-        const uint v1898 = v1897 + v1887;
-        const uint v1899 = v1898 - v74;
-        out[v1899] = v1896;
-      }
-    }
-    const uint v1900 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1902 = v1631 + v1900;
-    const uint v1903 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1905 = v1634 + v1903;
-    const bool v1906 = v1902 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1907 = v1905 < v75;
-    const bool v1908 = v1906 && v1907;
-    if (v1908) {
-      const float v1909 = v88.m[0][7].thread_elements()[1];
-      const uint v1911 = v1905 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1912 = v1911 < v2;
-      const bool v1913 = v1906 && v1912;
-      if (v1913) {
-        const bfloat v1914 = bfloat(v1909);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1915 = v1902 * v2;
-        const uint v1916 = v1915 + v1905;
-        const uint v1917 = v1916 - v74;
-        out[v1917] = v1914;
-      }
-    }
-    const uint v1918 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1920 = v1631 + v1918;
-    const uint v1921 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1923 = v1634 + v1921;
-    const bool v1924 = v1920 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1925 = v1923 < v75;
-    const bool v1926 = v1924 && v1925;
-    if (v1926) {
-      const float v1927 = v88.m[1][0].thread_elements()[0];
-      const uint v1929 = v1923 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1930 = v1929 < v2;
-      const bool v1931 = v1924 && v1930;
-      if (v1931) {
-        const bfloat v1932 = bfloat(v1927);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1933 = v1920 * v2;
-        const uint v1934 = v1933 + v1923;
-        const uint v1935 = v1934 - v74;
-        out[v1935] = v1932;
-      }
-    }
-    const uint v1936 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1938 = v1631 + v1936;
-    const uint v1939 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1941 = v1634 + v1939;
-    const bool v1942 = v1938 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1943 = v1941 < v75;
-    const bool v1944 = v1942 && v1943;
-    if (v1944) {
-      const float v1945 = v88.m[1][0].thread_elements()[1];
-      const uint v1947 = v1941 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1948 = v1947 < v2;
-      const bool v1949 = v1942 && v1948;
-      if (v1949) {
-        const bfloat v1950 = bfloat(v1945);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1951 = v1938 * v2;
-        const uint v1952 = v1951 + v1941;
-        const uint v1953 = v1952 - v74;
-        out[v1953] = v1950;
-      }
-    }
-    const uint v1954 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1956 = v1631 + v1954;
-    const uint v1957 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1959 = v1634 + v1957;
-    const bool v1960 = v1956 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1961 = v1959 < v75;
-    const bool v1962 = v1960 && v1961;
-    if (v1962) {
-      const float v1963 = v88.m[1][1].thread_elements()[0];
-      const uint v1965 = v1959 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1966 = v1965 < v2;
-      const bool v1967 = v1960 && v1966;
-      if (v1967) {
-        const bfloat v1968 = bfloat(v1963);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1969 = v1956 * v2;
-        const uint v1970 = v1969 + v1959;
-        const uint v1971 = v1970 - v74;
-        out[v1971] = v1968;
-      }
-    }
-    const uint v1972 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1974 = v1631 + v1972;
-    const uint v1975 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1977 = v1634 + v1975;
-    const bool v1978 = v1974 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1979 = v1977 < v75;
-    const bool v1980 = v1978 && v1979;
-    if (v1980) {
-      const float v1981 = v88.m[1][1].thread_elements()[1];
-      const uint v1983 = v1977 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1984 = v1983 < v2;
-      const bool v1985 = v1978 && v1984;
-      if (v1985) {
-        const bfloat v1986 = bfloat(v1981);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1987 = v1974 * v2;
-        const uint v1988 = v1987 + v1977;
-        const uint v1989 = v1988 - v74;
-        out[v1989] = v1986;
-      }
-    }
-    const uint v1990 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1992 = v1631 + v1990;
-    const uint v1993 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1995 = v1634 + v1993;
-    const bool v1996 = v1992 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1997 = v1995 < v75;
-    const bool v1998 = v1996 && v1997;
-    if (v1998) {
-      const float v1999 = v88.m[1][2].thread_elements()[0];
-      const uint v2001 = v1995 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2002 = v2001 < v2;
-      const bool v2003 = v1996 && v2002;
-      if (v2003) {
-        const bfloat v2004 = bfloat(v1999);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2005 = v1992 * v2;
-        const uint v2006 = v2005 + v1995;
-        const uint v2007 = v2006 - v74;
-        out[v2007] = v2004;
-      }
-    }
-    const uint v2008 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2010 = v1631 + v2008;
-    const uint v2011 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2013 = v1634 + v2011;
-    const bool v2014 = v2010 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2015 = v2013 < v75;
-    const bool v2016 = v2014 && v2015;
-    if (v2016) {
-      const float v2017 = v88.m[1][2].thread_elements()[1];
-      const uint v2019 = v2013 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2020 = v2019 < v2;
-      const bool v2021 = v2014 && v2020;
-      if (v2021) {
-        const bfloat v2022 = bfloat(v2017);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2023 = v2010 * v2;
-        const uint v2024 = v2023 + v2013;
-        const uint v2025 = v2024 - v74;
-        out[v2025] = v2022;
-      }
-    }
-    const uint v2026 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2028 = v1631 + v2026;
-    const uint v2029 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2031 = v1634 + v2029;
-    const bool v2032 = v2028 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2033 = v2031 < v75;
-    const bool v2034 = v2032 && v2033;
-    if (v2034) {
-      const float v2035 = v88.m[1][3].thread_elements()[0];
-      const uint v2037 = v2031 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2038 = v2037 < v2;
-      const bool v2039 = v2032 && v2038;
-      if (v2039) {
-        const bfloat v2040 = bfloat(v2035);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2041 = v2028 * v2;
-        const uint v2042 = v2041 + v2031;
-        const uint v2043 = v2042 - v74;
-        out[v2043] = v2040;
-      }
-    }
-    const uint v2044 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2046 = v1631 + v2044;
-    const uint v2047 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2049 = v1634 + v2047;
-    const bool v2050 = v2046 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2051 = v2049 < v75;
-    const bool v2052 = v2050 && v2051;
-    if (v2052) {
-      const float v2053 = v88.m[1][3].thread_elements()[1];
-      const uint v2055 = v2049 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2056 = v2055 < v2;
-      const bool v2057 = v2050 && v2056;
-      if (v2057) {
-        const bfloat v2058 = bfloat(v2053);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2059 = v2046 * v2;
-        const uint v2060 = v2059 + v2049;
-        const uint v2061 = v2060 - v74;
-        out[v2061] = v2058;
-      }
-    }
-    const uint v2062 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2064 = v1631 + v2062;
-    const uint v2065 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2067 = v1634 + v2065;
-    const bool v2068 = v2064 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2069 = v2067 < v75;
-    const bool v2070 = v2068 && v2069;
-    if (v2070) {
-      const float v2071 = v88.m[1][4].thread_elements()[0];
-      const uint v2073 = v2067 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2074 = v2073 < v2;
-      const bool v2075 = v2068 && v2074;
-      if (v2075) {
-        const bfloat v2076 = bfloat(v2071);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2077 = v2064 * v2;
-        const uint v2078 = v2077 + v2067;
-        const uint v2079 = v2078 - v74;
-        out[v2079] = v2076;
-      }
-    }
-    const uint v2080 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2082 = v1631 + v2080;
-    const uint v2083 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2085 = v1634 + v2083;
-    const bool v2086 = v2082 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2087 = v2085 < v75;
-    const bool v2088 = v2086 && v2087;
-    if (v2088) {
-      const float v2089 = v88.m[1][4].thread_elements()[1];
-      const uint v2091 = v2085 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2092 = v2091 < v2;
-      const bool v2093 = v2086 && v2092;
-      if (v2093) {
-        const bfloat v2094 = bfloat(v2089);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2095 = v2082 * v2;
-        const uint v2096 = v2095 + v2085;
-        const uint v2097 = v2096 - v74;
-        out[v2097] = v2094;
-      }
-    }
-    const uint v2098 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2100 = v1631 + v2098;
-    const uint v2101 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2103 = v1634 + v2101;
-    const bool v2104 = v2100 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2105 = v2103 < v75;
-    const bool v2106 = v2104 && v2105;
-    if (v2106) {
-      const float v2107 = v88.m[1][5].thread_elements()[0];
-      const uint v2109 = v2103 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2110 = v2109 < v2;
-      const bool v2111 = v2104 && v2110;
-      if (v2111) {
-        const bfloat v2112 = bfloat(v2107);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2113 = v2100 * v2;
-        const uint v2114 = v2113 + v2103;
-        const uint v2115 = v2114 - v74;
-        out[v2115] = v2112;
-      }
-    }
-    const uint v2116 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2118 = v1631 + v2116;
-    const uint v2119 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2121 = v1634 + v2119;
-    const bool v2122 = v2118 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2123 = v2121 < v75;
-    const bool v2124 = v2122 && v2123;
-    if (v2124) {
-      const float v2125 = v88.m[1][5].thread_elements()[1];
-      const uint v2127 = v2121 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2128 = v2127 < v2;
-      const bool v2129 = v2122 && v2128;
-      if (v2129) {
-        const bfloat v2130 = bfloat(v2125);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2131 = v2118 * v2;
-        const uint v2132 = v2131 + v2121;
-        const uint v2133 = v2132 - v74;
-        out[v2133] = v2130;
-      }
-    }
-    const uint v2134 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2136 = v1631 + v2134;
-    const uint v2137 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2139 = v1634 + v2137;
-    const bool v2140 = v2136 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2141 = v2139 < v75;
-    const bool v2142 = v2140 && v2141;
-    if (v2142) {
-      const float v2143 = v88.m[1][6].thread_elements()[0];
-      const uint v2145 = v2139 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2146 = v2145 < v2;
-      const bool v2147 = v2140 && v2146;
-      if (v2147) {
-        const bfloat v2148 = bfloat(v2143);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2149 = v2136 * v2;
-        const uint v2150 = v2149 + v2139;
-        const uint v2151 = v2150 - v74;
-        out[v2151] = v2148;
-      }
-    }
-    const uint v2152 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2154 = v1631 + v2152;
-    const uint v2155 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2157 = v1634 + v2155;
-    const bool v2158 = v2154 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2159 = v2157 < v75;
-    const bool v2160 = v2158 && v2159;
-    if (v2160) {
-      const float v2161 = v88.m[1][6].thread_elements()[1];
-      const uint v2163 = v2157 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2164 = v2163 < v2;
-      const bool v2165 = v2158 && v2164;
-      if (v2165) {
-        const bfloat v2166 = bfloat(v2161);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2167 = v2154 * v2;
-        const uint v2168 = v2167 + v2157;
-        const uint v2169 = v2168 - v74;
-        out[v2169] = v2166;
-      }
-    }
-    const uint v2170 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2172 = v1631 + v2170;
-    const uint v2173 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2175 = v1634 + v2173;
-    const bool v2176 = v2172 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2177 = v2175 < v75;
-    const bool v2178 = v2176 && v2177;
-    if (v2178) {
-      const float v2179 = v88.m[1][7].thread_elements()[0];
-      const uint v2181 = v2175 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2182 = v2181 < v2;
-      const bool v2183 = v2176 && v2182;
-      if (v2183) {
-        const bfloat v2184 = bfloat(v2179);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2185 = v2172 * v2;
-        const uint v2186 = v2185 + v2175;
-        const uint v2187 = v2186 - v74;
-        out[v2187] = v2184;
-      }
-    }
-    const uint v2188 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2190 = v1631 + v2188;
-    const uint v2191 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2193 = v1634 + v2191;
-    const bool v2194 = v2190 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2195 = v2193 < v75;
-    const bool v2196 = v2194 && v2195;
-    if (v2196) {
-      const float v2197 = v88.m[1][7].thread_elements()[1];
-      const uint v2199 = v2193 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2200 = v2199 < v2;
-      const bool v2201 = v2194 && v2200;
-      if (v2201) {
-        const bfloat v2202 = bfloat(v2197);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2203 = v2190 * v2;
-        const uint v2204 = v2203 + v2193;
-        const uint v2205 = v2204 - v74;
-        out[v2205] = v2202;
-      }
-    }
-    const uint v2206 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2208 = v1631 + v2206;
-    const uint v2209 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2211 = v1634 + v2209;
-    const bool v2212 = v2208 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2213 = v2211 < v75;
-    const bool v2214 = v2212 && v2213;
-    if (v2214) {
-      const float v2215 = v88.m[2][0].thread_elements()[0];
-      const uint v2217 = v2211 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2218 = v2217 < v2;
-      const bool v2219 = v2212 && v2218;
-      if (v2219) {
-        const bfloat v2220 = bfloat(v2215);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2221 = v2208 * v2;
-        const uint v2222 = v2221 + v2211;
-        const uint v2223 = v2222 - v74;
-        out[v2223] = v2220;
-      }
-    }
-    const uint v2224 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2226 = v1631 + v2224;
-    const uint v2227 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2229 = v1634 + v2227;
-    const bool v2230 = v2226 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2231 = v2229 < v75;
-    const bool v2232 = v2230 && v2231;
-    if (v2232) {
-      const float v2233 = v88.m[2][0].thread_elements()[1];
-      const uint v2235 = v2229 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2236 = v2235 < v2;
-      const bool v2237 = v2230 && v2236;
-      if (v2237) {
-        const bfloat v2238 = bfloat(v2233);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2239 = v2226 * v2;
-        const uint v2240 = v2239 + v2229;
-        const uint v2241 = v2240 - v74;
-        out[v2241] = v2238;
-      }
-    }
-    const uint v2242 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2244 = v1631 + v2242;
-    const uint v2245 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2247 = v1634 + v2245;
-    const bool v2248 = v2244 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2249 = v2247 < v75;
-    const bool v2250 = v2248 && v2249;
-    if (v2250) {
-      const float v2251 = v88.m[2][1].thread_elements()[0];
-      const uint v2253 = v2247 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2254 = v2253 < v2;
-      const bool v2255 = v2248 && v2254;
-      if (v2255) {
-        const bfloat v2256 = bfloat(v2251);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2257 = v2244 * v2;
-        const uint v2258 = v2257 + v2247;
-        const uint v2259 = v2258 - v74;
-        out[v2259] = v2256;
-      }
-    }
-    const uint v2260 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2262 = v1631 + v2260;
-    const uint v2263 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2265 = v1634 + v2263;
-    const bool v2266 = v2262 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2267 = v2265 < v75;
-    const bool v2268 = v2266 && v2267;
-    if (v2268) {
-      const float v2269 = v88.m[2][1].thread_elements()[1];
-      const uint v2271 = v2265 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2272 = v2271 < v2;
-      const bool v2273 = v2266 && v2272;
-      if (v2273) {
-        const bfloat v2274 = bfloat(v2269);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2275 = v2262 * v2;
-        const uint v2276 = v2275 + v2265;
-        const uint v2277 = v2276 - v74;
-        out[v2277] = v2274;
-      }
-    }
-    const uint v2278 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2280 = v1631 + v2278;
-    const uint v2281 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2283 = v1634 + v2281;
-    const bool v2284 = v2280 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2285 = v2283 < v75;
-    const bool v2286 = v2284 && v2285;
-    if (v2286) {
-      const float v2287 = v88.m[2][2].thread_elements()[0];
-      const uint v2289 = v2283 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2290 = v2289 < v2;
-      const bool v2291 = v2284 && v2290;
-      if (v2291) {
-        const bfloat v2292 = bfloat(v2287);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2293 = v2280 * v2;
-        const uint v2294 = v2293 + v2283;
-        const uint v2295 = v2294 - v74;
-        out[v2295] = v2292;
-      }
-    }
-    const uint v2296 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2298 = v1631 + v2296;
-    const uint v2299 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2301 = v1634 + v2299;
-    const bool v2302 = v2298 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2303 = v2301 < v75;
-    const bool v2304 = v2302 && v2303;
-    if (v2304) {
-      const float v2305 = v88.m[2][2].thread_elements()[1];
-      const uint v2307 = v2301 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2308 = v2307 < v2;
-      const bool v2309 = v2302 && v2308;
-      if (v2309) {
-        const bfloat v2310 = bfloat(v2305);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2311 = v2298 * v2;
-        const uint v2312 = v2311 + v2301;
-        const uint v2313 = v2312 - v74;
-        out[v2313] = v2310;
-      }
-    }
-    const uint v2314 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2316 = v1631 + v2314;
-    const uint v2317 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2319 = v1634 + v2317;
-    const bool v2320 = v2316 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2321 = v2319 < v75;
-    const bool v2322 = v2320 && v2321;
-    if (v2322) {
-      const float v2323 = v88.m[2][3].thread_elements()[0];
-      const uint v2325 = v2319 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2326 = v2325 < v2;
-      const bool v2327 = v2320 && v2326;
-      if (v2327) {
-        const bfloat v2328 = bfloat(v2323);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2329 = v2316 * v2;
-        const uint v2330 = v2329 + v2319;
-        const uint v2331 = v2330 - v74;
-        out[v2331] = v2328;
-      }
-    }
-    const uint v2332 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2334 = v1631 + v2332;
-    const uint v2335 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2337 = v1634 + v2335;
-    const bool v2338 = v2334 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2339 = v2337 < v75;
-    const bool v2340 = v2338 && v2339;
-    if (v2340) {
-      const float v2341 = v88.m[2][3].thread_elements()[1];
-      const uint v2343 = v2337 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2344 = v2343 < v2;
-      const bool v2345 = v2338 && v2344;
-      if (v2345) {
-        const bfloat v2346 = bfloat(v2341);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2347 = v2334 * v2;
-        const uint v2348 = v2347 + v2337;
-        const uint v2349 = v2348 - v74;
-        out[v2349] = v2346;
-      }
-    }
-    const uint v2350 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2352 = v1631 + v2350;
-    const uint v2353 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2355 = v1634 + v2353;
-    const bool v2356 = v2352 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2357 = v2355 < v75;
-    const bool v2358 = v2356 && v2357;
-    if (v2358) {
-      const float v2359 = v88.m[2][4].thread_elements()[0];
-      const uint v2361 = v2355 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2362 = v2361 < v2;
-      const bool v2363 = v2356 && v2362;
-      if (v2363) {
-        const bfloat v2364 = bfloat(v2359);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2365 = v2352 * v2;
-        const uint v2366 = v2365 + v2355;
-        const uint v2367 = v2366 - v74;
-        out[v2367] = v2364;
-      }
-    }
-    const uint v2368 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2370 = v1631 + v2368;
-    const uint v2371 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2373 = v1634 + v2371;
-    const bool v2374 = v2370 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2375 = v2373 < v75;
-    const bool v2376 = v2374 && v2375;
-    if (v2376) {
-      const float v2377 = v88.m[2][4].thread_elements()[1];
-      const uint v2379 = v2373 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2380 = v2379 < v2;
-      const bool v2381 = v2374 && v2380;
-      if (v2381) {
-        const bfloat v2382 = bfloat(v2377);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2383 = v2370 * v2;
-        const uint v2384 = v2383 + v2373;
-        const uint v2385 = v2384 - v74;
-        out[v2385] = v2382;
-      }
-    }
-    const uint v2386 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2388 = v1631 + v2386;
-    const uint v2389 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2391 = v1634 + v2389;
-    const bool v2392 = v2388 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2393 = v2391 < v75;
-    const bool v2394 = v2392 && v2393;
-    if (v2394) {
-      const float v2395 = v88.m[2][5].thread_elements()[0];
-      const uint v2397 = v2391 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2398 = v2397 < v2;
-      const bool v2399 = v2392 && v2398;
-      if (v2399) {
-        const bfloat v2400 = bfloat(v2395);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2401 = v2388 * v2;
-        const uint v2402 = v2401 + v2391;
-        const uint v2403 = v2402 - v74;
-        out[v2403] = v2400;
-      }
-    }
-    const uint v2404 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2406 = v1631 + v2404;
-    const uint v2407 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2409 = v1634 + v2407;
-    const bool v2410 = v2406 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2411 = v2409 < v75;
-    const bool v2412 = v2410 && v2411;
-    if (v2412) {
-      const float v2413 = v88.m[2][5].thread_elements()[1];
-      const uint v2415 = v2409 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2410 && v2416;
-      if (v2417) {
-        const bfloat v2418 = bfloat(v2413);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2419 = v2406 * v2;
-        const uint v2420 = v2419 + v2409;
-        const uint v2421 = v2420 - v74;
-        out[v2421] = v2418;
-      }
-    }
-    const uint v2422 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2424 = v1631 + v2422;
-    const uint v2425 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2427 = v1634 + v2425;
-    const bool v2428 = v2424 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2429 = v2427 < v75;
-    const bool v2430 = v2428 && v2429;
-    if (v2430) {
-      const float v2431 = v88.m[2][6].thread_elements()[0];
-      const uint v2433 = v2427 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2434 = v2433 < v2;
-      const bool v2435 = v2428 && v2434;
-      if (v2435) {
-        const bfloat v2436 = bfloat(v2431);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2437 = v2424 * v2;
-        const uint v2438 = v2437 + v2427;
-        const uint v2439 = v2438 - v74;
-        out[v2439] = v2436;
-      }
-    }
-    const uint v2440 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2442 = v1631 + v2440;
-    const uint v2443 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2445 = v1634 + v2443;
-    const bool v2446 = v2442 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2447 = v2445 < v75;
-    const bool v2448 = v2446 && v2447;
-    if (v2448) {
-      const float v2449 = v88.m[2][6].thread_elements()[1];
-      const uint v2451 = v2445 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2452 = v2451 < v2;
-      const bool v2453 = v2446 && v2452;
-      if (v2453) {
-        const bfloat v2454 = bfloat(v2449);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2455 = v2442 * v2;
-        const uint v2456 = v2455 + v2445;
-        const uint v2457 = v2456 - v74;
-        out[v2457] = v2454;
-      }
-    }
-    const uint v2458 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2460 = v1631 + v2458;
-    const uint v2461 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2463 = v1634 + v2461;
-    const bool v2464 = v2460 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2465 = v2463 < v75;
-    const bool v2466 = v2464 && v2465;
-    if (v2466) {
-      const float v2467 = v88.m[2][7].thread_elements()[0];
-      const uint v2469 = v2463 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2470 = v2469 < v2;
-      const bool v2471 = v2464 && v2470;
-      if (v2471) {
-        const bfloat v2472 = bfloat(v2467);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2473 = v2460 * v2;
-        const uint v2474 = v2473 + v2463;
-        const uint v2475 = v2474 - v74;
-        out[v2475] = v2472;
-      }
-    }
-    const uint v2476 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2478 = v1631 + v2476;
-    const uint v2479 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2481 = v1634 + v2479;
-    const bool v2482 = v2478 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2483 = v2481 < v75;
-    const bool v2484 = v2482 && v2483;
-    if (v2484) {
-      const float v2485 = v88.m[2][7].thread_elements()[1];
-      const uint v2487 = v2481 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2488 = v2487 < v2;
-      const bool v2489 = v2482 && v2488;
-      if (v2489) {
-        const bfloat v2490 = bfloat(v2485);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2491 = v2478 * v2;
-        const uint v2492 = v2491 + v2481;
-        const uint v2493 = v2492 - v74;
-        out[v2493] = v2490;
-      }
-    }
-    const uint v2494 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2496 = v1631 + v2494;
-    const uint v2497 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2499 = v1634 + v2497;
-    const bool v2500 = v2496 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2501 = v2499 < v75;
-    const bool v2502 = v2500 && v2501;
-    if (v2502) {
-      const float v2503 = v88.m[3][0].thread_elements()[0];
-      const uint v2505 = v2499 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2506 = v2505 < v2;
-      const bool v2507 = v2500 && v2506;
-      if (v2507) {
-        const bfloat v2508 = bfloat(v2503);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2509 = v2496 * v2;
-        const uint v2510 = v2509 + v2499;
-        const uint v2511 = v2510 - v74;
-        out[v2511] = v2508;
-      }
-    }
-    const uint v2512 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2514 = v1631 + v2512;
-    const uint v2515 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2517 = v1634 + v2515;
-    const bool v2518 = v2514 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2519 = v2517 < v75;
-    const bool v2520 = v2518 && v2519;
-    if (v2520) {
-      const float v2521 = v88.m[3][0].thread_elements()[1];
-      const uint v2523 = v2517 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2524 = v2523 < v2;
-      const bool v2525 = v2518 && v2524;
-      if (v2525) {
-        const bfloat v2526 = bfloat(v2521);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2527 = v2514 * v2;
-        const uint v2528 = v2527 + v2517;
-        const uint v2529 = v2528 - v74;
-        out[v2529] = v2526;
-      }
-    }
-    const uint v2530 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2532 = v1631 + v2530;
-    const uint v2533 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2535 = v1634 + v2533;
-    const bool v2536 = v2532 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2537 = v2535 < v75;
-    const bool v2538 = v2536 && v2537;
-    if (v2538) {
-      const float v2539 = v88.m[3][1].thread_elements()[0];
-      const uint v2541 = v2535 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2542 = v2541 < v2;
-      const bool v2543 = v2536 && v2542;
-      if (v2543) {
-        const bfloat v2544 = bfloat(v2539);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2545 = v2532 * v2;
-        const uint v2546 = v2545 + v2535;
-        const uint v2547 = v2546 - v74;
-        out[v2547] = v2544;
-      }
-    }
-    const uint v2548 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2550 = v1631 + v2548;
-    const uint v2551 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2553 = v1634 + v2551;
-    const bool v2554 = v2550 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2555 = v2553 < v75;
-    const bool v2556 = v2554 && v2555;
-    if (v2556) {
-      const float v2557 = v88.m[3][1].thread_elements()[1];
-      const uint v2559 = v2553 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2560 = v2559 < v2;
-      const bool v2561 = v2554 && v2560;
-      if (v2561) {
-        const bfloat v2562 = bfloat(v2557);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2563 = v2550 * v2;
-        const uint v2564 = v2563 + v2553;
-        const uint v2565 = v2564 - v74;
-        out[v2565] = v2562;
-      }
-    }
-    const uint v2566 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2568 = v1631 + v2566;
-    const uint v2569 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2571 = v1634 + v2569;
-    const bool v2572 = v2568 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2573 = v2571 < v75;
-    const bool v2574 = v2572 && v2573;
-    if (v2574) {
-      const float v2575 = v88.m[3][2].thread_elements()[0];
-      const uint v2577 = v2571 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2578 = v2577 < v2;
-      const bool v2579 = v2572 && v2578;
-      if (v2579) {
-        const bfloat v2580 = bfloat(v2575);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2581 = v2568 * v2;
-        const uint v2582 = v2581 + v2571;
-        const uint v2583 = v2582 - v74;
-        out[v2583] = v2580;
-      }
-    }
-    const uint v2584 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2586 = v1631 + v2584;
-    const uint v2587 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2589 = v1634 + v2587;
-    const bool v2590 = v2586 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2591 = v2589 < v75;
-    const bool v2592 = v2590 && v2591;
-    if (v2592) {
-      const float v2593 = v88.m[3][2].thread_elements()[1];
-      const uint v2595 = v2589 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2596 = v2595 < v2;
-      const bool v2597 = v2590 && v2596;
-      if (v2597) {
-        const bfloat v2598 = bfloat(v2593);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2599 = v2586 * v2;
-        const uint v2600 = v2599 + v2589;
-        const uint v2601 = v2600 - v74;
-        out[v2601] = v2598;
-      }
-    }
-    const uint v2602 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2604 = v1631 + v2602;
-    const uint v2605 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2607 = v1634 + v2605;
-    const bool v2608 = v2604 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2609 = v2607 < v75;
-    const bool v2610 = v2608 && v2609;
-    if (v2610) {
-      const float v2611 = v88.m[3][3].thread_elements()[0];
-      const uint v2613 = v2607 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2614 = v2613 < v2;
-      const bool v2615 = v2608 && v2614;
-      if (v2615) {
-        const bfloat v2616 = bfloat(v2611);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2617 = v2604 * v2;
-        const uint v2618 = v2617 + v2607;
-        const uint v2619 = v2618 - v74;
-        out[v2619] = v2616;
-      }
-    }
-    const uint v2620 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2622 = v1631 + v2620;
-    const uint v2623 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2625 = v1634 + v2623;
-    const bool v2626 = v2622 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2627 = v2625 < v75;
-    const bool v2628 = v2626 && v2627;
-    if (v2628) {
-      const float v2629 = v88.m[3][3].thread_elements()[1];
-      const uint v2631 = v2625 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2632 = v2631 < v2;
-      const bool v2633 = v2626 && v2632;
-      if (v2633) {
-        const bfloat v2634 = bfloat(v2629);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2635 = v2622 * v2;
-        const uint v2636 = v2635 + v2625;
-        const uint v2637 = v2636 - v74;
-        out[v2637] = v2634;
-      }
-    }
-    const uint v2638 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2640 = v1631 + v2638;
-    const uint v2641 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2643 = v1634 + v2641;
-    const bool v2644 = v2640 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2645 = v2643 < v75;
-    const bool v2646 = v2644 && v2645;
-    if (v2646) {
-      const float v2647 = v88.m[3][4].thread_elements()[0];
-      const uint v2649 = v2643 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2650 = v2649 < v2;
-      const bool v2651 = v2644 && v2650;
-      if (v2651) {
-        const bfloat v2652 = bfloat(v2647);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2653 = v2640 * v2;
-        const uint v2654 = v2653 + v2643;
-        const uint v2655 = v2654 - v74;
-        out[v2655] = v2652;
-      }
-    }
-    const uint v2656 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2658 = v1631 + v2656;
-    const uint v2659 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2661 = v1634 + v2659;
-    const bool v2662 = v2658 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2663 = v2661 < v75;
-    const bool v2664 = v2662 && v2663;
-    if (v2664) {
-      const float v2665 = v88.m[3][4].thread_elements()[1];
-      const uint v2667 = v2661 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2668 = v2667 < v2;
-      const bool v2669 = v2662 && v2668;
-      if (v2669) {
-        const bfloat v2670 = bfloat(v2665);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2671 = v2658 * v2;
-        const uint v2672 = v2671 + v2661;
-        const uint v2673 = v2672 - v74;
-        out[v2673] = v2670;
-      }
-    }
-    const uint v2674 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2676 = v1631 + v2674;
-    const uint v2677 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2679 = v1634 + v2677;
-    const bool v2680 = v2676 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2681 = v2679 < v75;
-    const bool v2682 = v2680 && v2681;
-    if (v2682) {
-      const float v2683 = v88.m[3][5].thread_elements()[0];
-      const uint v2685 = v2679 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2686 = v2685 < v2;
-      const bool v2687 = v2680 && v2686;
-      if (v2687) {
-        const bfloat v2688 = bfloat(v2683);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2689 = v2676 * v2;
-        const uint v2690 = v2689 + v2679;
-        const uint v2691 = v2690 - v74;
-        out[v2691] = v2688;
-      }
-    }
-    const uint v2692 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2694 = v1631 + v2692;
-    const uint v2695 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2697 = v1634 + v2695;
-    const bool v2698 = v2694 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2699 = v2697 < v75;
-    const bool v2700 = v2698 && v2699;
-    if (v2700) {
-      const float v2701 = v88.m[3][5].thread_elements()[1];
-      const uint v2703 = v2697 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2704 = v2703 < v2;
-      const bool v2705 = v2698 && v2704;
-      if (v2705) {
-        const bfloat v2706 = bfloat(v2701);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2707 = v2694 * v2;
-        const uint v2708 = v2707 + v2697;
-        const uint v2709 = v2708 - v74;
-        out[v2709] = v2706;
-      }
-    }
-    const uint v2710 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2712 = v1631 + v2710;
-    const uint v2713 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2715 = v1634 + v2713;
-    const bool v2716 = v2712 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2717 = v2715 < v75;
-    const bool v2718 = v2716 && v2717;
-    if (v2718) {
-      const float v2719 = v88.m[3][6].thread_elements()[0];
-      const uint v2721 = v2715 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2722 = v2721 < v2;
-      const bool v2723 = v2716 && v2722;
-      if (v2723) {
-        const bfloat v2724 = bfloat(v2719);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2725 = v2712 * v2;
-        const uint v2726 = v2725 + v2715;
-        const uint v2727 = v2726 - v74;
-        out[v2727] = v2724;
-      }
-    }
-    const uint v2728 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2730 = v1631 + v2728;
-    const uint v2731 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2733 = v1634 + v2731;
-    const bool v2734 = v2730 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2735 = v2733 < v75;
-    const bool v2736 = v2734 && v2735;
-    if (v2736) {
-      const float v2737 = v88.m[3][6].thread_elements()[1];
-      const uint v2739 = v2733 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2740 = v2739 < v2;
-      const bool v2741 = v2734 && v2740;
-      if (v2741) {
-        const bfloat v2742 = bfloat(v2737);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2743 = v2730 * v2;
-        const uint v2744 = v2743 + v2733;
-        const uint v2745 = v2744 - v74;
-        out[v2745] = v2742;
-      }
-    }
-    const uint v2746 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2748 = v1631 + v2746;
-    const uint v2749 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2751 = v1634 + v2749;
-    const bool v2752 = v2748 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2753 = v2751 < v75;
-    const bool v2754 = v2752 && v2753;
-    if (v2754) {
-      const float v2755 = v88.m[3][7].thread_elements()[0];
-      const uint v2757 = v2751 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2758 = v2757 < v2;
-      const bool v2759 = v2752 && v2758;
-      if (v2759) {
-        const bfloat v2760 = bfloat(v2755);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2761 = v2748 * v2;
-        const uint v2762 = v2761 + v2751;
-        const uint v2763 = v2762 - v74;
-        out[v2763] = v2760;
-      }
-    }
-    const uint v2764 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2766 = v1631 + v2764;
-    const uint v2767 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2769 = v1634 + v2767;
-    const bool v2770 = v2766 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2771 = v2769 < v75;
-    const bool v2772 = v2770 && v2771;
-    if (v2772) {
-      const float v2773 = v88.m[3][7].thread_elements()[1];
-      const uint v2775 = v2769 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2776 = v2775 < v2;
-      const bool v2777 = v2770 && v2776;
-      if (v2777) {
-        const bfloat v2778 = bfloat(v2773);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2779 = v2766 * v2;
-        const uint v2780 = v2779 + v2769;
-        const uint v2781 = v2780 - v74;
-        out[v2781] = v2778;
-      }
-    }
-    const uint v2782 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2784 = v1631 + v2782;
-    const uint v2785 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2787 = v1634 + v2785;
-    const bool v2788 = v2784 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2789 = v2787 < v75;
-    const bool v2790 = v2788 && v2789;
-    if (v2790) {
-      const float v2791 = v88.m[4][0].thread_elements()[0];
-      const uint v2793 = v2787 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2794 = v2793 < v2;
-      const bool v2795 = v2788 && v2794;
-      if (v2795) {
-        const bfloat v2796 = bfloat(v2791);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2797 = v2784 * v2;
-        const uint v2798 = v2797 + v2787;
-        const uint v2799 = v2798 - v74;
-        out[v2799] = v2796;
-      }
-    }
-    const uint v2800 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2802 = v1631 + v2800;
-    const uint v2803 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2805 = v1634 + v2803;
-    const bool v2806 = v2802 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2807 = v2805 < v75;
-    const bool v2808 = v2806 && v2807;
-    if (v2808) {
-      const float v2809 = v88.m[4][0].thread_elements()[1];
-      const uint v2811 = v2805 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2812 = v2811 < v2;
-      const bool v2813 = v2806 && v2812;
-      if (v2813) {
-        const bfloat v2814 = bfloat(v2809);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2815 = v2802 * v2;
-        const uint v2816 = v2815 + v2805;
-        const uint v2817 = v2816 - v74;
-        out[v2817] = v2814;
-      }
-    }
-    const uint v2818 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2820 = v1631 + v2818;
-    const uint v2821 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2823 = v1634 + v2821;
-    const bool v2824 = v2820 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2825 = v2823 < v75;
-    const bool v2826 = v2824 && v2825;
-    if (v2826) {
-      const float v2827 = v88.m[4][1].thread_elements()[0];
-      const uint v2829 = v2823 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2830 = v2829 < v2;
-      const bool v2831 = v2824 && v2830;
-      if (v2831) {
-        const bfloat v2832 = bfloat(v2827);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2833 = v2820 * v2;
-        const uint v2834 = v2833 + v2823;
-        const uint v2835 = v2834 - v74;
-        out[v2835] = v2832;
-      }
-    }
-    const uint v2836 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2838 = v1631 + v2836;
-    const uint v2839 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2841 = v1634 + v2839;
-    const bool v2842 = v2838 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2843 = v2841 < v75;
-    const bool v2844 = v2842 && v2843;
-    if (v2844) {
-      const float v2845 = v88.m[4][1].thread_elements()[1];
-      const uint v2847 = v2841 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2848 = v2847 < v2;
-      const bool v2849 = v2842 && v2848;
-      if (v2849) {
-        const bfloat v2850 = bfloat(v2845);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2851 = v2838 * v2;
-        const uint v2852 = v2851 + v2841;
-        const uint v2853 = v2852 - v74;
-        out[v2853] = v2850;
-      }
-    }
-    const uint v2854 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2856 = v1631 + v2854;
-    const uint v2857 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2859 = v1634 + v2857;
-    const bool v2860 = v2856 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2861 = v2859 < v75;
-    const bool v2862 = v2860 && v2861;
-    if (v2862) {
-      const float v2863 = v88.m[4][2].thread_elements()[0];
-      const uint v2865 = v2859 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2866 = v2865 < v2;
-      const bool v2867 = v2860 && v2866;
-      if (v2867) {
-        const bfloat v2868 = bfloat(v2863);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2869 = v2856 * v2;
-        const uint v2870 = v2869 + v2859;
-        const uint v2871 = v2870 - v74;
-        out[v2871] = v2868;
-      }
-    }
-    const uint v2872 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2874 = v1631 + v2872;
-    const uint v2875 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2877 = v1634 + v2875;
-    const bool v2878 = v2874 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2879 = v2877 < v75;
-    const bool v2880 = v2878 && v2879;
-    if (v2880) {
-      const float v2881 = v88.m[4][2].thread_elements()[1];
-      const uint v2883 = v2877 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2884 = v2883 < v2;
-      const bool v2885 = v2878 && v2884;
-      if (v2885) {
-        const bfloat v2886 = bfloat(v2881);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2887 = v2874 * v2;
-        const uint v2888 = v2887 + v2877;
-        const uint v2889 = v2888 - v74;
-        out[v2889] = v2886;
-      }
-    }
-    const uint v2890 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2892 = v1631 + v2890;
-    const uint v2893 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2895 = v1634 + v2893;
-    const bool v2896 = v2892 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2897 = v2895 < v75;
-    const bool v2898 = v2896 && v2897;
-    if (v2898) {
-      const float v2899 = v88.m[4][3].thread_elements()[0];
-      const uint v2901 = v2895 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2902 = v2901 < v2;
-      const bool v2903 = v2896 && v2902;
-      if (v2903) {
-        const bfloat v2904 = bfloat(v2899);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2905 = v2892 * v2;
-        const uint v2906 = v2905 + v2895;
-        const uint v2907 = v2906 - v74;
-        out[v2907] = v2904;
-      }
-    }
-    const uint v2908 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2910 = v1631 + v2908;
-    const uint v2911 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2913 = v1634 + v2911;
-    const bool v2914 = v2910 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2915 = v2913 < v75;
-    const bool v2916 = v2914 && v2915;
-    if (v2916) {
-      const float v2917 = v88.m[4][3].thread_elements()[1];
-      const uint v2919 = v2913 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2920 = v2919 < v2;
-      const bool v2921 = v2914 && v2920;
-      if (v2921) {
-        const bfloat v2922 = bfloat(v2917);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2923 = v2910 * v2;
-        const uint v2924 = v2923 + v2913;
-        const uint v2925 = v2924 - v74;
-        out[v2925] = v2922;
-      }
-    }
-    const uint v2926 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2928 = v1631 + v2926;
-    const uint v2929 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2931 = v1634 + v2929;
-    const bool v2932 = v2928 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2933 = v2931 < v75;
-    const bool v2934 = v2932 && v2933;
-    if (v2934) {
-      const float v2935 = v88.m[4][4].thread_elements()[0];
-      const uint v2937 = v2931 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2938 = v2937 < v2;
-      const bool v2939 = v2932 && v2938;
-      if (v2939) {
-        const bfloat v2940 = bfloat(v2935);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2941 = v2928 * v2;
-        const uint v2942 = v2941 + v2931;
-        const uint v2943 = v2942 - v74;
-        out[v2943] = v2940;
-      }
-    }
-    const uint v2944 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2946 = v1631 + v2944;
-    const uint v2947 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2949 = v1634 + v2947;
-    const bool v2950 = v2946 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2951 = v2949 < v75;
-    const bool v2952 = v2950 && v2951;
-    if (v2952) {
-      const float v2953 = v88.m[4][4].thread_elements()[1];
-      const uint v2955 = v2949 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2956 = v2955 < v2;
-      const bool v2957 = v2950 && v2956;
-      if (v2957) {
-        const bfloat v2958 = bfloat(v2953);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2959 = v2946 * v2;
-        const uint v2960 = v2959 + v2949;
-        const uint v2961 = v2960 - v74;
-        out[v2961] = v2958;
-      }
-    }
-    const uint v2962 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2964 = v1631 + v2962;
-    const uint v2965 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2967 = v1634 + v2965;
-    const bool v2968 = v2964 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2969 = v2967 < v75;
-    const bool v2970 = v2968 && v2969;
-    if (v2970) {
-      const float v2971 = v88.m[4][5].thread_elements()[0];
-      const uint v2973 = v2967 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2974 = v2973 < v2;
-      const bool v2975 = v2968 && v2974;
-      if (v2975) {
-        const bfloat v2976 = bfloat(v2971);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2977 = v2964 * v2;
-        const uint v2978 = v2977 + v2967;
-        const uint v2979 = v2978 - v74;
-        out[v2979] = v2976;
-      }
-    }
-    const uint v2980 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2982 = v1631 + v2980;
-    const uint v2983 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2985 = v1634 + v2983;
-    const bool v2986 = v2982 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2987 = v2985 < v75;
-    const bool v2988 = v2986 && v2987;
-    if (v2988) {
-      const float v2989 = v88.m[4][5].thread_elements()[1];
-      const uint v2991 = v2985 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2992 = v2991 < v2;
-      const bool v2993 = v2986 && v2992;
-      if (v2993) {
-        const bfloat v2994 = bfloat(v2989);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2995 = v2982 * v2;
-        const uint v2996 = v2995 + v2985;
-        const uint v2997 = v2996 - v74;
-        out[v2997] = v2994;
-      }
-    }
-    const uint v2998 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3000 = v1631 + v2998;
-    const uint v3001 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3003 = v1634 + v3001;
-    const bool v3004 = v3000 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3005 = v3003 < v75;
-    const bool v3006 = v3004 && v3005;
-    if (v3006) {
-      const float v3007 = v88.m[4][6].thread_elements()[0];
-      const uint v3009 = v3003 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3010 = v3009 < v2;
-      const bool v3011 = v3004 && v3010;
-      if (v3011) {
-        const bfloat v3012 = bfloat(v3007);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3013 = v3000 * v2;
-        const uint v3014 = v3013 + v3003;
-        const uint v3015 = v3014 - v74;
-        out[v3015] = v3012;
-      }
-    }
-    const uint v3016 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3018 = v1631 + v3016;
-    const uint v3019 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3021 = v1634 + v3019;
-    const bool v3022 = v3018 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3023 = v3021 < v75;
-    const bool v3024 = v3022 && v3023;
-    if (v3024) {
-      const float v3025 = v88.m[4][6].thread_elements()[1];
-      const uint v3027 = v3021 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3028 = v3027 < v2;
-      const bool v3029 = v3022 && v3028;
-      if (v3029) {
-        const bfloat v3030 = bfloat(v3025);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3031 = v3018 * v2;
-        const uint v3032 = v3031 + v3021;
-        const uint v3033 = v3032 - v74;
-        out[v3033] = v3030;
-      }
-    }
-    const uint v3034 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3036 = v1631 + v3034;
-    const uint v3037 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3039 = v1634 + v3037;
-    const bool v3040 = v3036 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3041 = v3039 < v75;
-    const bool v3042 = v3040 && v3041;
-    if (v3042) {
-      const float v3043 = v88.m[4][7].thread_elements()[0];
-      const uint v3045 = v3039 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3046 = v3045 < v2;
-      const bool v3047 = v3040 && v3046;
-      if (v3047) {
-        const bfloat v3048 = bfloat(v3043);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3049 = v3036 * v2;
-        const uint v3050 = v3049 + v3039;
-        const uint v3051 = v3050 - v74;
-        out[v3051] = v3048;
-      }
-    }
-    const uint v3052 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3054 = v1631 + v3052;
-    const uint v3055 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3057 = v1634 + v3055;
-    const bool v3058 = v3054 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3059 = v3057 < v75;
-    const bool v3060 = v3058 && v3059;
-    if (v3060) {
-      const float v3061 = v88.m[4][7].thread_elements()[1];
-      const uint v3063 = v3057 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3064 = v3063 < v2;
-      const bool v3065 = v3058 && v3064;
-      if (v3065) {
-        const bfloat v3066 = bfloat(v3061);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3067 = v3054 * v2;
-        const uint v3068 = v3067 + v3057;
-        const uint v3069 = v3068 - v74;
-        out[v3069] = v3066;
-      }
-    }
-    const uint v3070 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3072 = v1631 + v3070;
-    const uint v3073 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3075 = v1634 + v3073;
-    const bool v3076 = v3072 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3077 = v3075 < v75;
-    const bool v3078 = v3076 && v3077;
-    if (v3078) {
-      const float v3079 = v88.m[5][0].thread_elements()[0];
-      const uint v3081 = v3075 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3082 = v3081 < v2;
-      const bool v3083 = v3076 && v3082;
-      if (v3083) {
-        const bfloat v3084 = bfloat(v3079);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3085 = v3072 * v2;
-        const uint v3086 = v3085 + v3075;
-        const uint v3087 = v3086 - v74;
-        out[v3087] = v3084;
-      }
-    }
-    const uint v3088 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3090 = v1631 + v3088;
-    const uint v3091 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3093 = v1634 + v3091;
-    const bool v3094 = v3090 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3095 = v3093 < v75;
-    const bool v3096 = v3094 && v3095;
-    if (v3096) {
-      const float v3097 = v88.m[5][0].thread_elements()[1];
-      const uint v3099 = v3093 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3100 = v3099 < v2;
-      const bool v3101 = v3094 && v3100;
-      if (v3101) {
-        const bfloat v3102 = bfloat(v3097);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3103 = v3090 * v2;
-        const uint v3104 = v3103 + v3093;
-        const uint v3105 = v3104 - v74;
-        out[v3105] = v3102;
-      }
-    }
-    const uint v3106 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3108 = v1631 + v3106;
-    const uint v3109 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3111 = v1634 + v3109;
-    const bool v3112 = v3108 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3113 = v3111 < v75;
-    const bool v3114 = v3112 && v3113;
-    if (v3114) {
-      const float v3115 = v88.m[5][1].thread_elements()[0];
-      const uint v3117 = v3111 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3118 = v3117 < v2;
-      const bool v3119 = v3112 && v3118;
-      if (v3119) {
-        const bfloat v3120 = bfloat(v3115);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3121 = v3108 * v2;
-        const uint v3122 = v3121 + v3111;
-        const uint v3123 = v3122 - v74;
-        out[v3123] = v3120;
-      }
-    }
-    const uint v3124 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3126 = v1631 + v3124;
-    const uint v3127 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3129 = v1634 + v3127;
-    const bool v3130 = v3126 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3131 = v3129 < v75;
-    const bool v3132 = v3130 && v3131;
-    if (v3132) {
-      const float v3133 = v88.m[5][1].thread_elements()[1];
-      const uint v3135 = v3129 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3136 = v3135 < v2;
-      const bool v3137 = v3130 && v3136;
-      if (v3137) {
-        const bfloat v3138 = bfloat(v3133);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3139 = v3126 * v2;
-        const uint v3140 = v3139 + v3129;
-        const uint v3141 = v3140 - v74;
-        out[v3141] = v3138;
-      }
-    }
-    const uint v3142 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3144 = v1631 + v3142;
-    const uint v3145 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3147 = v1634 + v3145;
-    const bool v3148 = v3144 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3149 = v3147 < v75;
-    const bool v3150 = v3148 && v3149;
-    if (v3150) {
-      const float v3151 = v88.m[5][2].thread_elements()[0];
-      const uint v3153 = v3147 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3154 = v3153 < v2;
-      const bool v3155 = v3148 && v3154;
-      if (v3155) {
-        const bfloat v3156 = bfloat(v3151);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3157 = v3144 * v2;
-        const uint v3158 = v3157 + v3147;
-        const uint v3159 = v3158 - v74;
-        out[v3159] = v3156;
-      }
-    }
-    const uint v3160 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3162 = v1631 + v3160;
-    const uint v3163 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3165 = v1634 + v3163;
-    const bool v3166 = v3162 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3167 = v3165 < v75;
-    const bool v3168 = v3166 && v3167;
-    if (v3168) {
-      const float v3169 = v88.m[5][2].thread_elements()[1];
-      const uint v3171 = v3165 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3172 = v3171 < v2;
-      const bool v3173 = v3166 && v3172;
-      if (v3173) {
-        const bfloat v3174 = bfloat(v3169);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3175 = v3162 * v2;
-        const uint v3176 = v3175 + v3165;
-        const uint v3177 = v3176 - v74;
-        out[v3177] = v3174;
-      }
-    }
-    const uint v3178 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3180 = v1631 + v3178;
-    const uint v3181 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3183 = v1634 + v3181;
-    const bool v3184 = v3180 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3185 = v3183 < v75;
-    const bool v3186 = v3184 && v3185;
-    if (v3186) {
-      const float v3187 = v88.m[5][3].thread_elements()[0];
-      const uint v3189 = v3183 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3190 = v3189 < v2;
-      const bool v3191 = v3184 && v3190;
-      if (v3191) {
-        const bfloat v3192 = bfloat(v3187);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3193 = v3180 * v2;
-        const uint v3194 = v3193 + v3183;
-        const uint v3195 = v3194 - v74;
-        out[v3195] = v3192;
-      }
-    }
-    const uint v3196 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3198 = v1631 + v3196;
-    const uint v3199 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3201 = v1634 + v3199;
-    const bool v3202 = v3198 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3203 = v3201 < v75;
-    const bool v3204 = v3202 && v3203;
-    if (v3204) {
-      const float v3205 = v88.m[5][3].thread_elements()[1];
-      const uint v3207 = v3201 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3208 = v3207 < v2;
-      const bool v3209 = v3202 && v3208;
-      if (v3209) {
-        const bfloat v3210 = bfloat(v3205);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3211 = v3198 * v2;
-        const uint v3212 = v3211 + v3201;
-        const uint v3213 = v3212 - v74;
-        out[v3213] = v3210;
-      }
-    }
-    const uint v3214 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3216 = v1631 + v3214;
-    const uint v3217 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3219 = v1634 + v3217;
-    const bool v3220 = v3216 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3221 = v3219 < v75;
-    const bool v3222 = v3220 && v3221;
-    if (v3222) {
-      const float v3223 = v88.m[5][4].thread_elements()[0];
-      const uint v3225 = v3219 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3226 = v3225 < v2;
-      const bool v3227 = v3220 && v3226;
-      if (v3227) {
-        const bfloat v3228 = bfloat(v3223);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3229 = v3216 * v2;
-        const uint v3230 = v3229 + v3219;
-        const uint v3231 = v3230 - v74;
-        out[v3231] = v3228;
-      }
-    }
-    const uint v3232 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3234 = v1631 + v3232;
-    const uint v3235 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3237 = v1634 + v3235;
-    const bool v3238 = v3234 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3239 = v3237 < v75;
-    const bool v3240 = v3238 && v3239;
-    if (v3240) {
-      const float v3241 = v88.m[5][4].thread_elements()[1];
-      const uint v3243 = v3237 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3244 = v3243 < v2;
-      const bool v3245 = v3238 && v3244;
-      if (v3245) {
-        const bfloat v3246 = bfloat(v3241);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3247 = v3234 * v2;
-        const uint v3248 = v3247 + v3237;
-        const uint v3249 = v3248 - v74;
-        out[v3249] = v3246;
-      }
-    }
-    const uint v3250 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3252 = v1631 + v3250;
-    const uint v3253 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3255 = v1634 + v3253;
-    const bool v3256 = v3252 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3257 = v3255 < v75;
-    const bool v3258 = v3256 && v3257;
-    if (v3258) {
-      const float v3259 = v88.m[5][5].thread_elements()[0];
-      const uint v3261 = v3255 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3262 = v3261 < v2;
-      const bool v3263 = v3256 && v3262;
-      if (v3263) {
-        const bfloat v3264 = bfloat(v3259);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3265 = v3252 * v2;
-        const uint v3266 = v3265 + v3255;
-        const uint v3267 = v3266 - v74;
-        out[v3267] = v3264;
-      }
-    }
-    const uint v3268 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3270 = v1631 + v3268;
-    const uint v3271 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3273 = v1634 + v3271;
-    const bool v3274 = v3270 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3275 = v3273 < v75;
-    const bool v3276 = v3274 && v3275;
-    if (v3276) {
-      const float v3277 = v88.m[5][5].thread_elements()[1];
-      const uint v3279 = v3273 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3280 = v3279 < v2;
-      const bool v3281 = v3274 && v3280;
-      if (v3281) {
-        const bfloat v3282 = bfloat(v3277);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3283 = v3270 * v2;
-        const uint v3284 = v3283 + v3273;
-        const uint v3285 = v3284 - v74;
-        out[v3285] = v3282;
-      }
-    }
-    const uint v3286 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3288 = v1631 + v3286;
-    const uint v3289 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3291 = v1634 + v3289;
-    const bool v3292 = v3288 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3293 = v3291 < v75;
-    const bool v3294 = v3292 && v3293;
-    if (v3294) {
-      const float v3295 = v88.m[5][6].thread_elements()[0];
-      const uint v3297 = v3291 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3298 = v3297 < v2;
-      const bool v3299 = v3292 && v3298;
-      if (v3299) {
-        const bfloat v3300 = bfloat(v3295);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3301 = v3288 * v2;
-        const uint v3302 = v3301 + v3291;
-        const uint v3303 = v3302 - v74;
-        out[v3303] = v3300;
-      }
-    }
-    const uint v3304 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3306 = v1631 + v3304;
-    const uint v3307 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3309 = v1634 + v3307;
-    const bool v3310 = v3306 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3311 = v3309 < v75;
-    const bool v3312 = v3310 && v3311;
-    if (v3312) {
-      const float v3313 = v88.m[5][6].thread_elements()[1];
-      const uint v3315 = v3309 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3316 = v3315 < v2;
-      const bool v3317 = v3310 && v3316;
-      if (v3317) {
-        const bfloat v3318 = bfloat(v3313);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3319 = v3306 * v2;
-        const uint v3320 = v3319 + v3309;
-        const uint v3321 = v3320 - v74;
-        out[v3321] = v3318;
-      }
-    }
-    const uint v3322 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3324 = v1631 + v3322;
-    const uint v3325 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3327 = v1634 + v3325;
-    const bool v3328 = v3324 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3329 = v3327 < v75;
-    const bool v3330 = v3328 && v3329;
-    if (v3330) {
-      const float v3331 = v88.m[5][7].thread_elements()[0];
-      const uint v3333 = v3327 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3334 = v3333 < v2;
-      const bool v3335 = v3328 && v3334;
-      if (v3335) {
-        const bfloat v3336 = bfloat(v3331);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3337 = v3324 * v2;
-        const uint v3338 = v3337 + v3327;
-        const uint v3339 = v3338 - v74;
-        out[v3339] = v3336;
-      }
-    }
-    const uint v3340 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3342 = v1631 + v3340;
-    const uint v3343 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3345 = v1634 + v3343;
-    const bool v3346 = v3342 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3347 = v3345 < v75;
-    const bool v3348 = v3346 && v3347;
-    if (v3348) {
-      const float v3349 = v88.m[5][7].thread_elements()[1];
-      const uint v3351 = v3345 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3352 = v3351 < v2;
-      const bool v3353 = v3346 && v3352;
-      if (v3353) {
-        const bfloat v3354 = bfloat(v3349);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3355 = v3342 * v2;
-        const uint v3356 = v3355 + v3345;
-        const uint v3357 = v3356 - v74;
-        out[v3357] = v3354;
-      }
-    }
-    const uint v3358 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3360 = v1631 + v3358;
-    const uint v3361 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3363 = v1634 + v3361;
-    const bool v3364 = v3360 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3365 = v3363 < v75;
-    const bool v3366 = v3364 && v3365;
-    if (v3366) {
-      const float v3367 = v88.m[6][0].thread_elements()[0];
-      const uint v3369 = v3363 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3370 = v3369 < v2;
-      const bool v3371 = v3364 && v3370;
-      if (v3371) {
-        const bfloat v3372 = bfloat(v3367);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3373 = v3360 * v2;
-        const uint v3374 = v3373 + v3363;
-        const uint v3375 = v3374 - v74;
-        out[v3375] = v3372;
-      }
-    }
-    const uint v3376 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3378 = v1631 + v3376;
-    const uint v3379 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3381 = v1634 + v3379;
-    const bool v3382 = v3378 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3383 = v3381 < v75;
-    const bool v3384 = v3382 && v3383;
-    if (v3384) {
-      const float v3385 = v88.m[6][0].thread_elements()[1];
-      const uint v3387 = v3381 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3388 = v3387 < v2;
-      const bool v3389 = v3382 && v3388;
-      if (v3389) {
-        const bfloat v3390 = bfloat(v3385);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3391 = v3378 * v2;
-        const uint v3392 = v3391 + v3381;
-        const uint v3393 = v3392 - v74;
-        out[v3393] = v3390;
-      }
-    }
-    const uint v3394 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3396 = v1631 + v3394;
-    const uint v3397 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3399 = v1634 + v3397;
-    const bool v3400 = v3396 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3401 = v3399 < v75;
-    const bool v3402 = v3400 && v3401;
-    if (v3402) {
-      const float v3403 = v88.m[6][1].thread_elements()[0];
-      const uint v3405 = v3399 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3406 = v3405 < v2;
-      const bool v3407 = v3400 && v3406;
-      if (v3407) {
-        const bfloat v3408 = bfloat(v3403);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3409 = v3396 * v2;
-        const uint v3410 = v3409 + v3399;
-        const uint v3411 = v3410 - v74;
-        out[v3411] = v3408;
-      }
-    }
-    const uint v3412 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3414 = v1631 + v3412;
-    const uint v3415 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3417 = v1634 + v3415;
-    const bool v3418 = v3414 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3419 = v3417 < v75;
-    const bool v3420 = v3418 && v3419;
-    if (v3420) {
-      const float v3421 = v88.m[6][1].thread_elements()[1];
-      const uint v3423 = v3417 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3424 = v3423 < v2;
-      const bool v3425 = v3418 && v3424;
-      if (v3425) {
-        const bfloat v3426 = bfloat(v3421);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3427 = v3414 * v2;
-        const uint v3428 = v3427 + v3417;
-        const uint v3429 = v3428 - v74;
-        out[v3429] = v3426;
-      }
-    }
-    const uint v3430 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3432 = v1631 + v3430;
-    const uint v3433 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3435 = v1634 + v3433;
-    const bool v3436 = v3432 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3437 = v3435 < v75;
-    const bool v3438 = v3436 && v3437;
-    if (v3438) {
-      const float v3439 = v88.m[6][2].thread_elements()[0];
-      const uint v3441 = v3435 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3442 = v3441 < v2;
-      const bool v3443 = v3436 && v3442;
-      if (v3443) {
-        const bfloat v3444 = bfloat(v3439);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3445 = v3432 * v2;
-        const uint v3446 = v3445 + v3435;
-        const uint v3447 = v3446 - v74;
-        out[v3447] = v3444;
-      }
-    }
-    const uint v3448 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3450 = v1631 + v3448;
-    const uint v3451 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3453 = v1634 + v3451;
-    const bool v3454 = v3450 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3455 = v3453 < v75;
-    const bool v3456 = v3454 && v3455;
-    if (v3456) {
-      const float v3457 = v88.m[6][2].thread_elements()[1];
-      const uint v3459 = v3453 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3460 = v3459 < v2;
-      const bool v3461 = v3454 && v3460;
-      if (v3461) {
-        const bfloat v3462 = bfloat(v3457);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3463 = v3450 * v2;
-        const uint v3464 = v3463 + v3453;
-        const uint v3465 = v3464 - v74;
-        out[v3465] = v3462;
-      }
-    }
-    const uint v3466 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3468 = v1631 + v3466;
-    const uint v3469 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3471 = v1634 + v3469;
-    const bool v3472 = v3468 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3473 = v3471 < v75;
-    const bool v3474 = v3472 && v3473;
-    if (v3474) {
-      const float v3475 = v88.m[6][3].thread_elements()[0];
-      const uint v3477 = v3471 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3478 = v3477 < v2;
-      const bool v3479 = v3472 && v3478;
-      if (v3479) {
-        const bfloat v3480 = bfloat(v3475);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3481 = v3468 * v2;
-        const uint v3482 = v3481 + v3471;
-        const uint v3483 = v3482 - v74;
-        out[v3483] = v3480;
-      }
-    }
-    const uint v3484 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3486 = v1631 + v3484;
-    const uint v3487 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3489 = v1634 + v3487;
-    const bool v3490 = v3486 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3491 = v3489 < v75;
-    const bool v3492 = v3490 && v3491;
-    if (v3492) {
-      const float v3493 = v88.m[6][3].thread_elements()[1];
-      const uint v3495 = v3489 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3496 = v3495 < v2;
-      const bool v3497 = v3490 && v3496;
-      if (v3497) {
-        const bfloat v3498 = bfloat(v3493);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3499 = v3486 * v2;
-        const uint v3500 = v3499 + v3489;
-        const uint v3501 = v3500 - v74;
-        out[v3501] = v3498;
-      }
-    }
-    const uint v3502 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3504 = v1631 + v3502;
-    const uint v3505 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3507 = v1634 + v3505;
-    const bool v3508 = v3504 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3509 = v3507 < v75;
-    const bool v3510 = v3508 && v3509;
-    if (v3510) {
-      const float v3511 = v88.m[6][4].thread_elements()[0];
-      const uint v3513 = v3507 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3514 = v3513 < v2;
-      const bool v3515 = v3508 && v3514;
-      if (v3515) {
-        const bfloat v3516 = bfloat(v3511);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3517 = v3504 * v2;
-        const uint v3518 = v3517 + v3507;
-        const uint v3519 = v3518 - v74;
-        out[v3519] = v3516;
-      }
-    }
-    const uint v3520 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3522 = v1631 + v3520;
-    const uint v3523 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3525 = v1634 + v3523;
-    const bool v3526 = v3522 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3527 = v3525 < v75;
-    const bool v3528 = v3526 && v3527;
-    if (v3528) {
-      const float v3529 = v88.m[6][4].thread_elements()[1];
-      const uint v3531 = v3525 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3532 = v3531 < v2;
-      const bool v3533 = v3526 && v3532;
-      if (v3533) {
-        const bfloat v3534 = bfloat(v3529);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3535 = v3522 * v2;
-        const uint v3536 = v3535 + v3525;
-        const uint v3537 = v3536 - v74;
-        out[v3537] = v3534;
-      }
-    }
-    const uint v3538 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3540 = v1631 + v3538;
-    const uint v3541 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3543 = v1634 + v3541;
-    const bool v3544 = v3540 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3545 = v3543 < v75;
-    const bool v3546 = v3544 && v3545;
-    if (v3546) {
-      const float v3547 = v88.m[6][5].thread_elements()[0];
-      const uint v3549 = v3543 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3550 = v3549 < v2;
-      const bool v3551 = v3544 && v3550;
-      if (v3551) {
-        const bfloat v3552 = bfloat(v3547);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3553 = v3540 * v2;
-        const uint v3554 = v3553 + v3543;
-        const uint v3555 = v3554 - v74;
-        out[v3555] = v3552;
-      }
-    }
-    const uint v3556 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3558 = v1631 + v3556;
-    const uint v3559 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3561 = v1634 + v3559;
-    const bool v3562 = v3558 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3563 = v3561 < v75;
-    const bool v3564 = v3562 && v3563;
-    if (v3564) {
-      const float v3565 = v88.m[6][5].thread_elements()[1];
-      const uint v3567 = v3561 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3568 = v3567 < v2;
-      const bool v3569 = v3562 && v3568;
-      if (v3569) {
-        const bfloat v3570 = bfloat(v3565);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3571 = v3558 * v2;
-        const uint v3572 = v3571 + v3561;
-        const uint v3573 = v3572 - v74;
-        out[v3573] = v3570;
-      }
-    }
-    const uint v3574 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3576 = v1631 + v3574;
-    const uint v3577 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3579 = v1634 + v3577;
-    const bool v3580 = v3576 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3581 = v3579 < v75;
-    const bool v3582 = v3580 && v3581;
-    if (v3582) {
-      const float v3583 = v88.m[6][6].thread_elements()[0];
-      const uint v3585 = v3579 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3586 = v3585 < v2;
-      const bool v3587 = v3580 && v3586;
-      if (v3587) {
-        const bfloat v3588 = bfloat(v3583);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3589 = v3576 * v2;
-        const uint v3590 = v3589 + v3579;
-        const uint v3591 = v3590 - v74;
-        out[v3591] = v3588;
-      }
-    }
-    const uint v3592 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3594 = v1631 + v3592;
-    const uint v3595 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3597 = v1634 + v3595;
-    const bool v3598 = v3594 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3599 = v3597 < v75;
-    const bool v3600 = v3598 && v3599;
-    if (v3600) {
-      const float v3601 = v88.m[6][6].thread_elements()[1];
-      const uint v3603 = v3597 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3604 = v3603 < v2;
-      const bool v3605 = v3598 && v3604;
-      if (v3605) {
-        const bfloat v3606 = bfloat(v3601);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3607 = v3594 * v2;
-        const uint v3608 = v3607 + v3597;
-        const uint v3609 = v3608 - v74;
-        out[v3609] = v3606;
-      }
-    }
-    const uint v3610 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3612 = v1631 + v3610;
-    const uint v3613 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3615 = v1634 + v3613;
-    const bool v3616 = v3612 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3617 = v3615 < v75;
-    const bool v3618 = v3616 && v3617;
-    if (v3618) {
-      const float v3619 = v88.m[6][7].thread_elements()[0];
-      const uint v3621 = v3615 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3622 = v3621 < v2;
-      const bool v3623 = v3616 && v3622;
-      if (v3623) {
-        const bfloat v3624 = bfloat(v3619);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3625 = v3612 * v2;
-        const uint v3626 = v3625 + v3615;
-        const uint v3627 = v3626 - v74;
-        out[v3627] = v3624;
-      }
-    }
-    const uint v3628 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3630 = v1631 + v3628;
-    const uint v3631 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3633 = v1634 + v3631;
-    const bool v3634 = v3630 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3635 = v3633 < v75;
-    const bool v3636 = v3634 && v3635;
-    if (v3636) {
-      const float v3637 = v88.m[6][7].thread_elements()[1];
-      const uint v3639 = v3633 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3640 = v3639 < v2;
-      const bool v3641 = v3634 && v3640;
-      if (v3641) {
-        const bfloat v3642 = bfloat(v3637);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3643 = v3630 * v2;
-        const uint v3644 = v3643 + v3633;
-        const uint v3645 = v3644 - v74;
-        out[v3645] = v3642;
-      }
-    }
-    const uint v3646 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3648 = v1631 + v3646;
-    const uint v3649 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3651 = v1634 + v3649;
-    const bool v3652 = v3648 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3653 = v3651 < v75;
-    const bool v3654 = v3652 && v3653;
-    if (v3654) {
-      const float v3655 = v88.m[7][0].thread_elements()[0];
-      const uint v3657 = v3651 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3658 = v3657 < v2;
-      const bool v3659 = v3652 && v3658;
-      if (v3659) {
-        const bfloat v3660 = bfloat(v3655);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3661 = v3648 * v2;
-        const uint v3662 = v3661 + v3651;
-        const uint v3663 = v3662 - v74;
-        out[v3663] = v3660;
-      }
-    }
-    const uint v3664 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3666 = v1631 + v3664;
-    const uint v3667 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3669 = v1634 + v3667;
-    const bool v3670 = v3666 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3671 = v3669 < v75;
-    const bool v3672 = v3670 && v3671;
-    if (v3672) {
-      const float v3673 = v88.m[7][0].thread_elements()[1];
-      const uint v3675 = v3669 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3676 = v3675 < v2;
-      const bool v3677 = v3670 && v3676;
-      if (v3677) {
-        const bfloat v3678 = bfloat(v3673);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3679 = v3666 * v2;
-        const uint v3680 = v3679 + v3669;
-        const uint v3681 = v3680 - v74;
-        out[v3681] = v3678;
-      }
-    }
-    const uint v3682 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3684 = v1631 + v3682;
-    const uint v3685 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3687 = v1634 + v3685;
-    const bool v3688 = v3684 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3689 = v3687 < v75;
-    const bool v3690 = v3688 && v3689;
-    if (v3690) {
-      const float v3691 = v88.m[7][1].thread_elements()[0];
-      const uint v3693 = v3687 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3694 = v3693 < v2;
-      const bool v3695 = v3688 && v3694;
-      if (v3695) {
-        const bfloat v3696 = bfloat(v3691);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3697 = v3684 * v2;
-        const uint v3698 = v3697 + v3687;
-        const uint v3699 = v3698 - v74;
-        out[v3699] = v3696;
-      }
-    }
-    const uint v3700 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3702 = v1631 + v3700;
-    const uint v3703 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3705 = v1634 + v3703;
-    const bool v3706 = v3702 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3707 = v3705 < v75;
-    const bool v3708 = v3706 && v3707;
-    if (v3708) {
-      const float v3709 = v88.m[7][1].thread_elements()[1];
-      const uint v3711 = v3705 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3712 = v3711 < v2;
-      const bool v3713 = v3706 && v3712;
-      if (v3713) {
-        const bfloat v3714 = bfloat(v3709);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3715 = v3702 * v2;
-        const uint v3716 = v3715 + v3705;
-        const uint v3717 = v3716 - v74;
-        out[v3717] = v3714;
-      }
-    }
-    const uint v3718 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3720 = v1631 + v3718;
-    const uint v3721 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3723 = v1634 + v3721;
-    const bool v3724 = v3720 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3725 = v3723 < v75;
-    const bool v3726 = v3724 && v3725;
-    if (v3726) {
-      const float v3727 = v88.m[7][2].thread_elements()[0];
-      const uint v3729 = v3723 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3730 = v3729 < v2;
-      const bool v3731 = v3724 && v3730;
-      if (v3731) {
-        const bfloat v3732 = bfloat(v3727);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3733 = v3720 * v2;
-        const uint v3734 = v3733 + v3723;
-        const uint v3735 = v3734 - v74;
-        out[v3735] = v3732;
-      }
-    }
-    const uint v3736 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3738 = v1631 + v3736;
-    const uint v3739 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3741 = v1634 + v3739;
-    const bool v3742 = v3738 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3743 = v3741 < v75;
-    const bool v3744 = v3742 && v3743;
-    if (v3744) {
-      const float v3745 = v88.m[7][2].thread_elements()[1];
-      const uint v3747 = v3741 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3748 = v3747 < v2;
-      const bool v3749 = v3742 && v3748;
-      if (v3749) {
-        const bfloat v3750 = bfloat(v3745);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3751 = v3738 * v2;
-        const uint v3752 = v3751 + v3741;
-        const uint v3753 = v3752 - v74;
-        out[v3753] = v3750;
-      }
-    }
-    const uint v3754 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3756 = v1631 + v3754;
-    const uint v3757 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3759 = v1634 + v3757;
-    const bool v3760 = v3756 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3761 = v3759 < v75;
-    const bool v3762 = v3760 && v3761;
-    if (v3762) {
-      const float v3763 = v88.m[7][3].thread_elements()[0];
-      const uint v3765 = v3759 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3766 = v3765 < v2;
-      const bool v3767 = v3760 && v3766;
-      if (v3767) {
-        const bfloat v3768 = bfloat(v3763);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3769 = v3756 * v2;
-        const uint v3770 = v3769 + v3759;
-        const uint v3771 = v3770 - v74;
-        out[v3771] = v3768;
-      }
-    }
-    const uint v3772 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3774 = v1631 + v3772;
-    const uint v3775 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3777 = v1634 + v3775;
-    const bool v3778 = v3774 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3779 = v3777 < v75;
-    const bool v3780 = v3778 && v3779;
-    if (v3780) {
-      const float v3781 = v88.m[7][3].thread_elements()[1];
-      const uint v3783 = v3777 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3784 = v3783 < v2;
-      const bool v3785 = v3778 && v3784;
-      if (v3785) {
-        const bfloat v3786 = bfloat(v3781);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3787 = v3774 * v2;
-        const uint v3788 = v3787 + v3777;
-        const uint v3789 = v3788 - v74;
-        out[v3789] = v3786;
-      }
-    }
-    const uint v3790 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3792 = v1631 + v3790;
-    const uint v3793 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3795 = v1634 + v3793;
-    const bool v3796 = v3792 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3797 = v3795 < v75;
-    const bool v3798 = v3796 && v3797;
-    if (v3798) {
-      const float v3799 = v88.m[7][4].thread_elements()[0];
-      const uint v3801 = v3795 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3802 = v3801 < v2;
-      const bool v3803 = v3796 && v3802;
-      if (v3803) {
-        const bfloat v3804 = bfloat(v3799);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3805 = v3792 * v2;
-        const uint v3806 = v3805 + v3795;
-        const uint v3807 = v3806 - v74;
-        out[v3807] = v3804;
-      }
-    }
-    const uint v3808 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3810 = v1631 + v3808;
-    const uint v3811 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3813 = v1634 + v3811;
-    const bool v3814 = v3810 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3815 = v3813 < v75;
-    const bool v3816 = v3814 && v3815;
-    if (v3816) {
-      const float v3817 = v88.m[7][4].thread_elements()[1];
-      const uint v3819 = v3813 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3820 = v3819 < v2;
-      const bool v3821 = v3814 && v3820;
-      if (v3821) {
-        const bfloat v3822 = bfloat(v3817);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3823 = v3810 * v2;
-        const uint v3824 = v3823 + v3813;
-        const uint v3825 = v3824 - v74;
-        out[v3825] = v3822;
-      }
-    }
-    const uint v3826 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3828 = v1631 + v3826;
-    const uint v3829 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3831 = v1634 + v3829;
-    const bool v3832 = v3828 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3833 = v3831 < v75;
-    const bool v3834 = v3832 && v3833;
-    if (v3834) {
-      const float v3835 = v88.m[7][5].thread_elements()[0];
-      const uint v3837 = v3831 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3838 = v3837 < v2;
-      const bool v3839 = v3832 && v3838;
-      if (v3839) {
-        const bfloat v3840 = bfloat(v3835);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3841 = v3828 * v2;
-        const uint v3842 = v3841 + v3831;
-        const uint v3843 = v3842 - v74;
-        out[v3843] = v3840;
-      }
-    }
-    const uint v3844 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3846 = v1631 + v3844;
-    const uint v3847 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3849 = v1634 + v3847;
-    const bool v3850 = v3846 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3851 = v3849 < v75;
-    const bool v3852 = v3850 && v3851;
-    if (v3852) {
-      const float v3853 = v88.m[7][5].thread_elements()[1];
-      const uint v3855 = v3849 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3856 = v3855 < v2;
-      const bool v3857 = v3850 && v3856;
-      if (v3857) {
-        const bfloat v3858 = bfloat(v3853);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3859 = v3846 * v2;
-        const uint v3860 = v3859 + v3849;
-        const uint v3861 = v3860 - v74;
-        out[v3861] = v3858;
-      }
-    }
-    const uint v3862 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3864 = v1631 + v3862;
-    const uint v3865 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3867 = v1634 + v3865;
-    const bool v3868 = v3864 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3869 = v3867 < v75;
-    const bool v3870 = v3868 && v3869;
-    if (v3870) {
-      const float v3871 = v88.m[7][6].thread_elements()[0];
-      const uint v3873 = v3867 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3874 = v3873 < v2;
-      const bool v3875 = v3868 && v3874;
-      if (v3875) {
-        const bfloat v3876 = bfloat(v3871);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3877 = v3864 * v2;
-        const uint v3878 = v3877 + v3867;
-        const uint v3879 = v3878 - v74;
-        out[v3879] = v3876;
-      }
-    }
-    const uint v3880 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3882 = v1631 + v3880;
-    const uint v3883 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3885 = v1634 + v3883;
-    const bool v3886 = v3882 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3887 = v3885 < v75;
-    const bool v3888 = v3886 && v3887;
-    if (v3888) {
-      const float v3889 = v88.m[7][6].thread_elements()[1];
-      const uint v3891 = v3885 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3892 = v3891 < v2;
-      const bool v3893 = v3886 && v3892;
-      if (v3893) {
-        const bfloat v3894 = bfloat(v3889);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3895 = v3882 * v2;
-        const uint v3896 = v3895 + v3885;
-        const uint v3897 = v3896 - v74;
-        out[v3897] = v3894;
-      }
-    }
-    const uint v3898 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3900 = v1631 + v3898;
-    const uint v3901 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3903 = v1634 + v3901;
-    const bool v3904 = v3900 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3905 = v3903 < v75;
-    const bool v3906 = v3904 && v3905;
-    if (v3906) {
-      const float v3907 = v88.m[7][7].thread_elements()[0];
-      const uint v3909 = v3903 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3910 = v3909 < v2;
-      const bool v3911 = v3904 && v3910;
-      if (v3911) {
-        const bfloat v3912 = bfloat(v3907);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3913 = v3900 * v2;
-        const uint v3914 = v3913 + v3903;
-        const uint v3915 = v3914 - v74;
-        out[v3915] = v3912;
-      }
-    }
-    const uint v3916 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3918 = v1631 + v3916;
-    const uint v3919 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3921 = v1634 + v3919;
-    const bool v3922 = v3918 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3923 = v3921 < v75;
-    const bool v3924 = v3922 && v3923;
-    if (v3924) {
-      const float v3925 = v88.m[7][7].thread_elements()[1];
-      const uint v3927 = v3921 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3928 = v3927 < v2;
-      const bool v3929 = v3922 && v3928;
-      if (v3929) {
-        const bfloat v3930 = bfloat(v3925);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3931 = v3918 * v2;
-        const uint v3932 = v3931 + v3921;
-        const uint v3933 = v3932 - v74;
-        out[v3933] = v3930;
+    const uint v1724 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1726 = v1635 + v1724;
+    const uint v1727 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1729 = v1638 + v1727;
+    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1731 = v1729 < v79;
+    const bool v1732 = v1730 && v1731;
+    if (v1732) {
+      const float v1733 = v92.m[0][2].thread_elements()[1];
+      const uint v1735 = v1729 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1736 = v1735 < v2;
+      const bool v1737 = v1730 && v1736;
+      if (v1737) {
+        const bfloat v1738 = bfloat(v1733);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1739 = v1726 * v2;
+        const uint v1740 = v1739 + v1729;
+        const uint v1741 = v1740 - v78;
+        out[v1741] = v1738;
+      }
+    }
+    const uint v1742 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1744 = v1635 + v1742;
+    const uint v1745 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1747 = v1638 + v1745;
+    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1749 = v1747 < v79;
+    const bool v1750 = v1748 && v1749;
+    if (v1750) {
+      const float v1751 = v92.m[0][3].thread_elements()[0];
+      const uint v1753 = v1747 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1754 = v1753 < v2;
+      const bool v1755 = v1748 && v1754;
+      if (v1755) {
+        const bfloat v1756 = bfloat(v1751);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1757 = v1744 * v2;
+        const uint v1758 = v1757 + v1747;
+        const uint v1759 = v1758 - v78;
+        out[v1759] = v1756;
+      }
+    }
+    const uint v1760 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1762 = v1635 + v1760;
+    const uint v1763 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1765 = v1638 + v1763;
+    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1767 = v1765 < v79;
+    const bool v1768 = v1766 && v1767;
+    if (v1768) {
+      const float v1769 = v92.m[0][3].thread_elements()[1];
+      const uint v1771 = v1765 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1772 = v1771 < v2;
+      const bool v1773 = v1766 && v1772;
+      if (v1773) {
+        const bfloat v1774 = bfloat(v1769);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1775 = v1762 * v2;
+        const uint v1776 = v1775 + v1765;
+        const uint v1777 = v1776 - v78;
+        out[v1777] = v1774;
+      }
+    }
+    const uint v1778 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1780 = v1635 + v1778;
+    const uint v1781 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1783 = v1638 + v1781;
+    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1785 = v1783 < v79;
+    const bool v1786 = v1784 && v1785;
+    if (v1786) {
+      const float v1787 = v92.m[0][4].thread_elements()[0];
+      const uint v1789 = v1783 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1790 = v1789 < v2;
+      const bool v1791 = v1784 && v1790;
+      if (v1791) {
+        const bfloat v1792 = bfloat(v1787);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1793 = v1780 * v2;
+        const uint v1794 = v1793 + v1783;
+        const uint v1795 = v1794 - v78;
+        out[v1795] = v1792;
+      }
+    }
+    const uint v1796 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1798 = v1635 + v1796;
+    const uint v1799 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1801 = v1638 + v1799;
+    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1803 = v1801 < v79;
+    const bool v1804 = v1802 && v1803;
+    if (v1804) {
+      const float v1805 = v92.m[0][4].thread_elements()[1];
+      const uint v1807 = v1801 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1808 = v1807 < v2;
+      const bool v1809 = v1802 && v1808;
+      if (v1809) {
+        const bfloat v1810 = bfloat(v1805);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1811 = v1798 * v2;
+        const uint v1812 = v1811 + v1801;
+        const uint v1813 = v1812 - v78;
+        out[v1813] = v1810;
+      }
+    }
+    const uint v1814 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1816 = v1635 + v1814;
+    const uint v1817 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1819 = v1638 + v1817;
+    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1821 = v1819 < v79;
+    const bool v1822 = v1820 && v1821;
+    if (v1822) {
+      const float v1823 = v92.m[0][5].thread_elements()[0];
+      const uint v1825 = v1819 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1826 = v1825 < v2;
+      const bool v1827 = v1820 && v1826;
+      if (v1827) {
+        const bfloat v1828 = bfloat(v1823);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1829 = v1816 * v2;
+        const uint v1830 = v1829 + v1819;
+        const uint v1831 = v1830 - v78;
+        out[v1831] = v1828;
+      }
+    }
+    const uint v1832 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1834 = v1635 + v1832;
+    const uint v1835 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1837 = v1638 + v1835;
+    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1839 = v1837 < v79;
+    const bool v1840 = v1838 && v1839;
+    if (v1840) {
+      const float v1841 = v92.m[0][5].thread_elements()[1];
+      const uint v1843 = v1837 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1844 = v1843 < v2;
+      const bool v1845 = v1838 && v1844;
+      if (v1845) {
+        const bfloat v1846 = bfloat(v1841);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1847 = v1834 * v2;
+        const uint v1848 = v1847 + v1837;
+        const uint v1849 = v1848 - v78;
+        out[v1849] = v1846;
+      }
+    }
+    const uint v1850 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1852 = v1635 + v1850;
+    const uint v1853 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1855 = v1638 + v1853;
+    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1857 = v1855 < v79;
+    const bool v1858 = v1856 && v1857;
+    if (v1858) {
+      const float v1859 = v92.m[0][6].thread_elements()[0];
+      const uint v1861 = v1855 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1862 = v1861 < v2;
+      const bool v1863 = v1856 && v1862;
+      if (v1863) {
+        const bfloat v1864 = bfloat(v1859);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1865 = v1852 * v2;
+        const uint v1866 = v1865 + v1855;
+        const uint v1867 = v1866 - v78;
+        out[v1867] = v1864;
+      }
+    }
+    const uint v1868 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1870 = v1635 + v1868;
+    const uint v1871 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1873 = v1638 + v1871;
+    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1875 = v1873 < v79;
+    const bool v1876 = v1874 && v1875;
+    if (v1876) {
+      const float v1877 = v92.m[0][6].thread_elements()[1];
+      const uint v1879 = v1873 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1880 = v1879 < v2;
+      const bool v1881 = v1874 && v1880;
+      if (v1881) {
+        const bfloat v1882 = bfloat(v1877);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1883 = v1870 * v2;
+        const uint v1884 = v1883 + v1873;
+        const uint v1885 = v1884 - v78;
+        out[v1885] = v1882;
+      }
+    }
+    const uint v1886 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1888 = v1635 + v1886;
+    const uint v1889 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1891 = v1638 + v1889;
+    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1893 = v1891 < v79;
+    const bool v1894 = v1892 && v1893;
+    if (v1894) {
+      const float v1895 = v92.m[0][7].thread_elements()[0];
+      const uint v1897 = v1891 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1898 = v1897 < v2;
+      const bool v1899 = v1892 && v1898;
+      if (v1899) {
+        const bfloat v1900 = bfloat(v1895);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1901 = v1888 * v2;
+        const uint v1902 = v1901 + v1891;
+        const uint v1903 = v1902 - v78;
+        out[v1903] = v1900;
+      }
+    }
+    const uint v1904 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1906 = v1635 + v1904;
+    const uint v1907 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1909 = v1638 + v1907;
+    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1911 = v1909 < v79;
+    const bool v1912 = v1910 && v1911;
+    if (v1912) {
+      const float v1913 = v92.m[0][7].thread_elements()[1];
+      const uint v1915 = v1909 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1916 = v1915 < v2;
+      const bool v1917 = v1910 && v1916;
+      if (v1917) {
+        const bfloat v1918 = bfloat(v1913);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1919 = v1906 * v2;
+        const uint v1920 = v1919 + v1909;
+        const uint v1921 = v1920 - v78;
+        out[v1921] = v1918;
+      }
+    }
+    const uint v1922 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1924 = v1635 + v1922;
+    const uint v1925 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1927 = v1638 + v1925;
+    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1929 = v1927 < v79;
+    const bool v1930 = v1928 && v1929;
+    if (v1930) {
+      const float v1931 = v92.m[1][0].thread_elements()[0];
+      const uint v1933 = v1927 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1934 = v1933 < v2;
+      const bool v1935 = v1928 && v1934;
+      if (v1935) {
+        const bfloat v1936 = bfloat(v1931);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1937 = v1924 * v2;
+        const uint v1938 = v1937 + v1927;
+        const uint v1939 = v1938 - v78;
+        out[v1939] = v1936;
+      }
+    }
+    const uint v1940 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1942 = v1635 + v1940;
+    const uint v1943 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1945 = v1638 + v1943;
+    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1947 = v1945 < v79;
+    const bool v1948 = v1946 && v1947;
+    if (v1948) {
+      const float v1949 = v92.m[1][0].thread_elements()[1];
+      const uint v1951 = v1945 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1952 = v1951 < v2;
+      const bool v1953 = v1946 && v1952;
+      if (v1953) {
+        const bfloat v1954 = bfloat(v1949);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1955 = v1942 * v2;
+        const uint v1956 = v1955 + v1945;
+        const uint v1957 = v1956 - v78;
+        out[v1957] = v1954;
+      }
+    }
+    const uint v1958 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1960 = v1635 + v1958;
+    const uint v1961 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1963 = v1638 + v1961;
+    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1965 = v1963 < v79;
+    const bool v1966 = v1964 && v1965;
+    if (v1966) {
+      const float v1967 = v92.m[1][1].thread_elements()[0];
+      const uint v1969 = v1963 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1970 = v1969 < v2;
+      const bool v1971 = v1964 && v1970;
+      if (v1971) {
+        const bfloat v1972 = bfloat(v1967);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1973 = v1960 * v2;
+        const uint v1974 = v1973 + v1963;
+        const uint v1975 = v1974 - v78;
+        out[v1975] = v1972;
+      }
+    }
+    const uint v1976 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1978 = v1635 + v1976;
+    const uint v1979 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1981 = v1638 + v1979;
+    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1983 = v1981 < v79;
+    const bool v1984 = v1982 && v1983;
+    if (v1984) {
+      const float v1985 = v92.m[1][1].thread_elements()[1];
+      const uint v1987 = v1981 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1988 = v1987 < v2;
+      const bool v1989 = v1982 && v1988;
+      if (v1989) {
+        const bfloat v1990 = bfloat(v1985);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1991 = v1978 * v2;
+        const uint v1992 = v1991 + v1981;
+        const uint v1993 = v1992 - v78;
+        out[v1993] = v1990;
+      }
+    }
+    const uint v1994 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1996 = v1635 + v1994;
+    const uint v1997 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1999 = v1638 + v1997;
+    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2001 = v1999 < v79;
+    const bool v2002 = v2000 && v2001;
+    if (v2002) {
+      const float v2003 = v92.m[1][2].thread_elements()[0];
+      const uint v2005 = v1999 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2006 = v2005 < v2;
+      const bool v2007 = v2000 && v2006;
+      if (v2007) {
+        const bfloat v2008 = bfloat(v2003);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2009 = v1996 * v2;
+        const uint v2010 = v2009 + v1999;
+        const uint v2011 = v2010 - v78;
+        out[v2011] = v2008;
+      }
+    }
+    const uint v2012 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2014 = v1635 + v2012;
+    const uint v2015 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2017 = v1638 + v2015;
+    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2019 = v2017 < v79;
+    const bool v2020 = v2018 && v2019;
+    if (v2020) {
+      const float v2021 = v92.m[1][2].thread_elements()[1];
+      const uint v2023 = v2017 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2024 = v2023 < v2;
+      const bool v2025 = v2018 && v2024;
+      if (v2025) {
+        const bfloat v2026 = bfloat(v2021);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2027 = v2014 * v2;
+        const uint v2028 = v2027 + v2017;
+        const uint v2029 = v2028 - v78;
+        out[v2029] = v2026;
+      }
+    }
+    const uint v2030 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2032 = v1635 + v2030;
+    const uint v2033 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2035 = v1638 + v2033;
+    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2037 = v2035 < v79;
+    const bool v2038 = v2036 && v2037;
+    if (v2038) {
+      const float v2039 = v92.m[1][3].thread_elements()[0];
+      const uint v2041 = v2035 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2042 = v2041 < v2;
+      const bool v2043 = v2036 && v2042;
+      if (v2043) {
+        const bfloat v2044 = bfloat(v2039);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2045 = v2032 * v2;
+        const uint v2046 = v2045 + v2035;
+        const uint v2047 = v2046 - v78;
+        out[v2047] = v2044;
+      }
+    }
+    const uint v2048 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2050 = v1635 + v2048;
+    const uint v2051 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2053 = v1638 + v2051;
+    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2055 = v2053 < v79;
+    const bool v2056 = v2054 && v2055;
+    if (v2056) {
+      const float v2057 = v92.m[1][3].thread_elements()[1];
+      const uint v2059 = v2053 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2060 = v2059 < v2;
+      const bool v2061 = v2054 && v2060;
+      if (v2061) {
+        const bfloat v2062 = bfloat(v2057);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2063 = v2050 * v2;
+        const uint v2064 = v2063 + v2053;
+        const uint v2065 = v2064 - v78;
+        out[v2065] = v2062;
+      }
+    }
+    const uint v2066 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2068 = v1635 + v2066;
+    const uint v2069 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2071 = v1638 + v2069;
+    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2073 = v2071 < v79;
+    const bool v2074 = v2072 && v2073;
+    if (v2074) {
+      const float v2075 = v92.m[1][4].thread_elements()[0];
+      const uint v2077 = v2071 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2078 = v2077 < v2;
+      const bool v2079 = v2072 && v2078;
+      if (v2079) {
+        const bfloat v2080 = bfloat(v2075);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2081 = v2068 * v2;
+        const uint v2082 = v2081 + v2071;
+        const uint v2083 = v2082 - v78;
+        out[v2083] = v2080;
+      }
+    }
+    const uint v2084 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2086 = v1635 + v2084;
+    const uint v2087 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2089 = v1638 + v2087;
+    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2091 = v2089 < v79;
+    const bool v2092 = v2090 && v2091;
+    if (v2092) {
+      const float v2093 = v92.m[1][4].thread_elements()[1];
+      const uint v2095 = v2089 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2096 = v2095 < v2;
+      const bool v2097 = v2090 && v2096;
+      if (v2097) {
+        const bfloat v2098 = bfloat(v2093);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2099 = v2086 * v2;
+        const uint v2100 = v2099 + v2089;
+        const uint v2101 = v2100 - v78;
+        out[v2101] = v2098;
+      }
+    }
+    const uint v2102 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2104 = v1635 + v2102;
+    const uint v2105 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2107 = v1638 + v2105;
+    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2109 = v2107 < v79;
+    const bool v2110 = v2108 && v2109;
+    if (v2110) {
+      const float v2111 = v92.m[1][5].thread_elements()[0];
+      const uint v2113 = v2107 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2114 = v2113 < v2;
+      const bool v2115 = v2108 && v2114;
+      if (v2115) {
+        const bfloat v2116 = bfloat(v2111);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2117 = v2104 * v2;
+        const uint v2118 = v2117 + v2107;
+        const uint v2119 = v2118 - v78;
+        out[v2119] = v2116;
+      }
+    }
+    const uint v2120 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2122 = v1635 + v2120;
+    const uint v2123 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2125 = v1638 + v2123;
+    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2127 = v2125 < v79;
+    const bool v2128 = v2126 && v2127;
+    if (v2128) {
+      const float v2129 = v92.m[1][5].thread_elements()[1];
+      const uint v2131 = v2125 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2132 = v2131 < v2;
+      const bool v2133 = v2126 && v2132;
+      if (v2133) {
+        const bfloat v2134 = bfloat(v2129);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2135 = v2122 * v2;
+        const uint v2136 = v2135 + v2125;
+        const uint v2137 = v2136 - v78;
+        out[v2137] = v2134;
+      }
+    }
+    const uint v2138 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2140 = v1635 + v2138;
+    const uint v2141 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2143 = v1638 + v2141;
+    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2145 = v2143 < v79;
+    const bool v2146 = v2144 && v2145;
+    if (v2146) {
+      const float v2147 = v92.m[1][6].thread_elements()[0];
+      const uint v2149 = v2143 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2150 = v2149 < v2;
+      const bool v2151 = v2144 && v2150;
+      if (v2151) {
+        const bfloat v2152 = bfloat(v2147);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2153 = v2140 * v2;
+        const uint v2154 = v2153 + v2143;
+        const uint v2155 = v2154 - v78;
+        out[v2155] = v2152;
+      }
+    }
+    const uint v2156 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2158 = v1635 + v2156;
+    const uint v2159 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2161 = v1638 + v2159;
+    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2163 = v2161 < v79;
+    const bool v2164 = v2162 && v2163;
+    if (v2164) {
+      const float v2165 = v92.m[1][6].thread_elements()[1];
+      const uint v2167 = v2161 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2168 = v2167 < v2;
+      const bool v2169 = v2162 && v2168;
+      if (v2169) {
+        const bfloat v2170 = bfloat(v2165);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2171 = v2158 * v2;
+        const uint v2172 = v2171 + v2161;
+        const uint v2173 = v2172 - v78;
+        out[v2173] = v2170;
+      }
+    }
+    const uint v2174 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2176 = v1635 + v2174;
+    const uint v2177 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2179 = v1638 + v2177;
+    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2181 = v2179 < v79;
+    const bool v2182 = v2180 && v2181;
+    if (v2182) {
+      const float v2183 = v92.m[1][7].thread_elements()[0];
+      const uint v2185 = v2179 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2186 = v2185 < v2;
+      const bool v2187 = v2180 && v2186;
+      if (v2187) {
+        const bfloat v2188 = bfloat(v2183);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2189 = v2176 * v2;
+        const uint v2190 = v2189 + v2179;
+        const uint v2191 = v2190 - v78;
+        out[v2191] = v2188;
+      }
+    }
+    const uint v2192 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2194 = v1635 + v2192;
+    const uint v2195 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2197 = v1638 + v2195;
+    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2199 = v2197 < v79;
+    const bool v2200 = v2198 && v2199;
+    if (v2200) {
+      const float v2201 = v92.m[1][7].thread_elements()[1];
+      const uint v2203 = v2197 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2204 = v2203 < v2;
+      const bool v2205 = v2198 && v2204;
+      if (v2205) {
+        const bfloat v2206 = bfloat(v2201);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2207 = v2194 * v2;
+        const uint v2208 = v2207 + v2197;
+        const uint v2209 = v2208 - v78;
+        out[v2209] = v2206;
+      }
+    }
+    const uint v2210 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2212 = v1635 + v2210;
+    const uint v2213 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2215 = v1638 + v2213;
+    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2217 = v2215 < v79;
+    const bool v2218 = v2216 && v2217;
+    if (v2218) {
+      const float v2219 = v92.m[2][0].thread_elements()[0];
+      const uint v2221 = v2215 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2222 = v2221 < v2;
+      const bool v2223 = v2216 && v2222;
+      if (v2223) {
+        const bfloat v2224 = bfloat(v2219);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2225 = v2212 * v2;
+        const uint v2226 = v2225 + v2215;
+        const uint v2227 = v2226 - v78;
+        out[v2227] = v2224;
+      }
+    }
+    const uint v2228 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2230 = v1635 + v2228;
+    const uint v2231 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2233 = v1638 + v2231;
+    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2235 = v2233 < v79;
+    const bool v2236 = v2234 && v2235;
+    if (v2236) {
+      const float v2237 = v92.m[2][0].thread_elements()[1];
+      const uint v2239 = v2233 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2240 = v2239 < v2;
+      const bool v2241 = v2234 && v2240;
+      if (v2241) {
+        const bfloat v2242 = bfloat(v2237);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2243 = v2230 * v2;
+        const uint v2244 = v2243 + v2233;
+        const uint v2245 = v2244 - v78;
+        out[v2245] = v2242;
+      }
+    }
+    const uint v2246 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2248 = v1635 + v2246;
+    const uint v2249 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2251 = v1638 + v2249;
+    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2253 = v2251 < v79;
+    const bool v2254 = v2252 && v2253;
+    if (v2254) {
+      const float v2255 = v92.m[2][1].thread_elements()[0];
+      const uint v2257 = v2251 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2258 = v2257 < v2;
+      const bool v2259 = v2252 && v2258;
+      if (v2259) {
+        const bfloat v2260 = bfloat(v2255);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2261 = v2248 * v2;
+        const uint v2262 = v2261 + v2251;
+        const uint v2263 = v2262 - v78;
+        out[v2263] = v2260;
+      }
+    }
+    const uint v2264 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2266 = v1635 + v2264;
+    const uint v2267 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2269 = v1638 + v2267;
+    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2271 = v2269 < v79;
+    const bool v2272 = v2270 && v2271;
+    if (v2272) {
+      const float v2273 = v92.m[2][1].thread_elements()[1];
+      const uint v2275 = v2269 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2276 = v2275 < v2;
+      const bool v2277 = v2270 && v2276;
+      if (v2277) {
+        const bfloat v2278 = bfloat(v2273);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2279 = v2266 * v2;
+        const uint v2280 = v2279 + v2269;
+        const uint v2281 = v2280 - v78;
+        out[v2281] = v2278;
+      }
+    }
+    const uint v2282 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2284 = v1635 + v2282;
+    const uint v2285 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2287 = v1638 + v2285;
+    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2289 = v2287 < v79;
+    const bool v2290 = v2288 && v2289;
+    if (v2290) {
+      const float v2291 = v92.m[2][2].thread_elements()[0];
+      const uint v2293 = v2287 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2294 = v2293 < v2;
+      const bool v2295 = v2288 && v2294;
+      if (v2295) {
+        const bfloat v2296 = bfloat(v2291);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2297 = v2284 * v2;
+        const uint v2298 = v2297 + v2287;
+        const uint v2299 = v2298 - v78;
+        out[v2299] = v2296;
+      }
+    }
+    const uint v2300 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2302 = v1635 + v2300;
+    const uint v2303 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2305 = v1638 + v2303;
+    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2307 = v2305 < v79;
+    const bool v2308 = v2306 && v2307;
+    if (v2308) {
+      const float v2309 = v92.m[2][2].thread_elements()[1];
+      const uint v2311 = v2305 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2312 = v2311 < v2;
+      const bool v2313 = v2306 && v2312;
+      if (v2313) {
+        const bfloat v2314 = bfloat(v2309);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2315 = v2302 * v2;
+        const uint v2316 = v2315 + v2305;
+        const uint v2317 = v2316 - v78;
+        out[v2317] = v2314;
+      }
+    }
+    const uint v2318 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2320 = v1635 + v2318;
+    const uint v2321 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2323 = v1638 + v2321;
+    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2325 = v2323 < v79;
+    const bool v2326 = v2324 && v2325;
+    if (v2326) {
+      const float v2327 = v92.m[2][3].thread_elements()[0];
+      const uint v2329 = v2323 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2330 = v2329 < v2;
+      const bool v2331 = v2324 && v2330;
+      if (v2331) {
+        const bfloat v2332 = bfloat(v2327);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2333 = v2320 * v2;
+        const uint v2334 = v2333 + v2323;
+        const uint v2335 = v2334 - v78;
+        out[v2335] = v2332;
+      }
+    }
+    const uint v2336 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2338 = v1635 + v2336;
+    const uint v2339 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2341 = v1638 + v2339;
+    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2343 = v2341 < v79;
+    const bool v2344 = v2342 && v2343;
+    if (v2344) {
+      const float v2345 = v92.m[2][3].thread_elements()[1];
+      const uint v2347 = v2341 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2348 = v2347 < v2;
+      const bool v2349 = v2342 && v2348;
+      if (v2349) {
+        const bfloat v2350 = bfloat(v2345);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2351 = v2338 * v2;
+        const uint v2352 = v2351 + v2341;
+        const uint v2353 = v2352 - v78;
+        out[v2353] = v2350;
+      }
+    }
+    const uint v2354 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2356 = v1635 + v2354;
+    const uint v2357 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2359 = v1638 + v2357;
+    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2361 = v2359 < v79;
+    const bool v2362 = v2360 && v2361;
+    if (v2362) {
+      const float v2363 = v92.m[2][4].thread_elements()[0];
+      const uint v2365 = v2359 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2366 = v2365 < v2;
+      const bool v2367 = v2360 && v2366;
+      if (v2367) {
+        const bfloat v2368 = bfloat(v2363);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2369 = v2356 * v2;
+        const uint v2370 = v2369 + v2359;
+        const uint v2371 = v2370 - v78;
+        out[v2371] = v2368;
+      }
+    }
+    const uint v2372 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2374 = v1635 + v2372;
+    const uint v2375 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2377 = v1638 + v2375;
+    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2379 = v2377 < v79;
+    const bool v2380 = v2378 && v2379;
+    if (v2380) {
+      const float v2381 = v92.m[2][4].thread_elements()[1];
+      const uint v2383 = v2377 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2384 = v2383 < v2;
+      const bool v2385 = v2378 && v2384;
+      if (v2385) {
+        const bfloat v2386 = bfloat(v2381);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2387 = v2374 * v2;
+        const uint v2388 = v2387 + v2377;
+        const uint v2389 = v2388 - v78;
+        out[v2389] = v2386;
+      }
+    }
+    const uint v2390 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2392 = v1635 + v2390;
+    const uint v2393 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2395 = v1638 + v2393;
+    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2397 = v2395 < v79;
+    const bool v2398 = v2396 && v2397;
+    if (v2398) {
+      const float v2399 = v92.m[2][5].thread_elements()[0];
+      const uint v2401 = v2395 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2402 = v2401 < v2;
+      const bool v2403 = v2396 && v2402;
+      if (v2403) {
+        const bfloat v2404 = bfloat(v2399);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2405 = v2392 * v2;
+        const uint v2406 = v2405 + v2395;
+        const uint v2407 = v2406 - v78;
+        out[v2407] = v2404;
+      }
+    }
+    const uint v2408 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2410 = v1635 + v2408;
+    const uint v2411 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2413 = v1638 + v2411;
+    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2415 = v2413 < v79;
+    const bool v2416 = v2414 && v2415;
+    if (v2416) {
+      const float v2417 = v92.m[2][5].thread_elements()[1];
+      const uint v2419 = v2413 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2420 = v2419 < v2;
+      const bool v2421 = v2414 && v2420;
+      if (v2421) {
+        const bfloat v2422 = bfloat(v2417);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2423 = v2410 * v2;
+        const uint v2424 = v2423 + v2413;
+        const uint v2425 = v2424 - v78;
+        out[v2425] = v2422;
+      }
+    }
+    const uint v2426 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2428 = v1635 + v2426;
+    const uint v2429 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2431 = v1638 + v2429;
+    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2433 = v2431 < v79;
+    const bool v2434 = v2432 && v2433;
+    if (v2434) {
+      const float v2435 = v92.m[2][6].thread_elements()[0];
+      const uint v2437 = v2431 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2438 = v2437 < v2;
+      const bool v2439 = v2432 && v2438;
+      if (v2439) {
+        const bfloat v2440 = bfloat(v2435);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2441 = v2428 * v2;
+        const uint v2442 = v2441 + v2431;
+        const uint v2443 = v2442 - v78;
+        out[v2443] = v2440;
+      }
+    }
+    const uint v2444 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2446 = v1635 + v2444;
+    const uint v2447 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2449 = v1638 + v2447;
+    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2451 = v2449 < v79;
+    const bool v2452 = v2450 && v2451;
+    if (v2452) {
+      const float v2453 = v92.m[2][6].thread_elements()[1];
+      const uint v2455 = v2449 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2456 = v2455 < v2;
+      const bool v2457 = v2450 && v2456;
+      if (v2457) {
+        const bfloat v2458 = bfloat(v2453);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2459 = v2446 * v2;
+        const uint v2460 = v2459 + v2449;
+        const uint v2461 = v2460 - v78;
+        out[v2461] = v2458;
+      }
+    }
+    const uint v2462 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2464 = v1635 + v2462;
+    const uint v2465 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2467 = v1638 + v2465;
+    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2469 = v2467 < v79;
+    const bool v2470 = v2468 && v2469;
+    if (v2470) {
+      const float v2471 = v92.m[2][7].thread_elements()[0];
+      const uint v2473 = v2467 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2474 = v2473 < v2;
+      const bool v2475 = v2468 && v2474;
+      if (v2475) {
+        const bfloat v2476 = bfloat(v2471);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2477 = v2464 * v2;
+        const uint v2478 = v2477 + v2467;
+        const uint v2479 = v2478 - v78;
+        out[v2479] = v2476;
+      }
+    }
+    const uint v2480 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2482 = v1635 + v2480;
+    const uint v2483 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2485 = v1638 + v2483;
+    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2487 = v2485 < v79;
+    const bool v2488 = v2486 && v2487;
+    if (v2488) {
+      const float v2489 = v92.m[2][7].thread_elements()[1];
+      const uint v2491 = v2485 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2492 = v2491 < v2;
+      const bool v2493 = v2486 && v2492;
+      if (v2493) {
+        const bfloat v2494 = bfloat(v2489);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2495 = v2482 * v2;
+        const uint v2496 = v2495 + v2485;
+        const uint v2497 = v2496 - v78;
+        out[v2497] = v2494;
+      }
+    }
+    const uint v2498 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2500 = v1635 + v2498;
+    const uint v2501 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2503 = v1638 + v2501;
+    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2505 = v2503 < v79;
+    const bool v2506 = v2504 && v2505;
+    if (v2506) {
+      const float v2507 = v92.m[3][0].thread_elements()[0];
+      const uint v2509 = v2503 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2510 = v2509 < v2;
+      const bool v2511 = v2504 && v2510;
+      if (v2511) {
+        const bfloat v2512 = bfloat(v2507);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2513 = v2500 * v2;
+        const uint v2514 = v2513 + v2503;
+        const uint v2515 = v2514 - v78;
+        out[v2515] = v2512;
+      }
+    }
+    const uint v2516 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2518 = v1635 + v2516;
+    const uint v2519 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2521 = v1638 + v2519;
+    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2523 = v2521 < v79;
+    const bool v2524 = v2522 && v2523;
+    if (v2524) {
+      const float v2525 = v92.m[3][0].thread_elements()[1];
+      const uint v2527 = v2521 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2528 = v2527 < v2;
+      const bool v2529 = v2522 && v2528;
+      if (v2529) {
+        const bfloat v2530 = bfloat(v2525);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2531 = v2518 * v2;
+        const uint v2532 = v2531 + v2521;
+        const uint v2533 = v2532 - v78;
+        out[v2533] = v2530;
+      }
+    }
+    const uint v2534 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2536 = v1635 + v2534;
+    const uint v2537 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2539 = v1638 + v2537;
+    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2541 = v2539 < v79;
+    const bool v2542 = v2540 && v2541;
+    if (v2542) {
+      const float v2543 = v92.m[3][1].thread_elements()[0];
+      const uint v2545 = v2539 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2546 = v2545 < v2;
+      const bool v2547 = v2540 && v2546;
+      if (v2547) {
+        const bfloat v2548 = bfloat(v2543);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2549 = v2536 * v2;
+        const uint v2550 = v2549 + v2539;
+        const uint v2551 = v2550 - v78;
+        out[v2551] = v2548;
+      }
+    }
+    const uint v2552 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2554 = v1635 + v2552;
+    const uint v2555 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2557 = v1638 + v2555;
+    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2559 = v2557 < v79;
+    const bool v2560 = v2558 && v2559;
+    if (v2560) {
+      const float v2561 = v92.m[3][1].thread_elements()[1];
+      const uint v2563 = v2557 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2564 = v2563 < v2;
+      const bool v2565 = v2558 && v2564;
+      if (v2565) {
+        const bfloat v2566 = bfloat(v2561);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2567 = v2554 * v2;
+        const uint v2568 = v2567 + v2557;
+        const uint v2569 = v2568 - v78;
+        out[v2569] = v2566;
+      }
+    }
+    const uint v2570 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2572 = v1635 + v2570;
+    const uint v2573 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2575 = v1638 + v2573;
+    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2577 = v2575 < v79;
+    const bool v2578 = v2576 && v2577;
+    if (v2578) {
+      const float v2579 = v92.m[3][2].thread_elements()[0];
+      const uint v2581 = v2575 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2582 = v2581 < v2;
+      const bool v2583 = v2576 && v2582;
+      if (v2583) {
+        const bfloat v2584 = bfloat(v2579);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2585 = v2572 * v2;
+        const uint v2586 = v2585 + v2575;
+        const uint v2587 = v2586 - v78;
+        out[v2587] = v2584;
+      }
+    }
+    const uint v2588 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2590 = v1635 + v2588;
+    const uint v2591 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2593 = v1638 + v2591;
+    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2595 = v2593 < v79;
+    const bool v2596 = v2594 && v2595;
+    if (v2596) {
+      const float v2597 = v92.m[3][2].thread_elements()[1];
+      const uint v2599 = v2593 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2600 = v2599 < v2;
+      const bool v2601 = v2594 && v2600;
+      if (v2601) {
+        const bfloat v2602 = bfloat(v2597);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2603 = v2590 * v2;
+        const uint v2604 = v2603 + v2593;
+        const uint v2605 = v2604 - v78;
+        out[v2605] = v2602;
+      }
+    }
+    const uint v2606 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2608 = v1635 + v2606;
+    const uint v2609 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2611 = v1638 + v2609;
+    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2613 = v2611 < v79;
+    const bool v2614 = v2612 && v2613;
+    if (v2614) {
+      const float v2615 = v92.m[3][3].thread_elements()[0];
+      const uint v2617 = v2611 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2618 = v2617 < v2;
+      const bool v2619 = v2612 && v2618;
+      if (v2619) {
+        const bfloat v2620 = bfloat(v2615);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2621 = v2608 * v2;
+        const uint v2622 = v2621 + v2611;
+        const uint v2623 = v2622 - v78;
+        out[v2623] = v2620;
+      }
+    }
+    const uint v2624 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2626 = v1635 + v2624;
+    const uint v2627 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2629 = v1638 + v2627;
+    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2631 = v2629 < v79;
+    const bool v2632 = v2630 && v2631;
+    if (v2632) {
+      const float v2633 = v92.m[3][3].thread_elements()[1];
+      const uint v2635 = v2629 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2636 = v2635 < v2;
+      const bool v2637 = v2630 && v2636;
+      if (v2637) {
+        const bfloat v2638 = bfloat(v2633);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2639 = v2626 * v2;
+        const uint v2640 = v2639 + v2629;
+        const uint v2641 = v2640 - v78;
+        out[v2641] = v2638;
+      }
+    }
+    const uint v2642 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2644 = v1635 + v2642;
+    const uint v2645 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2647 = v1638 + v2645;
+    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2649 = v2647 < v79;
+    const bool v2650 = v2648 && v2649;
+    if (v2650) {
+      const float v2651 = v92.m[3][4].thread_elements()[0];
+      const uint v2653 = v2647 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2654 = v2653 < v2;
+      const bool v2655 = v2648 && v2654;
+      if (v2655) {
+        const bfloat v2656 = bfloat(v2651);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2657 = v2644 * v2;
+        const uint v2658 = v2657 + v2647;
+        const uint v2659 = v2658 - v78;
+        out[v2659] = v2656;
+      }
+    }
+    const uint v2660 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2662 = v1635 + v2660;
+    const uint v2663 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2665 = v1638 + v2663;
+    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2667 = v2665 < v79;
+    const bool v2668 = v2666 && v2667;
+    if (v2668) {
+      const float v2669 = v92.m[3][4].thread_elements()[1];
+      const uint v2671 = v2665 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2672 = v2671 < v2;
+      const bool v2673 = v2666 && v2672;
+      if (v2673) {
+        const bfloat v2674 = bfloat(v2669);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2675 = v2662 * v2;
+        const uint v2676 = v2675 + v2665;
+        const uint v2677 = v2676 - v78;
+        out[v2677] = v2674;
+      }
+    }
+    const uint v2678 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2680 = v1635 + v2678;
+    const uint v2681 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2683 = v1638 + v2681;
+    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2685 = v2683 < v79;
+    const bool v2686 = v2684 && v2685;
+    if (v2686) {
+      const float v2687 = v92.m[3][5].thread_elements()[0];
+      const uint v2689 = v2683 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2690 = v2689 < v2;
+      const bool v2691 = v2684 && v2690;
+      if (v2691) {
+        const bfloat v2692 = bfloat(v2687);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2693 = v2680 * v2;
+        const uint v2694 = v2693 + v2683;
+        const uint v2695 = v2694 - v78;
+        out[v2695] = v2692;
+      }
+    }
+    const uint v2696 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2698 = v1635 + v2696;
+    const uint v2699 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2701 = v1638 + v2699;
+    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2703 = v2701 < v79;
+    const bool v2704 = v2702 && v2703;
+    if (v2704) {
+      const float v2705 = v92.m[3][5].thread_elements()[1];
+      const uint v2707 = v2701 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2708 = v2707 < v2;
+      const bool v2709 = v2702 && v2708;
+      if (v2709) {
+        const bfloat v2710 = bfloat(v2705);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2711 = v2698 * v2;
+        const uint v2712 = v2711 + v2701;
+        const uint v2713 = v2712 - v78;
+        out[v2713] = v2710;
+      }
+    }
+    const uint v2714 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2716 = v1635 + v2714;
+    const uint v2717 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2719 = v1638 + v2717;
+    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2721 = v2719 < v79;
+    const bool v2722 = v2720 && v2721;
+    if (v2722) {
+      const float v2723 = v92.m[3][6].thread_elements()[0];
+      const uint v2725 = v2719 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2726 = v2725 < v2;
+      const bool v2727 = v2720 && v2726;
+      if (v2727) {
+        const bfloat v2728 = bfloat(v2723);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2729 = v2716 * v2;
+        const uint v2730 = v2729 + v2719;
+        const uint v2731 = v2730 - v78;
+        out[v2731] = v2728;
+      }
+    }
+    const uint v2732 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2734 = v1635 + v2732;
+    const uint v2735 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2737 = v1638 + v2735;
+    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2739 = v2737 < v79;
+    const bool v2740 = v2738 && v2739;
+    if (v2740) {
+      const float v2741 = v92.m[3][6].thread_elements()[1];
+      const uint v2743 = v2737 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2744 = v2743 < v2;
+      const bool v2745 = v2738 && v2744;
+      if (v2745) {
+        const bfloat v2746 = bfloat(v2741);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2747 = v2734 * v2;
+        const uint v2748 = v2747 + v2737;
+        const uint v2749 = v2748 - v78;
+        out[v2749] = v2746;
+      }
+    }
+    const uint v2750 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2752 = v1635 + v2750;
+    const uint v2753 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2755 = v1638 + v2753;
+    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2757 = v2755 < v79;
+    const bool v2758 = v2756 && v2757;
+    if (v2758) {
+      const float v2759 = v92.m[3][7].thread_elements()[0];
+      const uint v2761 = v2755 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2762 = v2761 < v2;
+      const bool v2763 = v2756 && v2762;
+      if (v2763) {
+        const bfloat v2764 = bfloat(v2759);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2765 = v2752 * v2;
+        const uint v2766 = v2765 + v2755;
+        const uint v2767 = v2766 - v78;
+        out[v2767] = v2764;
+      }
+    }
+    const uint v2768 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2770 = v1635 + v2768;
+    const uint v2771 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2773 = v1638 + v2771;
+    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2775 = v2773 < v79;
+    const bool v2776 = v2774 && v2775;
+    if (v2776) {
+      const float v2777 = v92.m[3][7].thread_elements()[1];
+      const uint v2779 = v2773 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2780 = v2779 < v2;
+      const bool v2781 = v2774 && v2780;
+      if (v2781) {
+        const bfloat v2782 = bfloat(v2777);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2783 = v2770 * v2;
+        const uint v2784 = v2783 + v2773;
+        const uint v2785 = v2784 - v78;
+        out[v2785] = v2782;
+      }
+    }
+    const uint v2786 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2788 = v1635 + v2786;
+    const uint v2789 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2791 = v1638 + v2789;
+    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2793 = v2791 < v79;
+    const bool v2794 = v2792 && v2793;
+    if (v2794) {
+      const float v2795 = v92.m[4][0].thread_elements()[0];
+      const uint v2797 = v2791 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2798 = v2797 < v2;
+      const bool v2799 = v2792 && v2798;
+      if (v2799) {
+        const bfloat v2800 = bfloat(v2795);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2801 = v2788 * v2;
+        const uint v2802 = v2801 + v2791;
+        const uint v2803 = v2802 - v78;
+        out[v2803] = v2800;
+      }
+    }
+    const uint v2804 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2806 = v1635 + v2804;
+    const uint v2807 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2809 = v1638 + v2807;
+    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2811 = v2809 < v79;
+    const bool v2812 = v2810 && v2811;
+    if (v2812) {
+      const float v2813 = v92.m[4][0].thread_elements()[1];
+      const uint v2815 = v2809 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2816 = v2815 < v2;
+      const bool v2817 = v2810 && v2816;
+      if (v2817) {
+        const bfloat v2818 = bfloat(v2813);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2819 = v2806 * v2;
+        const uint v2820 = v2819 + v2809;
+        const uint v2821 = v2820 - v78;
+        out[v2821] = v2818;
+      }
+    }
+    const uint v2822 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2824 = v1635 + v2822;
+    const uint v2825 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2827 = v1638 + v2825;
+    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2829 = v2827 < v79;
+    const bool v2830 = v2828 && v2829;
+    if (v2830) {
+      const float v2831 = v92.m[4][1].thread_elements()[0];
+      const uint v2833 = v2827 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2834 = v2833 < v2;
+      const bool v2835 = v2828 && v2834;
+      if (v2835) {
+        const bfloat v2836 = bfloat(v2831);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2837 = v2824 * v2;
+        const uint v2838 = v2837 + v2827;
+        const uint v2839 = v2838 - v78;
+        out[v2839] = v2836;
+      }
+    }
+    const uint v2840 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2842 = v1635 + v2840;
+    const uint v2843 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2845 = v1638 + v2843;
+    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2847 = v2845 < v79;
+    const bool v2848 = v2846 && v2847;
+    if (v2848) {
+      const float v2849 = v92.m[4][1].thread_elements()[1];
+      const uint v2851 = v2845 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2852 = v2851 < v2;
+      const bool v2853 = v2846 && v2852;
+      if (v2853) {
+        const bfloat v2854 = bfloat(v2849);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2855 = v2842 * v2;
+        const uint v2856 = v2855 + v2845;
+        const uint v2857 = v2856 - v78;
+        out[v2857] = v2854;
+      }
+    }
+    const uint v2858 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2860 = v1635 + v2858;
+    const uint v2861 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2863 = v1638 + v2861;
+    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2865 = v2863 < v79;
+    const bool v2866 = v2864 && v2865;
+    if (v2866) {
+      const float v2867 = v92.m[4][2].thread_elements()[0];
+      const uint v2869 = v2863 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2870 = v2869 < v2;
+      const bool v2871 = v2864 && v2870;
+      if (v2871) {
+        const bfloat v2872 = bfloat(v2867);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2873 = v2860 * v2;
+        const uint v2874 = v2873 + v2863;
+        const uint v2875 = v2874 - v78;
+        out[v2875] = v2872;
+      }
+    }
+    const uint v2876 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2878 = v1635 + v2876;
+    const uint v2879 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2881 = v1638 + v2879;
+    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2883 = v2881 < v79;
+    const bool v2884 = v2882 && v2883;
+    if (v2884) {
+      const float v2885 = v92.m[4][2].thread_elements()[1];
+      const uint v2887 = v2881 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2888 = v2887 < v2;
+      const bool v2889 = v2882 && v2888;
+      if (v2889) {
+        const bfloat v2890 = bfloat(v2885);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2891 = v2878 * v2;
+        const uint v2892 = v2891 + v2881;
+        const uint v2893 = v2892 - v78;
+        out[v2893] = v2890;
+      }
+    }
+    const uint v2894 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2896 = v1635 + v2894;
+    const uint v2897 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2899 = v1638 + v2897;
+    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2901 = v2899 < v79;
+    const bool v2902 = v2900 && v2901;
+    if (v2902) {
+      const float v2903 = v92.m[4][3].thread_elements()[0];
+      const uint v2905 = v2899 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2906 = v2905 < v2;
+      const bool v2907 = v2900 && v2906;
+      if (v2907) {
+        const bfloat v2908 = bfloat(v2903);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2909 = v2896 * v2;
+        const uint v2910 = v2909 + v2899;
+        const uint v2911 = v2910 - v78;
+        out[v2911] = v2908;
+      }
+    }
+    const uint v2912 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2914 = v1635 + v2912;
+    const uint v2915 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2917 = v1638 + v2915;
+    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2919 = v2917 < v79;
+    const bool v2920 = v2918 && v2919;
+    if (v2920) {
+      const float v2921 = v92.m[4][3].thread_elements()[1];
+      const uint v2923 = v2917 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2924 = v2923 < v2;
+      const bool v2925 = v2918 && v2924;
+      if (v2925) {
+        const bfloat v2926 = bfloat(v2921);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2927 = v2914 * v2;
+        const uint v2928 = v2927 + v2917;
+        const uint v2929 = v2928 - v78;
+        out[v2929] = v2926;
+      }
+    }
+    const uint v2930 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2932 = v1635 + v2930;
+    const uint v2933 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2935 = v1638 + v2933;
+    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2937 = v2935 < v79;
+    const bool v2938 = v2936 && v2937;
+    if (v2938) {
+      const float v2939 = v92.m[4][4].thread_elements()[0];
+      const uint v2941 = v2935 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2942 = v2941 < v2;
+      const bool v2943 = v2936 && v2942;
+      if (v2943) {
+        const bfloat v2944 = bfloat(v2939);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2945 = v2932 * v2;
+        const uint v2946 = v2945 + v2935;
+        const uint v2947 = v2946 - v78;
+        out[v2947] = v2944;
+      }
+    }
+    const uint v2948 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2950 = v1635 + v2948;
+    const uint v2951 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2953 = v1638 + v2951;
+    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2955 = v2953 < v79;
+    const bool v2956 = v2954 && v2955;
+    if (v2956) {
+      const float v2957 = v92.m[4][4].thread_elements()[1];
+      const uint v2959 = v2953 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2960 = v2959 < v2;
+      const bool v2961 = v2954 && v2960;
+      if (v2961) {
+        const bfloat v2962 = bfloat(v2957);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2963 = v2950 * v2;
+        const uint v2964 = v2963 + v2953;
+        const uint v2965 = v2964 - v78;
+        out[v2965] = v2962;
+      }
+    }
+    const uint v2966 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2968 = v1635 + v2966;
+    const uint v2969 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2971 = v1638 + v2969;
+    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2973 = v2971 < v79;
+    const bool v2974 = v2972 && v2973;
+    if (v2974) {
+      const float v2975 = v92.m[4][5].thread_elements()[0];
+      const uint v2977 = v2971 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2978 = v2977 < v2;
+      const bool v2979 = v2972 && v2978;
+      if (v2979) {
+        const bfloat v2980 = bfloat(v2975);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2981 = v2968 * v2;
+        const uint v2982 = v2981 + v2971;
+        const uint v2983 = v2982 - v78;
+        out[v2983] = v2980;
+      }
+    }
+    const uint v2984 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2986 = v1635 + v2984;
+    const uint v2987 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2989 = v1638 + v2987;
+    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2991 = v2989 < v79;
+    const bool v2992 = v2990 && v2991;
+    if (v2992) {
+      const float v2993 = v92.m[4][5].thread_elements()[1];
+      const uint v2995 = v2989 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2996 = v2995 < v2;
+      const bool v2997 = v2990 && v2996;
+      if (v2997) {
+        const bfloat v2998 = bfloat(v2993);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2999 = v2986 * v2;
+        const uint v3000 = v2999 + v2989;
+        const uint v3001 = v3000 - v78;
+        out[v3001] = v2998;
+      }
+    }
+    const uint v3002 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3004 = v1635 + v3002;
+    const uint v3005 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3007 = v1638 + v3005;
+    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3009 = v3007 < v79;
+    const bool v3010 = v3008 && v3009;
+    if (v3010) {
+      const float v3011 = v92.m[4][6].thread_elements()[0];
+      const uint v3013 = v3007 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3014 = v3013 < v2;
+      const bool v3015 = v3008 && v3014;
+      if (v3015) {
+        const bfloat v3016 = bfloat(v3011);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3017 = v3004 * v2;
+        const uint v3018 = v3017 + v3007;
+        const uint v3019 = v3018 - v78;
+        out[v3019] = v3016;
+      }
+    }
+    const uint v3020 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3022 = v1635 + v3020;
+    const uint v3023 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3025 = v1638 + v3023;
+    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3027 = v3025 < v79;
+    const bool v3028 = v3026 && v3027;
+    if (v3028) {
+      const float v3029 = v92.m[4][6].thread_elements()[1];
+      const uint v3031 = v3025 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3032 = v3031 < v2;
+      const bool v3033 = v3026 && v3032;
+      if (v3033) {
+        const bfloat v3034 = bfloat(v3029);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3035 = v3022 * v2;
+        const uint v3036 = v3035 + v3025;
+        const uint v3037 = v3036 - v78;
+        out[v3037] = v3034;
+      }
+    }
+    const uint v3038 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3040 = v1635 + v3038;
+    const uint v3041 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3043 = v1638 + v3041;
+    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3045 = v3043 < v79;
+    const bool v3046 = v3044 && v3045;
+    if (v3046) {
+      const float v3047 = v92.m[4][7].thread_elements()[0];
+      const uint v3049 = v3043 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3050 = v3049 < v2;
+      const bool v3051 = v3044 && v3050;
+      if (v3051) {
+        const bfloat v3052 = bfloat(v3047);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3053 = v3040 * v2;
+        const uint v3054 = v3053 + v3043;
+        const uint v3055 = v3054 - v78;
+        out[v3055] = v3052;
+      }
+    }
+    const uint v3056 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3058 = v1635 + v3056;
+    const uint v3059 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3061 = v1638 + v3059;
+    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3063 = v3061 < v79;
+    const bool v3064 = v3062 && v3063;
+    if (v3064) {
+      const float v3065 = v92.m[4][7].thread_elements()[1];
+      const uint v3067 = v3061 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3068 = v3067 < v2;
+      const bool v3069 = v3062 && v3068;
+      if (v3069) {
+        const bfloat v3070 = bfloat(v3065);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3071 = v3058 * v2;
+        const uint v3072 = v3071 + v3061;
+        const uint v3073 = v3072 - v78;
+        out[v3073] = v3070;
+      }
+    }
+    const uint v3074 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3076 = v1635 + v3074;
+    const uint v3077 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3079 = v1638 + v3077;
+    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3081 = v3079 < v79;
+    const bool v3082 = v3080 && v3081;
+    if (v3082) {
+      const float v3083 = v92.m[5][0].thread_elements()[0];
+      const uint v3085 = v3079 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3086 = v3085 < v2;
+      const bool v3087 = v3080 && v3086;
+      if (v3087) {
+        const bfloat v3088 = bfloat(v3083);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3089 = v3076 * v2;
+        const uint v3090 = v3089 + v3079;
+        const uint v3091 = v3090 - v78;
+        out[v3091] = v3088;
+      }
+    }
+    const uint v3092 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3094 = v1635 + v3092;
+    const uint v3095 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3097 = v1638 + v3095;
+    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3099 = v3097 < v79;
+    const bool v3100 = v3098 && v3099;
+    if (v3100) {
+      const float v3101 = v92.m[5][0].thread_elements()[1];
+      const uint v3103 = v3097 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3104 = v3103 < v2;
+      const bool v3105 = v3098 && v3104;
+      if (v3105) {
+        const bfloat v3106 = bfloat(v3101);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3107 = v3094 * v2;
+        const uint v3108 = v3107 + v3097;
+        const uint v3109 = v3108 - v78;
+        out[v3109] = v3106;
+      }
+    }
+    const uint v3110 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3112 = v1635 + v3110;
+    const uint v3113 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3115 = v1638 + v3113;
+    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3117 = v3115 < v79;
+    const bool v3118 = v3116 && v3117;
+    if (v3118) {
+      const float v3119 = v92.m[5][1].thread_elements()[0];
+      const uint v3121 = v3115 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3122 = v3121 < v2;
+      const bool v3123 = v3116 && v3122;
+      if (v3123) {
+        const bfloat v3124 = bfloat(v3119);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3125 = v3112 * v2;
+        const uint v3126 = v3125 + v3115;
+        const uint v3127 = v3126 - v78;
+        out[v3127] = v3124;
+      }
+    }
+    const uint v3128 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3130 = v1635 + v3128;
+    const uint v3131 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3133 = v1638 + v3131;
+    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3135 = v3133 < v79;
+    const bool v3136 = v3134 && v3135;
+    if (v3136) {
+      const float v3137 = v92.m[5][1].thread_elements()[1];
+      const uint v3139 = v3133 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3140 = v3139 < v2;
+      const bool v3141 = v3134 && v3140;
+      if (v3141) {
+        const bfloat v3142 = bfloat(v3137);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3143 = v3130 * v2;
+        const uint v3144 = v3143 + v3133;
+        const uint v3145 = v3144 - v78;
+        out[v3145] = v3142;
+      }
+    }
+    const uint v3146 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3148 = v1635 + v3146;
+    const uint v3149 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3151 = v1638 + v3149;
+    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3153 = v3151 < v79;
+    const bool v3154 = v3152 && v3153;
+    if (v3154) {
+      const float v3155 = v92.m[5][2].thread_elements()[0];
+      const uint v3157 = v3151 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3158 = v3157 < v2;
+      const bool v3159 = v3152 && v3158;
+      if (v3159) {
+        const bfloat v3160 = bfloat(v3155);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3161 = v3148 * v2;
+        const uint v3162 = v3161 + v3151;
+        const uint v3163 = v3162 - v78;
+        out[v3163] = v3160;
+      }
+    }
+    const uint v3164 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3166 = v1635 + v3164;
+    const uint v3167 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3169 = v1638 + v3167;
+    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3171 = v3169 < v79;
+    const bool v3172 = v3170 && v3171;
+    if (v3172) {
+      const float v3173 = v92.m[5][2].thread_elements()[1];
+      const uint v3175 = v3169 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3176 = v3175 < v2;
+      const bool v3177 = v3170 && v3176;
+      if (v3177) {
+        const bfloat v3178 = bfloat(v3173);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3179 = v3166 * v2;
+        const uint v3180 = v3179 + v3169;
+        const uint v3181 = v3180 - v78;
+        out[v3181] = v3178;
+      }
+    }
+    const uint v3182 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3184 = v1635 + v3182;
+    const uint v3185 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3187 = v1638 + v3185;
+    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3189 = v3187 < v79;
+    const bool v3190 = v3188 && v3189;
+    if (v3190) {
+      const float v3191 = v92.m[5][3].thread_elements()[0];
+      const uint v3193 = v3187 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3194 = v3193 < v2;
+      const bool v3195 = v3188 && v3194;
+      if (v3195) {
+        const bfloat v3196 = bfloat(v3191);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3197 = v3184 * v2;
+        const uint v3198 = v3197 + v3187;
+        const uint v3199 = v3198 - v78;
+        out[v3199] = v3196;
+      }
+    }
+    const uint v3200 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3202 = v1635 + v3200;
+    const uint v3203 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3205 = v1638 + v3203;
+    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3207 = v3205 < v79;
+    const bool v3208 = v3206 && v3207;
+    if (v3208) {
+      const float v3209 = v92.m[5][3].thread_elements()[1];
+      const uint v3211 = v3205 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3212 = v3211 < v2;
+      const bool v3213 = v3206 && v3212;
+      if (v3213) {
+        const bfloat v3214 = bfloat(v3209);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3215 = v3202 * v2;
+        const uint v3216 = v3215 + v3205;
+        const uint v3217 = v3216 - v78;
+        out[v3217] = v3214;
+      }
+    }
+    const uint v3218 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3220 = v1635 + v3218;
+    const uint v3221 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3223 = v1638 + v3221;
+    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3225 = v3223 < v79;
+    const bool v3226 = v3224 && v3225;
+    if (v3226) {
+      const float v3227 = v92.m[5][4].thread_elements()[0];
+      const uint v3229 = v3223 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3230 = v3229 < v2;
+      const bool v3231 = v3224 && v3230;
+      if (v3231) {
+        const bfloat v3232 = bfloat(v3227);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3233 = v3220 * v2;
+        const uint v3234 = v3233 + v3223;
+        const uint v3235 = v3234 - v78;
+        out[v3235] = v3232;
+      }
+    }
+    const uint v3236 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3238 = v1635 + v3236;
+    const uint v3239 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3241 = v1638 + v3239;
+    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3243 = v3241 < v79;
+    const bool v3244 = v3242 && v3243;
+    if (v3244) {
+      const float v3245 = v92.m[5][4].thread_elements()[1];
+      const uint v3247 = v3241 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3248 = v3247 < v2;
+      const bool v3249 = v3242 && v3248;
+      if (v3249) {
+        const bfloat v3250 = bfloat(v3245);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3251 = v3238 * v2;
+        const uint v3252 = v3251 + v3241;
+        const uint v3253 = v3252 - v78;
+        out[v3253] = v3250;
+      }
+    }
+    const uint v3254 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3256 = v1635 + v3254;
+    const uint v3257 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3259 = v1638 + v3257;
+    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3261 = v3259 < v79;
+    const bool v3262 = v3260 && v3261;
+    if (v3262) {
+      const float v3263 = v92.m[5][5].thread_elements()[0];
+      const uint v3265 = v3259 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3266 = v3265 < v2;
+      const bool v3267 = v3260 && v3266;
+      if (v3267) {
+        const bfloat v3268 = bfloat(v3263);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3269 = v3256 * v2;
+        const uint v3270 = v3269 + v3259;
+        const uint v3271 = v3270 - v78;
+        out[v3271] = v3268;
+      }
+    }
+    const uint v3272 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3274 = v1635 + v3272;
+    const uint v3275 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3277 = v1638 + v3275;
+    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3279 = v3277 < v79;
+    const bool v3280 = v3278 && v3279;
+    if (v3280) {
+      const float v3281 = v92.m[5][5].thread_elements()[1];
+      const uint v3283 = v3277 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3284 = v3283 < v2;
+      const bool v3285 = v3278 && v3284;
+      if (v3285) {
+        const bfloat v3286 = bfloat(v3281);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3287 = v3274 * v2;
+        const uint v3288 = v3287 + v3277;
+        const uint v3289 = v3288 - v78;
+        out[v3289] = v3286;
+      }
+    }
+    const uint v3290 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3292 = v1635 + v3290;
+    const uint v3293 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3295 = v1638 + v3293;
+    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3297 = v3295 < v79;
+    const bool v3298 = v3296 && v3297;
+    if (v3298) {
+      const float v3299 = v92.m[5][6].thread_elements()[0];
+      const uint v3301 = v3295 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3302 = v3301 < v2;
+      const bool v3303 = v3296 && v3302;
+      if (v3303) {
+        const bfloat v3304 = bfloat(v3299);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3305 = v3292 * v2;
+        const uint v3306 = v3305 + v3295;
+        const uint v3307 = v3306 - v78;
+        out[v3307] = v3304;
+      }
+    }
+    const uint v3308 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3310 = v1635 + v3308;
+    const uint v3311 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3313 = v1638 + v3311;
+    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3315 = v3313 < v79;
+    const bool v3316 = v3314 && v3315;
+    if (v3316) {
+      const float v3317 = v92.m[5][6].thread_elements()[1];
+      const uint v3319 = v3313 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3320 = v3319 < v2;
+      const bool v3321 = v3314 && v3320;
+      if (v3321) {
+        const bfloat v3322 = bfloat(v3317);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3323 = v3310 * v2;
+        const uint v3324 = v3323 + v3313;
+        const uint v3325 = v3324 - v78;
+        out[v3325] = v3322;
+      }
+    }
+    const uint v3326 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3328 = v1635 + v3326;
+    const uint v3329 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3331 = v1638 + v3329;
+    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3333 = v3331 < v79;
+    const bool v3334 = v3332 && v3333;
+    if (v3334) {
+      const float v3335 = v92.m[5][7].thread_elements()[0];
+      const uint v3337 = v3331 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3338 = v3337 < v2;
+      const bool v3339 = v3332 && v3338;
+      if (v3339) {
+        const bfloat v3340 = bfloat(v3335);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3341 = v3328 * v2;
+        const uint v3342 = v3341 + v3331;
+        const uint v3343 = v3342 - v78;
+        out[v3343] = v3340;
+      }
+    }
+    const uint v3344 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3346 = v1635 + v3344;
+    const uint v3347 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3349 = v1638 + v3347;
+    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3351 = v3349 < v79;
+    const bool v3352 = v3350 && v3351;
+    if (v3352) {
+      const float v3353 = v92.m[5][7].thread_elements()[1];
+      const uint v3355 = v3349 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3356 = v3355 < v2;
+      const bool v3357 = v3350 && v3356;
+      if (v3357) {
+        const bfloat v3358 = bfloat(v3353);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3359 = v3346 * v2;
+        const uint v3360 = v3359 + v3349;
+        const uint v3361 = v3360 - v78;
+        out[v3361] = v3358;
+      }
+    }
+    const uint v3362 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3364 = v1635 + v3362;
+    const uint v3365 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3367 = v1638 + v3365;
+    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3369 = v3367 < v79;
+    const bool v3370 = v3368 && v3369;
+    if (v3370) {
+      const float v3371 = v92.m[6][0].thread_elements()[0];
+      const uint v3373 = v3367 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3374 = v3373 < v2;
+      const bool v3375 = v3368 && v3374;
+      if (v3375) {
+        const bfloat v3376 = bfloat(v3371);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3377 = v3364 * v2;
+        const uint v3378 = v3377 + v3367;
+        const uint v3379 = v3378 - v78;
+        out[v3379] = v3376;
+      }
+    }
+    const uint v3380 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3382 = v1635 + v3380;
+    const uint v3383 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3385 = v1638 + v3383;
+    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3387 = v3385 < v79;
+    const bool v3388 = v3386 && v3387;
+    if (v3388) {
+      const float v3389 = v92.m[6][0].thread_elements()[1];
+      const uint v3391 = v3385 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3392 = v3391 < v2;
+      const bool v3393 = v3386 && v3392;
+      if (v3393) {
+        const bfloat v3394 = bfloat(v3389);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3395 = v3382 * v2;
+        const uint v3396 = v3395 + v3385;
+        const uint v3397 = v3396 - v78;
+        out[v3397] = v3394;
+      }
+    }
+    const uint v3398 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3400 = v1635 + v3398;
+    const uint v3401 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3403 = v1638 + v3401;
+    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3405 = v3403 < v79;
+    const bool v3406 = v3404 && v3405;
+    if (v3406) {
+      const float v3407 = v92.m[6][1].thread_elements()[0];
+      const uint v3409 = v3403 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3410 = v3409 < v2;
+      const bool v3411 = v3404 && v3410;
+      if (v3411) {
+        const bfloat v3412 = bfloat(v3407);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3413 = v3400 * v2;
+        const uint v3414 = v3413 + v3403;
+        const uint v3415 = v3414 - v78;
+        out[v3415] = v3412;
+      }
+    }
+    const uint v3416 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3418 = v1635 + v3416;
+    const uint v3419 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3421 = v1638 + v3419;
+    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3423 = v3421 < v79;
+    const bool v3424 = v3422 && v3423;
+    if (v3424) {
+      const float v3425 = v92.m[6][1].thread_elements()[1];
+      const uint v3427 = v3421 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3428 = v3427 < v2;
+      const bool v3429 = v3422 && v3428;
+      if (v3429) {
+        const bfloat v3430 = bfloat(v3425);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3431 = v3418 * v2;
+        const uint v3432 = v3431 + v3421;
+        const uint v3433 = v3432 - v78;
+        out[v3433] = v3430;
+      }
+    }
+    const uint v3434 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3436 = v1635 + v3434;
+    const uint v3437 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3439 = v1638 + v3437;
+    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3441 = v3439 < v79;
+    const bool v3442 = v3440 && v3441;
+    if (v3442) {
+      const float v3443 = v92.m[6][2].thread_elements()[0];
+      const uint v3445 = v3439 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3446 = v3445 < v2;
+      const bool v3447 = v3440 && v3446;
+      if (v3447) {
+        const bfloat v3448 = bfloat(v3443);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3449 = v3436 * v2;
+        const uint v3450 = v3449 + v3439;
+        const uint v3451 = v3450 - v78;
+        out[v3451] = v3448;
+      }
+    }
+    const uint v3452 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3454 = v1635 + v3452;
+    const uint v3455 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3457 = v1638 + v3455;
+    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3459 = v3457 < v79;
+    const bool v3460 = v3458 && v3459;
+    if (v3460) {
+      const float v3461 = v92.m[6][2].thread_elements()[1];
+      const uint v3463 = v3457 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3464 = v3463 < v2;
+      const bool v3465 = v3458 && v3464;
+      if (v3465) {
+        const bfloat v3466 = bfloat(v3461);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3467 = v3454 * v2;
+        const uint v3468 = v3467 + v3457;
+        const uint v3469 = v3468 - v78;
+        out[v3469] = v3466;
+      }
+    }
+    const uint v3470 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3472 = v1635 + v3470;
+    const uint v3473 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3475 = v1638 + v3473;
+    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3477 = v3475 < v79;
+    const bool v3478 = v3476 && v3477;
+    if (v3478) {
+      const float v3479 = v92.m[6][3].thread_elements()[0];
+      const uint v3481 = v3475 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3482 = v3481 < v2;
+      const bool v3483 = v3476 && v3482;
+      if (v3483) {
+        const bfloat v3484 = bfloat(v3479);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3485 = v3472 * v2;
+        const uint v3486 = v3485 + v3475;
+        const uint v3487 = v3486 - v78;
+        out[v3487] = v3484;
+      }
+    }
+    const uint v3488 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3490 = v1635 + v3488;
+    const uint v3491 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3493 = v1638 + v3491;
+    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3495 = v3493 < v79;
+    const bool v3496 = v3494 && v3495;
+    if (v3496) {
+      const float v3497 = v92.m[6][3].thread_elements()[1];
+      const uint v3499 = v3493 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3500 = v3499 < v2;
+      const bool v3501 = v3494 && v3500;
+      if (v3501) {
+        const bfloat v3502 = bfloat(v3497);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3503 = v3490 * v2;
+        const uint v3504 = v3503 + v3493;
+        const uint v3505 = v3504 - v78;
+        out[v3505] = v3502;
+      }
+    }
+    const uint v3506 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3508 = v1635 + v3506;
+    const uint v3509 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3511 = v1638 + v3509;
+    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3513 = v3511 < v79;
+    const bool v3514 = v3512 && v3513;
+    if (v3514) {
+      const float v3515 = v92.m[6][4].thread_elements()[0];
+      const uint v3517 = v3511 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3518 = v3517 < v2;
+      const bool v3519 = v3512 && v3518;
+      if (v3519) {
+        const bfloat v3520 = bfloat(v3515);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3521 = v3508 * v2;
+        const uint v3522 = v3521 + v3511;
+        const uint v3523 = v3522 - v78;
+        out[v3523] = v3520;
+      }
+    }
+    const uint v3524 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3526 = v1635 + v3524;
+    const uint v3527 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3529 = v1638 + v3527;
+    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3531 = v3529 < v79;
+    const bool v3532 = v3530 && v3531;
+    if (v3532) {
+      const float v3533 = v92.m[6][4].thread_elements()[1];
+      const uint v3535 = v3529 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3536 = v3535 < v2;
+      const bool v3537 = v3530 && v3536;
+      if (v3537) {
+        const bfloat v3538 = bfloat(v3533);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3539 = v3526 * v2;
+        const uint v3540 = v3539 + v3529;
+        const uint v3541 = v3540 - v78;
+        out[v3541] = v3538;
+      }
+    }
+    const uint v3542 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3544 = v1635 + v3542;
+    const uint v3545 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3547 = v1638 + v3545;
+    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3549 = v3547 < v79;
+    const bool v3550 = v3548 && v3549;
+    if (v3550) {
+      const float v3551 = v92.m[6][5].thread_elements()[0];
+      const uint v3553 = v3547 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3554 = v3553 < v2;
+      const bool v3555 = v3548 && v3554;
+      if (v3555) {
+        const bfloat v3556 = bfloat(v3551);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3557 = v3544 * v2;
+        const uint v3558 = v3557 + v3547;
+        const uint v3559 = v3558 - v78;
+        out[v3559] = v3556;
+      }
+    }
+    const uint v3560 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3562 = v1635 + v3560;
+    const uint v3563 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3565 = v1638 + v3563;
+    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3567 = v3565 < v79;
+    const bool v3568 = v3566 && v3567;
+    if (v3568) {
+      const float v3569 = v92.m[6][5].thread_elements()[1];
+      const uint v3571 = v3565 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3572 = v3571 < v2;
+      const bool v3573 = v3566 && v3572;
+      if (v3573) {
+        const bfloat v3574 = bfloat(v3569);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3575 = v3562 * v2;
+        const uint v3576 = v3575 + v3565;
+        const uint v3577 = v3576 - v78;
+        out[v3577] = v3574;
+      }
+    }
+    const uint v3578 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3580 = v1635 + v3578;
+    const uint v3581 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3583 = v1638 + v3581;
+    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3585 = v3583 < v79;
+    const bool v3586 = v3584 && v3585;
+    if (v3586) {
+      const float v3587 = v92.m[6][6].thread_elements()[0];
+      const uint v3589 = v3583 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3590 = v3589 < v2;
+      const bool v3591 = v3584 && v3590;
+      if (v3591) {
+        const bfloat v3592 = bfloat(v3587);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3593 = v3580 * v2;
+        const uint v3594 = v3593 + v3583;
+        const uint v3595 = v3594 - v78;
+        out[v3595] = v3592;
+      }
+    }
+    const uint v3596 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3598 = v1635 + v3596;
+    const uint v3599 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3601 = v1638 + v3599;
+    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3603 = v3601 < v79;
+    const bool v3604 = v3602 && v3603;
+    if (v3604) {
+      const float v3605 = v92.m[6][6].thread_elements()[1];
+      const uint v3607 = v3601 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3608 = v3607 < v2;
+      const bool v3609 = v3602 && v3608;
+      if (v3609) {
+        const bfloat v3610 = bfloat(v3605);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3611 = v3598 * v2;
+        const uint v3612 = v3611 + v3601;
+        const uint v3613 = v3612 - v78;
+        out[v3613] = v3610;
+      }
+    }
+    const uint v3614 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3616 = v1635 + v3614;
+    const uint v3617 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3619 = v1638 + v3617;
+    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3621 = v3619 < v79;
+    const bool v3622 = v3620 && v3621;
+    if (v3622) {
+      const float v3623 = v92.m[6][7].thread_elements()[0];
+      const uint v3625 = v3619 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3626 = v3625 < v2;
+      const bool v3627 = v3620 && v3626;
+      if (v3627) {
+        const bfloat v3628 = bfloat(v3623);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3629 = v3616 * v2;
+        const uint v3630 = v3629 + v3619;
+        const uint v3631 = v3630 - v78;
+        out[v3631] = v3628;
+      }
+    }
+    const uint v3632 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3634 = v1635 + v3632;
+    const uint v3635 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3637 = v1638 + v3635;
+    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3639 = v3637 < v79;
+    const bool v3640 = v3638 && v3639;
+    if (v3640) {
+      const float v3641 = v92.m[6][7].thread_elements()[1];
+      const uint v3643 = v3637 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3644 = v3643 < v2;
+      const bool v3645 = v3638 && v3644;
+      if (v3645) {
+        const bfloat v3646 = bfloat(v3641);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3647 = v3634 * v2;
+        const uint v3648 = v3647 + v3637;
+        const uint v3649 = v3648 - v78;
+        out[v3649] = v3646;
+      }
+    }
+    const uint v3650 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3652 = v1635 + v3650;
+    const uint v3653 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3655 = v1638 + v3653;
+    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3657 = v3655 < v79;
+    const bool v3658 = v3656 && v3657;
+    if (v3658) {
+      const float v3659 = v92.m[7][0].thread_elements()[0];
+      const uint v3661 = v3655 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3662 = v3661 < v2;
+      const bool v3663 = v3656 && v3662;
+      if (v3663) {
+        const bfloat v3664 = bfloat(v3659);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3665 = v3652 * v2;
+        const uint v3666 = v3665 + v3655;
+        const uint v3667 = v3666 - v78;
+        out[v3667] = v3664;
+      }
+    }
+    const uint v3668 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3670 = v1635 + v3668;
+    const uint v3671 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3673 = v1638 + v3671;
+    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3675 = v3673 < v79;
+    const bool v3676 = v3674 && v3675;
+    if (v3676) {
+      const float v3677 = v92.m[7][0].thread_elements()[1];
+      const uint v3679 = v3673 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3680 = v3679 < v2;
+      const bool v3681 = v3674 && v3680;
+      if (v3681) {
+        const bfloat v3682 = bfloat(v3677);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3683 = v3670 * v2;
+        const uint v3684 = v3683 + v3673;
+        const uint v3685 = v3684 - v78;
+        out[v3685] = v3682;
+      }
+    }
+    const uint v3686 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3688 = v1635 + v3686;
+    const uint v3689 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3691 = v1638 + v3689;
+    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3693 = v3691 < v79;
+    const bool v3694 = v3692 && v3693;
+    if (v3694) {
+      const float v3695 = v92.m[7][1].thread_elements()[0];
+      const uint v3697 = v3691 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3698 = v3697 < v2;
+      const bool v3699 = v3692 && v3698;
+      if (v3699) {
+        const bfloat v3700 = bfloat(v3695);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3701 = v3688 * v2;
+        const uint v3702 = v3701 + v3691;
+        const uint v3703 = v3702 - v78;
+        out[v3703] = v3700;
+      }
+    }
+    const uint v3704 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3706 = v1635 + v3704;
+    const uint v3707 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3709 = v1638 + v3707;
+    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3711 = v3709 < v79;
+    const bool v3712 = v3710 && v3711;
+    if (v3712) {
+      const float v3713 = v92.m[7][1].thread_elements()[1];
+      const uint v3715 = v3709 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3716 = v3715 < v2;
+      const bool v3717 = v3710 && v3716;
+      if (v3717) {
+        const bfloat v3718 = bfloat(v3713);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3719 = v3706 * v2;
+        const uint v3720 = v3719 + v3709;
+        const uint v3721 = v3720 - v78;
+        out[v3721] = v3718;
+      }
+    }
+    const uint v3722 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3724 = v1635 + v3722;
+    const uint v3725 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3727 = v1638 + v3725;
+    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3729 = v3727 < v79;
+    const bool v3730 = v3728 && v3729;
+    if (v3730) {
+      const float v3731 = v92.m[7][2].thread_elements()[0];
+      const uint v3733 = v3727 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3734 = v3733 < v2;
+      const bool v3735 = v3728 && v3734;
+      if (v3735) {
+        const bfloat v3736 = bfloat(v3731);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3737 = v3724 * v2;
+        const uint v3738 = v3737 + v3727;
+        const uint v3739 = v3738 - v78;
+        out[v3739] = v3736;
+      }
+    }
+    const uint v3740 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3742 = v1635 + v3740;
+    const uint v3743 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3745 = v1638 + v3743;
+    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3747 = v3745 < v79;
+    const bool v3748 = v3746 && v3747;
+    if (v3748) {
+      const float v3749 = v92.m[7][2].thread_elements()[1];
+      const uint v3751 = v3745 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3752 = v3751 < v2;
+      const bool v3753 = v3746 && v3752;
+      if (v3753) {
+        const bfloat v3754 = bfloat(v3749);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3755 = v3742 * v2;
+        const uint v3756 = v3755 + v3745;
+        const uint v3757 = v3756 - v78;
+        out[v3757] = v3754;
+      }
+    }
+    const uint v3758 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3760 = v1635 + v3758;
+    const uint v3761 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3763 = v1638 + v3761;
+    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3765 = v3763 < v79;
+    const bool v3766 = v3764 && v3765;
+    if (v3766) {
+      const float v3767 = v92.m[7][3].thread_elements()[0];
+      const uint v3769 = v3763 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3770 = v3769 < v2;
+      const bool v3771 = v3764 && v3770;
+      if (v3771) {
+        const bfloat v3772 = bfloat(v3767);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3773 = v3760 * v2;
+        const uint v3774 = v3773 + v3763;
+        const uint v3775 = v3774 - v78;
+        out[v3775] = v3772;
+      }
+    }
+    const uint v3776 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3778 = v1635 + v3776;
+    const uint v3779 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3781 = v1638 + v3779;
+    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3783 = v3781 < v79;
+    const bool v3784 = v3782 && v3783;
+    if (v3784) {
+      const float v3785 = v92.m[7][3].thread_elements()[1];
+      const uint v3787 = v3781 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3788 = v3787 < v2;
+      const bool v3789 = v3782 && v3788;
+      if (v3789) {
+        const bfloat v3790 = bfloat(v3785);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3791 = v3778 * v2;
+        const uint v3792 = v3791 + v3781;
+        const uint v3793 = v3792 - v78;
+        out[v3793] = v3790;
+      }
+    }
+    const uint v3794 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3796 = v1635 + v3794;
+    const uint v3797 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3799 = v1638 + v3797;
+    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3801 = v3799 < v79;
+    const bool v3802 = v3800 && v3801;
+    if (v3802) {
+      const float v3803 = v92.m[7][4].thread_elements()[0];
+      const uint v3805 = v3799 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3806 = v3805 < v2;
+      const bool v3807 = v3800 && v3806;
+      if (v3807) {
+        const bfloat v3808 = bfloat(v3803);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3809 = v3796 * v2;
+        const uint v3810 = v3809 + v3799;
+        const uint v3811 = v3810 - v78;
+        out[v3811] = v3808;
+      }
+    }
+    const uint v3812 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3814 = v1635 + v3812;
+    const uint v3815 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3817 = v1638 + v3815;
+    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3819 = v3817 < v79;
+    const bool v3820 = v3818 && v3819;
+    if (v3820) {
+      const float v3821 = v92.m[7][4].thread_elements()[1];
+      const uint v3823 = v3817 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3824 = v3823 < v2;
+      const bool v3825 = v3818 && v3824;
+      if (v3825) {
+        const bfloat v3826 = bfloat(v3821);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3827 = v3814 * v2;
+        const uint v3828 = v3827 + v3817;
+        const uint v3829 = v3828 - v78;
+        out[v3829] = v3826;
+      }
+    }
+    const uint v3830 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3832 = v1635 + v3830;
+    const uint v3833 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3835 = v1638 + v3833;
+    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3837 = v3835 < v79;
+    const bool v3838 = v3836 && v3837;
+    if (v3838) {
+      const float v3839 = v92.m[7][5].thread_elements()[0];
+      const uint v3841 = v3835 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3842 = v3841 < v2;
+      const bool v3843 = v3836 && v3842;
+      if (v3843) {
+        const bfloat v3844 = bfloat(v3839);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3845 = v3832 * v2;
+        const uint v3846 = v3845 + v3835;
+        const uint v3847 = v3846 - v78;
+        out[v3847] = v3844;
+      }
+    }
+    const uint v3848 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3850 = v1635 + v3848;
+    const uint v3851 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3853 = v1638 + v3851;
+    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3855 = v3853 < v79;
+    const bool v3856 = v3854 && v3855;
+    if (v3856) {
+      const float v3857 = v92.m[7][5].thread_elements()[1];
+      const uint v3859 = v3853 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3860 = v3859 < v2;
+      const bool v3861 = v3854 && v3860;
+      if (v3861) {
+        const bfloat v3862 = bfloat(v3857);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3863 = v3850 * v2;
+        const uint v3864 = v3863 + v3853;
+        const uint v3865 = v3864 - v78;
+        out[v3865] = v3862;
+      }
+    }
+    const uint v3866 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3868 = v1635 + v3866;
+    const uint v3869 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3871 = v1638 + v3869;
+    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3873 = v3871 < v79;
+    const bool v3874 = v3872 && v3873;
+    if (v3874) {
+      const float v3875 = v92.m[7][6].thread_elements()[0];
+      const uint v3877 = v3871 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3878 = v3877 < v2;
+      const bool v3879 = v3872 && v3878;
+      if (v3879) {
+        const bfloat v3880 = bfloat(v3875);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3881 = v3868 * v2;
+        const uint v3882 = v3881 + v3871;
+        const uint v3883 = v3882 - v78;
+        out[v3883] = v3880;
+      }
+    }
+    const uint v3884 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3886 = v1635 + v3884;
+    const uint v3887 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3889 = v1638 + v3887;
+    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3891 = v3889 < v79;
+    const bool v3892 = v3890 && v3891;
+    if (v3892) {
+      const float v3893 = v92.m[7][6].thread_elements()[1];
+      const uint v3895 = v3889 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3896 = v3895 < v2;
+      const bool v3897 = v3890 && v3896;
+      if (v3897) {
+        const bfloat v3898 = bfloat(v3893);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3899 = v3886 * v2;
+        const uint v3900 = v3899 + v3889;
+        const uint v3901 = v3900 - v78;
+        out[v3901] = v3898;
+      }
+    }
+    const uint v3902 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3904 = v1635 + v3902;
+    const uint v3905 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3907 = v1638 + v3905;
+    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3909 = v3907 < v79;
+    const bool v3910 = v3908 && v3909;
+    if (v3910) {
+      const float v3911 = v92.m[7][7].thread_elements()[0];
+      const uint v3913 = v3907 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3914 = v3913 < v2;
+      const bool v3915 = v3908 && v3914;
+      if (v3915) {
+        const bfloat v3916 = bfloat(v3911);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3917 = v3904 * v2;
+        const uint v3918 = v3917 + v3907;
+        const uint v3919 = v3918 - v78;
+        out[v3919] = v3916;
+      }
+    }
+    const uint v3920 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3922 = v1635 + v3920;
+    const uint v3923 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3925 = v1638 + v3923;
+    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3927 = v3925 < v79;
+    const bool v3928 = v3926 && v3927;
+    if (v3928) {
+      const float v3929 = v92.m[7][7].thread_elements()[1];
+      const uint v3931 = v3925 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3932 = v3931 < v2;
+      const bool v3933 = v3926 && v3932;
+      if (v3933) {
+        const bfloat v3934 = bfloat(v3929);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3935 = v3922 * v2;
+        const uint v3936 = v3935 + v3925;
+        const uint v3937 = v3936 - v78;
+        out[v3937] = v3934;
       }
     }
   } else {
-    const uint v3934 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:60
-    const uint v3935 = iron_tid.x;
+    const uint v3938 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v3939 = iron_tid.x;
 
-    for (uint v3937 = v3935; v3937 < 16384u; v3937 += v3934) {
-      const uint v3939 = v3937 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const uint v3940 = v71 + v3939;
-      const uint v3942 = v3937 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const uint v3943 = v26 + v3942;
-      const bool v3944 = v3940 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v3945 = v3943 < v2;
-      const bool v3946 = v3944 && v3945;
-      if (v3946) {
-        const uint v3949 = v3940 * v2;
-        const uint v3950 = v3949 + v3943;
-        out[v3950] = bfloat(0.0f);
+    for (uint v3941 = v3939; v3941 < 16384u; v3941 += v3938) {
+      const uint v3943 = v3941 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v3944 = v75 + v3943;
+      const uint v3946 = v3941 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v3947 = v26 + v3946;
+      const bool v3948 = v3944 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3949 = v3947 < v2;
+      const bool v3950 = v3948 && v3949;
+      if (v3950) {
+        const uint v3953 = v3944 * v2;
+        const uint v3954 = v3953 + v3947;
+        out[v3954] = bfloat(0.0f);
       }
     }
   }

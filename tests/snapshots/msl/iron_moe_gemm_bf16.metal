@@ -102,3280 +102,3283 @@ kernel void iron_moe_gemm_bf16(
   const uint v21 = v13 + v20;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 8u;
-  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  uint v35 = v34;
+  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const uint v35 = min(v34, v0);
+  uint v36 = v35;
 
-  for (uint v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const uint v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const uint v41 = offsets[v40];
-    const uint v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const uint v45 = v41 - v44;
-    const uint v46 = v45 + 127u;
-    const uint v47 = v46 >> 7u;
-    const uint v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const uint v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const uint v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const uint v57 = v56 << 7u;
-    const uint v59 = v44 + v57;
-    const uint v5584 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const uint v5585 = v53 ? v38 : v5584;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v5585;
-    const uint v5586 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const uint v5587 = v53 ? v59 : v5586;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v5587;
-    const uint v5588 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const uint v5589 = v53 ? v41 : v5588;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v5589;
-    const uint v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const uint v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (uint v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const uint v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const uint v42 = v39 + 1u;
+    const uint v43 = offsets[v42];
+    const uint v44 = max(v43, v40);
+    const uint v45 = min(v44, v0);
+    const uint v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const uint v50 = v49 + 127u;
+    const uint v51 = v50 >> 7u;
+    const uint v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const uint v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const uint v61 = v60 << 7u;
+    const uint v63 = v40 + v61;
+    const uint v5588 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5589 = v57 ? v39 : v5588;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5589;
+    const uint v5590 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5591 = v57 ? v63 : v5590;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5591;
+    const uint v5592 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5593 = v57 ? v45 : v5592;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5593;
+    const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const uint v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const uint v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const uint v65 = v32;
-  const uint v66 = v21 - v65;
-  const uint v67 = v66 << 7u;
-  const uint v68 = v35;
-  const uint v69 = v68 + v67;
-  const uint v5590 = v29;
-  const uint v5591 = v63 ? v69 : v5590;
-  v29 = v5591;
-  const uint v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const uint v71 = v29;
-  const uint v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:114
-  if (v73) {
-    const uint v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:115
-    const uint v75 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:117
-    const uint v76 = v1 * v2;
-    const uint v2236 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:50
-    const uint v2237 = v2236 >> 2u;
-    iron_frag<float, 16, 128> v2241;  // kernels/gemm/gemm_warpgroup.hpp:54
-    iron_frag_fill(v2241, float(0.0f));
-    const uint v2244 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
-    const bool v2245 = v2244 == 0u;
-    if (v2245) {
-      const uint v4881 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:64
-      const uint v4883 = v2236 << 5u;
-      const uint v4884 = v4883 + v4881;
-      const uint v4888 = v4884 >> 3u;
-      const uint v4890 = v4884 & 7u;
-      const uint v4892 = v4890 << 3u;
-      const uint v4893 = v71 + v4888;
-      const bool v4895 = v4893 < v0;
-      const uint v4898 = v4893 * v3;
-      const uint v4903 = v4888 << 6u;
-      const uint v4907 = v4884 + 256u;
-      const uint v4909 = v4907 >> 3u;
-      const uint v4911 = v4907 & 7u;
-      const uint v4913 = v4911 << 3u;
-      const uint v4914 = v71 + v4909;
-      const bool v4916 = v4914 < v0;
-      const uint v4919 = v4914 * v3;
-      const uint v4924 = v4909 << 6u;
-      const uint v4928 = v4884 + 512u;
-      const uint v4930 = v4928 >> 3u;
-      const uint v4932 = v4928 & 7u;
-      const uint v4934 = v4932 << 3u;
-      const uint v4935 = v71 + v4930;
-      const bool v4937 = v4935 < v0;
-      const uint v4940 = v4935 * v3;
-      const uint v4945 = v4930 << 6u;
-      const uint v4949 = v4884 + 768u;
-      const uint v4951 = v4949 >> 3u;
-      const uint v4953 = v4949 & 7u;
-      const uint v4955 = v4953 << 3u;
-      const uint v4956 = v71 + v4951;
-      const bool v4958 = v4956 < v0;
-      const uint v4961 = v4956 * v3;
-      const uint v4966 = v4951 << 6u;
-      const uint v4985 = v75 + v4888;  // kernels/gemm/gemm_warpgroup.hpp:65
-      const bool v4987 = v4985 < v76;
-      const uint v4990 = v4985 * v3;
-      const uint v5006 = v75 + v4909;
-      const bool v5008 = v5006 < v76;
-      const uint v5011 = v5006 * v3;
-      const uint v5027 = v75 + v4930;
-      const bool v5029 = v5027 < v76;
-      const uint v5032 = v5027 * v3;
-      const uint v5048 = v75 + v4951;
-      const bool v5050 = v5048 < v76;
-      const uint v5053 = v5048 * v3;
-      const uint v5069 = v2237 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const uint v5070 = v5069 << 6u;
-      const uint v5274 = v2236 & 3u;
-      const uint v5276 = v5274 << 4u;
-      const uint v5278 = v5276 << 6u;
+  const uint v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const uint v69 = v32;
+  const uint v70 = v21 - v69;
+  const uint v71 = v70 << 7u;
+  const uint v72 = v36;
+  const uint v73 = v72 + v71;
+  const uint v5594 = v29;
+  const uint v5595 = v67 ? v73 : v5594;
+  v29 = v5595;
+  const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const uint v75 = v29;
+  const uint v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:114
+  if (v77) {
+    const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:115
+    const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:117
+    const uint v80 = v1 * v2;
+    const uint v2240 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:50
+    const uint v2241 = v2240 >> 2u;
+    iron_frag<float, 16, 128> v2245;  // kernels/gemm/gemm_warpgroup.hpp:54
+    iron_frag_fill(v2245, float(0.0f));
+    const uint v2248 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:60
+    const bool v2249 = v2248 == 0u;
+    if (v2249) {
+      const uint v4885 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const uint v4887 = v2240 << 5u;
+      const uint v4888 = v4887 + v4885;
+      const uint v4892 = v4888 >> 3u;
+      const uint v4894 = v4888 & 7u;
+      const uint v4896 = v4894 << 3u;
+      const uint v4897 = v75 + v4892;
+      const bool v4899 = v4897 < v0;
+      const uint v4902 = v4897 * v3;
+      const uint v4907 = v4892 << 6u;
+      const uint v4911 = v4888 + 256u;
+      const uint v4913 = v4911 >> 3u;
+      const uint v4915 = v4911 & 7u;
+      const uint v4917 = v4915 << 3u;
+      const uint v4918 = v75 + v4913;
+      const bool v4920 = v4918 < v0;
+      const uint v4923 = v4918 * v3;
+      const uint v4928 = v4913 << 6u;
+      const uint v4932 = v4888 + 512u;
+      const uint v4934 = v4932 >> 3u;
+      const uint v4936 = v4932 & 7u;
+      const uint v4938 = v4936 << 3u;
+      const uint v4939 = v75 + v4934;
+      const bool v4941 = v4939 < v0;
+      const uint v4944 = v4939 * v3;
+      const uint v4949 = v4934 << 6u;
+      const uint v4953 = v4888 + 768u;
+      const uint v4955 = v4953 >> 3u;
+      const uint v4957 = v4953 & 7u;
+      const uint v4959 = v4957 << 3u;
+      const uint v4960 = v75 + v4955;
+      const bool v4962 = v4960 < v0;
+      const uint v4965 = v4960 * v3;
+      const uint v4970 = v4955 << 6u;
+      const uint v4989 = v79 + v4892;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const bool v4991 = v4989 < v80;
+      const uint v4994 = v4989 * v3;
+      const uint v5010 = v79 + v4913;
+      const bool v5012 = v5010 < v80;
+      const uint v5015 = v5010 * v3;
+      const uint v5031 = v79 + v4934;
+      const bool v5033 = v5031 < v80;
+      const uint v5036 = v5031 * v3;
+      const uint v5052 = v79 + v4955;
+      const bool v5054 = v5052 < v80;
+      const uint v5057 = v5052 * v3;
+      const uint v5073 = v2241 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const uint v5074 = v5073 << 6u;
+      const uint v5278 = v2240 & 3u;
+      const uint v5280 = v5278 << 4u;
+      const uint v5282 = v5280 << 6u;
 
-      for (uint v4872 = 0u; v4872 < v3; v4872 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-        const uint v4874 = v4872 >> 6u;
-        const uint v4876 = v4874 % 1u;
+      for (uint v4876 = 0u; v4876 < v3; v4876 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+        const uint v4878 = v4876 >> 6u;
+        const uint v4880 = v4878 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4879 = v4876 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const uint v4894 = v4872 + v4892;
-        const bool v4896 = v4894 < v3;
-        const bool v4897 = v4895 && v4896;
-        const uint v4900 = v4898 + v4894;
-        const uint v4901 = v4897 ? v4900 : 0u;
-        const uint v4904 = v4879 + v4903;
-        const uint v4905 = v4904 + v4892;
+        const uint v4883 = v4880 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const uint v4898 = v4876 + v4896;
+        const bool v4900 = v4898 < v3;
+        const bool v4901 = v4899 && v4900;
+        const uint v4904 = v4902 + v4898;
+        const uint v4905 = v4901 ? v4904 : 0u;
+        const uint v4908 = v4883 + v4907;
+        const uint v4909 = v4908 + v4896;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v4905 + e] = v4897 ? x_sorted[v4901 + e] : bfloat(0);
+          shm2[v4909 + e] = v4901 ? x_sorted[v4905 + e] : bfloat(0);
         }
-        const uint v4915 = v4872 + v4913;
-        const bool v4917 = v4915 < v3;
-        const bool v4918 = v4916 && v4917;
-        const uint v4921 = v4919 + v4915;
-        const uint v4922 = v4918 ? v4921 : 0u;
-        const uint v4925 = v4879 + v4924;
-        const uint v4926 = v4925 + v4913;
+        const uint v4919 = v4876 + v4917;
+        const bool v4921 = v4919 < v3;
+        const bool v4922 = v4920 && v4921;
+        const uint v4925 = v4923 + v4919;
+        const uint v4926 = v4922 ? v4925 : 0u;
+        const uint v4929 = v4883 + v4928;
+        const uint v4930 = v4929 + v4917;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v4926 + e] = v4918 ? x_sorted[v4922 + e] : bfloat(0);
+          shm2[v4930 + e] = v4922 ? x_sorted[v4926 + e] : bfloat(0);
         }
-        const uint v4936 = v4872 + v4934;
-        const bool v4938 = v4936 < v3;
-        const bool v4939 = v4937 && v4938;
-        const uint v4942 = v4940 + v4936;
-        const uint v4943 = v4939 ? v4942 : 0u;
-        const uint v4946 = v4879 + v4945;
-        const uint v4947 = v4946 + v4934;
+        const uint v4940 = v4876 + v4938;
+        const bool v4942 = v4940 < v3;
+        const bool v4943 = v4941 && v4942;
+        const uint v4946 = v4944 + v4940;
+        const uint v4947 = v4943 ? v4946 : 0u;
+        const uint v4950 = v4883 + v4949;
+        const uint v4951 = v4950 + v4938;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v4947 + e] = v4939 ? x_sorted[v4943 + e] : bfloat(0);
+          shm2[v4951 + e] = v4943 ? x_sorted[v4947 + e] : bfloat(0);
         }
-        const uint v4957 = v4872 + v4955;
-        const bool v4959 = v4957 < v3;
-        const bool v4960 = v4958 && v4959;
-        const uint v4963 = v4961 + v4957;
-        const uint v4964 = v4960 ? v4963 : 0u;
-        const uint v4967 = v4879 + v4966;
-        const uint v4968 = v4967 + v4955;
+        const uint v4961 = v4876 + v4959;
+        const bool v4963 = v4961 < v3;
+        const bool v4964 = v4962 && v4963;
+        const uint v4967 = v4965 + v4961;
+        const uint v4968 = v4964 ? v4967 : 0u;
+        const uint v4971 = v4883 + v4970;
+        const uint v4972 = v4971 + v4959;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v4968 + e] = v4960 ? x_sorted[v4964 + e] : bfloat(0);
+          shm2[v4972 + e] = v4964 ? x_sorted[v4968 + e] : bfloat(0);
         }
-        const bool v4989 = v4987 && v4896;  // kernels/gemm/gemm_warpgroup.hpp:65
-        const uint v4992 = v4990 + v4894;
-        const uint v4993 = v4989 ? v4992 : 0u;
+        const bool v4993 = v4991 && v4900;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const uint v4996 = v4994 + v4898;
+        const uint v4997 = v4993 ? v4996 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v4905 + e] = v4989 ? w[v4993 + e] : bfloat(0);
+          shm3[v4909 + e] = v4993 ? w[v4997 + e] : bfloat(0);
         }
-        const bool v5010 = v5008 && v4917;
-        const uint v5013 = v5011 + v4915;
-        const uint v5014 = v5010 ? v5013 : 0u;
+        const bool v5014 = v5012 && v4921;
+        const uint v5017 = v5015 + v4919;
+        const uint v5018 = v5014 ? v5017 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v4926 + e] = v5010 ? w[v5014 + e] : bfloat(0);
+          shm3[v4930 + e] = v5014 ? w[v5018 + e] : bfloat(0);
         }
-        const bool v5031 = v5029 && v4938;
-        const uint v5034 = v5032 + v4936;
-        const uint v5035 = v5031 ? v5034 : 0u;
+        const bool v5035 = v5033 && v4942;
+        const uint v5038 = v5036 + v4940;
+        const uint v5039 = v5035 ? v5038 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v4947 + e] = v5031 ? w[v5035 + e] : bfloat(0);
+          shm3[v4951 + e] = v5035 ? w[v5039 + e] : bfloat(0);
         }
-        const bool v5052 = v5050 && v4959;
-        const uint v5055 = v5053 + v4957;
-        const uint v5056 = v5052 ? v5055 : 0u;
+        const bool v5056 = v5054 && v4963;
+        const uint v5059 = v5057 + v4961;
+        const uint v5060 = v5056 ? v5059 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v4968 + e] = v5052 ? w[v5056 + e] : bfloat(0);
+          shm3[v4972 + e] = v5056 ? w[v5060 + e] : bfloat(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:61
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5071 = v4879 + v5070;  // kernels/gemm/gemm_warpgroup.hpp:56
-        const uint v5280 = v5071 + v5278;
-        iron_frag<bfloat, 16, 16> v5287;
-        iron_frag_fill(v5287, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5287, shm2, long(v5280), long(64u));
-        iron_frag<bfloat, 16, 128> v5289;
-        iron_frag_fill(v5289, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5289, shm3, long(v4879), long(64u));
-        iron_frag_mma(v2241, v5287, v5289);
-        const uint v5291 = v5280 + 16u;
-        const uint v5294 = v4879 + 16u;
-        iron_frag<bfloat, 16, 16> v5296;
-        iron_frag_fill(v5296, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5296, shm2, long(v5291), long(64u));
-        iron_frag<bfloat, 16, 128> v5298;
-        iron_frag_fill(v5298, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5298, shm3, long(v5294), long(64u));
-        iron_frag_mma(v2241, v5296, v5298);
-        const uint v5300 = v5280 + 32u;
-        const uint v5303 = v4879 + 32u;
-        iron_frag<bfloat, 16, 16> v5305;
-        iron_frag_fill(v5305, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5305, shm2, long(v5300), long(64u));
-        iron_frag<bfloat, 16, 128> v5307;
-        iron_frag_fill(v5307, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5307, shm3, long(v5303), long(64u));
-        iron_frag_mma(v2241, v5305, v5307);
-        const uint v5309 = v5280 + 48u;
-        const uint v5312 = v4879 + 48u;
-        iron_frag<bfloat, 16, 16> v5314;
-        iron_frag_fill(v5314, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5314, shm2, long(v5309), long(64u));
-        iron_frag<bfloat, 16, 128> v5316;
-        iron_frag_fill(v5316, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5316, shm3, long(v5312), long(64u));
-        iron_frag_mma(v2241, v5314, v5316);
+        const uint v5075 = v4883 + v5074;  // kernels/gemm/gemm_warpgroup.hpp:56
+        const uint v5284 = v5075 + v5282;
+        iron_frag<bfloat, 16, 16> v5291;
+        iron_frag_fill(v5291, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5291, shm2, long(v5284), long(64u));
+        iron_frag<bfloat, 16, 128> v5293;
+        iron_frag_fill(v5293, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5293, shm3, long(v4883), long(64u));
+        iron_frag_mma(v2245, v5291, v5293);
+        const uint v5295 = v5284 + 16u;
+        const uint v5298 = v4883 + 16u;
+        iron_frag<bfloat, 16, 16> v5300;
+        iron_frag_fill(v5300, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5300, shm2, long(v5295), long(64u));
+        iron_frag<bfloat, 16, 128> v5302;
+        iron_frag_fill(v5302, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5302, shm3, long(v5298), long(64u));
+        iron_frag_mma(v2245, v5300, v5302);
+        const uint v5304 = v5284 + 32u;
+        const uint v5307 = v4883 + 32u;
+        iron_frag<bfloat, 16, 16> v5309;
+        iron_frag_fill(v5309, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5309, shm2, long(v5304), long(64u));
+        iron_frag<bfloat, 16, 128> v5311;
+        iron_frag_fill(v5311, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5311, shm3, long(v5307), long(64u));
+        iron_frag_mma(v2245, v5309, v5311);
+        const uint v5313 = v5284 + 48u;
+        const uint v5316 = v4883 + 48u;
+        iron_frag<bfloat, 16, 16> v5318;
+        iron_frag_fill(v5318, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5318, shm2, long(v5313), long(64u));
+        iron_frag<bfloat, 16, 128> v5320;
+        iron_frag_fill(v5320, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5320, shm3, long(v5316), long(64u));
+        iron_frag_mma(v2245, v5318, v5320);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:61
     } else {
-      const uint v2272 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v2273 = iron_tid.x;
-      const uint v2330 = v2237 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const uint v2331 = v2330 << 6u;
-      const uint v5319 = v2236 & 3u;
-      const uint v5321 = v5319 << 4u;
-      const uint v5323 = v5321 << 6u;
-      const uint v5325 = v2331 + v5323;
-      const uint v5336 = v5325 + 16u;
-      const uint v5345 = v5325 + 32u;
-      const uint v5354 = v5325 + 48u;
+      const uint v2276 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v2277 = iron_tid.x;
+      const uint v2334 = v2241 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const uint v2335 = v2334 << 6u;
+      const uint v5323 = v2240 & 3u;
+      const uint v5325 = v5323 << 4u;
+      const uint v5327 = v5325 << 6u;
+      const uint v5329 = v2335 + v5327;
+      const uint v5340 = v5329 + 16u;
+      const uint v5349 = v5329 + 32u;
+      const uint v5358 = v5329 + 48u;
 
-      for (uint v2271 = 0u; v2271 < v3; v2271 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-        for (uint v2275 = v2273; v2275 < 8192u; v2275 += v2272) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v2277 = v2275 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v2279 = v2275 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v2280 = v71 + v2277;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v2281 = v2280 < v0;
-          const uint v2282 = v2271 + v2279;
-          const bool v2283 = v2282 < v3;
-          const bool v2284 = v2281 && v2283;
-          if (v2284) {
-            const uint v2286 = v2280 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v2288 = v2286 + v2271;
-            const uint v2289 = v2288 + v2279;
-            const bfloat v2290 = x_sorted[v2289];
-            const uint v2292 = v2277 << 6u;
-            const uint v2293 = v2292 + v2279;
-            shm2[v2293] = v2290;
+      for (uint v2275 = 0u; v2275 < v3; v2275 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+        for (uint v2279 = v2277; v2279 < 8192u; v2279 += v2276) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v2281 = v2279 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v2283 = v2279 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v2284 = v75 + v2281;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v2285 = v2284 < v0;
+          const uint v2286 = v2275 + v2283;
+          const bool v2287 = v2286 < v3;
+          const bool v2288 = v2285 && v2287;
+          if (v2288) {
+            const uint v2290 = v2284 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v2292 = v2290 + v2275;
+            const uint v2293 = v2292 + v2283;
+            const bfloat v2294 = x_sorted[v2293];
+            const uint v2296 = v2281 << 6u;
+            const uint v2297 = v2296 + v2283;
+            shm2[v2297] = v2294;
           } else {
-            const uint v2295 = v2277 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v2296 = v2295 + v2279;
-            shm2[v2296] = bfloat(0.0f);
+            const uint v2299 = v2281 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v2300 = v2299 + v2283;
+            shm2[v2300] = bfloat(0.0f);
           }
         }
 
-        for (uint v2301 = v2273; v2301 < 8192u; v2301 += v2272) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v2303 = v2301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v2305 = v2301 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v2306 = v75 + v2303;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v2307 = v2306 < v76;
-          const uint v2308 = v2271 + v2305;
-          const bool v2309 = v2308 < v3;
-          const bool v2310 = v2307 && v2309;
-          if (v2310) {
-            const uint v2312 = v2306 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v2314 = v2312 + v2271;
-            const uint v2315 = v2314 + v2305;
-            const bfloat v2316 = w[v2315];
-            const uint v2318 = v2303 << 6u;
-            const uint v2319 = v2318 + v2305;
-            shm3[v2319] = v2316;
+        for (uint v2305 = v2277; v2305 < 8192u; v2305 += v2276) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v2307 = v2305 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v2309 = v2305 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v2310 = v79 + v2307;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v2311 = v2310 < v80;
+          const uint v2312 = v2275 + v2309;
+          const bool v2313 = v2312 < v3;
+          const bool v2314 = v2311 && v2313;
+          if (v2314) {
+            const uint v2316 = v2310 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v2318 = v2316 + v2275;
+            const uint v2319 = v2318 + v2309;
+            const bfloat v2320 = w[v2319];
+            const uint v2322 = v2307 << 6u;
+            const uint v2323 = v2322 + v2309;
+            shm3[v2323] = v2320;
           } else {
-            const uint v2321 = v2303 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v2322 = v2321 + v2305;
-            shm3[v2322] = bfloat(0.0f);
+            const uint v2325 = v2307 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v2326 = v2325 + v2309;
+            shm3[v2326] = bfloat(0.0f);
           }
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:78
-        iron_frag<bfloat, 16, 16> v5332;  // kernels/gemm/gemm_warpgroup.hpp:56
-        iron_frag_fill(v5332, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5332, shm2, long(v5325), long(64u));
-        iron_frag<bfloat, 16, 128> v5334;
-        iron_frag_fill(v5334, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5334, shm3, long(0u), long(64u));
-        iron_frag_mma(v2241, v5332, v5334);
-        iron_frag<bfloat, 16, 16> v5341;
-        iron_frag_fill(v5341, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5341, shm2, long(v5336), long(64u));
-        iron_frag<bfloat, 16, 128> v5343;
-        iron_frag_fill(v5343, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5343, shm3, long(16u), long(64u));
-        iron_frag_mma(v2241, v5341, v5343);
-        iron_frag<bfloat, 16, 16> v5350;
-        iron_frag_fill(v5350, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5350, shm2, long(v5345), long(64u));
-        iron_frag<bfloat, 16, 128> v5352;
-        iron_frag_fill(v5352, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5352, shm3, long(32u), long(64u));
-        iron_frag_mma(v2241, v5350, v5352);
-        iron_frag<bfloat, 16, 16> v5359;
-        iron_frag_fill(v5359, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5359, shm2, long(v5354), long(64u));
-        iron_frag<bfloat, 16, 128> v5361;
-        iron_frag_fill(v5361, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5361, shm3, long(48u), long(64u));
-        iron_frag_mma(v2241, v5359, v5361);
+        iron_frag<bfloat, 16, 16> v5336;  // kernels/gemm/gemm_warpgroup.hpp:56
+        iron_frag_fill(v5336, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5336, shm2, long(v5329), long(64u));
+        iron_frag<bfloat, 16, 128> v5338;
+        iron_frag_fill(v5338, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5338, shm3, long(0u), long(64u));
+        iron_frag_mma(v2245, v5336, v5338);
+        iron_frag<bfloat, 16, 16> v5345;
+        iron_frag_fill(v5345, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5345, shm2, long(v5340), long(64u));
+        iron_frag<bfloat, 16, 128> v5347;
+        iron_frag_fill(v5347, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5347, shm3, long(16u), long(64u));
+        iron_frag_mma(v2245, v5345, v5347);
+        iron_frag<bfloat, 16, 16> v5354;
+        iron_frag_fill(v5354, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5354, shm2, long(v5349), long(64u));
+        iron_frag<bfloat, 16, 128> v5356;
+        iron_frag_fill(v5356, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5356, shm3, long(32u), long(64u));
+        iron_frag_mma(v2245, v5354, v5356);
+        iron_frag<bfloat, 16, 16> v5363;
+        iron_frag_fill(v5363, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5363, shm2, long(v5358), long(64u));
+        iron_frag<bfloat, 16, 128> v5365;
+        iron_frag_fill(v5365, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5365, shm3, long(48u), long(64u));
+        iron_frag_mma(v2245, v5363, v5365);
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:80
       }
     }
-    const uint v2336 = v2236 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
-    const uint v2337 = v2336 << 4u;
-    const uint v2339 = v2237 << 6u;
-    const uint v2340 = v71 + v2339;
-    const uint v2341 = v2340 + v2337;
-    const uint v2342 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2343 = v2341 + v2342;
-    const uint v2344 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2345 = v75 + v2344;
-    const bool v2346 = v2343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2347 = v2345 < v76;
-    const bool v2348 = v2346 && v2347;
-    if (v2348) {
-      const float v2349 = v2241.m[0][0].thread_elements()[0];
-      const bool v2350 = v2343 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2351 = v2345 - v74;
-      const bool v2352 = v2351 < v2;
-      const bool v2353 = v2350 && v2352;
-      if (v2353) {
-        const bfloat v2354 = bfloat(v2349);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2355 = v2343 * v2;
-        const uint v2356 = v2355 + v2345;
-        const uint v2357 = v2356 - v74;
-        out[v2357] = v2354;
-      }
-    }
-    const uint v2358 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2359 = v2341 + v2358;
-    const uint v2360 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2361 = v75 + v2360;
-    const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2363 = v2361 < v76;
-    const bool v2364 = v2362 && v2363;
-    if (v2364) {
-      const float v2365 = v2241.m[0][0].thread_elements()[1];
-      const bool v2366 = v2359 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2367 = v2361 - v74;
-      const bool v2368 = v2367 < v2;
-      const bool v2369 = v2366 && v2368;
-      if (v2369) {
-        const bfloat v2370 = bfloat(v2365);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2371 = v2359 * v2;
-        const uint v2372 = v2371 + v2361;
-        const uint v2373 = v2372 - v74;
-        out[v2373] = v2370;
-      }
-    }
-    const uint v2374 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2375 = v2341 + v2374;
-    const uint v2376 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2377 = v75 + v2376;
-    const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2379 = v2377 < v76;
-    const bool v2380 = v2378 && v2379;
-    if (v2380) {
-      const float v2381 = v2241.m[0][1].thread_elements()[0];
-      const bool v2382 = v2375 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2383 = v2377 - v74;
-      const bool v2384 = v2383 < v2;
-      const bool v2385 = v2382 && v2384;
-      if (v2385) {
-        const bfloat v2386 = bfloat(v2381);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2387 = v2375 * v2;
-        const uint v2388 = v2387 + v2377;
-        const uint v2389 = v2388 - v74;
-        out[v2389] = v2386;
-      }
-    }
-    const uint v2390 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2391 = v2341 + v2390;
-    const uint v2392 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2393 = v75 + v2392;
-    const bool v2394 = v2391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2395 = v2393 < v76;
-    const bool v2396 = v2394 && v2395;
-    if (v2396) {
-      const float v2397 = v2241.m[0][1].thread_elements()[1];
-      const bool v2398 = v2391 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2399 = v2393 - v74;
-      const bool v2400 = v2399 < v2;
-      const bool v2401 = v2398 && v2400;
-      if (v2401) {
-        const bfloat v2402 = bfloat(v2397);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2403 = v2391 * v2;
-        const uint v2404 = v2403 + v2393;
-        const uint v2405 = v2404 - v74;
-        out[v2405] = v2402;
-      }
-    }
-    const uint v2406 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2407 = v2341 + v2406;
-    const uint v2408 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2409 = v75 + v2408;
-    const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2411 = v2409 < v76;
-    const bool v2412 = v2410 && v2411;
-    if (v2412) {
-      const float v2413 = v2241.m[0][2].thread_elements()[0];
-      const bool v2414 = v2407 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2415 = v2409 - v74;
-      const bool v2416 = v2415 < v2;
-      const bool v2417 = v2414 && v2416;
-      if (v2417) {
-        const bfloat v2418 = bfloat(v2413);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2419 = v2407 * v2;
-        const uint v2420 = v2419 + v2409;
-        const uint v2421 = v2420 - v74;
-        out[v2421] = v2418;
-      }
-    }
-    const uint v2422 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2423 = v2341 + v2422;
-    const uint v2424 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2425 = v75 + v2424;
-    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2427 = v2425 < v76;
-    const bool v2428 = v2426 && v2427;
-    if (v2428) {
-      const float v2429 = v2241.m[0][2].thread_elements()[1];
-      const bool v2430 = v2423 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2431 = v2425 - v74;
-      const bool v2432 = v2431 < v2;
-      const bool v2433 = v2430 && v2432;
-      if (v2433) {
-        const bfloat v2434 = bfloat(v2429);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2435 = v2423 * v2;
-        const uint v2436 = v2435 + v2425;
-        const uint v2437 = v2436 - v74;
-        out[v2437] = v2434;
-      }
-    }
-    const uint v2438 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2439 = v2341 + v2438;
-    const uint v2440 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2441 = v75 + v2440;
-    const bool v2442 = v2439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2443 = v2441 < v76;
-    const bool v2444 = v2442 && v2443;
-    if (v2444) {
-      const float v2445 = v2241.m[0][3].thread_elements()[0];
-      const bool v2446 = v2439 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2447 = v2441 - v74;
-      const bool v2448 = v2447 < v2;
-      const bool v2449 = v2446 && v2448;
-      if (v2449) {
-        const bfloat v2450 = bfloat(v2445);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2451 = v2439 * v2;
-        const uint v2452 = v2451 + v2441;
-        const uint v2453 = v2452 - v74;
-        out[v2453] = v2450;
-      }
-    }
-    const uint v2454 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2455 = v2341 + v2454;
-    const uint v2456 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2457 = v75 + v2456;
-    const bool v2458 = v2455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2459 = v2457 < v76;
-    const bool v2460 = v2458 && v2459;
-    if (v2460) {
-      const float v2461 = v2241.m[0][3].thread_elements()[1];
-      const bool v2462 = v2455 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2463 = v2457 - v74;
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2462 && v2464;
-      if (v2465) {
-        const bfloat v2466 = bfloat(v2461);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2467 = v2455 * v2;
-        const uint v2468 = v2467 + v2457;
-        const uint v2469 = v2468 - v74;
-        out[v2469] = v2466;
-      }
-    }
-    const uint v2470 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2471 = v2341 + v2470;
-    const uint v2472 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2473 = v75 + v2472;
-    const bool v2474 = v2471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2475 = v2473 < v76;
-    const bool v2476 = v2474 && v2475;
-    if (v2476) {
-      const float v2477 = v2241.m[0][4].thread_elements()[0];
-      const bool v2478 = v2471 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2479 = v2473 - v74;
-      const bool v2480 = v2479 < v2;
-      const bool v2481 = v2478 && v2480;
-      if (v2481) {
-        const bfloat v2482 = bfloat(v2477);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2483 = v2471 * v2;
-        const uint v2484 = v2483 + v2473;
-        const uint v2485 = v2484 - v74;
-        out[v2485] = v2482;
-      }
-    }
-    const uint v2486 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2487 = v2341 + v2486;
-    const uint v2488 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2489 = v75 + v2488;
-    const bool v2490 = v2487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2491 = v2489 < v76;
-    const bool v2492 = v2490 && v2491;
-    if (v2492) {
-      const float v2493 = v2241.m[0][4].thread_elements()[1];
-      const bool v2494 = v2487 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2495 = v2489 - v74;
-      const bool v2496 = v2495 < v2;
-      const bool v2497 = v2494 && v2496;
-      if (v2497) {
-        const bfloat v2498 = bfloat(v2493);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2499 = v2487 * v2;
-        const uint v2500 = v2499 + v2489;
-        const uint v2501 = v2500 - v74;
-        out[v2501] = v2498;
-      }
-    }
-    const uint v2502 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2503 = v2341 + v2502;
-    const uint v2504 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2505 = v75 + v2504;
-    const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2507 = v2505 < v76;
-    const bool v2508 = v2506 && v2507;
-    if (v2508) {
-      const float v2509 = v2241.m[0][5].thread_elements()[0];
-      const bool v2510 = v2503 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2511 = v2505 - v74;
-      const bool v2512 = v2511 < v2;
-      const bool v2513 = v2510 && v2512;
-      if (v2513) {
-        const bfloat v2514 = bfloat(v2509);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2515 = v2503 * v2;
-        const uint v2516 = v2515 + v2505;
-        const uint v2517 = v2516 - v74;
-        out[v2517] = v2514;
-      }
-    }
-    const uint v2518 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2519 = v2341 + v2518;
-    const uint v2520 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2521 = v75 + v2520;
-    const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2523 = v2521 < v76;
-    const bool v2524 = v2522 && v2523;
-    if (v2524) {
-      const float v2525 = v2241.m[0][5].thread_elements()[1];
-      const bool v2526 = v2519 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2527 = v2521 - v74;
-      const bool v2528 = v2527 < v2;
-      const bool v2529 = v2526 && v2528;
-      if (v2529) {
-        const bfloat v2530 = bfloat(v2525);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2531 = v2519 * v2;
-        const uint v2532 = v2531 + v2521;
-        const uint v2533 = v2532 - v74;
-        out[v2533] = v2530;
-      }
-    }
-    const uint v2534 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2535 = v2341 + v2534;
-    const uint v2536 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2537 = v75 + v2536;
-    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2539 = v2537 < v76;
-    const bool v2540 = v2538 && v2539;
-    if (v2540) {
-      const float v2541 = v2241.m[0][6].thread_elements()[0];
-      const bool v2542 = v2535 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2543 = v2537 - v74;
-      const bool v2544 = v2543 < v2;
-      const bool v2545 = v2542 && v2544;
-      if (v2545) {
-        const bfloat v2546 = bfloat(v2541);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2547 = v2535 * v2;
-        const uint v2548 = v2547 + v2537;
-        const uint v2549 = v2548 - v74;
-        out[v2549] = v2546;
-      }
-    }
-    const uint v2550 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2551 = v2341 + v2550;
-    const uint v2552 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2553 = v75 + v2552;
-    const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2555 = v2553 < v76;
-    const bool v2556 = v2554 && v2555;
-    if (v2556) {
-      const float v2557 = v2241.m[0][6].thread_elements()[1];
-      const bool v2558 = v2551 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2559 = v2553 - v74;
-      const bool v2560 = v2559 < v2;
-      const bool v2561 = v2558 && v2560;
-      if (v2561) {
-        const bfloat v2562 = bfloat(v2557);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2563 = v2551 * v2;
-        const uint v2564 = v2563 + v2553;
-        const uint v2565 = v2564 - v74;
-        out[v2565] = v2562;
-      }
-    }
-    const uint v2566 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2567 = v2341 + v2566;
-    const uint v2568 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2569 = v75 + v2568;
-    const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2571 = v2569 < v76;
-    const bool v2572 = v2570 && v2571;
-    if (v2572) {
-      const float v2573 = v2241.m[0][7].thread_elements()[0];
-      const bool v2574 = v2567 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2575 = v2569 - v74;
-      const bool v2576 = v2575 < v2;
-      const bool v2577 = v2574 && v2576;
-      if (v2577) {
-        const bfloat v2578 = bfloat(v2573);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2579 = v2567 * v2;
-        const uint v2580 = v2579 + v2569;
-        const uint v2581 = v2580 - v74;
-        out[v2581] = v2578;
-      }
-    }
-    const uint v2582 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2583 = v2341 + v2582;
-    const uint v2584 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2585 = v75 + v2584;
-    const bool v2586 = v2583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2587 = v2585 < v76;
-    const bool v2588 = v2586 && v2587;
-    if (v2588) {
-      const float v2589 = v2241.m[0][7].thread_elements()[1];
-      const bool v2590 = v2583 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2591 = v2585 - v74;
-      const bool v2592 = v2591 < v2;
-      const bool v2593 = v2590 && v2592;
-      if (v2593) {
-        const bfloat v2594 = bfloat(v2589);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2595 = v2583 * v2;
-        const uint v2596 = v2595 + v2585;
-        const uint v2597 = v2596 - v74;
-        out[v2597] = v2594;
-      }
-    }
-    const uint v2598 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2599 = v2341 + v2598;
-    const uint v2600 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2601 = v75 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2603 = v2601 < v76;
-    const bool v2604 = v2602 && v2603;
-    if (v2604) {
-      const float v2605 = v2241.m[0][8].thread_elements()[0];
-      const bool v2606 = v2599 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2607 = v2601 - v74;
-      const bool v2608 = v2607 < v2;
-      const bool v2609 = v2606 && v2608;
-      if (v2609) {
-        const bfloat v2610 = bfloat(v2605);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2611 = v2599 * v2;
-        const uint v2612 = v2611 + v2601;
-        const uint v2613 = v2612 - v74;
-        out[v2613] = v2610;
-      }
-    }
-    const uint v2614 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2615 = v2341 + v2614;
-    const uint v2616 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2617 = v75 + v2616;
-    const bool v2618 = v2615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2619 = v2617 < v76;
-    const bool v2620 = v2618 && v2619;
-    if (v2620) {
-      const float v2621 = v2241.m[0][8].thread_elements()[1];
-      const bool v2622 = v2615 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2623 = v2617 - v74;
-      const bool v2624 = v2623 < v2;
-      const bool v2625 = v2622 && v2624;
-      if (v2625) {
-        const bfloat v2626 = bfloat(v2621);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2627 = v2615 * v2;
-        const uint v2628 = v2627 + v2617;
-        const uint v2629 = v2628 - v74;
-        out[v2629] = v2626;
-      }
-    }
-    const uint v2630 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2631 = v2341 + v2630;
-    const uint v2632 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2633 = v75 + v2632;
-    const bool v2634 = v2631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2635 = v2633 < v76;
-    const bool v2636 = v2634 && v2635;
-    if (v2636) {
-      const float v2637 = v2241.m[0][9].thread_elements()[0];
-      const bool v2638 = v2631 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2639 = v2633 - v74;
-      const bool v2640 = v2639 < v2;
-      const bool v2641 = v2638 && v2640;
-      if (v2641) {
-        const bfloat v2642 = bfloat(v2637);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2643 = v2631 * v2;
-        const uint v2644 = v2643 + v2633;
-        const uint v2645 = v2644 - v74;
-        out[v2645] = v2642;
-      }
-    }
-    const uint v2646 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2647 = v2341 + v2646;
-    const uint v2648 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2649 = v75 + v2648;
-    const bool v2650 = v2647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2651 = v2649 < v76;
-    const bool v2652 = v2650 && v2651;
-    if (v2652) {
-      const float v2653 = v2241.m[0][9].thread_elements()[1];
-      const bool v2654 = v2647 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2655 = v2649 - v74;
-      const bool v2656 = v2655 < v2;
-      const bool v2657 = v2654 && v2656;
-      if (v2657) {
-        const bfloat v2658 = bfloat(v2653);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2659 = v2647 * v2;
-        const uint v2660 = v2659 + v2649;
-        const uint v2661 = v2660 - v74;
-        out[v2661] = v2658;
-      }
-    }
-    const uint v2662 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2663 = v2341 + v2662;
-    const uint v2664 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2665 = v75 + v2664;
-    const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2667 = v2665 < v76;
-    const bool v2668 = v2666 && v2667;
-    if (v2668) {
-      const float v2669 = v2241.m[0][10].thread_elements()[0];
-      const bool v2670 = v2663 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2671 = v2665 - v74;
-      const bool v2672 = v2671 < v2;
-      const bool v2673 = v2670 && v2672;
-      if (v2673) {
-        const bfloat v2674 = bfloat(v2669);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2675 = v2663 * v2;
-        const uint v2676 = v2675 + v2665;
-        const uint v2677 = v2676 - v74;
-        out[v2677] = v2674;
-      }
-    }
-    const uint v2678 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2679 = v2341 + v2678;
-    const uint v2680 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2681 = v75 + v2680;
-    const bool v2682 = v2679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2683 = v2681 < v76;
-    const bool v2684 = v2682 && v2683;
-    if (v2684) {
-      const float v2685 = v2241.m[0][10].thread_elements()[1];
-      const bool v2686 = v2679 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2687 = v2681 - v74;
-      const bool v2688 = v2687 < v2;
-      const bool v2689 = v2686 && v2688;
-      if (v2689) {
-        const bfloat v2690 = bfloat(v2685);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2691 = v2679 * v2;
-        const uint v2692 = v2691 + v2681;
-        const uint v2693 = v2692 - v74;
-        out[v2693] = v2690;
-      }
-    }
-    const uint v2694 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2695 = v2341 + v2694;
-    const uint v2696 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2697 = v75 + v2696;
-    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2699 = v2697 < v76;
-    const bool v2700 = v2698 && v2699;
-    if (v2700) {
-      const float v2701 = v2241.m[0][11].thread_elements()[0];
-      const bool v2702 = v2695 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2703 = v2697 - v74;
-      const bool v2704 = v2703 < v2;
-      const bool v2705 = v2702 && v2704;
-      if (v2705) {
-        const bfloat v2706 = bfloat(v2701);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2707 = v2695 * v2;
-        const uint v2708 = v2707 + v2697;
-        const uint v2709 = v2708 - v74;
-        out[v2709] = v2706;
-      }
-    }
-    const uint v2710 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2711 = v2341 + v2710;
-    const uint v2712 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2713 = v75 + v2712;
-    const bool v2714 = v2711 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2715 = v2713 < v76;
-    const bool v2716 = v2714 && v2715;
-    if (v2716) {
-      const float v2717 = v2241.m[0][11].thread_elements()[1];
-      const bool v2718 = v2711 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2719 = v2713 - v74;
-      const bool v2720 = v2719 < v2;
-      const bool v2721 = v2718 && v2720;
-      if (v2721) {
-        const bfloat v2722 = bfloat(v2717);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2723 = v2711 * v2;
-        const uint v2724 = v2723 + v2713;
-        const uint v2725 = v2724 - v74;
-        out[v2725] = v2722;
-      }
-    }
-    const uint v2726 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2727 = v2341 + v2726;
-    const uint v2728 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2729 = v75 + v2728;
-    const bool v2730 = v2727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2731 = v2729 < v76;
-    const bool v2732 = v2730 && v2731;
-    if (v2732) {
-      const float v2733 = v2241.m[0][12].thread_elements()[0];
-      const bool v2734 = v2727 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2735 = v2729 - v74;
-      const bool v2736 = v2735 < v2;
-      const bool v2737 = v2734 && v2736;
-      if (v2737) {
-        const bfloat v2738 = bfloat(v2733);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2739 = v2727 * v2;
-        const uint v2740 = v2739 + v2729;
-        const uint v2741 = v2740 - v74;
-        out[v2741] = v2738;
-      }
-    }
-    const uint v2742 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2743 = v2341 + v2742;
-    const uint v2744 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2745 = v75 + v2744;
-    const bool v2746 = v2743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2747 = v2745 < v76;
-    const bool v2748 = v2746 && v2747;
-    if (v2748) {
-      const float v2749 = v2241.m[0][12].thread_elements()[1];
-      const bool v2750 = v2743 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2751 = v2745 - v74;
-      const bool v2752 = v2751 < v2;
-      const bool v2753 = v2750 && v2752;
-      if (v2753) {
-        const bfloat v2754 = bfloat(v2749);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2755 = v2743 * v2;
-        const uint v2756 = v2755 + v2745;
-        const uint v2757 = v2756 - v74;
-        out[v2757] = v2754;
-      }
-    }
-    const uint v2758 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2759 = v2341 + v2758;
-    const uint v2760 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2761 = v75 + v2760;
-    const bool v2762 = v2759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2763 = v2761 < v76;
-    const bool v2764 = v2762 && v2763;
-    if (v2764) {
-      const float v2765 = v2241.m[0][13].thread_elements()[0];
-      const bool v2766 = v2759 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2767 = v2761 - v74;
-      const bool v2768 = v2767 < v2;
-      const bool v2769 = v2766 && v2768;
-      if (v2769) {
-        const bfloat v2770 = bfloat(v2765);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2771 = v2759 * v2;
-        const uint v2772 = v2771 + v2761;
-        const uint v2773 = v2772 - v74;
-        out[v2773] = v2770;
-      }
-    }
-    const uint v2774 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2775 = v2341 + v2774;
-    const uint v2776 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2777 = v75 + v2776;
-    const bool v2778 = v2775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2779 = v2777 < v76;
-    const bool v2780 = v2778 && v2779;
-    if (v2780) {
-      const float v2781 = v2241.m[0][13].thread_elements()[1];
-      const bool v2782 = v2775 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2783 = v2777 - v74;
-      const bool v2784 = v2783 < v2;
-      const bool v2785 = v2782 && v2784;
-      if (v2785) {
-        const bfloat v2786 = bfloat(v2781);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2787 = v2775 * v2;
-        const uint v2788 = v2787 + v2777;
-        const uint v2789 = v2788 - v74;
-        out[v2789] = v2786;
-      }
-    }
-    const uint v2790 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2791 = v2341 + v2790;
-    const uint v2792 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2793 = v75 + v2792;
-    const bool v2794 = v2791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2795 = v2793 < v76;
-    const bool v2796 = v2794 && v2795;
-    if (v2796) {
-      const float v2797 = v2241.m[0][14].thread_elements()[0];
-      const bool v2798 = v2791 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2799 = v2793 - v74;
-      const bool v2800 = v2799 < v2;
-      const bool v2801 = v2798 && v2800;
-      if (v2801) {
-        const bfloat v2802 = bfloat(v2797);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2803 = v2791 * v2;
-        const uint v2804 = v2803 + v2793;
-        const uint v2805 = v2804 - v74;
-        out[v2805] = v2802;
-      }
-    }
-    const uint v2806 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2807 = v2341 + v2806;
-    const uint v2808 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2809 = v75 + v2808;
-    const bool v2810 = v2807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2811 = v2809 < v76;
-    const bool v2812 = v2810 && v2811;
-    if (v2812) {
-      const float v2813 = v2241.m[0][14].thread_elements()[1];
-      const bool v2814 = v2807 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2815 = v2809 - v74;
-      const bool v2816 = v2815 < v2;
-      const bool v2817 = v2814 && v2816;
-      if (v2817) {
-        const bfloat v2818 = bfloat(v2813);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2819 = v2807 * v2;
-        const uint v2820 = v2819 + v2809;
-        const uint v2821 = v2820 - v74;
-        out[v2821] = v2818;
-      }
-    }
-    const uint v2822 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2823 = v2341 + v2822;
-    const uint v2824 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2825 = v75 + v2824;
-    const bool v2826 = v2823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2827 = v2825 < v76;
-    const bool v2828 = v2826 && v2827;
-    if (v2828) {
-      const float v2829 = v2241.m[0][15].thread_elements()[0];
-      const bool v2830 = v2823 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2831 = v2825 - v74;
-      const bool v2832 = v2831 < v2;
-      const bool v2833 = v2830 && v2832;
-      if (v2833) {
-        const bfloat v2834 = bfloat(v2829);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2835 = v2823 * v2;
-        const uint v2836 = v2835 + v2825;
-        const uint v2837 = v2836 - v74;
-        out[v2837] = v2834;
-      }
-    }
-    const uint v2838 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2839 = v2341 + v2838;
-    const uint v2840 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2841 = v75 + v2840;
-    const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2843 = v2841 < v76;
-    const bool v2844 = v2842 && v2843;
-    if (v2844) {
-      const float v2845 = v2241.m[0][15].thread_elements()[1];
-      const bool v2846 = v2839 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2847 = v2841 - v74;
-      const bool v2848 = v2847 < v2;
-      const bool v2849 = v2846 && v2848;
-      if (v2849) {
-        const bfloat v2850 = bfloat(v2845);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2851 = v2839 * v2;
-        const uint v2852 = v2851 + v2841;
-        const uint v2853 = v2852 - v74;
-        out[v2853] = v2850;
-      }
-    }
-    const uint v2854 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2855 = v2341 + v2854;
-    const uint v2856 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2857 = v75 + v2856;
-    const bool v2858 = v2855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2859 = v2857 < v76;
-    const bool v2860 = v2858 && v2859;
-    if (v2860) {
-      const float v2861 = v2241.m[1][0].thread_elements()[0];
-      const bool v2862 = v2855 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2863 = v2857 - v74;
-      const bool v2864 = v2863 < v2;
-      const bool v2865 = v2862 && v2864;
-      if (v2865) {
-        const bfloat v2866 = bfloat(v2861);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2867 = v2855 * v2;
-        const uint v2868 = v2867 + v2857;
-        const uint v2869 = v2868 - v74;
-        out[v2869] = v2866;
-      }
-    }
-    const uint v2870 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2871 = v2341 + v2870;
-    const uint v2872 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2873 = v75 + v2872;
-    const bool v2874 = v2871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2875 = v2873 < v76;
-    const bool v2876 = v2874 && v2875;
-    if (v2876) {
-      const float v2877 = v2241.m[1][0].thread_elements()[1];
-      const bool v2878 = v2871 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2879 = v2873 - v74;
-      const bool v2880 = v2879 < v2;
-      const bool v2881 = v2878 && v2880;
-      if (v2881) {
-        const bfloat v2882 = bfloat(v2877);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2883 = v2871 * v2;
-        const uint v2884 = v2883 + v2873;
-        const uint v2885 = v2884 - v74;
-        out[v2885] = v2882;
-      }
-    }
-    const uint v2886 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2887 = v2341 + v2886;
-    const uint v2888 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2889 = v75 + v2888;
-    const bool v2890 = v2887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2891 = v2889 < v76;
-    const bool v2892 = v2890 && v2891;
-    if (v2892) {
-      const float v2893 = v2241.m[1][1].thread_elements()[0];
-      const bool v2894 = v2887 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2895 = v2889 - v74;
-      const bool v2896 = v2895 < v2;
-      const bool v2897 = v2894 && v2896;
-      if (v2897) {
-        const bfloat v2898 = bfloat(v2893);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2899 = v2887 * v2;
-        const uint v2900 = v2899 + v2889;
-        const uint v2901 = v2900 - v74;
-        out[v2901] = v2898;
-      }
-    }
-    const uint v2902 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2903 = v2341 + v2902;
-    const uint v2904 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2905 = v75 + v2904;
-    const bool v2906 = v2903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2907 = v2905 < v76;
-    const bool v2908 = v2906 && v2907;
-    if (v2908) {
-      const float v2909 = v2241.m[1][1].thread_elements()[1];
-      const bool v2910 = v2903 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2911 = v2905 - v74;
-      const bool v2912 = v2911 < v2;
-      const bool v2913 = v2910 && v2912;
-      if (v2913) {
-        const bfloat v2914 = bfloat(v2909);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2915 = v2903 * v2;
-        const uint v2916 = v2915 + v2905;
-        const uint v2917 = v2916 - v74;
-        out[v2917] = v2914;
-      }
-    }
-    const uint v2918 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2919 = v2341 + v2918;
-    const uint v2920 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2921 = v75 + v2920;
-    const bool v2922 = v2919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2923 = v2921 < v76;
-    const bool v2924 = v2922 && v2923;
-    if (v2924) {
-      const float v2925 = v2241.m[1][2].thread_elements()[0];
-      const bool v2926 = v2919 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2927 = v2921 - v74;
-      const bool v2928 = v2927 < v2;
-      const bool v2929 = v2926 && v2928;
-      if (v2929) {
-        const bfloat v2930 = bfloat(v2925);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2931 = v2919 * v2;
-        const uint v2932 = v2931 + v2921;
-        const uint v2933 = v2932 - v74;
-        out[v2933] = v2930;
-      }
-    }
-    const uint v2934 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2935 = v2341 + v2934;
-    const uint v2936 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2937 = v75 + v2936;
-    const bool v2938 = v2935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2939 = v2937 < v76;
-    const bool v2940 = v2938 && v2939;
-    if (v2940) {
-      const float v2941 = v2241.m[1][2].thread_elements()[1];
-      const bool v2942 = v2935 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2943 = v2937 - v74;
-      const bool v2944 = v2943 < v2;
-      const bool v2945 = v2942 && v2944;
-      if (v2945) {
-        const bfloat v2946 = bfloat(v2941);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2947 = v2935 * v2;
-        const uint v2948 = v2947 + v2937;
-        const uint v2949 = v2948 - v74;
-        out[v2949] = v2946;
-      }
-    }
-    const uint v2950 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2951 = v2341 + v2950;
-    const uint v2952 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2953 = v75 + v2952;
-    const bool v2954 = v2951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2955 = v2953 < v76;
-    const bool v2956 = v2954 && v2955;
-    if (v2956) {
-      const float v2957 = v2241.m[1][3].thread_elements()[0];
-      const bool v2958 = v2951 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2959 = v2953 - v74;
-      const bool v2960 = v2959 < v2;
-      const bool v2961 = v2958 && v2960;
-      if (v2961) {
-        const bfloat v2962 = bfloat(v2957);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2963 = v2951 * v2;
-        const uint v2964 = v2963 + v2953;
-        const uint v2965 = v2964 - v74;
-        out[v2965] = v2962;
-      }
-    }
-    const uint v2966 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2967 = v2341 + v2966;
-    const uint v2968 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2969 = v75 + v2968;
-    const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2971 = v2969 < v76;
-    const bool v2972 = v2970 && v2971;
-    if (v2972) {
-      const float v2973 = v2241.m[1][3].thread_elements()[1];
-      const bool v2974 = v2967 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2975 = v2969 - v74;
-      const bool v2976 = v2975 < v2;
-      const bool v2977 = v2974 && v2976;
-      if (v2977) {
-        const bfloat v2978 = bfloat(v2973);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2979 = v2967 * v2;
-        const uint v2980 = v2979 + v2969;
-        const uint v2981 = v2980 - v74;
-        out[v2981] = v2978;
-      }
-    }
-    const uint v2982 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2983 = v2341 + v2982;
-    const uint v2984 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v2985 = v75 + v2984;
-    const bool v2986 = v2983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v2987 = v2985 < v76;
-    const bool v2988 = v2986 && v2987;
-    if (v2988) {
-      const float v2989 = v2241.m[1][4].thread_elements()[0];
-      const bool v2990 = v2983 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v2991 = v2985 - v74;
-      const bool v2992 = v2991 < v2;
-      const bool v2993 = v2990 && v2992;
-      if (v2993) {
-        const bfloat v2994 = bfloat(v2989);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v2995 = v2983 * v2;
-        const uint v2996 = v2995 + v2985;
-        const uint v2997 = v2996 - v74;
-        out[v2997] = v2994;
-      }
-    }
-    const uint v2998 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v2999 = v2341 + v2998;
-    const uint v3000 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3001 = v75 + v3000;
-    const bool v3002 = v2999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3003 = v3001 < v76;
-    const bool v3004 = v3002 && v3003;
-    if (v3004) {
-      const float v3005 = v2241.m[1][4].thread_elements()[1];
-      const bool v3006 = v2999 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3007 = v3001 - v74;
-      const bool v3008 = v3007 < v2;
-      const bool v3009 = v3006 && v3008;
-      if (v3009) {
-        const bfloat v3010 = bfloat(v3005);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3011 = v2999 * v2;
-        const uint v3012 = v3011 + v3001;
-        const uint v3013 = v3012 - v74;
-        out[v3013] = v3010;
-      }
-    }
-    const uint v3014 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3015 = v2341 + v3014;
-    const uint v3016 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3017 = v75 + v3016;
-    const bool v3018 = v3015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3019 = v3017 < v76;
-    const bool v3020 = v3018 && v3019;
-    if (v3020) {
-      const float v3021 = v2241.m[1][5].thread_elements()[0];
-      const bool v3022 = v3015 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3023 = v3017 - v74;
-      const bool v3024 = v3023 < v2;
-      const bool v3025 = v3022 && v3024;
-      if (v3025) {
-        const bfloat v3026 = bfloat(v3021);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3027 = v3015 * v2;
-        const uint v3028 = v3027 + v3017;
-        const uint v3029 = v3028 - v74;
-        out[v3029] = v3026;
-      }
-    }
-    const uint v3030 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3031 = v2341 + v3030;
-    const uint v3032 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3033 = v75 + v3032;
-    const bool v3034 = v3031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3035 = v3033 < v76;
-    const bool v3036 = v3034 && v3035;
-    if (v3036) {
-      const float v3037 = v2241.m[1][5].thread_elements()[1];
-      const bool v3038 = v3031 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3039 = v3033 - v74;
-      const bool v3040 = v3039 < v2;
-      const bool v3041 = v3038 && v3040;
-      if (v3041) {
-        const bfloat v3042 = bfloat(v3037);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3043 = v3031 * v2;
-        const uint v3044 = v3043 + v3033;
-        const uint v3045 = v3044 - v74;
-        out[v3045] = v3042;
-      }
-    }
-    const uint v3046 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3047 = v2341 + v3046;
-    const uint v3048 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3049 = v75 + v3048;
-    const bool v3050 = v3047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3051 = v3049 < v76;
-    const bool v3052 = v3050 && v3051;
-    if (v3052) {
-      const float v3053 = v2241.m[1][6].thread_elements()[0];
-      const bool v3054 = v3047 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3055 = v3049 - v74;
-      const bool v3056 = v3055 < v2;
-      const bool v3057 = v3054 && v3056;
-      if (v3057) {
-        const bfloat v3058 = bfloat(v3053);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3059 = v3047 * v2;
-        const uint v3060 = v3059 + v3049;
-        const uint v3061 = v3060 - v74;
-        out[v3061] = v3058;
-      }
-    }
-    const uint v3062 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3063 = v2341 + v3062;
-    const uint v3064 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3065 = v75 + v3064;
-    const bool v3066 = v3063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3067 = v3065 < v76;
-    const bool v3068 = v3066 && v3067;
-    if (v3068) {
-      const float v3069 = v2241.m[1][6].thread_elements()[1];
-      const bool v3070 = v3063 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3071 = v3065 - v74;
-      const bool v3072 = v3071 < v2;
-      const bool v3073 = v3070 && v3072;
-      if (v3073) {
-        const bfloat v3074 = bfloat(v3069);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3075 = v3063 * v2;
-        const uint v3076 = v3075 + v3065;
-        const uint v3077 = v3076 - v74;
-        out[v3077] = v3074;
-      }
-    }
-    const uint v3078 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3079 = v2341 + v3078;
-    const uint v3080 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3081 = v75 + v3080;
-    const bool v3082 = v3079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3083 = v3081 < v76;
-    const bool v3084 = v3082 && v3083;
-    if (v3084) {
-      const float v3085 = v2241.m[1][7].thread_elements()[0];
-      const bool v3086 = v3079 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3087 = v3081 - v74;
-      const bool v3088 = v3087 < v2;
-      const bool v3089 = v3086 && v3088;
-      if (v3089) {
-        const bfloat v3090 = bfloat(v3085);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3091 = v3079 * v2;
-        const uint v3092 = v3091 + v3081;
-        const uint v3093 = v3092 - v74;
-        out[v3093] = v3090;
-      }
-    }
-    const uint v3094 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3095 = v2341 + v3094;
-    const uint v3096 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3097 = v75 + v3096;
-    const bool v3098 = v3095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3099 = v3097 < v76;
-    const bool v3100 = v3098 && v3099;
-    if (v3100) {
-      const float v3101 = v2241.m[1][7].thread_elements()[1];
-      const bool v3102 = v3095 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3103 = v3097 - v74;
-      const bool v3104 = v3103 < v2;
-      const bool v3105 = v3102 && v3104;
-      if (v3105) {
-        const bfloat v3106 = bfloat(v3101);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3107 = v3095 * v2;
-        const uint v3108 = v3107 + v3097;
-        const uint v3109 = v3108 - v74;
-        out[v3109] = v3106;
-      }
-    }
-    const uint v3110 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3111 = v2341 + v3110;
-    const uint v3112 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3113 = v75 + v3112;
-    const bool v3114 = v3111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3115 = v3113 < v76;
-    const bool v3116 = v3114 && v3115;
-    if (v3116) {
-      const float v3117 = v2241.m[1][8].thread_elements()[0];
-      const bool v3118 = v3111 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3119 = v3113 - v74;
-      const bool v3120 = v3119 < v2;
-      const bool v3121 = v3118 && v3120;
-      if (v3121) {
-        const bfloat v3122 = bfloat(v3117);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3123 = v3111 * v2;
-        const uint v3124 = v3123 + v3113;
-        const uint v3125 = v3124 - v74;
-        out[v3125] = v3122;
-      }
-    }
-    const uint v3126 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3127 = v2341 + v3126;
-    const uint v3128 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3129 = v75 + v3128;
-    const bool v3130 = v3127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3131 = v3129 < v76;
-    const bool v3132 = v3130 && v3131;
-    if (v3132) {
-      const float v3133 = v2241.m[1][8].thread_elements()[1];
-      const bool v3134 = v3127 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3135 = v3129 - v74;
-      const bool v3136 = v3135 < v2;
-      const bool v3137 = v3134 && v3136;
-      if (v3137) {
-        const bfloat v3138 = bfloat(v3133);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3139 = v3127 * v2;
-        const uint v3140 = v3139 + v3129;
-        const uint v3141 = v3140 - v74;
-        out[v3141] = v3138;
-      }
-    }
-    const uint v3142 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3143 = v2341 + v3142;
-    const uint v3144 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3145 = v75 + v3144;
-    const bool v3146 = v3143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3147 = v3145 < v76;
-    const bool v3148 = v3146 && v3147;
-    if (v3148) {
-      const float v3149 = v2241.m[1][9].thread_elements()[0];
-      const bool v3150 = v3143 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3151 = v3145 - v74;
-      const bool v3152 = v3151 < v2;
-      const bool v3153 = v3150 && v3152;
-      if (v3153) {
-        const bfloat v3154 = bfloat(v3149);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3155 = v3143 * v2;
-        const uint v3156 = v3155 + v3145;
-        const uint v3157 = v3156 - v74;
-        out[v3157] = v3154;
-      }
-    }
-    const uint v3158 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3159 = v2341 + v3158;
-    const uint v3160 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3161 = v75 + v3160;
-    const bool v3162 = v3159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3163 = v3161 < v76;
-    const bool v3164 = v3162 && v3163;
-    if (v3164) {
-      const float v3165 = v2241.m[1][9].thread_elements()[1];
-      const bool v3166 = v3159 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3167 = v3161 - v74;
-      const bool v3168 = v3167 < v2;
-      const bool v3169 = v3166 && v3168;
-      if (v3169) {
-        const bfloat v3170 = bfloat(v3165);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3171 = v3159 * v2;
-        const uint v3172 = v3171 + v3161;
-        const uint v3173 = v3172 - v74;
-        out[v3173] = v3170;
-      }
-    }
-    const uint v3174 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3175 = v2341 + v3174;
-    const uint v3176 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3177 = v75 + v3176;
-    const bool v3178 = v3175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3179 = v3177 < v76;
-    const bool v3180 = v3178 && v3179;
-    if (v3180) {
-      const float v3181 = v2241.m[1][10].thread_elements()[0];
-      const bool v3182 = v3175 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3183 = v3177 - v74;
-      const bool v3184 = v3183 < v2;
-      const bool v3185 = v3182 && v3184;
-      if (v3185) {
-        const bfloat v3186 = bfloat(v3181);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3187 = v3175 * v2;
-        const uint v3188 = v3187 + v3177;
-        const uint v3189 = v3188 - v74;
-        out[v3189] = v3186;
-      }
-    }
-    const uint v3190 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3191 = v2341 + v3190;
-    const uint v3192 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3193 = v75 + v3192;
-    const bool v3194 = v3191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3195 = v3193 < v76;
-    const bool v3196 = v3194 && v3195;
-    if (v3196) {
-      const float v3197 = v2241.m[1][10].thread_elements()[1];
-      const bool v3198 = v3191 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3199 = v3193 - v74;
-      const bool v3200 = v3199 < v2;
-      const bool v3201 = v3198 && v3200;
-      if (v3201) {
-        const bfloat v3202 = bfloat(v3197);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3203 = v3191 * v2;
-        const uint v3204 = v3203 + v3193;
-        const uint v3205 = v3204 - v74;
-        out[v3205] = v3202;
-      }
-    }
-    const uint v3206 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3207 = v2341 + v3206;
-    const uint v3208 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3209 = v75 + v3208;
-    const bool v3210 = v3207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3211 = v3209 < v76;
-    const bool v3212 = v3210 && v3211;
-    if (v3212) {
-      const float v3213 = v2241.m[1][11].thread_elements()[0];
-      const bool v3214 = v3207 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3215 = v3209 - v74;
-      const bool v3216 = v3215 < v2;
-      const bool v3217 = v3214 && v3216;
-      if (v3217) {
-        const bfloat v3218 = bfloat(v3213);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3219 = v3207 * v2;
-        const uint v3220 = v3219 + v3209;
-        const uint v3221 = v3220 - v74;
-        out[v3221] = v3218;
-      }
-    }
-    const uint v3222 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3223 = v2341 + v3222;
-    const uint v3224 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3225 = v75 + v3224;
-    const bool v3226 = v3223 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3227 = v3225 < v76;
-    const bool v3228 = v3226 && v3227;
-    if (v3228) {
-      const float v3229 = v2241.m[1][11].thread_elements()[1];
-      const bool v3230 = v3223 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3231 = v3225 - v74;
-      const bool v3232 = v3231 < v2;
-      const bool v3233 = v3230 && v3232;
-      if (v3233) {
-        const bfloat v3234 = bfloat(v3229);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3235 = v3223 * v2;
-        const uint v3236 = v3235 + v3225;
-        const uint v3237 = v3236 - v74;
-        out[v3237] = v3234;
-      }
-    }
-    const uint v3238 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3239 = v2341 + v3238;
-    const uint v3240 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3241 = v75 + v3240;
-    const bool v3242 = v3239 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3243 = v3241 < v76;
-    const bool v3244 = v3242 && v3243;
-    if (v3244) {
-      const float v3245 = v2241.m[1][12].thread_elements()[0];
-      const bool v3246 = v3239 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3247 = v3241 - v74;
-      const bool v3248 = v3247 < v2;
-      const bool v3249 = v3246 && v3248;
-      if (v3249) {
-        const bfloat v3250 = bfloat(v3245);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3251 = v3239 * v2;
-        const uint v3252 = v3251 + v3241;
-        const uint v3253 = v3252 - v74;
-        out[v3253] = v3250;
-      }
-    }
-    const uint v3254 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3255 = v2341 + v3254;
-    const uint v3256 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3257 = v75 + v3256;
-    const bool v3258 = v3255 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3259 = v3257 < v76;
-    const bool v3260 = v3258 && v3259;
-    if (v3260) {
-      const float v3261 = v2241.m[1][12].thread_elements()[1];
-      const bool v3262 = v3255 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3263 = v3257 - v74;
-      const bool v3264 = v3263 < v2;
-      const bool v3265 = v3262 && v3264;
-      if (v3265) {
-        const bfloat v3266 = bfloat(v3261);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3267 = v3255 * v2;
-        const uint v3268 = v3267 + v3257;
-        const uint v3269 = v3268 - v74;
-        out[v3269] = v3266;
-      }
-    }
-    const uint v3270 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3271 = v2341 + v3270;
-    const uint v3272 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3273 = v75 + v3272;
-    const bool v3274 = v3271 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3275 = v3273 < v76;
-    const bool v3276 = v3274 && v3275;
-    if (v3276) {
-      const float v3277 = v2241.m[1][13].thread_elements()[0];
-      const bool v3278 = v3271 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3279 = v3273 - v74;
-      const bool v3280 = v3279 < v2;
-      const bool v3281 = v3278 && v3280;
-      if (v3281) {
-        const bfloat v3282 = bfloat(v3277);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3283 = v3271 * v2;
-        const uint v3284 = v3283 + v3273;
-        const uint v3285 = v3284 - v74;
-        out[v3285] = v3282;
-      }
-    }
-    const uint v3286 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3287 = v2341 + v3286;
-    const uint v3288 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3289 = v75 + v3288;
-    const bool v3290 = v3287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3291 = v3289 < v76;
-    const bool v3292 = v3290 && v3291;
-    if (v3292) {
-      const float v3293 = v2241.m[1][13].thread_elements()[1];
-      const bool v3294 = v3287 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3295 = v3289 - v74;
-      const bool v3296 = v3295 < v2;
-      const bool v3297 = v3294 && v3296;
-      if (v3297) {
-        const bfloat v3298 = bfloat(v3293);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3299 = v3287 * v2;
-        const uint v3300 = v3299 + v3289;
-        const uint v3301 = v3300 - v74;
-        out[v3301] = v3298;
-      }
-    }
-    const uint v3302 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3303 = v2341 + v3302;
-    const uint v3304 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3305 = v75 + v3304;
-    const bool v3306 = v3303 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3307 = v3305 < v76;
-    const bool v3308 = v3306 && v3307;
-    if (v3308) {
-      const float v3309 = v2241.m[1][14].thread_elements()[0];
-      const bool v3310 = v3303 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3311 = v3305 - v74;
-      const bool v3312 = v3311 < v2;
-      const bool v3313 = v3310 && v3312;
-      if (v3313) {
-        const bfloat v3314 = bfloat(v3309);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3315 = v3303 * v2;
-        const uint v3316 = v3315 + v3305;
-        const uint v3317 = v3316 - v74;
-        out[v3317] = v3314;
-      }
-    }
-    const uint v3318 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3319 = v2341 + v3318;
-    const uint v3320 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3321 = v75 + v3320;
-    const bool v3322 = v3319 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3323 = v3321 < v76;
-    const bool v3324 = v3322 && v3323;
-    if (v3324) {
-      const float v3325 = v2241.m[1][14].thread_elements()[1];
-      const bool v3326 = v3319 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3327 = v3321 - v74;
-      const bool v3328 = v3327 < v2;
-      const bool v3329 = v3326 && v3328;
-      if (v3329) {
-        const bfloat v3330 = bfloat(v3325);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3331 = v3319 * v2;
-        const uint v3332 = v3331 + v3321;
-        const uint v3333 = v3332 - v74;
-        out[v3333] = v3330;
-      }
-    }
-    const uint v3334 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3335 = v2341 + v3334;
-    const uint v3336 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3337 = v75 + v3336;
-    const bool v3338 = v3335 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3339 = v3337 < v76;
-    const bool v3340 = v3338 && v3339;
-    if (v3340) {
-      const float v3341 = v2241.m[1][15].thread_elements()[0];
-      const bool v3342 = v3335 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3343 = v3337 - v74;
-      const bool v3344 = v3343 < v2;
-      const bool v3345 = v3342 && v3344;
-      if (v3345) {
-        const bfloat v3346 = bfloat(v3341);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3347 = v3335 * v2;
-        const uint v3348 = v3347 + v3337;
-        const uint v3349 = v3348 - v74;
-        out[v3349] = v3346;
-      }
-    }
-    const uint v3350 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3351 = v2341 + v3350;
-    const uint v3352 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3353 = v75 + v3352;
-    const bool v3354 = v3351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3355 = v3353 < v76;
-    const bool v3356 = v3354 && v3355;
-    if (v3356) {
-      const float v3357 = v2241.m[1][15].thread_elements()[1];
-      const bool v3358 = v3351 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3359 = v3353 - v74;
-      const bool v3360 = v3359 < v2;
-      const bool v3361 = v3358 && v3360;
-      if (v3361) {
-        const bfloat v3362 = bfloat(v3357);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3363 = v3351 * v2;
-        const uint v3364 = v3363 + v3353;
-        const uint v3365 = v3364 - v74;
-        out[v3365] = v3362;
-      }
-    }
-    const uint v3367 = v75 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:111
-    iron_frag<float, 16, 128> v3374;  // kernels/gemm/gemm_warpgroup.hpp:54
-    iron_frag_fill(v3374, float(0.0f));
-    if (v2245) {  // kernels/gemm/gemm_warpgroup.hpp:60
-      const uint v5081 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:64
-      const uint v5083 = v2236 << 5u;
-      const uint v5084 = v5083 + v5081;
-      const uint v5088 = v5084 >> 3u;
-      const uint v5090 = v5084 & 7u;
-      const uint v5092 = v5090 << 3u;
-      const uint v5093 = v71 + v5088;
-      const bool v5095 = v5093 < v0;
-      const uint v5098 = v5093 * v3;
-      const uint v5103 = v5088 << 6u;
-      const uint v5107 = v5084 + 256u;
-      const uint v5109 = v5107 >> 3u;
-      const uint v5111 = v5107 & 7u;
-      const uint v5113 = v5111 << 3u;
-      const uint v5114 = v71 + v5109;
-      const bool v5116 = v5114 < v0;
-      const uint v5119 = v5114 * v3;
-      const uint v5124 = v5109 << 6u;
-      const uint v5128 = v5084 + 512u;
-      const uint v5130 = v5128 >> 3u;
-      const uint v5132 = v5128 & 7u;
-      const uint v5134 = v5132 << 3u;
-      const uint v5135 = v71 + v5130;
-      const bool v5137 = v5135 < v0;
-      const uint v5140 = v5135 * v3;
-      const uint v5145 = v5130 << 6u;
-      const uint v5149 = v5084 + 768u;
-      const uint v5151 = v5149 >> 3u;
-      const uint v5153 = v5149 & 7u;
-      const uint v5155 = v5153 << 3u;
-      const uint v5156 = v71 + v5151;
-      const bool v5158 = v5156 < v0;
-      const uint v5161 = v5156 * v3;
-      const uint v5166 = v5151 << 6u;
-      const uint v5185 = v3367 + v5088;  // kernels/gemm/gemm_warpgroup.hpp:65
-      const bool v5187 = v5185 < v76;
-      const uint v5190 = v5185 * v3;
-      const uint v5206 = v3367 + v5109;
-      const bool v5208 = v5206 < v76;
-      const uint v5211 = v5206 * v3;
-      const uint v5227 = v3367 + v5130;
-      const bool v5229 = v5227 < v76;
-      const uint v5232 = v5227 * v3;
-      const uint v5248 = v3367 + v5151;
-      const bool v5250 = v5248 < v76;
-      const uint v5253 = v5248 * v3;
-      const uint v5270 = v2339 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const uint v5368 = v2337 << 6u;
+    const uint v2340 = v2240 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:83
+    const uint v2341 = v2340 << 4u;
+    const uint v2343 = v2241 << 6u;
+    const uint v2344 = v75 + v2343;
+    const uint v2345 = v2344 + v2341;
+    const uint v2346 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2347 = v2345 + v2346;
+    const uint v2348 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2349 = v79 + v2348;
+    const bool v2350 = v2347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2351 = v2349 < v80;
+    const bool v2352 = v2350 && v2351;
+    if (v2352) {
+      const float v2353 = v2245.m[0][0].thread_elements()[0];
+      const bool v2354 = v2347 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2355 = v2349 - v78;
+      const bool v2356 = v2355 < v2;
+      const bool v2357 = v2354 && v2356;
+      if (v2357) {
+        const bfloat v2358 = bfloat(v2353);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2359 = v2347 * v2;
+        const uint v2360 = v2359 + v2349;
+        const uint v2361 = v2360 - v78;
+        out[v2361] = v2358;
+      }
+    }
+    const uint v2362 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2363 = v2345 + v2362;
+    const uint v2364 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2365 = v79 + v2364;
+    const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2367 = v2365 < v80;
+    const bool v2368 = v2366 && v2367;
+    if (v2368) {
+      const float v2369 = v2245.m[0][0].thread_elements()[1];
+      const bool v2370 = v2363 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2371 = v2365 - v78;
+      const bool v2372 = v2371 < v2;
+      const bool v2373 = v2370 && v2372;
+      if (v2373) {
+        const bfloat v2374 = bfloat(v2369);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2375 = v2363 * v2;
+        const uint v2376 = v2375 + v2365;
+        const uint v2377 = v2376 - v78;
+        out[v2377] = v2374;
+      }
+    }
+    const uint v2378 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2379 = v2345 + v2378;
+    const uint v2380 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2381 = v79 + v2380;
+    const bool v2382 = v2379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2383 = v2381 < v80;
+    const bool v2384 = v2382 && v2383;
+    if (v2384) {
+      const float v2385 = v2245.m[0][1].thread_elements()[0];
+      const bool v2386 = v2379 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2387 = v2381 - v78;
+      const bool v2388 = v2387 < v2;
+      const bool v2389 = v2386 && v2388;
+      if (v2389) {
+        const bfloat v2390 = bfloat(v2385);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2391 = v2379 * v2;
+        const uint v2392 = v2391 + v2381;
+        const uint v2393 = v2392 - v78;
+        out[v2393] = v2390;
+      }
+    }
+    const uint v2394 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2395 = v2345 + v2394;
+    const uint v2396 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2397 = v79 + v2396;
+    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2399 = v2397 < v80;
+    const bool v2400 = v2398 && v2399;
+    if (v2400) {
+      const float v2401 = v2245.m[0][1].thread_elements()[1];
+      const bool v2402 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2403 = v2397 - v78;
+      const bool v2404 = v2403 < v2;
+      const bool v2405 = v2402 && v2404;
+      if (v2405) {
+        const bfloat v2406 = bfloat(v2401);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2407 = v2395 * v2;
+        const uint v2408 = v2407 + v2397;
+        const uint v2409 = v2408 - v78;
+        out[v2409] = v2406;
+      }
+    }
+    const uint v2410 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2411 = v2345 + v2410;
+    const uint v2412 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2413 = v79 + v2412;
+    const bool v2414 = v2411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2415 = v2413 < v80;
+    const bool v2416 = v2414 && v2415;
+    if (v2416) {
+      const float v2417 = v2245.m[0][2].thread_elements()[0];
+      const bool v2418 = v2411 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2419 = v2413 - v78;
+      const bool v2420 = v2419 < v2;
+      const bool v2421 = v2418 && v2420;
+      if (v2421) {
+        const bfloat v2422 = bfloat(v2417);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2423 = v2411 * v2;
+        const uint v2424 = v2423 + v2413;
+        const uint v2425 = v2424 - v78;
+        out[v2425] = v2422;
+      }
+    }
+    const uint v2426 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2427 = v2345 + v2426;
+    const uint v2428 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2429 = v79 + v2428;
+    const bool v2430 = v2427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2431 = v2429 < v80;
+    const bool v2432 = v2430 && v2431;
+    if (v2432) {
+      const float v2433 = v2245.m[0][2].thread_elements()[1];
+      const bool v2434 = v2427 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2435 = v2429 - v78;
+      const bool v2436 = v2435 < v2;
+      const bool v2437 = v2434 && v2436;
+      if (v2437) {
+        const bfloat v2438 = bfloat(v2433);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2439 = v2427 * v2;
+        const uint v2440 = v2439 + v2429;
+        const uint v2441 = v2440 - v78;
+        out[v2441] = v2438;
+      }
+    }
+    const uint v2442 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2443 = v2345 + v2442;
+    const uint v2444 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2445 = v79 + v2444;
+    const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2447 = v2445 < v80;
+    const bool v2448 = v2446 && v2447;
+    if (v2448) {
+      const float v2449 = v2245.m[0][3].thread_elements()[0];
+      const bool v2450 = v2443 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2451 = v2445 - v78;
+      const bool v2452 = v2451 < v2;
+      const bool v2453 = v2450 && v2452;
+      if (v2453) {
+        const bfloat v2454 = bfloat(v2449);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2455 = v2443 * v2;
+        const uint v2456 = v2455 + v2445;
+        const uint v2457 = v2456 - v78;
+        out[v2457] = v2454;
+      }
+    }
+    const uint v2458 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2459 = v2345 + v2458;
+    const uint v2460 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2461 = v79 + v2460;
+    const bool v2462 = v2459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2463 = v2461 < v80;
+    const bool v2464 = v2462 && v2463;
+    if (v2464) {
+      const float v2465 = v2245.m[0][3].thread_elements()[1];
+      const bool v2466 = v2459 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2467 = v2461 - v78;
+      const bool v2468 = v2467 < v2;
+      const bool v2469 = v2466 && v2468;
+      if (v2469) {
+        const bfloat v2470 = bfloat(v2465);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2471 = v2459 * v2;
+        const uint v2472 = v2471 + v2461;
+        const uint v2473 = v2472 - v78;
+        out[v2473] = v2470;
+      }
+    }
+    const uint v2474 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2475 = v2345 + v2474;
+    const uint v2476 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2477 = v79 + v2476;
+    const bool v2478 = v2475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2479 = v2477 < v80;
+    const bool v2480 = v2478 && v2479;
+    if (v2480) {
+      const float v2481 = v2245.m[0][4].thread_elements()[0];
+      const bool v2482 = v2475 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2483 = v2477 - v78;
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2482 && v2484;
+      if (v2485) {
+        const bfloat v2486 = bfloat(v2481);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2487 = v2475 * v2;
+        const uint v2488 = v2487 + v2477;
+        const uint v2489 = v2488 - v78;
+        out[v2489] = v2486;
+      }
+    }
+    const uint v2490 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2491 = v2345 + v2490;
+    const uint v2492 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2493 = v79 + v2492;
+    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2495 = v2493 < v80;
+    const bool v2496 = v2494 && v2495;
+    if (v2496) {
+      const float v2497 = v2245.m[0][4].thread_elements()[1];
+      const bool v2498 = v2491 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2499 = v2493 - v78;
+      const bool v2500 = v2499 < v2;
+      const bool v2501 = v2498 && v2500;
+      if (v2501) {
+        const bfloat v2502 = bfloat(v2497);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2503 = v2491 * v2;
+        const uint v2504 = v2503 + v2493;
+        const uint v2505 = v2504 - v78;
+        out[v2505] = v2502;
+      }
+    }
+    const uint v2506 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2507 = v2345 + v2506;
+    const uint v2508 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2509 = v79 + v2508;
+    const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2511 = v2509 < v80;
+    const bool v2512 = v2510 && v2511;
+    if (v2512) {
+      const float v2513 = v2245.m[0][5].thread_elements()[0];
+      const bool v2514 = v2507 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2515 = v2509 - v78;
+      const bool v2516 = v2515 < v2;
+      const bool v2517 = v2514 && v2516;
+      if (v2517) {
+        const bfloat v2518 = bfloat(v2513);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2519 = v2507 * v2;
+        const uint v2520 = v2519 + v2509;
+        const uint v2521 = v2520 - v78;
+        out[v2521] = v2518;
+      }
+    }
+    const uint v2522 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2523 = v2345 + v2522;
+    const uint v2524 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2525 = v79 + v2524;
+    const bool v2526 = v2523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2527 = v2525 < v80;
+    const bool v2528 = v2526 && v2527;
+    if (v2528) {
+      const float v2529 = v2245.m[0][5].thread_elements()[1];
+      const bool v2530 = v2523 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2531 = v2525 - v78;
+      const bool v2532 = v2531 < v2;
+      const bool v2533 = v2530 && v2532;
+      if (v2533) {
+        const bfloat v2534 = bfloat(v2529);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2535 = v2523 * v2;
+        const uint v2536 = v2535 + v2525;
+        const uint v2537 = v2536 - v78;
+        out[v2537] = v2534;
+      }
+    }
+    const uint v2538 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2539 = v2345 + v2538;
+    const uint v2540 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2541 = v79 + v2540;
+    const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2543 = v2541 < v80;
+    const bool v2544 = v2542 && v2543;
+    if (v2544) {
+      const float v2545 = v2245.m[0][6].thread_elements()[0];
+      const bool v2546 = v2539 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2547 = v2541 - v78;
+      const bool v2548 = v2547 < v2;
+      const bool v2549 = v2546 && v2548;
+      if (v2549) {
+        const bfloat v2550 = bfloat(v2545);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2551 = v2539 * v2;
+        const uint v2552 = v2551 + v2541;
+        const uint v2553 = v2552 - v78;
+        out[v2553] = v2550;
+      }
+    }
+    const uint v2554 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2555 = v2345 + v2554;
+    const uint v2556 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2557 = v79 + v2556;
+    const bool v2558 = v2555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2559 = v2557 < v80;
+    const bool v2560 = v2558 && v2559;
+    if (v2560) {
+      const float v2561 = v2245.m[0][6].thread_elements()[1];
+      const bool v2562 = v2555 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2563 = v2557 - v78;
+      const bool v2564 = v2563 < v2;
+      const bool v2565 = v2562 && v2564;
+      if (v2565) {
+        const bfloat v2566 = bfloat(v2561);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2567 = v2555 * v2;
+        const uint v2568 = v2567 + v2557;
+        const uint v2569 = v2568 - v78;
+        out[v2569] = v2566;
+      }
+    }
+    const uint v2570 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2571 = v2345 + v2570;
+    const uint v2572 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2573 = v79 + v2572;
+    const bool v2574 = v2571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2575 = v2573 < v80;
+    const bool v2576 = v2574 && v2575;
+    if (v2576) {
+      const float v2577 = v2245.m[0][7].thread_elements()[0];
+      const bool v2578 = v2571 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2579 = v2573 - v78;
+      const bool v2580 = v2579 < v2;
+      const bool v2581 = v2578 && v2580;
+      if (v2581) {
+        const bfloat v2582 = bfloat(v2577);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2583 = v2571 * v2;
+        const uint v2584 = v2583 + v2573;
+        const uint v2585 = v2584 - v78;
+        out[v2585] = v2582;
+      }
+    }
+    const uint v2586 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2587 = v2345 + v2586;
+    const uint v2588 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2589 = v79 + v2588;
+    const bool v2590 = v2587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2591 = v2589 < v80;
+    const bool v2592 = v2590 && v2591;
+    if (v2592) {
+      const float v2593 = v2245.m[0][7].thread_elements()[1];
+      const bool v2594 = v2587 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2595 = v2589 - v78;
+      const bool v2596 = v2595 < v2;
+      const bool v2597 = v2594 && v2596;
+      if (v2597) {
+        const bfloat v2598 = bfloat(v2593);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2599 = v2587 * v2;
+        const uint v2600 = v2599 + v2589;
+        const uint v2601 = v2600 - v78;
+        out[v2601] = v2598;
+      }
+    }
+    const uint v2602 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2603 = v2345 + v2602;
+    const uint v2604 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2605 = v79 + v2604;
+    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2607 = v2605 < v80;
+    const bool v2608 = v2606 && v2607;
+    if (v2608) {
+      const float v2609 = v2245.m[0][8].thread_elements()[0];
+      const bool v2610 = v2603 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2611 = v2605 - v78;
+      const bool v2612 = v2611 < v2;
+      const bool v2613 = v2610 && v2612;
+      if (v2613) {
+        const bfloat v2614 = bfloat(v2609);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2615 = v2603 * v2;
+        const uint v2616 = v2615 + v2605;
+        const uint v2617 = v2616 - v78;
+        out[v2617] = v2614;
+      }
+    }
+    const uint v2618 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2619 = v2345 + v2618;
+    const uint v2620 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2621 = v79 + v2620;
+    const bool v2622 = v2619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2623 = v2621 < v80;
+    const bool v2624 = v2622 && v2623;
+    if (v2624) {
+      const float v2625 = v2245.m[0][8].thread_elements()[1];
+      const bool v2626 = v2619 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2627 = v2621 - v78;
+      const bool v2628 = v2627 < v2;
+      const bool v2629 = v2626 && v2628;
+      if (v2629) {
+        const bfloat v2630 = bfloat(v2625);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2631 = v2619 * v2;
+        const uint v2632 = v2631 + v2621;
+        const uint v2633 = v2632 - v78;
+        out[v2633] = v2630;
+      }
+    }
+    const uint v2634 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2635 = v2345 + v2634;
+    const uint v2636 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2637 = v79 + v2636;
+    const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2639 = v2637 < v80;
+    const bool v2640 = v2638 && v2639;
+    if (v2640) {
+      const float v2641 = v2245.m[0][9].thread_elements()[0];
+      const bool v2642 = v2635 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2643 = v2637 - v78;
+      const bool v2644 = v2643 < v2;
+      const bool v2645 = v2642 && v2644;
+      if (v2645) {
+        const bfloat v2646 = bfloat(v2641);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2647 = v2635 * v2;
+        const uint v2648 = v2647 + v2637;
+        const uint v2649 = v2648 - v78;
+        out[v2649] = v2646;
+      }
+    }
+    const uint v2650 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2651 = v2345 + v2650;
+    const uint v2652 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2653 = v79 + v2652;
+    const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2655 = v2653 < v80;
+    const bool v2656 = v2654 && v2655;
+    if (v2656) {
+      const float v2657 = v2245.m[0][9].thread_elements()[1];
+      const bool v2658 = v2651 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2659 = v2653 - v78;
+      const bool v2660 = v2659 < v2;
+      const bool v2661 = v2658 && v2660;
+      if (v2661) {
+        const bfloat v2662 = bfloat(v2657);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2663 = v2651 * v2;
+        const uint v2664 = v2663 + v2653;
+        const uint v2665 = v2664 - v78;
+        out[v2665] = v2662;
+      }
+    }
+    const uint v2666 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2667 = v2345 + v2666;
+    const uint v2668 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2669 = v79 + v2668;
+    const bool v2670 = v2667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2671 = v2669 < v80;
+    const bool v2672 = v2670 && v2671;
+    if (v2672) {
+      const float v2673 = v2245.m[0][10].thread_elements()[0];
+      const bool v2674 = v2667 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2675 = v2669 - v78;
+      const bool v2676 = v2675 < v2;
+      const bool v2677 = v2674 && v2676;
+      if (v2677) {
+        const bfloat v2678 = bfloat(v2673);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2679 = v2667 * v2;
+        const uint v2680 = v2679 + v2669;
+        const uint v2681 = v2680 - v78;
+        out[v2681] = v2678;
+      }
+    }
+    const uint v2682 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2683 = v2345 + v2682;
+    const uint v2684 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2685 = v79 + v2684;
+    const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2687 = v2685 < v80;
+    const bool v2688 = v2686 && v2687;
+    if (v2688) {
+      const float v2689 = v2245.m[0][10].thread_elements()[1];
+      const bool v2690 = v2683 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2691 = v2685 - v78;
+      const bool v2692 = v2691 < v2;
+      const bool v2693 = v2690 && v2692;
+      if (v2693) {
+        const bfloat v2694 = bfloat(v2689);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2695 = v2683 * v2;
+        const uint v2696 = v2695 + v2685;
+        const uint v2697 = v2696 - v78;
+        out[v2697] = v2694;
+      }
+    }
+    const uint v2698 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2699 = v2345 + v2698;
+    const uint v2700 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2701 = v79 + v2700;
+    const bool v2702 = v2699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2703 = v2701 < v80;
+    const bool v2704 = v2702 && v2703;
+    if (v2704) {
+      const float v2705 = v2245.m[0][11].thread_elements()[0];
+      const bool v2706 = v2699 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2707 = v2701 - v78;
+      const bool v2708 = v2707 < v2;
+      const bool v2709 = v2706 && v2708;
+      if (v2709) {
+        const bfloat v2710 = bfloat(v2705);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2711 = v2699 * v2;
+        const uint v2712 = v2711 + v2701;
+        const uint v2713 = v2712 - v78;
+        out[v2713] = v2710;
+      }
+    }
+    const uint v2714 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2715 = v2345 + v2714;
+    const uint v2716 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2717 = v79 + v2716;
+    const bool v2718 = v2715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2719 = v2717 < v80;
+    const bool v2720 = v2718 && v2719;
+    if (v2720) {
+      const float v2721 = v2245.m[0][11].thread_elements()[1];
+      const bool v2722 = v2715 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2723 = v2717 - v78;
+      const bool v2724 = v2723 < v2;
+      const bool v2725 = v2722 && v2724;
+      if (v2725) {
+        const bfloat v2726 = bfloat(v2721);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2727 = v2715 * v2;
+        const uint v2728 = v2727 + v2717;
+        const uint v2729 = v2728 - v78;
+        out[v2729] = v2726;
+      }
+    }
+    const uint v2730 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2731 = v2345 + v2730;
+    const uint v2732 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2733 = v79 + v2732;
+    const bool v2734 = v2731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2735 = v2733 < v80;
+    const bool v2736 = v2734 && v2735;
+    if (v2736) {
+      const float v2737 = v2245.m[0][12].thread_elements()[0];
+      const bool v2738 = v2731 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2739 = v2733 - v78;
+      const bool v2740 = v2739 < v2;
+      const bool v2741 = v2738 && v2740;
+      if (v2741) {
+        const bfloat v2742 = bfloat(v2737);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2743 = v2731 * v2;
+        const uint v2744 = v2743 + v2733;
+        const uint v2745 = v2744 - v78;
+        out[v2745] = v2742;
+      }
+    }
+    const uint v2746 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2747 = v2345 + v2746;
+    const uint v2748 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2749 = v79 + v2748;
+    const bool v2750 = v2747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2751 = v2749 < v80;
+    const bool v2752 = v2750 && v2751;
+    if (v2752) {
+      const float v2753 = v2245.m[0][12].thread_elements()[1];
+      const bool v2754 = v2747 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2755 = v2749 - v78;
+      const bool v2756 = v2755 < v2;
+      const bool v2757 = v2754 && v2756;
+      if (v2757) {
+        const bfloat v2758 = bfloat(v2753);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2759 = v2747 * v2;
+        const uint v2760 = v2759 + v2749;
+        const uint v2761 = v2760 - v78;
+        out[v2761] = v2758;
+      }
+    }
+    const uint v2762 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2763 = v2345 + v2762;
+    const uint v2764 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2765 = v79 + v2764;
+    const bool v2766 = v2763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2767 = v2765 < v80;
+    const bool v2768 = v2766 && v2767;
+    if (v2768) {
+      const float v2769 = v2245.m[0][13].thread_elements()[0];
+      const bool v2770 = v2763 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2771 = v2765 - v78;
+      const bool v2772 = v2771 < v2;
+      const bool v2773 = v2770 && v2772;
+      if (v2773) {
+        const bfloat v2774 = bfloat(v2769);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2775 = v2763 * v2;
+        const uint v2776 = v2775 + v2765;
+        const uint v2777 = v2776 - v78;
+        out[v2777] = v2774;
+      }
+    }
+    const uint v2778 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2779 = v2345 + v2778;
+    const uint v2780 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2781 = v79 + v2780;
+    const bool v2782 = v2779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2783 = v2781 < v80;
+    const bool v2784 = v2782 && v2783;
+    if (v2784) {
+      const float v2785 = v2245.m[0][13].thread_elements()[1];
+      const bool v2786 = v2779 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2787 = v2781 - v78;
+      const bool v2788 = v2787 < v2;
+      const bool v2789 = v2786 && v2788;
+      if (v2789) {
+        const bfloat v2790 = bfloat(v2785);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2791 = v2779 * v2;
+        const uint v2792 = v2791 + v2781;
+        const uint v2793 = v2792 - v78;
+        out[v2793] = v2790;
+      }
+    }
+    const uint v2794 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2795 = v2345 + v2794;
+    const uint v2796 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2797 = v79 + v2796;
+    const bool v2798 = v2795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2799 = v2797 < v80;
+    const bool v2800 = v2798 && v2799;
+    if (v2800) {
+      const float v2801 = v2245.m[0][14].thread_elements()[0];
+      const bool v2802 = v2795 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2803 = v2797 - v78;
+      const bool v2804 = v2803 < v2;
+      const bool v2805 = v2802 && v2804;
+      if (v2805) {
+        const bfloat v2806 = bfloat(v2801);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2807 = v2795 * v2;
+        const uint v2808 = v2807 + v2797;
+        const uint v2809 = v2808 - v78;
+        out[v2809] = v2806;
+      }
+    }
+    const uint v2810 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2811 = v2345 + v2810;
+    const uint v2812 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2813 = v79 + v2812;
+    const bool v2814 = v2811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2815 = v2813 < v80;
+    const bool v2816 = v2814 && v2815;
+    if (v2816) {
+      const float v2817 = v2245.m[0][14].thread_elements()[1];
+      const bool v2818 = v2811 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2819 = v2813 - v78;
+      const bool v2820 = v2819 < v2;
+      const bool v2821 = v2818 && v2820;
+      if (v2821) {
+        const bfloat v2822 = bfloat(v2817);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2823 = v2811 * v2;
+        const uint v2824 = v2823 + v2813;
+        const uint v2825 = v2824 - v78;
+        out[v2825] = v2822;
+      }
+    }
+    const uint v2826 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2827 = v2345 + v2826;
+    const uint v2828 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2829 = v79 + v2828;
+    const bool v2830 = v2827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2831 = v2829 < v80;
+    const bool v2832 = v2830 && v2831;
+    if (v2832) {
+      const float v2833 = v2245.m[0][15].thread_elements()[0];
+      const bool v2834 = v2827 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2835 = v2829 - v78;
+      const bool v2836 = v2835 < v2;
+      const bool v2837 = v2834 && v2836;
+      if (v2837) {
+        const bfloat v2838 = bfloat(v2833);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2839 = v2827 * v2;
+        const uint v2840 = v2839 + v2829;
+        const uint v2841 = v2840 - v78;
+        out[v2841] = v2838;
+      }
+    }
+    const uint v2842 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2843 = v2345 + v2842;
+    const uint v2844 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2845 = v79 + v2844;
+    const bool v2846 = v2843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2847 = v2845 < v80;
+    const bool v2848 = v2846 && v2847;
+    if (v2848) {
+      const float v2849 = v2245.m[0][15].thread_elements()[1];
+      const bool v2850 = v2843 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2851 = v2845 - v78;
+      const bool v2852 = v2851 < v2;
+      const bool v2853 = v2850 && v2852;
+      if (v2853) {
+        const bfloat v2854 = bfloat(v2849);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2855 = v2843 * v2;
+        const uint v2856 = v2855 + v2845;
+        const uint v2857 = v2856 - v78;
+        out[v2857] = v2854;
+      }
+    }
+    const uint v2858 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2859 = v2345 + v2858;
+    const uint v2860 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2861 = v79 + v2860;
+    const bool v2862 = v2859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2863 = v2861 < v80;
+    const bool v2864 = v2862 && v2863;
+    if (v2864) {
+      const float v2865 = v2245.m[1][0].thread_elements()[0];
+      const bool v2866 = v2859 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2867 = v2861 - v78;
+      const bool v2868 = v2867 < v2;
+      const bool v2869 = v2866 && v2868;
+      if (v2869) {
+        const bfloat v2870 = bfloat(v2865);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2871 = v2859 * v2;
+        const uint v2872 = v2871 + v2861;
+        const uint v2873 = v2872 - v78;
+        out[v2873] = v2870;
+      }
+    }
+    const uint v2874 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2875 = v2345 + v2874;
+    const uint v2876 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2877 = v79 + v2876;
+    const bool v2878 = v2875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2879 = v2877 < v80;
+    const bool v2880 = v2878 && v2879;
+    if (v2880) {
+      const float v2881 = v2245.m[1][0].thread_elements()[1];
+      const bool v2882 = v2875 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2883 = v2877 - v78;
+      const bool v2884 = v2883 < v2;
+      const bool v2885 = v2882 && v2884;
+      if (v2885) {
+        const bfloat v2886 = bfloat(v2881);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2887 = v2875 * v2;
+        const uint v2888 = v2887 + v2877;
+        const uint v2889 = v2888 - v78;
+        out[v2889] = v2886;
+      }
+    }
+    const uint v2890 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2891 = v2345 + v2890;
+    const uint v2892 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2893 = v79 + v2892;
+    const bool v2894 = v2891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2895 = v2893 < v80;
+    const bool v2896 = v2894 && v2895;
+    if (v2896) {
+      const float v2897 = v2245.m[1][1].thread_elements()[0];
+      const bool v2898 = v2891 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2899 = v2893 - v78;
+      const bool v2900 = v2899 < v2;
+      const bool v2901 = v2898 && v2900;
+      if (v2901) {
+        const bfloat v2902 = bfloat(v2897);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2903 = v2891 * v2;
+        const uint v2904 = v2903 + v2893;
+        const uint v2905 = v2904 - v78;
+        out[v2905] = v2902;
+      }
+    }
+    const uint v2906 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2907 = v2345 + v2906;
+    const uint v2908 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2909 = v79 + v2908;
+    const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2911 = v2909 < v80;
+    const bool v2912 = v2910 && v2911;
+    if (v2912) {
+      const float v2913 = v2245.m[1][1].thread_elements()[1];
+      const bool v2914 = v2907 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2915 = v2909 - v78;
+      const bool v2916 = v2915 < v2;
+      const bool v2917 = v2914 && v2916;
+      if (v2917) {
+        const bfloat v2918 = bfloat(v2913);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2919 = v2907 * v2;
+        const uint v2920 = v2919 + v2909;
+        const uint v2921 = v2920 - v78;
+        out[v2921] = v2918;
+      }
+    }
+    const uint v2922 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2923 = v2345 + v2922;
+    const uint v2924 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2925 = v79 + v2924;
+    const bool v2926 = v2923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2927 = v2925 < v80;
+    const bool v2928 = v2926 && v2927;
+    if (v2928) {
+      const float v2929 = v2245.m[1][2].thread_elements()[0];
+      const bool v2930 = v2923 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2931 = v2925 - v78;
+      const bool v2932 = v2931 < v2;
+      const bool v2933 = v2930 && v2932;
+      if (v2933) {
+        const bfloat v2934 = bfloat(v2929);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2935 = v2923 * v2;
+        const uint v2936 = v2935 + v2925;
+        const uint v2937 = v2936 - v78;
+        out[v2937] = v2934;
+      }
+    }
+    const uint v2938 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2939 = v2345 + v2938;
+    const uint v2940 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2941 = v79 + v2940;
+    const bool v2942 = v2939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2943 = v2941 < v80;
+    const bool v2944 = v2942 && v2943;
+    if (v2944) {
+      const float v2945 = v2245.m[1][2].thread_elements()[1];
+      const bool v2946 = v2939 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2947 = v2941 - v78;
+      const bool v2948 = v2947 < v2;
+      const bool v2949 = v2946 && v2948;
+      if (v2949) {
+        const bfloat v2950 = bfloat(v2945);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2951 = v2939 * v2;
+        const uint v2952 = v2951 + v2941;
+        const uint v2953 = v2952 - v78;
+        out[v2953] = v2950;
+      }
+    }
+    const uint v2954 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2955 = v2345 + v2954;
+    const uint v2956 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2957 = v79 + v2956;
+    const bool v2958 = v2955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2959 = v2957 < v80;
+    const bool v2960 = v2958 && v2959;
+    if (v2960) {
+      const float v2961 = v2245.m[1][3].thread_elements()[0];
+      const bool v2962 = v2955 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2963 = v2957 - v78;
+      const bool v2964 = v2963 < v2;
+      const bool v2965 = v2962 && v2964;
+      if (v2965) {
+        const bfloat v2966 = bfloat(v2961);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2967 = v2955 * v2;
+        const uint v2968 = v2967 + v2957;
+        const uint v2969 = v2968 - v78;
+        out[v2969] = v2966;
+      }
+    }
+    const uint v2970 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2971 = v2345 + v2970;
+    const uint v2972 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2973 = v79 + v2972;
+    const bool v2974 = v2971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2975 = v2973 < v80;
+    const bool v2976 = v2974 && v2975;
+    if (v2976) {
+      const float v2977 = v2245.m[1][3].thread_elements()[1];
+      const bool v2978 = v2971 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2979 = v2973 - v78;
+      const bool v2980 = v2979 < v2;
+      const bool v2981 = v2978 && v2980;
+      if (v2981) {
+        const bfloat v2982 = bfloat(v2977);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2983 = v2971 * v2;
+        const uint v2984 = v2983 + v2973;
+        const uint v2985 = v2984 - v78;
+        out[v2985] = v2982;
+      }
+    }
+    const uint v2986 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v2987 = v2345 + v2986;
+    const uint v2988 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v2989 = v79 + v2988;
+    const bool v2990 = v2987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v2991 = v2989 < v80;
+    const bool v2992 = v2990 && v2991;
+    if (v2992) {
+      const float v2993 = v2245.m[1][4].thread_elements()[0];
+      const bool v2994 = v2987 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v2995 = v2989 - v78;
+      const bool v2996 = v2995 < v2;
+      const bool v2997 = v2994 && v2996;
+      if (v2997) {
+        const bfloat v2998 = bfloat(v2993);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v2999 = v2987 * v2;
+        const uint v3000 = v2999 + v2989;
+        const uint v3001 = v3000 - v78;
+        out[v3001] = v2998;
+      }
+    }
+    const uint v3002 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3003 = v2345 + v3002;
+    const uint v3004 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3005 = v79 + v3004;
+    const bool v3006 = v3003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3007 = v3005 < v80;
+    const bool v3008 = v3006 && v3007;
+    if (v3008) {
+      const float v3009 = v2245.m[1][4].thread_elements()[1];
+      const bool v3010 = v3003 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3011 = v3005 - v78;
+      const bool v3012 = v3011 < v2;
+      const bool v3013 = v3010 && v3012;
+      if (v3013) {
+        const bfloat v3014 = bfloat(v3009);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3015 = v3003 * v2;
+        const uint v3016 = v3015 + v3005;
+        const uint v3017 = v3016 - v78;
+        out[v3017] = v3014;
+      }
+    }
+    const uint v3018 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3019 = v2345 + v3018;
+    const uint v3020 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3021 = v79 + v3020;
+    const bool v3022 = v3019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3023 = v3021 < v80;
+    const bool v3024 = v3022 && v3023;
+    if (v3024) {
+      const float v3025 = v2245.m[1][5].thread_elements()[0];
+      const bool v3026 = v3019 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3027 = v3021 - v78;
+      const bool v3028 = v3027 < v2;
+      const bool v3029 = v3026 && v3028;
+      if (v3029) {
+        const bfloat v3030 = bfloat(v3025);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3031 = v3019 * v2;
+        const uint v3032 = v3031 + v3021;
+        const uint v3033 = v3032 - v78;
+        out[v3033] = v3030;
+      }
+    }
+    const uint v3034 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3035 = v2345 + v3034;
+    const uint v3036 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3037 = v79 + v3036;
+    const bool v3038 = v3035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3039 = v3037 < v80;
+    const bool v3040 = v3038 && v3039;
+    if (v3040) {
+      const float v3041 = v2245.m[1][5].thread_elements()[1];
+      const bool v3042 = v3035 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3043 = v3037 - v78;
+      const bool v3044 = v3043 < v2;
+      const bool v3045 = v3042 && v3044;
+      if (v3045) {
+        const bfloat v3046 = bfloat(v3041);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3047 = v3035 * v2;
+        const uint v3048 = v3047 + v3037;
+        const uint v3049 = v3048 - v78;
+        out[v3049] = v3046;
+      }
+    }
+    const uint v3050 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3051 = v2345 + v3050;
+    const uint v3052 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3053 = v79 + v3052;
+    const bool v3054 = v3051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3055 = v3053 < v80;
+    const bool v3056 = v3054 && v3055;
+    if (v3056) {
+      const float v3057 = v2245.m[1][6].thread_elements()[0];
+      const bool v3058 = v3051 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3059 = v3053 - v78;
+      const bool v3060 = v3059 < v2;
+      const bool v3061 = v3058 && v3060;
+      if (v3061) {
+        const bfloat v3062 = bfloat(v3057);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3063 = v3051 * v2;
+        const uint v3064 = v3063 + v3053;
+        const uint v3065 = v3064 - v78;
+        out[v3065] = v3062;
+      }
+    }
+    const uint v3066 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3067 = v2345 + v3066;
+    const uint v3068 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3069 = v79 + v3068;
+    const bool v3070 = v3067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3071 = v3069 < v80;
+    const bool v3072 = v3070 && v3071;
+    if (v3072) {
+      const float v3073 = v2245.m[1][6].thread_elements()[1];
+      const bool v3074 = v3067 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3075 = v3069 - v78;
+      const bool v3076 = v3075 < v2;
+      const bool v3077 = v3074 && v3076;
+      if (v3077) {
+        const bfloat v3078 = bfloat(v3073);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3079 = v3067 * v2;
+        const uint v3080 = v3079 + v3069;
+        const uint v3081 = v3080 - v78;
+        out[v3081] = v3078;
+      }
+    }
+    const uint v3082 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3083 = v2345 + v3082;
+    const uint v3084 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3085 = v79 + v3084;
+    const bool v3086 = v3083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3087 = v3085 < v80;
+    const bool v3088 = v3086 && v3087;
+    if (v3088) {
+      const float v3089 = v2245.m[1][7].thread_elements()[0];
+      const bool v3090 = v3083 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3091 = v3085 - v78;
+      const bool v3092 = v3091 < v2;
+      const bool v3093 = v3090 && v3092;
+      if (v3093) {
+        const bfloat v3094 = bfloat(v3089);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3095 = v3083 * v2;
+        const uint v3096 = v3095 + v3085;
+        const uint v3097 = v3096 - v78;
+        out[v3097] = v3094;
+      }
+    }
+    const uint v3098 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3099 = v2345 + v3098;
+    const uint v3100 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3101 = v79 + v3100;
+    const bool v3102 = v3099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3103 = v3101 < v80;
+    const bool v3104 = v3102 && v3103;
+    if (v3104) {
+      const float v3105 = v2245.m[1][7].thread_elements()[1];
+      const bool v3106 = v3099 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3107 = v3101 - v78;
+      const bool v3108 = v3107 < v2;
+      const bool v3109 = v3106 && v3108;
+      if (v3109) {
+        const bfloat v3110 = bfloat(v3105);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3111 = v3099 * v2;
+        const uint v3112 = v3111 + v3101;
+        const uint v3113 = v3112 - v78;
+        out[v3113] = v3110;
+      }
+    }
+    const uint v3114 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3115 = v2345 + v3114;
+    const uint v3116 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3117 = v79 + v3116;
+    const bool v3118 = v3115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3119 = v3117 < v80;
+    const bool v3120 = v3118 && v3119;
+    if (v3120) {
+      const float v3121 = v2245.m[1][8].thread_elements()[0];
+      const bool v3122 = v3115 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3123 = v3117 - v78;
+      const bool v3124 = v3123 < v2;
+      const bool v3125 = v3122 && v3124;
+      if (v3125) {
+        const bfloat v3126 = bfloat(v3121);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3127 = v3115 * v2;
+        const uint v3128 = v3127 + v3117;
+        const uint v3129 = v3128 - v78;
+        out[v3129] = v3126;
+      }
+    }
+    const uint v3130 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3131 = v2345 + v3130;
+    const uint v3132 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3133 = v79 + v3132;
+    const bool v3134 = v3131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3135 = v3133 < v80;
+    const bool v3136 = v3134 && v3135;
+    if (v3136) {
+      const float v3137 = v2245.m[1][8].thread_elements()[1];
+      const bool v3138 = v3131 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3139 = v3133 - v78;
+      const bool v3140 = v3139 < v2;
+      const bool v3141 = v3138 && v3140;
+      if (v3141) {
+        const bfloat v3142 = bfloat(v3137);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3143 = v3131 * v2;
+        const uint v3144 = v3143 + v3133;
+        const uint v3145 = v3144 - v78;
+        out[v3145] = v3142;
+      }
+    }
+    const uint v3146 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3147 = v2345 + v3146;
+    const uint v3148 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3149 = v79 + v3148;
+    const bool v3150 = v3147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3151 = v3149 < v80;
+    const bool v3152 = v3150 && v3151;
+    if (v3152) {
+      const float v3153 = v2245.m[1][9].thread_elements()[0];
+      const bool v3154 = v3147 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3155 = v3149 - v78;
+      const bool v3156 = v3155 < v2;
+      const bool v3157 = v3154 && v3156;
+      if (v3157) {
+        const bfloat v3158 = bfloat(v3153);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3159 = v3147 * v2;
+        const uint v3160 = v3159 + v3149;
+        const uint v3161 = v3160 - v78;
+        out[v3161] = v3158;
+      }
+    }
+    const uint v3162 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3163 = v2345 + v3162;
+    const uint v3164 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3165 = v79 + v3164;
+    const bool v3166 = v3163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3167 = v3165 < v80;
+    const bool v3168 = v3166 && v3167;
+    if (v3168) {
+      const float v3169 = v2245.m[1][9].thread_elements()[1];
+      const bool v3170 = v3163 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3171 = v3165 - v78;
+      const bool v3172 = v3171 < v2;
+      const bool v3173 = v3170 && v3172;
+      if (v3173) {
+        const bfloat v3174 = bfloat(v3169);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3175 = v3163 * v2;
+        const uint v3176 = v3175 + v3165;
+        const uint v3177 = v3176 - v78;
+        out[v3177] = v3174;
+      }
+    }
+    const uint v3178 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3179 = v2345 + v3178;
+    const uint v3180 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3181 = v79 + v3180;
+    const bool v3182 = v3179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3183 = v3181 < v80;
+    const bool v3184 = v3182 && v3183;
+    if (v3184) {
+      const float v3185 = v2245.m[1][10].thread_elements()[0];
+      const bool v3186 = v3179 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3187 = v3181 - v78;
+      const bool v3188 = v3187 < v2;
+      const bool v3189 = v3186 && v3188;
+      if (v3189) {
+        const bfloat v3190 = bfloat(v3185);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3191 = v3179 * v2;
+        const uint v3192 = v3191 + v3181;
+        const uint v3193 = v3192 - v78;
+        out[v3193] = v3190;
+      }
+    }
+    const uint v3194 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3195 = v2345 + v3194;
+    const uint v3196 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3197 = v79 + v3196;
+    const bool v3198 = v3195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3199 = v3197 < v80;
+    const bool v3200 = v3198 && v3199;
+    if (v3200) {
+      const float v3201 = v2245.m[1][10].thread_elements()[1];
+      const bool v3202 = v3195 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3203 = v3197 - v78;
+      const bool v3204 = v3203 < v2;
+      const bool v3205 = v3202 && v3204;
+      if (v3205) {
+        const bfloat v3206 = bfloat(v3201);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3207 = v3195 * v2;
+        const uint v3208 = v3207 + v3197;
+        const uint v3209 = v3208 - v78;
+        out[v3209] = v3206;
+      }
+    }
+    const uint v3210 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3211 = v2345 + v3210;
+    const uint v3212 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3213 = v79 + v3212;
+    const bool v3214 = v3211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3215 = v3213 < v80;
+    const bool v3216 = v3214 && v3215;
+    if (v3216) {
+      const float v3217 = v2245.m[1][11].thread_elements()[0];
+      const bool v3218 = v3211 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3219 = v3213 - v78;
+      const bool v3220 = v3219 < v2;
+      const bool v3221 = v3218 && v3220;
+      if (v3221) {
+        const bfloat v3222 = bfloat(v3217);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3223 = v3211 * v2;
+        const uint v3224 = v3223 + v3213;
+        const uint v3225 = v3224 - v78;
+        out[v3225] = v3222;
+      }
+    }
+    const uint v3226 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3227 = v2345 + v3226;
+    const uint v3228 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3229 = v79 + v3228;
+    const bool v3230 = v3227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3231 = v3229 < v80;
+    const bool v3232 = v3230 && v3231;
+    if (v3232) {
+      const float v3233 = v2245.m[1][11].thread_elements()[1];
+      const bool v3234 = v3227 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3235 = v3229 - v78;
+      const bool v3236 = v3235 < v2;
+      const bool v3237 = v3234 && v3236;
+      if (v3237) {
+        const bfloat v3238 = bfloat(v3233);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3239 = v3227 * v2;
+        const uint v3240 = v3239 + v3229;
+        const uint v3241 = v3240 - v78;
+        out[v3241] = v3238;
+      }
+    }
+    const uint v3242 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3243 = v2345 + v3242;
+    const uint v3244 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3245 = v79 + v3244;
+    const bool v3246 = v3243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3247 = v3245 < v80;
+    const bool v3248 = v3246 && v3247;
+    if (v3248) {
+      const float v3249 = v2245.m[1][12].thread_elements()[0];
+      const bool v3250 = v3243 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3251 = v3245 - v78;
+      const bool v3252 = v3251 < v2;
+      const bool v3253 = v3250 && v3252;
+      if (v3253) {
+        const bfloat v3254 = bfloat(v3249);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3255 = v3243 * v2;
+        const uint v3256 = v3255 + v3245;
+        const uint v3257 = v3256 - v78;
+        out[v3257] = v3254;
+      }
+    }
+    const uint v3258 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3259 = v2345 + v3258;
+    const uint v3260 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3261 = v79 + v3260;
+    const bool v3262 = v3259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3263 = v3261 < v80;
+    const bool v3264 = v3262 && v3263;
+    if (v3264) {
+      const float v3265 = v2245.m[1][12].thread_elements()[1];
+      const bool v3266 = v3259 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3267 = v3261 - v78;
+      const bool v3268 = v3267 < v2;
+      const bool v3269 = v3266 && v3268;
+      if (v3269) {
+        const bfloat v3270 = bfloat(v3265);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3271 = v3259 * v2;
+        const uint v3272 = v3271 + v3261;
+        const uint v3273 = v3272 - v78;
+        out[v3273] = v3270;
+      }
+    }
+    const uint v3274 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3275 = v2345 + v3274;
+    const uint v3276 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3277 = v79 + v3276;
+    const bool v3278 = v3275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3279 = v3277 < v80;
+    const bool v3280 = v3278 && v3279;
+    if (v3280) {
+      const float v3281 = v2245.m[1][13].thread_elements()[0];
+      const bool v3282 = v3275 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3283 = v3277 - v78;
+      const bool v3284 = v3283 < v2;
+      const bool v3285 = v3282 && v3284;
+      if (v3285) {
+        const bfloat v3286 = bfloat(v3281);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3287 = v3275 * v2;
+        const uint v3288 = v3287 + v3277;
+        const uint v3289 = v3288 - v78;
+        out[v3289] = v3286;
+      }
+    }
+    const uint v3290 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3291 = v2345 + v3290;
+    const uint v3292 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3293 = v79 + v3292;
+    const bool v3294 = v3291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3295 = v3293 < v80;
+    const bool v3296 = v3294 && v3295;
+    if (v3296) {
+      const float v3297 = v2245.m[1][13].thread_elements()[1];
+      const bool v3298 = v3291 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3299 = v3293 - v78;
+      const bool v3300 = v3299 < v2;
+      const bool v3301 = v3298 && v3300;
+      if (v3301) {
+        const bfloat v3302 = bfloat(v3297);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3303 = v3291 * v2;
+        const uint v3304 = v3303 + v3293;
+        const uint v3305 = v3304 - v78;
+        out[v3305] = v3302;
+      }
+    }
+    const uint v3306 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3307 = v2345 + v3306;
+    const uint v3308 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3309 = v79 + v3308;
+    const bool v3310 = v3307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3311 = v3309 < v80;
+    const bool v3312 = v3310 && v3311;
+    if (v3312) {
+      const float v3313 = v2245.m[1][14].thread_elements()[0];
+      const bool v3314 = v3307 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3315 = v3309 - v78;
+      const bool v3316 = v3315 < v2;
+      const bool v3317 = v3314 && v3316;
+      if (v3317) {
+        const bfloat v3318 = bfloat(v3313);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3319 = v3307 * v2;
+        const uint v3320 = v3319 + v3309;
+        const uint v3321 = v3320 - v78;
+        out[v3321] = v3318;
+      }
+    }
+    const uint v3322 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3323 = v2345 + v3322;
+    const uint v3324 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3325 = v79 + v3324;
+    const bool v3326 = v3323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3327 = v3325 < v80;
+    const bool v3328 = v3326 && v3327;
+    if (v3328) {
+      const float v3329 = v2245.m[1][14].thread_elements()[1];
+      const bool v3330 = v3323 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3331 = v3325 - v78;
+      const bool v3332 = v3331 < v2;
+      const bool v3333 = v3330 && v3332;
+      if (v3333) {
+        const bfloat v3334 = bfloat(v3329);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3335 = v3323 * v2;
+        const uint v3336 = v3335 + v3325;
+        const uint v3337 = v3336 - v78;
+        out[v3337] = v3334;
+      }
+    }
+    const uint v3338 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3339 = v2345 + v3338;
+    const uint v3340 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3341 = v79 + v3340;
+    const bool v3342 = v3339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3343 = v3341 < v80;
+    const bool v3344 = v3342 && v3343;
+    if (v3344) {
+      const float v3345 = v2245.m[1][15].thread_elements()[0];
+      const bool v3346 = v3339 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3347 = v3341 - v78;
+      const bool v3348 = v3347 < v2;
+      const bool v3349 = v3346 && v3348;
+      if (v3349) {
+        const bfloat v3350 = bfloat(v3345);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3351 = v3339 * v2;
+        const uint v3352 = v3351 + v3341;
+        const uint v3353 = v3352 - v78;
+        out[v3353] = v3350;
+      }
+    }
+    const uint v3354 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3355 = v2345 + v3354;
+    const uint v3356 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3357 = v79 + v3356;
+    const bool v3358 = v3355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3359 = v3357 < v80;
+    const bool v3360 = v3358 && v3359;
+    if (v3360) {
+      const float v3361 = v2245.m[1][15].thread_elements()[1];
+      const bool v3362 = v3355 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3363 = v3357 - v78;
+      const bool v3364 = v3363 < v2;
+      const bool v3365 = v3362 && v3364;
+      if (v3365) {
+        const bfloat v3366 = bfloat(v3361);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3367 = v3355 * v2;
+        const uint v3368 = v3367 + v3357;
+        const uint v3369 = v3368 - v78;
+        out[v3369] = v3366;
+      }
+    }
+    const uint v3371 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:111
+    iron_frag<float, 16, 128> v3378;  // kernels/gemm/gemm_warpgroup.hpp:54
+    iron_frag_fill(v3378, float(0.0f));
+    if (v2249) {  // kernels/gemm/gemm_warpgroup.hpp:60
+      const uint v5085 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:64
+      const uint v5087 = v2240 << 5u;
+      const uint v5088 = v5087 + v5085;
+      const uint v5092 = v5088 >> 3u;
+      const uint v5094 = v5088 & 7u;
+      const uint v5096 = v5094 << 3u;
+      const uint v5097 = v75 + v5092;
+      const bool v5099 = v5097 < v0;
+      const uint v5102 = v5097 * v3;
+      const uint v5107 = v5092 << 6u;
+      const uint v5111 = v5088 + 256u;
+      const uint v5113 = v5111 >> 3u;
+      const uint v5115 = v5111 & 7u;
+      const uint v5117 = v5115 << 3u;
+      const uint v5118 = v75 + v5113;
+      const bool v5120 = v5118 < v0;
+      const uint v5123 = v5118 * v3;
+      const uint v5128 = v5113 << 6u;
+      const uint v5132 = v5088 + 512u;
+      const uint v5134 = v5132 >> 3u;
+      const uint v5136 = v5132 & 7u;
+      const uint v5138 = v5136 << 3u;
+      const uint v5139 = v75 + v5134;
+      const bool v5141 = v5139 < v0;
+      const uint v5144 = v5139 * v3;
+      const uint v5149 = v5134 << 6u;
+      const uint v5153 = v5088 + 768u;
+      const uint v5155 = v5153 >> 3u;
+      const uint v5157 = v5153 & 7u;
+      const uint v5159 = v5157 << 3u;
+      const uint v5160 = v75 + v5155;
+      const bool v5162 = v5160 < v0;
+      const uint v5165 = v5160 * v3;
+      const uint v5170 = v5155 << 6u;
+      const uint v5189 = v3371 + v5092;  // kernels/gemm/gemm_warpgroup.hpp:65
+      const bool v5191 = v5189 < v80;
+      const uint v5194 = v5189 * v3;
+      const uint v5210 = v3371 + v5113;
+      const bool v5212 = v5210 < v80;
+      const uint v5215 = v5210 * v3;
+      const uint v5231 = v3371 + v5134;
+      const bool v5233 = v5231 < v80;
+      const uint v5236 = v5231 * v3;
+      const uint v5252 = v3371 + v5155;
+      const bool v5254 = v5252 < v80;
+      const uint v5257 = v5252 * v3;
+      const uint v5274 = v2343 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const uint v5372 = v2341 << 6u;
 
-      for (uint v5072 = 0u; v5072 < v3; v5072 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
-        const uint v5074 = v5072 >> 6u;
-        const uint v5076 = v5074 % 1u;
+      for (uint v5076 = 0u; v5076 < v3; v5076 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:61
+        const uint v5078 = v5076 >> 6u;
+        const uint v5080 = v5078 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5079 = v5076 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
-        const uint v5094 = v5072 + v5092;
-        const bool v5096 = v5094 < v3;
-        const bool v5097 = v5095 && v5096;
-        const uint v5100 = v5098 + v5094;
-        const uint v5101 = v5097 ? v5100 : 0u;
-        const uint v5104 = v5079 + v5103;
-        const uint v5105 = v5104 + v5092;
+        const uint v5083 = v5080 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:64
+        const uint v5098 = v5076 + v5096;
+        const bool v5100 = v5098 < v3;
+        const bool v5101 = v5099 && v5100;
+        const uint v5104 = v5102 + v5098;
+        const uint v5105 = v5101 ? v5104 : 0u;
+        const uint v5108 = v5083 + v5107;
+        const uint v5109 = v5108 + v5096;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v5105 + e] = v5097 ? x_sorted[v5101 + e] : bfloat(0);
+          shm2[v5109 + e] = v5101 ? x_sorted[v5105 + e] : bfloat(0);
         }
-        const uint v5115 = v5072 + v5113;
-        const bool v5117 = v5115 < v3;
-        const bool v5118 = v5116 && v5117;
-        const uint v5121 = v5119 + v5115;
-        const uint v5122 = v5118 ? v5121 : 0u;
-        const uint v5125 = v5079 + v5124;
-        const uint v5126 = v5125 + v5113;
+        const uint v5119 = v5076 + v5117;
+        const bool v5121 = v5119 < v3;
+        const bool v5122 = v5120 && v5121;
+        const uint v5125 = v5123 + v5119;
+        const uint v5126 = v5122 ? v5125 : 0u;
+        const uint v5129 = v5083 + v5128;
+        const uint v5130 = v5129 + v5117;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v5126 + e] = v5118 ? x_sorted[v5122 + e] : bfloat(0);
+          shm2[v5130 + e] = v5122 ? x_sorted[v5126 + e] : bfloat(0);
         }
-        const uint v5136 = v5072 + v5134;
-        const bool v5138 = v5136 < v3;
-        const bool v5139 = v5137 && v5138;
-        const uint v5142 = v5140 + v5136;
-        const uint v5143 = v5139 ? v5142 : 0u;
-        const uint v5146 = v5079 + v5145;
-        const uint v5147 = v5146 + v5134;
+        const uint v5140 = v5076 + v5138;
+        const bool v5142 = v5140 < v3;
+        const bool v5143 = v5141 && v5142;
+        const uint v5146 = v5144 + v5140;
+        const uint v5147 = v5143 ? v5146 : 0u;
+        const uint v5150 = v5083 + v5149;
+        const uint v5151 = v5150 + v5138;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v5147 + e] = v5139 ? x_sorted[v5143 + e] : bfloat(0);
+          shm2[v5151 + e] = v5143 ? x_sorted[v5147 + e] : bfloat(0);
         }
-        const uint v5157 = v5072 + v5155;
-        const bool v5159 = v5157 < v3;
-        const bool v5160 = v5158 && v5159;
-        const uint v5163 = v5161 + v5157;
-        const uint v5164 = v5160 ? v5163 : 0u;
-        const uint v5167 = v5079 + v5166;
-        const uint v5168 = v5167 + v5155;
+        const uint v5161 = v5076 + v5159;
+        const bool v5163 = v5161 < v3;
+        const bool v5164 = v5162 && v5163;
+        const uint v5167 = v5165 + v5161;
+        const uint v5168 = v5164 ? v5167 : 0u;
+        const uint v5171 = v5083 + v5170;
+        const uint v5172 = v5171 + v5159;
         for (uint e = 0; e < 8u; ++e) {
-          shm2[v5168 + e] = v5160 ? x_sorted[v5164 + e] : bfloat(0);
+          shm2[v5172 + e] = v5164 ? x_sorted[v5168 + e] : bfloat(0);
         }
-        const bool v5189 = v5187 && v5096;  // kernels/gemm/gemm_warpgroup.hpp:65
-        const uint v5192 = v5190 + v5094;
-        const uint v5193 = v5189 ? v5192 : 0u;
+        const bool v5193 = v5191 && v5100;  // kernels/gemm/gemm_warpgroup.hpp:65
+        const uint v5196 = v5194 + v5098;
+        const uint v5197 = v5193 ? v5196 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v5105 + e] = v5189 ? w[v5193 + e] : bfloat(0);
+          shm3[v5109 + e] = v5193 ? w[v5197 + e] : bfloat(0);
         }
-        const bool v5210 = v5208 && v5117;
-        const uint v5213 = v5211 + v5115;
-        const uint v5214 = v5210 ? v5213 : 0u;
+        const bool v5214 = v5212 && v5121;
+        const uint v5217 = v5215 + v5119;
+        const uint v5218 = v5214 ? v5217 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v5126 + e] = v5210 ? w[v5214 + e] : bfloat(0);
+          shm3[v5130 + e] = v5214 ? w[v5218 + e] : bfloat(0);
         }
-        const bool v5231 = v5229 && v5138;
-        const uint v5234 = v5232 + v5136;
-        const uint v5235 = v5231 ? v5234 : 0u;
+        const bool v5235 = v5233 && v5142;
+        const uint v5238 = v5236 + v5140;
+        const uint v5239 = v5235 ? v5238 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v5147 + e] = v5231 ? w[v5235 + e] : bfloat(0);
+          shm3[v5151 + e] = v5235 ? w[v5239 + e] : bfloat(0);
         }
-        const bool v5252 = v5250 && v5159;
-        const uint v5255 = v5253 + v5157;
-        const uint v5256 = v5252 ? v5255 : 0u;
+        const bool v5256 = v5254 && v5163;
+        const uint v5259 = v5257 + v5161;
+        const uint v5260 = v5256 ? v5259 : 0u;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v5168 + e] = v5252 ? w[v5256 + e] : bfloat(0);
+          shm3[v5172 + e] = v5256 ? w[v5260 + e] : bfloat(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:61
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5271 = v5079 + v5270;  // kernels/gemm/gemm_warpgroup.hpp:56
-        const uint v5370 = v5271 + v5368;
-        iron_frag<bfloat, 16, 16> v5377;
-        iron_frag_fill(v5377, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5377, shm2, long(v5370), long(64u));
-        iron_frag<bfloat, 16, 128> v5379;
-        iron_frag_fill(v5379, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5379, shm3, long(v5079), long(64u));
-        iron_frag_mma(v3374, v5377, v5379);
-        const uint v5381 = v5370 + 16u;
-        const uint v5384 = v5079 + 16u;
-        iron_frag<bfloat, 16, 16> v5386;
-        iron_frag_fill(v5386, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5386, shm2, long(v5381), long(64u));
-        iron_frag<bfloat, 16, 128> v5388;
-        iron_frag_fill(v5388, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5388, shm3, long(v5384), long(64u));
-        iron_frag_mma(v3374, v5386, v5388);
-        const uint v5390 = v5370 + 32u;
-        const uint v5393 = v5079 + 32u;
-        iron_frag<bfloat, 16, 16> v5395;
-        iron_frag_fill(v5395, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5395, shm2, long(v5390), long(64u));
-        iron_frag<bfloat, 16, 128> v5397;
-        iron_frag_fill(v5397, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5397, shm3, long(v5393), long(64u));
-        iron_frag_mma(v3374, v5395, v5397);
-        const uint v5399 = v5370 + 48u;
-        const uint v5402 = v5079 + 48u;
-        iron_frag<bfloat, 16, 16> v5404;
-        iron_frag_fill(v5404, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5404, shm2, long(v5399), long(64u));
-        iron_frag<bfloat, 16, 128> v5406;
-        iron_frag_fill(v5406, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5406, shm3, long(v5402), long(64u));
-        iron_frag_mma(v3374, v5404, v5406);
+        const uint v5275 = v5083 + v5274;  // kernels/gemm/gemm_warpgroup.hpp:56
+        const uint v5374 = v5275 + v5372;
+        iron_frag<bfloat, 16, 16> v5381;
+        iron_frag_fill(v5381, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5381, shm2, long(v5374), long(64u));
+        iron_frag<bfloat, 16, 128> v5383;
+        iron_frag_fill(v5383, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5383, shm3, long(v5083), long(64u));
+        iron_frag_mma(v3378, v5381, v5383);
+        const uint v5385 = v5374 + 16u;
+        const uint v5388 = v5083 + 16u;
+        iron_frag<bfloat, 16, 16> v5390;
+        iron_frag_fill(v5390, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5390, shm2, long(v5385), long(64u));
+        iron_frag<bfloat, 16, 128> v5392;
+        iron_frag_fill(v5392, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5392, shm3, long(v5388), long(64u));
+        iron_frag_mma(v3378, v5390, v5392);
+        const uint v5394 = v5374 + 32u;
+        const uint v5397 = v5083 + 32u;
+        iron_frag<bfloat, 16, 16> v5399;
+        iron_frag_fill(v5399, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5399, shm2, long(v5394), long(64u));
+        iron_frag<bfloat, 16, 128> v5401;
+        iron_frag_fill(v5401, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5401, shm3, long(v5397), long(64u));
+        iron_frag_mma(v3378, v5399, v5401);
+        const uint v5403 = v5374 + 48u;
+        const uint v5406 = v5083 + 48u;
+        iron_frag<bfloat, 16, 16> v5408;
+        iron_frag_fill(v5408, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5408, shm2, long(v5403), long(64u));
+        iron_frag<bfloat, 16, 128> v5410;
+        iron_frag_fill(v5410, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5410, shm3, long(v5406), long(64u));
+        iron_frag_mma(v3378, v5408, v5410);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:61
     } else {
-      const uint v3405 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v3406 = iron_tid.x;
-      const uint v3464 = v2339 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
-      const uint v5413 = v2337 << 6u;
-      const uint v5415 = v3464 + v5413;
-      const uint v5426 = v5415 + 16u;
-      const uint v5435 = v5415 + 32u;
-      const uint v5444 = v5415 + 48u;
+      const uint v3409 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v3410 = iron_tid.x;
+      const uint v3468 = v2343 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:56
+      const uint v5417 = v2341 << 6u;
+      const uint v5419 = v3468 + v5417;
+      const uint v5430 = v5419 + 16u;
+      const uint v5439 = v5419 + 32u;
+      const uint v5448 = v5419 + 48u;
 
-      for (uint v3404 = 0u; v3404 < v3; v3404 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
-        for (uint v3408 = v3406; v3408 < 8192u; v3408 += v3405) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v3410 = v3408 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v3412 = v3408 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v3413 = v71 + v3410;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v3414 = v3413 < v0;
-          const uint v3415 = v3404 + v3412;
-          const bool v3416 = v3415 < v3;
-          const bool v3417 = v3414 && v3416;
-          if (v3417) {
-            const uint v3419 = v3413 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v3421 = v3419 + v3404;
-            const uint v3422 = v3421 + v3412;
-            const bfloat v3423 = x_sorted[v3422];
-            const uint v3425 = v3410 << 6u;
-            const uint v3426 = v3425 + v3412;
-            shm2[v3426] = v3423;
+      for (uint v3408 = 0u; v3408 < v3; v3408 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:74
+        for (uint v3412 = v3410; v3412 < 8192u; v3412 += v3409) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v3414 = v3412 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v3416 = v3412 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v3417 = v75 + v3414;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v3418 = v3417 < v0;
+          const uint v3419 = v3408 + v3416;
+          const bool v3420 = v3419 < v3;
+          const bool v3421 = v3418 && v3420;
+          if (v3421) {
+            const uint v3423 = v3417 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v3425 = v3423 + v3408;
+            const uint v3426 = v3425 + v3416;
+            const bfloat v3427 = x_sorted[v3426];
+            const uint v3429 = v3414 << 6u;
+            const uint v3430 = v3429 + v3416;
+            shm2[v3430] = v3427;
           } else {
-            const uint v3428 = v3410 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v3429 = v3428 + v3412;
-            shm2[v3429] = bfloat(0.0f);
+            const uint v3432 = v3414 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v3433 = v3432 + v3416;
+            shm2[v3433] = bfloat(0.0f);
           }
         }
 
-        for (uint v3434 = v3406; v3434 < 8192u; v3434 += v3405) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v3436 = v3434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v3438 = v3434 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v3439 = v3367 + v3436;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v3440 = v3439 < v76;
-          const uint v3441 = v3404 + v3438;
-          const bool v3442 = v3441 < v3;
-          const bool v3443 = v3440 && v3442;
-          if (v3443) {
-            const uint v3445 = v3439 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v3447 = v3445 + v3404;
-            const uint v3448 = v3447 + v3438;
-            const bfloat v3449 = w[v3448];
-            const uint v3451 = v3436 << 6u;
-            const uint v3452 = v3451 + v3438;
-            shm3[v3452] = v3449;
+        for (uint v3438 = v3410; v3438 < 8192u; v3438 += v3409) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v3440 = v3438 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v3442 = v3438 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v3443 = v3371 + v3440;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v3444 = v3443 < v80;
+          const uint v3445 = v3408 + v3442;
+          const bool v3446 = v3445 < v3;
+          const bool v3447 = v3444 && v3446;
+          if (v3447) {
+            const uint v3449 = v3443 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v3451 = v3449 + v3408;
+            const uint v3452 = v3451 + v3442;
+            const bfloat v3453 = w[v3452];
+            const uint v3455 = v3440 << 6u;
+            const uint v3456 = v3455 + v3442;
+            shm3[v3456] = v3453;
           } else {
-            const uint v3454 = v3436 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v3455 = v3454 + v3438;
-            shm3[v3455] = bfloat(0.0f);
+            const uint v3458 = v3440 << 6u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v3459 = v3458 + v3442;
+            shm3[v3459] = bfloat(0.0f);
           }
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:78
-        iron_frag<bfloat, 16, 16> v5422;  // kernels/gemm/gemm_warpgroup.hpp:56
-        iron_frag_fill(v5422, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5422, shm2, long(v5415), long(64u));
-        iron_frag<bfloat, 16, 128> v5424;
-        iron_frag_fill(v5424, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5424, shm3, long(0u), long(64u));
-        iron_frag_mma(v3374, v5422, v5424);
-        iron_frag<bfloat, 16, 16> v5431;
-        iron_frag_fill(v5431, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5431, shm2, long(v5426), long(64u));
-        iron_frag<bfloat, 16, 128> v5433;
-        iron_frag_fill(v5433, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5433, shm3, long(16u), long(64u));
-        iron_frag_mma(v3374, v5431, v5433);
-        iron_frag<bfloat, 16, 16> v5440;
-        iron_frag_fill(v5440, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5440, shm2, long(v5435), long(64u));
-        iron_frag<bfloat, 16, 128> v5442;
-        iron_frag_fill(v5442, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5442, shm3, long(32u), long(64u));
-        iron_frag_mma(v3374, v5440, v5442);
-        iron_frag<bfloat, 16, 16> v5449;
-        iron_frag_fill(v5449, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v5449, shm2, long(v5444), long(64u));
-        iron_frag<bfloat, 16, 128> v5451;
-        iron_frag_fill(v5451, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v5451, shm3, long(48u), long(64u));
-        iron_frag_mma(v3374, v5449, v5451);
+        iron_frag<bfloat, 16, 16> v5426;  // kernels/gemm/gemm_warpgroup.hpp:56
+        iron_frag_fill(v5426, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5426, shm2, long(v5419), long(64u));
+        iron_frag<bfloat, 16, 128> v5428;
+        iron_frag_fill(v5428, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5428, shm3, long(0u), long(64u));
+        iron_frag_mma(v3378, v5426, v5428);
+        iron_frag<bfloat, 16, 16> v5435;
+        iron_frag_fill(v5435, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5435, shm2, long(v5430), long(64u));
+        iron_frag<bfloat, 16, 128> v5437;
+        iron_frag_fill(v5437, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5437, shm3, long(16u), long(64u));
+        iron_frag_mma(v3378, v5435, v5437);
+        iron_frag<bfloat, 16, 16> v5444;
+        iron_frag_fill(v5444, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5444, shm2, long(v5439), long(64u));
+        iron_frag<bfloat, 16, 128> v5446;
+        iron_frag_fill(v5446, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5446, shm3, long(32u), long(64u));
+        iron_frag_mma(v3378, v5444, v5446);
+        iron_frag<bfloat, 16, 16> v5453;
+        iron_frag_fill(v5453, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v5453, shm2, long(v5448), long(64u));
+        iron_frag<bfloat, 16, 128> v5455;
+        iron_frag_fill(v5455, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v5455, shm3, long(48u), long(64u));
+        iron_frag_mma(v3378, v5453, v5455);
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:80
       }
     }
-    const uint v3475 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3476 = v2341 + v3475;
-    const uint v3477 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3478 = v3367 + v3477;
-    const bool v3479 = v3476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3480 = v3478 < v76;
-    const bool v3481 = v3479 && v3480;
-    if (v3481) {
-      const float v3482 = v3374.m[0][0].thread_elements()[0];
-      const bool v3483 = v3476 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3484 = v3478 - v74;
-      const bool v3485 = v3484 < v2;
-      const bool v3486 = v3483 && v3485;
-      if (v3486) {
-        const bfloat v3487 = bfloat(v3482);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3488 = v3476 * v2;
-        const uint v3489 = v3488 + v3478;
-        const uint v3490 = v3489 - v74;
-        out[v3490] = v3487;
+    const uint v3479 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3480 = v2345 + v3479;
+    const uint v3481 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3482 = v3371 + v3481;
+    const bool v3483 = v3480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3484 = v3482 < v80;
+    const bool v3485 = v3483 && v3484;
+    if (v3485) {
+      const float v3486 = v3378.m[0][0].thread_elements()[0];
+      const bool v3487 = v3480 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3488 = v3482 - v78;
+      const bool v3489 = v3488 < v2;
+      const bool v3490 = v3487 && v3489;
+      if (v3490) {
+        const bfloat v3491 = bfloat(v3486);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3492 = v3480 * v2;
+        const uint v3493 = v3492 + v3482;
+        const uint v3494 = v3493 - v78;
+        out[v3494] = v3491;
       }
     }
-    const uint v3491 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3492 = v2341 + v3491;
-    const uint v3493 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3494 = v3367 + v3493;
-    const bool v3495 = v3492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3496 = v3494 < v76;
-    const bool v3497 = v3495 && v3496;
-    if (v3497) {
-      const float v3498 = v3374.m[0][0].thread_elements()[1];
-      const bool v3499 = v3492 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3500 = v3494 - v74;
-      const bool v3501 = v3500 < v2;
-      const bool v3502 = v3499 && v3501;
-      if (v3502) {
-        const bfloat v3503 = bfloat(v3498);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3504 = v3492 * v2;
-        const uint v3505 = v3504 + v3494;
-        const uint v3506 = v3505 - v74;
-        out[v3506] = v3503;
+    const uint v3495 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3496 = v2345 + v3495;
+    const uint v3497 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3498 = v3371 + v3497;
+    const bool v3499 = v3496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3500 = v3498 < v80;
+    const bool v3501 = v3499 && v3500;
+    if (v3501) {
+      const float v3502 = v3378.m[0][0].thread_elements()[1];
+      const bool v3503 = v3496 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3504 = v3498 - v78;
+      const bool v3505 = v3504 < v2;
+      const bool v3506 = v3503 && v3505;
+      if (v3506) {
+        const bfloat v3507 = bfloat(v3502);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3508 = v3496 * v2;
+        const uint v3509 = v3508 + v3498;
+        const uint v3510 = v3509 - v78;
+        out[v3510] = v3507;
       }
     }
-    const uint v3507 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3508 = v2341 + v3507;
-    const uint v3509 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3510 = v3367 + v3509;
-    const bool v3511 = v3508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3512 = v3510 < v76;
-    const bool v3513 = v3511 && v3512;
-    if (v3513) {
-      const float v3514 = v3374.m[0][1].thread_elements()[0];
-      const bool v3515 = v3508 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3516 = v3510 - v74;
-      const bool v3517 = v3516 < v2;
-      const bool v3518 = v3515 && v3517;
-      if (v3518) {
-        const bfloat v3519 = bfloat(v3514);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3520 = v3508 * v2;
-        const uint v3521 = v3520 + v3510;
-        const uint v3522 = v3521 - v74;
-        out[v3522] = v3519;
+    const uint v3511 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3512 = v2345 + v3511;
+    const uint v3513 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3514 = v3371 + v3513;
+    const bool v3515 = v3512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3516 = v3514 < v80;
+    const bool v3517 = v3515 && v3516;
+    if (v3517) {
+      const float v3518 = v3378.m[0][1].thread_elements()[0];
+      const bool v3519 = v3512 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3520 = v3514 - v78;
+      const bool v3521 = v3520 < v2;
+      const bool v3522 = v3519 && v3521;
+      if (v3522) {
+        const bfloat v3523 = bfloat(v3518);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3524 = v3512 * v2;
+        const uint v3525 = v3524 + v3514;
+        const uint v3526 = v3525 - v78;
+        out[v3526] = v3523;
       }
     }
-    const uint v3523 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3524 = v2341 + v3523;
-    const uint v3525 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3526 = v3367 + v3525;
-    const bool v3527 = v3524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3528 = v3526 < v76;
-    const bool v3529 = v3527 && v3528;
-    if (v3529) {
-      const float v3530 = v3374.m[0][1].thread_elements()[1];
-      const bool v3531 = v3524 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3532 = v3526 - v74;
-      const bool v3533 = v3532 < v2;
-      const bool v3534 = v3531 && v3533;
-      if (v3534) {
-        const bfloat v3535 = bfloat(v3530);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3536 = v3524 * v2;
-        const uint v3537 = v3536 + v3526;
-        const uint v3538 = v3537 - v74;
-        out[v3538] = v3535;
+    const uint v3527 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3528 = v2345 + v3527;
+    const uint v3529 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3530 = v3371 + v3529;
+    const bool v3531 = v3528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3532 = v3530 < v80;
+    const bool v3533 = v3531 && v3532;
+    if (v3533) {
+      const float v3534 = v3378.m[0][1].thread_elements()[1];
+      const bool v3535 = v3528 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3536 = v3530 - v78;
+      const bool v3537 = v3536 < v2;
+      const bool v3538 = v3535 && v3537;
+      if (v3538) {
+        const bfloat v3539 = bfloat(v3534);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3540 = v3528 * v2;
+        const uint v3541 = v3540 + v3530;
+        const uint v3542 = v3541 - v78;
+        out[v3542] = v3539;
       }
     }
-    const uint v3539 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3540 = v2341 + v3539;
-    const uint v3541 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3542 = v3367 + v3541;
-    const bool v3543 = v3540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3544 = v3542 < v76;
-    const bool v3545 = v3543 && v3544;
-    if (v3545) {
-      const float v3546 = v3374.m[0][2].thread_elements()[0];
-      const bool v3547 = v3540 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3548 = v3542 - v74;
-      const bool v3549 = v3548 < v2;
-      const bool v3550 = v3547 && v3549;
-      if (v3550) {
-        const bfloat v3551 = bfloat(v3546);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3552 = v3540 * v2;
-        const uint v3553 = v3552 + v3542;
-        const uint v3554 = v3553 - v74;
-        out[v3554] = v3551;
+    const uint v3543 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3544 = v2345 + v3543;
+    const uint v3545 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3546 = v3371 + v3545;
+    const bool v3547 = v3544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3548 = v3546 < v80;
+    const bool v3549 = v3547 && v3548;
+    if (v3549) {
+      const float v3550 = v3378.m[0][2].thread_elements()[0];
+      const bool v3551 = v3544 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3552 = v3546 - v78;
+      const bool v3553 = v3552 < v2;
+      const bool v3554 = v3551 && v3553;
+      if (v3554) {
+        const bfloat v3555 = bfloat(v3550);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3556 = v3544 * v2;
+        const uint v3557 = v3556 + v3546;
+        const uint v3558 = v3557 - v78;
+        out[v3558] = v3555;
       }
     }
-    const uint v3555 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3556 = v2341 + v3555;
-    const uint v3557 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3558 = v3367 + v3557;
-    const bool v3559 = v3556 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3560 = v3558 < v76;
-    const bool v3561 = v3559 && v3560;
-    if (v3561) {
-      const float v3562 = v3374.m[0][2].thread_elements()[1];
-      const bool v3563 = v3556 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3564 = v3558 - v74;
-      const bool v3565 = v3564 < v2;
-      const bool v3566 = v3563 && v3565;
-      if (v3566) {
-        const bfloat v3567 = bfloat(v3562);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3568 = v3556 * v2;
-        const uint v3569 = v3568 + v3558;
-        const uint v3570 = v3569 - v74;
-        out[v3570] = v3567;
+    const uint v3559 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3560 = v2345 + v3559;
+    const uint v3561 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3562 = v3371 + v3561;
+    const bool v3563 = v3560 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3564 = v3562 < v80;
+    const bool v3565 = v3563 && v3564;
+    if (v3565) {
+      const float v3566 = v3378.m[0][2].thread_elements()[1];
+      const bool v3567 = v3560 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3568 = v3562 - v78;
+      const bool v3569 = v3568 < v2;
+      const bool v3570 = v3567 && v3569;
+      if (v3570) {
+        const bfloat v3571 = bfloat(v3566);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3572 = v3560 * v2;
+        const uint v3573 = v3572 + v3562;
+        const uint v3574 = v3573 - v78;
+        out[v3574] = v3571;
       }
     }
-    const uint v3571 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3572 = v2341 + v3571;
-    const uint v3573 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3574 = v3367 + v3573;
-    const bool v3575 = v3572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3576 = v3574 < v76;
-    const bool v3577 = v3575 && v3576;
-    if (v3577) {
-      const float v3578 = v3374.m[0][3].thread_elements()[0];
-      const bool v3579 = v3572 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3580 = v3574 - v74;
-      const bool v3581 = v3580 < v2;
-      const bool v3582 = v3579 && v3581;
-      if (v3582) {
-        const bfloat v3583 = bfloat(v3578);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3584 = v3572 * v2;
-        const uint v3585 = v3584 + v3574;
-        const uint v3586 = v3585 - v74;
-        out[v3586] = v3583;
+    const uint v3575 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3576 = v2345 + v3575;
+    const uint v3577 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3578 = v3371 + v3577;
+    const bool v3579 = v3576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3580 = v3578 < v80;
+    const bool v3581 = v3579 && v3580;
+    if (v3581) {
+      const float v3582 = v3378.m[0][3].thread_elements()[0];
+      const bool v3583 = v3576 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3584 = v3578 - v78;
+      const bool v3585 = v3584 < v2;
+      const bool v3586 = v3583 && v3585;
+      if (v3586) {
+        const bfloat v3587 = bfloat(v3582);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3588 = v3576 * v2;
+        const uint v3589 = v3588 + v3578;
+        const uint v3590 = v3589 - v78;
+        out[v3590] = v3587;
       }
     }
-    const uint v3587 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3588 = v2341 + v3587;
-    const uint v3589 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3590 = v3367 + v3589;
-    const bool v3591 = v3588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3592 = v3590 < v76;
-    const bool v3593 = v3591 && v3592;
-    if (v3593) {
-      const float v3594 = v3374.m[0][3].thread_elements()[1];
-      const bool v3595 = v3588 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3596 = v3590 - v74;
-      const bool v3597 = v3596 < v2;
-      const bool v3598 = v3595 && v3597;
-      if (v3598) {
-        const bfloat v3599 = bfloat(v3594);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3600 = v3588 * v2;
-        const uint v3601 = v3600 + v3590;
-        const uint v3602 = v3601 - v74;
-        out[v3602] = v3599;
+    const uint v3591 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3592 = v2345 + v3591;
+    const uint v3593 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3594 = v3371 + v3593;
+    const bool v3595 = v3592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3596 = v3594 < v80;
+    const bool v3597 = v3595 && v3596;
+    if (v3597) {
+      const float v3598 = v3378.m[0][3].thread_elements()[1];
+      const bool v3599 = v3592 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3600 = v3594 - v78;
+      const bool v3601 = v3600 < v2;
+      const bool v3602 = v3599 && v3601;
+      if (v3602) {
+        const bfloat v3603 = bfloat(v3598);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3604 = v3592 * v2;
+        const uint v3605 = v3604 + v3594;
+        const uint v3606 = v3605 - v78;
+        out[v3606] = v3603;
       }
     }
-    const uint v3603 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3604 = v2341 + v3603;
-    const uint v3605 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3606 = v3367 + v3605;
-    const bool v3607 = v3604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3608 = v3606 < v76;
-    const bool v3609 = v3607 && v3608;
-    if (v3609) {
-      const float v3610 = v3374.m[0][4].thread_elements()[0];
-      const bool v3611 = v3604 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3612 = v3606 - v74;
-      const bool v3613 = v3612 < v2;
-      const bool v3614 = v3611 && v3613;
-      if (v3614) {
-        const bfloat v3615 = bfloat(v3610);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3616 = v3604 * v2;
-        const uint v3617 = v3616 + v3606;
-        const uint v3618 = v3617 - v74;
-        out[v3618] = v3615;
+    const uint v3607 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3608 = v2345 + v3607;
+    const uint v3609 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3610 = v3371 + v3609;
+    const bool v3611 = v3608 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3612 = v3610 < v80;
+    const bool v3613 = v3611 && v3612;
+    if (v3613) {
+      const float v3614 = v3378.m[0][4].thread_elements()[0];
+      const bool v3615 = v3608 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3616 = v3610 - v78;
+      const bool v3617 = v3616 < v2;
+      const bool v3618 = v3615 && v3617;
+      if (v3618) {
+        const bfloat v3619 = bfloat(v3614);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3620 = v3608 * v2;
+        const uint v3621 = v3620 + v3610;
+        const uint v3622 = v3621 - v78;
+        out[v3622] = v3619;
       }
     }
-    const uint v3619 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3620 = v2341 + v3619;
-    const uint v3621 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3622 = v3367 + v3621;
-    const bool v3623 = v3620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3624 = v3622 < v76;
-    const bool v3625 = v3623 && v3624;
-    if (v3625) {
-      const float v3626 = v3374.m[0][4].thread_elements()[1];
-      const bool v3627 = v3620 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3628 = v3622 - v74;
-      const bool v3629 = v3628 < v2;
-      const bool v3630 = v3627 && v3629;
-      if (v3630) {
-        const bfloat v3631 = bfloat(v3626);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3632 = v3620 * v2;
-        const uint v3633 = v3632 + v3622;
-        const uint v3634 = v3633 - v74;
-        out[v3634] = v3631;
+    const uint v3623 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3624 = v2345 + v3623;
+    const uint v3625 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3626 = v3371 + v3625;
+    const bool v3627 = v3624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3628 = v3626 < v80;
+    const bool v3629 = v3627 && v3628;
+    if (v3629) {
+      const float v3630 = v3378.m[0][4].thread_elements()[1];
+      const bool v3631 = v3624 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3632 = v3626 - v78;
+      const bool v3633 = v3632 < v2;
+      const bool v3634 = v3631 && v3633;
+      if (v3634) {
+        const bfloat v3635 = bfloat(v3630);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3636 = v3624 * v2;
+        const uint v3637 = v3636 + v3626;
+        const uint v3638 = v3637 - v78;
+        out[v3638] = v3635;
       }
     }
-    const uint v3635 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3636 = v2341 + v3635;
-    const uint v3637 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3638 = v3367 + v3637;
-    const bool v3639 = v3636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3640 = v3638 < v76;
-    const bool v3641 = v3639 && v3640;
-    if (v3641) {
-      const float v3642 = v3374.m[0][5].thread_elements()[0];
-      const bool v3643 = v3636 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3644 = v3638 - v74;
-      const bool v3645 = v3644 < v2;
-      const bool v3646 = v3643 && v3645;
-      if (v3646) {
-        const bfloat v3647 = bfloat(v3642);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3648 = v3636 * v2;
-        const uint v3649 = v3648 + v3638;
-        const uint v3650 = v3649 - v74;
-        out[v3650] = v3647;
+    const uint v3639 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3640 = v2345 + v3639;
+    const uint v3641 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3642 = v3371 + v3641;
+    const bool v3643 = v3640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3644 = v3642 < v80;
+    const bool v3645 = v3643 && v3644;
+    if (v3645) {
+      const float v3646 = v3378.m[0][5].thread_elements()[0];
+      const bool v3647 = v3640 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3648 = v3642 - v78;
+      const bool v3649 = v3648 < v2;
+      const bool v3650 = v3647 && v3649;
+      if (v3650) {
+        const bfloat v3651 = bfloat(v3646);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3652 = v3640 * v2;
+        const uint v3653 = v3652 + v3642;
+        const uint v3654 = v3653 - v78;
+        out[v3654] = v3651;
       }
     }
-    const uint v3651 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3652 = v2341 + v3651;
-    const uint v3653 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3654 = v3367 + v3653;
-    const bool v3655 = v3652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3656 = v3654 < v76;
-    const bool v3657 = v3655 && v3656;
-    if (v3657) {
-      const float v3658 = v3374.m[0][5].thread_elements()[1];
-      const bool v3659 = v3652 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3660 = v3654 - v74;
-      const bool v3661 = v3660 < v2;
-      const bool v3662 = v3659 && v3661;
-      if (v3662) {
-        const bfloat v3663 = bfloat(v3658);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3664 = v3652 * v2;
-        const uint v3665 = v3664 + v3654;
-        const uint v3666 = v3665 - v74;
-        out[v3666] = v3663;
+    const uint v3655 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3656 = v2345 + v3655;
+    const uint v3657 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3658 = v3371 + v3657;
+    const bool v3659 = v3656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3660 = v3658 < v80;
+    const bool v3661 = v3659 && v3660;
+    if (v3661) {
+      const float v3662 = v3378.m[0][5].thread_elements()[1];
+      const bool v3663 = v3656 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3664 = v3658 - v78;
+      const bool v3665 = v3664 < v2;
+      const bool v3666 = v3663 && v3665;
+      if (v3666) {
+        const bfloat v3667 = bfloat(v3662);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3668 = v3656 * v2;
+        const uint v3669 = v3668 + v3658;
+        const uint v3670 = v3669 - v78;
+        out[v3670] = v3667;
       }
     }
-    const uint v3667 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3668 = v2341 + v3667;
-    const uint v3669 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3670 = v3367 + v3669;
-    const bool v3671 = v3668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3672 = v3670 < v76;
-    const bool v3673 = v3671 && v3672;
-    if (v3673) {
-      const float v3674 = v3374.m[0][6].thread_elements()[0];
-      const bool v3675 = v3668 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3676 = v3670 - v74;
-      const bool v3677 = v3676 < v2;
-      const bool v3678 = v3675 && v3677;
-      if (v3678) {
-        const bfloat v3679 = bfloat(v3674);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3680 = v3668 * v2;
-        const uint v3681 = v3680 + v3670;
-        const uint v3682 = v3681 - v74;
-        out[v3682] = v3679;
+    const uint v3671 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3672 = v2345 + v3671;
+    const uint v3673 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3674 = v3371 + v3673;
+    const bool v3675 = v3672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3676 = v3674 < v80;
+    const bool v3677 = v3675 && v3676;
+    if (v3677) {
+      const float v3678 = v3378.m[0][6].thread_elements()[0];
+      const bool v3679 = v3672 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3680 = v3674 - v78;
+      const bool v3681 = v3680 < v2;
+      const bool v3682 = v3679 && v3681;
+      if (v3682) {
+        const bfloat v3683 = bfloat(v3678);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3684 = v3672 * v2;
+        const uint v3685 = v3684 + v3674;
+        const uint v3686 = v3685 - v78;
+        out[v3686] = v3683;
       }
     }
-    const uint v3683 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3684 = v2341 + v3683;
-    const uint v3685 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3686 = v3367 + v3685;
-    const bool v3687 = v3684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3688 = v3686 < v76;
-    const bool v3689 = v3687 && v3688;
-    if (v3689) {
-      const float v3690 = v3374.m[0][6].thread_elements()[1];
-      const bool v3691 = v3684 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3692 = v3686 - v74;
-      const bool v3693 = v3692 < v2;
-      const bool v3694 = v3691 && v3693;
-      if (v3694) {
-        const bfloat v3695 = bfloat(v3690);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3696 = v3684 * v2;
-        const uint v3697 = v3696 + v3686;
-        const uint v3698 = v3697 - v74;
-        out[v3698] = v3695;
+    const uint v3687 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3688 = v2345 + v3687;
+    const uint v3689 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3690 = v3371 + v3689;
+    const bool v3691 = v3688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3692 = v3690 < v80;
+    const bool v3693 = v3691 && v3692;
+    if (v3693) {
+      const float v3694 = v3378.m[0][6].thread_elements()[1];
+      const bool v3695 = v3688 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3696 = v3690 - v78;
+      const bool v3697 = v3696 < v2;
+      const bool v3698 = v3695 && v3697;
+      if (v3698) {
+        const bfloat v3699 = bfloat(v3694);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3700 = v3688 * v2;
+        const uint v3701 = v3700 + v3690;
+        const uint v3702 = v3701 - v78;
+        out[v3702] = v3699;
       }
     }
-    const uint v3699 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3700 = v2341 + v3699;
-    const uint v3701 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3702 = v3367 + v3701;
-    const bool v3703 = v3700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3704 = v3702 < v76;
-    const bool v3705 = v3703 && v3704;
-    if (v3705) {
-      const float v3706 = v3374.m[0][7].thread_elements()[0];
-      const bool v3707 = v3700 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3708 = v3702 - v74;
-      const bool v3709 = v3708 < v2;
-      const bool v3710 = v3707 && v3709;
-      if (v3710) {
-        const bfloat v3711 = bfloat(v3706);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3712 = v3700 * v2;
-        const uint v3713 = v3712 + v3702;
-        const uint v3714 = v3713 - v74;
-        out[v3714] = v3711;
+    const uint v3703 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3704 = v2345 + v3703;
+    const uint v3705 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3706 = v3371 + v3705;
+    const bool v3707 = v3704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3708 = v3706 < v80;
+    const bool v3709 = v3707 && v3708;
+    if (v3709) {
+      const float v3710 = v3378.m[0][7].thread_elements()[0];
+      const bool v3711 = v3704 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3712 = v3706 - v78;
+      const bool v3713 = v3712 < v2;
+      const bool v3714 = v3711 && v3713;
+      if (v3714) {
+        const bfloat v3715 = bfloat(v3710);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3716 = v3704 * v2;
+        const uint v3717 = v3716 + v3706;
+        const uint v3718 = v3717 - v78;
+        out[v3718] = v3715;
       }
     }
-    const uint v3715 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3716 = v2341 + v3715;
-    const uint v3717 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3718 = v3367 + v3717;
-    const bool v3719 = v3716 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3720 = v3718 < v76;
-    const bool v3721 = v3719 && v3720;
-    if (v3721) {
-      const float v3722 = v3374.m[0][7].thread_elements()[1];
-      const bool v3723 = v3716 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3724 = v3718 - v74;
-      const bool v3725 = v3724 < v2;
-      const bool v3726 = v3723 && v3725;
-      if (v3726) {
-        const bfloat v3727 = bfloat(v3722);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3728 = v3716 * v2;
-        const uint v3729 = v3728 + v3718;
-        const uint v3730 = v3729 - v74;
-        out[v3730] = v3727;
+    const uint v3719 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3720 = v2345 + v3719;
+    const uint v3721 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3722 = v3371 + v3721;
+    const bool v3723 = v3720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3724 = v3722 < v80;
+    const bool v3725 = v3723 && v3724;
+    if (v3725) {
+      const float v3726 = v3378.m[0][7].thread_elements()[1];
+      const bool v3727 = v3720 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3728 = v3722 - v78;
+      const bool v3729 = v3728 < v2;
+      const bool v3730 = v3727 && v3729;
+      if (v3730) {
+        const bfloat v3731 = bfloat(v3726);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3732 = v3720 * v2;
+        const uint v3733 = v3732 + v3722;
+        const uint v3734 = v3733 - v78;
+        out[v3734] = v3731;
       }
     }
-    const uint v3731 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3732 = v2341 + v3731;
-    const uint v3733 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3734 = v3367 + v3733;
-    const bool v3735 = v3732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3736 = v3734 < v76;
-    const bool v3737 = v3735 && v3736;
-    if (v3737) {
-      const float v3738 = v3374.m[0][8].thread_elements()[0];
-      const bool v3739 = v3732 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3740 = v3734 - v74;
-      const bool v3741 = v3740 < v2;
-      const bool v3742 = v3739 && v3741;
-      if (v3742) {
-        const bfloat v3743 = bfloat(v3738);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3744 = v3732 * v2;
-        const uint v3745 = v3744 + v3734;
-        const uint v3746 = v3745 - v74;
-        out[v3746] = v3743;
+    const uint v3735 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3736 = v2345 + v3735;
+    const uint v3737 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3738 = v3371 + v3737;
+    const bool v3739 = v3736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3740 = v3738 < v80;
+    const bool v3741 = v3739 && v3740;
+    if (v3741) {
+      const float v3742 = v3378.m[0][8].thread_elements()[0];
+      const bool v3743 = v3736 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3744 = v3738 - v78;
+      const bool v3745 = v3744 < v2;
+      const bool v3746 = v3743 && v3745;
+      if (v3746) {
+        const bfloat v3747 = bfloat(v3742);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3748 = v3736 * v2;
+        const uint v3749 = v3748 + v3738;
+        const uint v3750 = v3749 - v78;
+        out[v3750] = v3747;
       }
     }
-    const uint v3747 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3748 = v2341 + v3747;
-    const uint v3749 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3750 = v3367 + v3749;
-    const bool v3751 = v3748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3752 = v3750 < v76;
-    const bool v3753 = v3751 && v3752;
-    if (v3753) {
-      const float v3754 = v3374.m[0][8].thread_elements()[1];
-      const bool v3755 = v3748 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3756 = v3750 - v74;
-      const bool v3757 = v3756 < v2;
-      const bool v3758 = v3755 && v3757;
-      if (v3758) {
-        const bfloat v3759 = bfloat(v3754);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3760 = v3748 * v2;
-        const uint v3761 = v3760 + v3750;
-        const uint v3762 = v3761 - v74;
-        out[v3762] = v3759;
+    const uint v3751 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3752 = v2345 + v3751;
+    const uint v3753 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3754 = v3371 + v3753;
+    const bool v3755 = v3752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3756 = v3754 < v80;
+    const bool v3757 = v3755 && v3756;
+    if (v3757) {
+      const float v3758 = v3378.m[0][8].thread_elements()[1];
+      const bool v3759 = v3752 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3760 = v3754 - v78;
+      const bool v3761 = v3760 < v2;
+      const bool v3762 = v3759 && v3761;
+      if (v3762) {
+        const bfloat v3763 = bfloat(v3758);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3764 = v3752 * v2;
+        const uint v3765 = v3764 + v3754;
+        const uint v3766 = v3765 - v78;
+        out[v3766] = v3763;
       }
     }
-    const uint v3763 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3764 = v2341 + v3763;
-    const uint v3765 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3766 = v3367 + v3765;
-    const bool v3767 = v3764 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3768 = v3766 < v76;
-    const bool v3769 = v3767 && v3768;
-    if (v3769) {
-      const float v3770 = v3374.m[0][9].thread_elements()[0];
-      const bool v3771 = v3764 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3772 = v3766 - v74;
-      const bool v3773 = v3772 < v2;
-      const bool v3774 = v3771 && v3773;
-      if (v3774) {
-        const bfloat v3775 = bfloat(v3770);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3776 = v3764 * v2;
-        const uint v3777 = v3776 + v3766;
-        const uint v3778 = v3777 - v74;
-        out[v3778] = v3775;
+    const uint v3767 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3768 = v2345 + v3767;
+    const uint v3769 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3770 = v3371 + v3769;
+    const bool v3771 = v3768 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3772 = v3770 < v80;
+    const bool v3773 = v3771 && v3772;
+    if (v3773) {
+      const float v3774 = v3378.m[0][9].thread_elements()[0];
+      const bool v3775 = v3768 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3776 = v3770 - v78;
+      const bool v3777 = v3776 < v2;
+      const bool v3778 = v3775 && v3777;
+      if (v3778) {
+        const bfloat v3779 = bfloat(v3774);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3780 = v3768 * v2;
+        const uint v3781 = v3780 + v3770;
+        const uint v3782 = v3781 - v78;
+        out[v3782] = v3779;
       }
     }
-    const uint v3779 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3780 = v2341 + v3779;
-    const uint v3781 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3782 = v3367 + v3781;
-    const bool v3783 = v3780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3784 = v3782 < v76;
-    const bool v3785 = v3783 && v3784;
-    if (v3785) {
-      const float v3786 = v3374.m[0][9].thread_elements()[1];
-      const bool v3787 = v3780 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3788 = v3782 - v74;
-      const bool v3789 = v3788 < v2;
-      const bool v3790 = v3787 && v3789;
-      if (v3790) {
-        const bfloat v3791 = bfloat(v3786);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3792 = v3780 * v2;
-        const uint v3793 = v3792 + v3782;
-        const uint v3794 = v3793 - v74;
-        out[v3794] = v3791;
+    const uint v3783 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3784 = v2345 + v3783;
+    const uint v3785 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3786 = v3371 + v3785;
+    const bool v3787 = v3784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3788 = v3786 < v80;
+    const bool v3789 = v3787 && v3788;
+    if (v3789) {
+      const float v3790 = v3378.m[0][9].thread_elements()[1];
+      const bool v3791 = v3784 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3792 = v3786 - v78;
+      const bool v3793 = v3792 < v2;
+      const bool v3794 = v3791 && v3793;
+      if (v3794) {
+        const bfloat v3795 = bfloat(v3790);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3796 = v3784 * v2;
+        const uint v3797 = v3796 + v3786;
+        const uint v3798 = v3797 - v78;
+        out[v3798] = v3795;
       }
     }
-    const uint v3795 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3796 = v2341 + v3795;
-    const uint v3797 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3798 = v3367 + v3797;
-    const bool v3799 = v3796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3800 = v3798 < v76;
-    const bool v3801 = v3799 && v3800;
-    if (v3801) {
-      const float v3802 = v3374.m[0][10].thread_elements()[0];
-      const bool v3803 = v3796 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3804 = v3798 - v74;
-      const bool v3805 = v3804 < v2;
-      const bool v3806 = v3803 && v3805;
-      if (v3806) {
-        const bfloat v3807 = bfloat(v3802);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3808 = v3796 * v2;
-        const uint v3809 = v3808 + v3798;
-        const uint v3810 = v3809 - v74;
-        out[v3810] = v3807;
+    const uint v3799 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3800 = v2345 + v3799;
+    const uint v3801 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3802 = v3371 + v3801;
+    const bool v3803 = v3800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3804 = v3802 < v80;
+    const bool v3805 = v3803 && v3804;
+    if (v3805) {
+      const float v3806 = v3378.m[0][10].thread_elements()[0];
+      const bool v3807 = v3800 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3808 = v3802 - v78;
+      const bool v3809 = v3808 < v2;
+      const bool v3810 = v3807 && v3809;
+      if (v3810) {
+        const bfloat v3811 = bfloat(v3806);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3812 = v3800 * v2;
+        const uint v3813 = v3812 + v3802;
+        const uint v3814 = v3813 - v78;
+        out[v3814] = v3811;
       }
     }
-    const uint v3811 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3812 = v2341 + v3811;
-    const uint v3813 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3814 = v3367 + v3813;
-    const bool v3815 = v3812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3816 = v3814 < v76;
-    const bool v3817 = v3815 && v3816;
-    if (v3817) {
-      const float v3818 = v3374.m[0][10].thread_elements()[1];
-      const bool v3819 = v3812 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3820 = v3814 - v74;
-      const bool v3821 = v3820 < v2;
-      const bool v3822 = v3819 && v3821;
-      if (v3822) {
-        const bfloat v3823 = bfloat(v3818);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3824 = v3812 * v2;
-        const uint v3825 = v3824 + v3814;
-        const uint v3826 = v3825 - v74;
-        out[v3826] = v3823;
+    const uint v3815 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3816 = v2345 + v3815;
+    const uint v3817 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3818 = v3371 + v3817;
+    const bool v3819 = v3816 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3820 = v3818 < v80;
+    const bool v3821 = v3819 && v3820;
+    if (v3821) {
+      const float v3822 = v3378.m[0][10].thread_elements()[1];
+      const bool v3823 = v3816 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3824 = v3818 - v78;
+      const bool v3825 = v3824 < v2;
+      const bool v3826 = v3823 && v3825;
+      if (v3826) {
+        const bfloat v3827 = bfloat(v3822);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3828 = v3816 * v2;
+        const uint v3829 = v3828 + v3818;
+        const uint v3830 = v3829 - v78;
+        out[v3830] = v3827;
       }
     }
-    const uint v3827 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3828 = v2341 + v3827;
-    const uint v3829 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3830 = v3367 + v3829;
-    const bool v3831 = v3828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3832 = v3830 < v76;
-    const bool v3833 = v3831 && v3832;
-    if (v3833) {
-      const float v3834 = v3374.m[0][11].thread_elements()[0];
-      const bool v3835 = v3828 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3836 = v3830 - v74;
-      const bool v3837 = v3836 < v2;
-      const bool v3838 = v3835 && v3837;
-      if (v3838) {
-        const bfloat v3839 = bfloat(v3834);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3840 = v3828 * v2;
-        const uint v3841 = v3840 + v3830;
-        const uint v3842 = v3841 - v74;
-        out[v3842] = v3839;
+    const uint v3831 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3832 = v2345 + v3831;
+    const uint v3833 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3834 = v3371 + v3833;
+    const bool v3835 = v3832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3836 = v3834 < v80;
+    const bool v3837 = v3835 && v3836;
+    if (v3837) {
+      const float v3838 = v3378.m[0][11].thread_elements()[0];
+      const bool v3839 = v3832 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3840 = v3834 - v78;
+      const bool v3841 = v3840 < v2;
+      const bool v3842 = v3839 && v3841;
+      if (v3842) {
+        const bfloat v3843 = bfloat(v3838);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3844 = v3832 * v2;
+        const uint v3845 = v3844 + v3834;
+        const uint v3846 = v3845 - v78;
+        out[v3846] = v3843;
       }
     }
-    const uint v3843 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3844 = v2341 + v3843;
-    const uint v3845 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3846 = v3367 + v3845;
-    const bool v3847 = v3844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3848 = v3846 < v76;
-    const bool v3849 = v3847 && v3848;
-    if (v3849) {
-      const float v3850 = v3374.m[0][11].thread_elements()[1];
-      const bool v3851 = v3844 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3852 = v3846 - v74;
-      const bool v3853 = v3852 < v2;
-      const bool v3854 = v3851 && v3853;
-      if (v3854) {
-        const bfloat v3855 = bfloat(v3850);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3856 = v3844 * v2;
-        const uint v3857 = v3856 + v3846;
-        const uint v3858 = v3857 - v74;
-        out[v3858] = v3855;
+    const uint v3847 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3848 = v2345 + v3847;
+    const uint v3849 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3850 = v3371 + v3849;
+    const bool v3851 = v3848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3852 = v3850 < v80;
+    const bool v3853 = v3851 && v3852;
+    if (v3853) {
+      const float v3854 = v3378.m[0][11].thread_elements()[1];
+      const bool v3855 = v3848 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3856 = v3850 - v78;
+      const bool v3857 = v3856 < v2;
+      const bool v3858 = v3855 && v3857;
+      if (v3858) {
+        const bfloat v3859 = bfloat(v3854);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3860 = v3848 * v2;
+        const uint v3861 = v3860 + v3850;
+        const uint v3862 = v3861 - v78;
+        out[v3862] = v3859;
       }
     }
-    const uint v3859 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3860 = v2341 + v3859;
-    const uint v3861 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3862 = v3367 + v3861;
-    const bool v3863 = v3860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3864 = v3862 < v76;
-    const bool v3865 = v3863 && v3864;
-    if (v3865) {
-      const float v3866 = v3374.m[0][12].thread_elements()[0];
-      const bool v3867 = v3860 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3868 = v3862 - v74;
-      const bool v3869 = v3868 < v2;
-      const bool v3870 = v3867 && v3869;
-      if (v3870) {
-        const bfloat v3871 = bfloat(v3866);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3872 = v3860 * v2;
-        const uint v3873 = v3872 + v3862;
-        const uint v3874 = v3873 - v74;
-        out[v3874] = v3871;
+    const uint v3863 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3864 = v2345 + v3863;
+    const uint v3865 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3866 = v3371 + v3865;
+    const bool v3867 = v3864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3868 = v3866 < v80;
+    const bool v3869 = v3867 && v3868;
+    if (v3869) {
+      const float v3870 = v3378.m[0][12].thread_elements()[0];
+      const bool v3871 = v3864 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3872 = v3866 - v78;
+      const bool v3873 = v3872 < v2;
+      const bool v3874 = v3871 && v3873;
+      if (v3874) {
+        const bfloat v3875 = bfloat(v3870);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3876 = v3864 * v2;
+        const uint v3877 = v3876 + v3866;
+        const uint v3878 = v3877 - v78;
+        out[v3878] = v3875;
       }
     }
-    const uint v3875 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3876 = v2341 + v3875;
-    const uint v3877 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3878 = v3367 + v3877;
-    const bool v3879 = v3876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3880 = v3878 < v76;
-    const bool v3881 = v3879 && v3880;
-    if (v3881) {
-      const float v3882 = v3374.m[0][12].thread_elements()[1];
-      const bool v3883 = v3876 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3884 = v3878 - v74;
-      const bool v3885 = v3884 < v2;
-      const bool v3886 = v3883 && v3885;
-      if (v3886) {
-        const bfloat v3887 = bfloat(v3882);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3888 = v3876 * v2;
-        const uint v3889 = v3888 + v3878;
-        const uint v3890 = v3889 - v74;
-        out[v3890] = v3887;
+    const uint v3879 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3880 = v2345 + v3879;
+    const uint v3881 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3882 = v3371 + v3881;
+    const bool v3883 = v3880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3884 = v3882 < v80;
+    const bool v3885 = v3883 && v3884;
+    if (v3885) {
+      const float v3886 = v3378.m[0][12].thread_elements()[1];
+      const bool v3887 = v3880 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3888 = v3882 - v78;
+      const bool v3889 = v3888 < v2;
+      const bool v3890 = v3887 && v3889;
+      if (v3890) {
+        const bfloat v3891 = bfloat(v3886);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3892 = v3880 * v2;
+        const uint v3893 = v3892 + v3882;
+        const uint v3894 = v3893 - v78;
+        out[v3894] = v3891;
       }
     }
-    const uint v3891 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3892 = v2341 + v3891;
-    const uint v3893 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3894 = v3367 + v3893;
-    const bool v3895 = v3892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3896 = v3894 < v76;
-    const bool v3897 = v3895 && v3896;
-    if (v3897) {
-      const float v3898 = v3374.m[0][13].thread_elements()[0];
-      const bool v3899 = v3892 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3900 = v3894 - v74;
-      const bool v3901 = v3900 < v2;
-      const bool v3902 = v3899 && v3901;
-      if (v3902) {
-        const bfloat v3903 = bfloat(v3898);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3904 = v3892 * v2;
-        const uint v3905 = v3904 + v3894;
-        const uint v3906 = v3905 - v74;
-        out[v3906] = v3903;
+    const uint v3895 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3896 = v2345 + v3895;
+    const uint v3897 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3898 = v3371 + v3897;
+    const bool v3899 = v3896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3900 = v3898 < v80;
+    const bool v3901 = v3899 && v3900;
+    if (v3901) {
+      const float v3902 = v3378.m[0][13].thread_elements()[0];
+      const bool v3903 = v3896 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3904 = v3898 - v78;
+      const bool v3905 = v3904 < v2;
+      const bool v3906 = v3903 && v3905;
+      if (v3906) {
+        const bfloat v3907 = bfloat(v3902);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3908 = v3896 * v2;
+        const uint v3909 = v3908 + v3898;
+        const uint v3910 = v3909 - v78;
+        out[v3910] = v3907;
       }
     }
-    const uint v3907 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3908 = v2341 + v3907;
-    const uint v3909 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3910 = v3367 + v3909;
-    const bool v3911 = v3908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3912 = v3910 < v76;
-    const bool v3913 = v3911 && v3912;
-    if (v3913) {
-      const float v3914 = v3374.m[0][13].thread_elements()[1];
-      const bool v3915 = v3908 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3916 = v3910 - v74;
-      const bool v3917 = v3916 < v2;
-      const bool v3918 = v3915 && v3917;
-      if (v3918) {
-        const bfloat v3919 = bfloat(v3914);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3920 = v3908 * v2;
-        const uint v3921 = v3920 + v3910;
-        const uint v3922 = v3921 - v74;
-        out[v3922] = v3919;
+    const uint v3911 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3912 = v2345 + v3911;
+    const uint v3913 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3914 = v3371 + v3913;
+    const bool v3915 = v3912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3916 = v3914 < v80;
+    const bool v3917 = v3915 && v3916;
+    if (v3917) {
+      const float v3918 = v3378.m[0][13].thread_elements()[1];
+      const bool v3919 = v3912 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3920 = v3914 - v78;
+      const bool v3921 = v3920 < v2;
+      const bool v3922 = v3919 && v3921;
+      if (v3922) {
+        const bfloat v3923 = bfloat(v3918);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3924 = v3912 * v2;
+        const uint v3925 = v3924 + v3914;
+        const uint v3926 = v3925 - v78;
+        out[v3926] = v3923;
       }
     }
-    const uint v3923 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3924 = v2341 + v3923;
-    const uint v3925 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3926 = v3367 + v3925;
-    const bool v3927 = v3924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3928 = v3926 < v76;
-    const bool v3929 = v3927 && v3928;
-    if (v3929) {
-      const float v3930 = v3374.m[0][14].thread_elements()[0];
-      const bool v3931 = v3924 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3932 = v3926 - v74;
-      const bool v3933 = v3932 < v2;
-      const bool v3934 = v3931 && v3933;
-      if (v3934) {
-        const bfloat v3935 = bfloat(v3930);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3936 = v3924 * v2;
-        const uint v3937 = v3936 + v3926;
-        const uint v3938 = v3937 - v74;
-        out[v3938] = v3935;
+    const uint v3927 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3928 = v2345 + v3927;
+    const uint v3929 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3930 = v3371 + v3929;
+    const bool v3931 = v3928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3932 = v3930 < v80;
+    const bool v3933 = v3931 && v3932;
+    if (v3933) {
+      const float v3934 = v3378.m[0][14].thread_elements()[0];
+      const bool v3935 = v3928 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3936 = v3930 - v78;
+      const bool v3937 = v3936 < v2;
+      const bool v3938 = v3935 && v3937;
+      if (v3938) {
+        const bfloat v3939 = bfloat(v3934);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3940 = v3928 * v2;
+        const uint v3941 = v3940 + v3930;
+        const uint v3942 = v3941 - v78;
+        out[v3942] = v3939;
       }
     }
-    const uint v3939 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3940 = v2341 + v3939;
-    const uint v3941 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3942 = v3367 + v3941;
-    const bool v3943 = v3940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3944 = v3942 < v76;
-    const bool v3945 = v3943 && v3944;
-    if (v3945) {
-      const float v3946 = v3374.m[0][14].thread_elements()[1];
-      const bool v3947 = v3940 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3948 = v3942 - v74;
-      const bool v3949 = v3948 < v2;
-      const bool v3950 = v3947 && v3949;
-      if (v3950) {
-        const bfloat v3951 = bfloat(v3946);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3952 = v3940 * v2;
-        const uint v3953 = v3952 + v3942;
-        const uint v3954 = v3953 - v74;
-        out[v3954] = v3951;
+    const uint v3943 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3944 = v2345 + v3943;
+    const uint v3945 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3946 = v3371 + v3945;
+    const bool v3947 = v3944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3948 = v3946 < v80;
+    const bool v3949 = v3947 && v3948;
+    if (v3949) {
+      const float v3950 = v3378.m[0][14].thread_elements()[1];
+      const bool v3951 = v3944 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3952 = v3946 - v78;
+      const bool v3953 = v3952 < v2;
+      const bool v3954 = v3951 && v3953;
+      if (v3954) {
+        const bfloat v3955 = bfloat(v3950);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3956 = v3944 * v2;
+        const uint v3957 = v3956 + v3946;
+        const uint v3958 = v3957 - v78;
+        out[v3958] = v3955;
       }
     }
-    const uint v3955 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3956 = v2341 + v3955;
-    const uint v3957 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3958 = v3367 + v3957;
-    const bool v3959 = v3956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3960 = v3958 < v76;
-    const bool v3961 = v3959 && v3960;
-    if (v3961) {
-      const float v3962 = v3374.m[0][15].thread_elements()[0];
-      const bool v3963 = v3956 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3964 = v3958 - v74;
-      const bool v3965 = v3964 < v2;
-      const bool v3966 = v3963 && v3965;
-      if (v3966) {
-        const bfloat v3967 = bfloat(v3962);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3968 = v3956 * v2;
-        const uint v3969 = v3968 + v3958;
-        const uint v3970 = v3969 - v74;
-        out[v3970] = v3967;
+    const uint v3959 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3960 = v2345 + v3959;
+    const uint v3961 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3962 = v3371 + v3961;
+    const bool v3963 = v3960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3964 = v3962 < v80;
+    const bool v3965 = v3963 && v3964;
+    if (v3965) {
+      const float v3966 = v3378.m[0][15].thread_elements()[0];
+      const bool v3967 = v3960 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3968 = v3962 - v78;
+      const bool v3969 = v3968 < v2;
+      const bool v3970 = v3967 && v3969;
+      if (v3970) {
+        const bfloat v3971 = bfloat(v3966);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3972 = v3960 * v2;
+        const uint v3973 = v3972 + v3962;
+        const uint v3974 = v3973 - v78;
+        out[v3974] = v3971;
       }
     }
-    const uint v3971 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3972 = v2341 + v3971;
-    const uint v3973 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3974 = v3367 + v3973;
-    const bool v3975 = v3972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3976 = v3974 < v76;
-    const bool v3977 = v3975 && v3976;
-    if (v3977) {
-      const float v3978 = v3374.m[0][15].thread_elements()[1];
-      const bool v3979 = v3972 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3980 = v3974 - v74;
-      const bool v3981 = v3980 < v2;
-      const bool v3982 = v3979 && v3981;
-      if (v3982) {
-        const bfloat v3983 = bfloat(v3978);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v3984 = v3972 * v2;
-        const uint v3985 = v3984 + v3974;
-        const uint v3986 = v3985 - v74;
-        out[v3986] = v3983;
+    const uint v3975 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3976 = v2345 + v3975;
+    const uint v3977 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3978 = v3371 + v3977;
+    const bool v3979 = v3976 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3980 = v3978 < v80;
+    const bool v3981 = v3979 && v3980;
+    if (v3981) {
+      const float v3982 = v3378.m[0][15].thread_elements()[1];
+      const bool v3983 = v3976 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v3984 = v3978 - v78;
+      const bool v3985 = v3984 < v2;
+      const bool v3986 = v3983 && v3985;
+      if (v3986) {
+        const bfloat v3987 = bfloat(v3982);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v3988 = v3976 * v2;
+        const uint v3989 = v3988 + v3978;
+        const uint v3990 = v3989 - v78;
+        out[v3990] = v3987;
       }
     }
-    const uint v3987 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v3988 = v2341 + v3987;
-    const uint v3989 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v3990 = v3367 + v3989;
-    const bool v3991 = v3988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v3992 = v3990 < v76;
-    const bool v3993 = v3991 && v3992;
-    if (v3993) {
-      const float v3994 = v3374.m[1][0].thread_elements()[0];
-      const bool v3995 = v3988 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v3996 = v3990 - v74;
-      const bool v3997 = v3996 < v2;
-      const bool v3998 = v3995 && v3997;
-      if (v3998) {
-        const bfloat v3999 = bfloat(v3994);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4000 = v3988 * v2;
-        const uint v4001 = v4000 + v3990;
-        const uint v4002 = v4001 - v74;
-        out[v4002] = v3999;
+    const uint v3991 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v3992 = v2345 + v3991;
+    const uint v3993 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v3994 = v3371 + v3993;
+    const bool v3995 = v3992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v3996 = v3994 < v80;
+    const bool v3997 = v3995 && v3996;
+    if (v3997) {
+      const float v3998 = v3378.m[1][0].thread_elements()[0];
+      const bool v3999 = v3992 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4000 = v3994 - v78;
+      const bool v4001 = v4000 < v2;
+      const bool v4002 = v3999 && v4001;
+      if (v4002) {
+        const bfloat v4003 = bfloat(v3998);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4004 = v3992 * v2;
+        const uint v4005 = v4004 + v3994;
+        const uint v4006 = v4005 - v78;
+        out[v4006] = v4003;
       }
     }
-    const uint v4003 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4004 = v2341 + v4003;
-    const uint v4005 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4006 = v3367 + v4005;
-    const bool v4007 = v4004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4008 = v4006 < v76;
-    const bool v4009 = v4007 && v4008;
-    if (v4009) {
-      const float v4010 = v3374.m[1][0].thread_elements()[1];
-      const bool v4011 = v4004 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4012 = v4006 - v74;
-      const bool v4013 = v4012 < v2;
-      const bool v4014 = v4011 && v4013;
-      if (v4014) {
-        const bfloat v4015 = bfloat(v4010);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4016 = v4004 * v2;
-        const uint v4017 = v4016 + v4006;
-        const uint v4018 = v4017 - v74;
-        out[v4018] = v4015;
+    const uint v4007 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4008 = v2345 + v4007;
+    const uint v4009 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4010 = v3371 + v4009;
+    const bool v4011 = v4008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4012 = v4010 < v80;
+    const bool v4013 = v4011 && v4012;
+    if (v4013) {
+      const float v4014 = v3378.m[1][0].thread_elements()[1];
+      const bool v4015 = v4008 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4016 = v4010 - v78;
+      const bool v4017 = v4016 < v2;
+      const bool v4018 = v4015 && v4017;
+      if (v4018) {
+        const bfloat v4019 = bfloat(v4014);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4020 = v4008 * v2;
+        const uint v4021 = v4020 + v4010;
+        const uint v4022 = v4021 - v78;
+        out[v4022] = v4019;
       }
     }
-    const uint v4019 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4020 = v2341 + v4019;
-    const uint v4021 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4022 = v3367 + v4021;
-    const bool v4023 = v4020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4024 = v4022 < v76;
-    const bool v4025 = v4023 && v4024;
-    if (v4025) {
-      const float v4026 = v3374.m[1][1].thread_elements()[0];
-      const bool v4027 = v4020 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4028 = v4022 - v74;
-      const bool v4029 = v4028 < v2;
-      const bool v4030 = v4027 && v4029;
-      if (v4030) {
-        const bfloat v4031 = bfloat(v4026);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4032 = v4020 * v2;
-        const uint v4033 = v4032 + v4022;
-        const uint v4034 = v4033 - v74;
-        out[v4034] = v4031;
+    const uint v4023 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4024 = v2345 + v4023;
+    const uint v4025 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4026 = v3371 + v4025;
+    const bool v4027 = v4024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4028 = v4026 < v80;
+    const bool v4029 = v4027 && v4028;
+    if (v4029) {
+      const float v4030 = v3378.m[1][1].thread_elements()[0];
+      const bool v4031 = v4024 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4032 = v4026 - v78;
+      const bool v4033 = v4032 < v2;
+      const bool v4034 = v4031 && v4033;
+      if (v4034) {
+        const bfloat v4035 = bfloat(v4030);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4036 = v4024 * v2;
+        const uint v4037 = v4036 + v4026;
+        const uint v4038 = v4037 - v78;
+        out[v4038] = v4035;
       }
     }
-    const uint v4035 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4036 = v2341 + v4035;
-    const uint v4037 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4038 = v3367 + v4037;
-    const bool v4039 = v4036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4040 = v4038 < v76;
-    const bool v4041 = v4039 && v4040;
-    if (v4041) {
-      const float v4042 = v3374.m[1][1].thread_elements()[1];
-      const bool v4043 = v4036 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4044 = v4038 - v74;
-      const bool v4045 = v4044 < v2;
-      const bool v4046 = v4043 && v4045;
-      if (v4046) {
-        const bfloat v4047 = bfloat(v4042);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4048 = v4036 * v2;
-        const uint v4049 = v4048 + v4038;
-        const uint v4050 = v4049 - v74;
-        out[v4050] = v4047;
+    const uint v4039 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4040 = v2345 + v4039;
+    const uint v4041 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4042 = v3371 + v4041;
+    const bool v4043 = v4040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4044 = v4042 < v80;
+    const bool v4045 = v4043 && v4044;
+    if (v4045) {
+      const float v4046 = v3378.m[1][1].thread_elements()[1];
+      const bool v4047 = v4040 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4048 = v4042 - v78;
+      const bool v4049 = v4048 < v2;
+      const bool v4050 = v4047 && v4049;
+      if (v4050) {
+        const bfloat v4051 = bfloat(v4046);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4052 = v4040 * v2;
+        const uint v4053 = v4052 + v4042;
+        const uint v4054 = v4053 - v78;
+        out[v4054] = v4051;
       }
     }
-    const uint v4051 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4052 = v2341 + v4051;
-    const uint v4053 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4054 = v3367 + v4053;
-    const bool v4055 = v4052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4056 = v4054 < v76;
-    const bool v4057 = v4055 && v4056;
-    if (v4057) {
-      const float v4058 = v3374.m[1][2].thread_elements()[0];
-      const bool v4059 = v4052 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4060 = v4054 - v74;
-      const bool v4061 = v4060 < v2;
-      const bool v4062 = v4059 && v4061;
-      if (v4062) {
-        const bfloat v4063 = bfloat(v4058);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4064 = v4052 * v2;
-        const uint v4065 = v4064 + v4054;
-        const uint v4066 = v4065 - v74;
-        out[v4066] = v4063;
+    const uint v4055 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4056 = v2345 + v4055;
+    const uint v4057 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4058 = v3371 + v4057;
+    const bool v4059 = v4056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4060 = v4058 < v80;
+    const bool v4061 = v4059 && v4060;
+    if (v4061) {
+      const float v4062 = v3378.m[1][2].thread_elements()[0];
+      const bool v4063 = v4056 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4064 = v4058 - v78;
+      const bool v4065 = v4064 < v2;
+      const bool v4066 = v4063 && v4065;
+      if (v4066) {
+        const bfloat v4067 = bfloat(v4062);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4068 = v4056 * v2;
+        const uint v4069 = v4068 + v4058;
+        const uint v4070 = v4069 - v78;
+        out[v4070] = v4067;
       }
     }
-    const uint v4067 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4068 = v2341 + v4067;
-    const uint v4069 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4070 = v3367 + v4069;
-    const bool v4071 = v4068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4072 = v4070 < v76;
-    const bool v4073 = v4071 && v4072;
-    if (v4073) {
-      const float v4074 = v3374.m[1][2].thread_elements()[1];
-      const bool v4075 = v4068 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4076 = v4070 - v74;
-      const bool v4077 = v4076 < v2;
-      const bool v4078 = v4075 && v4077;
-      if (v4078) {
-        const bfloat v4079 = bfloat(v4074);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4080 = v4068 * v2;
-        const uint v4081 = v4080 + v4070;
-        const uint v4082 = v4081 - v74;
-        out[v4082] = v4079;
+    const uint v4071 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4072 = v2345 + v4071;
+    const uint v4073 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4074 = v3371 + v4073;
+    const bool v4075 = v4072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4076 = v4074 < v80;
+    const bool v4077 = v4075 && v4076;
+    if (v4077) {
+      const float v4078 = v3378.m[1][2].thread_elements()[1];
+      const bool v4079 = v4072 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4080 = v4074 - v78;
+      const bool v4081 = v4080 < v2;
+      const bool v4082 = v4079 && v4081;
+      if (v4082) {
+        const bfloat v4083 = bfloat(v4078);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4084 = v4072 * v2;
+        const uint v4085 = v4084 + v4074;
+        const uint v4086 = v4085 - v78;
+        out[v4086] = v4083;
       }
     }
-    const uint v4083 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4084 = v2341 + v4083;
-    const uint v4085 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4086 = v3367 + v4085;
-    const bool v4087 = v4084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4088 = v4086 < v76;
-    const bool v4089 = v4087 && v4088;
-    if (v4089) {
-      const float v4090 = v3374.m[1][3].thread_elements()[0];
-      const bool v4091 = v4084 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4092 = v4086 - v74;
-      const bool v4093 = v4092 < v2;
-      const bool v4094 = v4091 && v4093;
-      if (v4094) {
-        const bfloat v4095 = bfloat(v4090);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4096 = v4084 * v2;
-        const uint v4097 = v4096 + v4086;
-        const uint v4098 = v4097 - v74;
-        out[v4098] = v4095;
+    const uint v4087 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4088 = v2345 + v4087;
+    const uint v4089 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4090 = v3371 + v4089;
+    const bool v4091 = v4088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4092 = v4090 < v80;
+    const bool v4093 = v4091 && v4092;
+    if (v4093) {
+      const float v4094 = v3378.m[1][3].thread_elements()[0];
+      const bool v4095 = v4088 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4096 = v4090 - v78;
+      const bool v4097 = v4096 < v2;
+      const bool v4098 = v4095 && v4097;
+      if (v4098) {
+        const bfloat v4099 = bfloat(v4094);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4100 = v4088 * v2;
+        const uint v4101 = v4100 + v4090;
+        const uint v4102 = v4101 - v78;
+        out[v4102] = v4099;
       }
     }
-    const uint v4099 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4100 = v2341 + v4099;
-    const uint v4101 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4102 = v3367 + v4101;
-    const bool v4103 = v4100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4104 = v4102 < v76;
-    const bool v4105 = v4103 && v4104;
-    if (v4105) {
-      const float v4106 = v3374.m[1][3].thread_elements()[1];
-      const bool v4107 = v4100 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4108 = v4102 - v74;
-      const bool v4109 = v4108 < v2;
-      const bool v4110 = v4107 && v4109;
-      if (v4110) {
-        const bfloat v4111 = bfloat(v4106);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4112 = v4100 * v2;
-        const uint v4113 = v4112 + v4102;
-        const uint v4114 = v4113 - v74;
-        out[v4114] = v4111;
+    const uint v4103 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4104 = v2345 + v4103;
+    const uint v4105 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4106 = v3371 + v4105;
+    const bool v4107 = v4104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4108 = v4106 < v80;
+    const bool v4109 = v4107 && v4108;
+    if (v4109) {
+      const float v4110 = v3378.m[1][3].thread_elements()[1];
+      const bool v4111 = v4104 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4112 = v4106 - v78;
+      const bool v4113 = v4112 < v2;
+      const bool v4114 = v4111 && v4113;
+      if (v4114) {
+        const bfloat v4115 = bfloat(v4110);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4116 = v4104 * v2;
+        const uint v4117 = v4116 + v4106;
+        const uint v4118 = v4117 - v78;
+        out[v4118] = v4115;
       }
     }
-    const uint v4115 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4116 = v2341 + v4115;
-    const uint v4117 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4118 = v3367 + v4117;
-    const bool v4119 = v4116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4120 = v4118 < v76;
-    const bool v4121 = v4119 && v4120;
-    if (v4121) {
-      const float v4122 = v3374.m[1][4].thread_elements()[0];
-      const bool v4123 = v4116 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4124 = v4118 - v74;
-      const bool v4125 = v4124 < v2;
-      const bool v4126 = v4123 && v4125;
-      if (v4126) {
-        const bfloat v4127 = bfloat(v4122);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4128 = v4116 * v2;
-        const uint v4129 = v4128 + v4118;
-        const uint v4130 = v4129 - v74;
-        out[v4130] = v4127;
+    const uint v4119 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4120 = v2345 + v4119;
+    const uint v4121 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4122 = v3371 + v4121;
+    const bool v4123 = v4120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4124 = v4122 < v80;
+    const bool v4125 = v4123 && v4124;
+    if (v4125) {
+      const float v4126 = v3378.m[1][4].thread_elements()[0];
+      const bool v4127 = v4120 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4128 = v4122 - v78;
+      const bool v4129 = v4128 < v2;
+      const bool v4130 = v4127 && v4129;
+      if (v4130) {
+        const bfloat v4131 = bfloat(v4126);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4132 = v4120 * v2;
+        const uint v4133 = v4132 + v4122;
+        const uint v4134 = v4133 - v78;
+        out[v4134] = v4131;
       }
     }
-    const uint v4131 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4132 = v2341 + v4131;
-    const uint v4133 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4134 = v3367 + v4133;
-    const bool v4135 = v4132 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4136 = v4134 < v76;
-    const bool v4137 = v4135 && v4136;
-    if (v4137) {
-      const float v4138 = v3374.m[1][4].thread_elements()[1];
-      const bool v4139 = v4132 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4140 = v4134 - v74;
-      const bool v4141 = v4140 < v2;
-      const bool v4142 = v4139 && v4141;
-      if (v4142) {
-        const bfloat v4143 = bfloat(v4138);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4144 = v4132 * v2;
-        const uint v4145 = v4144 + v4134;
-        const uint v4146 = v4145 - v74;
-        out[v4146] = v4143;
+    const uint v4135 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4136 = v2345 + v4135;
+    const uint v4137 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4138 = v3371 + v4137;
+    const bool v4139 = v4136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4140 = v4138 < v80;
+    const bool v4141 = v4139 && v4140;
+    if (v4141) {
+      const float v4142 = v3378.m[1][4].thread_elements()[1];
+      const bool v4143 = v4136 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4144 = v4138 - v78;
+      const bool v4145 = v4144 < v2;
+      const bool v4146 = v4143 && v4145;
+      if (v4146) {
+        const bfloat v4147 = bfloat(v4142);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4148 = v4136 * v2;
+        const uint v4149 = v4148 + v4138;
+        const uint v4150 = v4149 - v78;
+        out[v4150] = v4147;
       }
     }
-    const uint v4147 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4148 = v2341 + v4147;
-    const uint v4149 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4150 = v3367 + v4149;
-    const bool v4151 = v4148 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4152 = v4150 < v76;
-    const bool v4153 = v4151 && v4152;
-    if (v4153) {
-      const float v4154 = v3374.m[1][5].thread_elements()[0];
-      const bool v4155 = v4148 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4156 = v4150 - v74;
-      const bool v4157 = v4156 < v2;
-      const bool v4158 = v4155 && v4157;
-      if (v4158) {
-        const bfloat v4159 = bfloat(v4154);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4160 = v4148 * v2;
-        const uint v4161 = v4160 + v4150;
-        const uint v4162 = v4161 - v74;
-        out[v4162] = v4159;
+    const uint v4151 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4152 = v2345 + v4151;
+    const uint v4153 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4154 = v3371 + v4153;
+    const bool v4155 = v4152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4156 = v4154 < v80;
+    const bool v4157 = v4155 && v4156;
+    if (v4157) {
+      const float v4158 = v3378.m[1][5].thread_elements()[0];
+      const bool v4159 = v4152 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4160 = v4154 - v78;
+      const bool v4161 = v4160 < v2;
+      const bool v4162 = v4159 && v4161;
+      if (v4162) {
+        const bfloat v4163 = bfloat(v4158);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4164 = v4152 * v2;
+        const uint v4165 = v4164 + v4154;
+        const uint v4166 = v4165 - v78;
+        out[v4166] = v4163;
       }
     }
-    const uint v4163 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4164 = v2341 + v4163;
-    const uint v4165 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4166 = v3367 + v4165;
-    const bool v4167 = v4164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4168 = v4166 < v76;
-    const bool v4169 = v4167 && v4168;
-    if (v4169) {
-      const float v4170 = v3374.m[1][5].thread_elements()[1];
-      const bool v4171 = v4164 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4172 = v4166 - v74;
-      const bool v4173 = v4172 < v2;
-      const bool v4174 = v4171 && v4173;
-      if (v4174) {
-        const bfloat v4175 = bfloat(v4170);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4176 = v4164 * v2;
-        const uint v4177 = v4176 + v4166;
-        const uint v4178 = v4177 - v74;
-        out[v4178] = v4175;
+    const uint v4167 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4168 = v2345 + v4167;
+    const uint v4169 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4170 = v3371 + v4169;
+    const bool v4171 = v4168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4172 = v4170 < v80;
+    const bool v4173 = v4171 && v4172;
+    if (v4173) {
+      const float v4174 = v3378.m[1][5].thread_elements()[1];
+      const bool v4175 = v4168 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4176 = v4170 - v78;
+      const bool v4177 = v4176 < v2;
+      const bool v4178 = v4175 && v4177;
+      if (v4178) {
+        const bfloat v4179 = bfloat(v4174);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4180 = v4168 * v2;
+        const uint v4181 = v4180 + v4170;
+        const uint v4182 = v4181 - v78;
+        out[v4182] = v4179;
       }
     }
-    const uint v4179 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4180 = v2341 + v4179;
-    const uint v4181 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4182 = v3367 + v4181;
-    const bool v4183 = v4180 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4184 = v4182 < v76;
-    const bool v4185 = v4183 && v4184;
-    if (v4185) {
-      const float v4186 = v3374.m[1][6].thread_elements()[0];
-      const bool v4187 = v4180 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4188 = v4182 - v74;
-      const bool v4189 = v4188 < v2;
-      const bool v4190 = v4187 && v4189;
-      if (v4190) {
-        const bfloat v4191 = bfloat(v4186);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4192 = v4180 * v2;
-        const uint v4193 = v4192 + v4182;
-        const uint v4194 = v4193 - v74;
-        out[v4194] = v4191;
+    const uint v4183 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4184 = v2345 + v4183;
+    const uint v4185 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4186 = v3371 + v4185;
+    const bool v4187 = v4184 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4188 = v4186 < v80;
+    const bool v4189 = v4187 && v4188;
+    if (v4189) {
+      const float v4190 = v3378.m[1][6].thread_elements()[0];
+      const bool v4191 = v4184 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4192 = v4186 - v78;
+      const bool v4193 = v4192 < v2;
+      const bool v4194 = v4191 && v4193;
+      if (v4194) {
+        const bfloat v4195 = bfloat(v4190);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4196 = v4184 * v2;
+        const uint v4197 = v4196 + v4186;
+        const uint v4198 = v4197 - v78;
+        out[v4198] = v4195;
       }
     }
-    const uint v4195 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4196 = v2341 + v4195;
-    const uint v4197 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4198 = v3367 + v4197;
-    const bool v4199 = v4196 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4200 = v4198 < v76;
-    const bool v4201 = v4199 && v4200;
-    if (v4201) {
-      const float v4202 = v3374.m[1][6].thread_elements()[1];
-      const bool v4203 = v4196 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4204 = v4198 - v74;
-      const bool v4205 = v4204 < v2;
-      const bool v4206 = v4203 && v4205;
-      if (v4206) {
-        const bfloat v4207 = bfloat(v4202);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4208 = v4196 * v2;
-        const uint v4209 = v4208 + v4198;
-        const uint v4210 = v4209 - v74;
-        out[v4210] = v4207;
+    const uint v4199 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4200 = v2345 + v4199;
+    const uint v4201 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4202 = v3371 + v4201;
+    const bool v4203 = v4200 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4204 = v4202 < v80;
+    const bool v4205 = v4203 && v4204;
+    if (v4205) {
+      const float v4206 = v3378.m[1][6].thread_elements()[1];
+      const bool v4207 = v4200 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4208 = v4202 - v78;
+      const bool v4209 = v4208 < v2;
+      const bool v4210 = v4207 && v4209;
+      if (v4210) {
+        const bfloat v4211 = bfloat(v4206);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4212 = v4200 * v2;
+        const uint v4213 = v4212 + v4202;
+        const uint v4214 = v4213 - v78;
+        out[v4214] = v4211;
       }
     }
-    const uint v4211 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4212 = v2341 + v4211;
-    const uint v4213 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4214 = v3367 + v4213;
-    const bool v4215 = v4212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4216 = v4214 < v76;
-    const bool v4217 = v4215 && v4216;
-    if (v4217) {
-      const float v4218 = v3374.m[1][7].thread_elements()[0];
-      const bool v4219 = v4212 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4220 = v4214 - v74;
-      const bool v4221 = v4220 < v2;
-      const bool v4222 = v4219 && v4221;
-      if (v4222) {
-        const bfloat v4223 = bfloat(v4218);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4224 = v4212 * v2;
-        const uint v4225 = v4224 + v4214;
-        const uint v4226 = v4225 - v74;
-        out[v4226] = v4223;
+    const uint v4215 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4216 = v2345 + v4215;
+    const uint v4217 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4218 = v3371 + v4217;
+    const bool v4219 = v4216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4220 = v4218 < v80;
+    const bool v4221 = v4219 && v4220;
+    if (v4221) {
+      const float v4222 = v3378.m[1][7].thread_elements()[0];
+      const bool v4223 = v4216 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4224 = v4218 - v78;
+      const bool v4225 = v4224 < v2;
+      const bool v4226 = v4223 && v4225;
+      if (v4226) {
+        const bfloat v4227 = bfloat(v4222);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4228 = v4216 * v2;
+        const uint v4229 = v4228 + v4218;
+        const uint v4230 = v4229 - v78;
+        out[v4230] = v4227;
       }
     }
-    const uint v4227 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4228 = v2341 + v4227;
-    const uint v4229 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4230 = v3367 + v4229;
-    const bool v4231 = v4228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4232 = v4230 < v76;
-    const bool v4233 = v4231 && v4232;
-    if (v4233) {
-      const float v4234 = v3374.m[1][7].thread_elements()[1];
-      const bool v4235 = v4228 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4236 = v4230 - v74;
-      const bool v4237 = v4236 < v2;
-      const bool v4238 = v4235 && v4237;
-      if (v4238) {
-        const bfloat v4239 = bfloat(v4234);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4240 = v4228 * v2;
-        const uint v4241 = v4240 + v4230;
-        const uint v4242 = v4241 - v74;
-        out[v4242] = v4239;
+    const uint v4231 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4232 = v2345 + v4231;
+    const uint v4233 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4234 = v3371 + v4233;
+    const bool v4235 = v4232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4236 = v4234 < v80;
+    const bool v4237 = v4235 && v4236;
+    if (v4237) {
+      const float v4238 = v3378.m[1][7].thread_elements()[1];
+      const bool v4239 = v4232 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4240 = v4234 - v78;
+      const bool v4241 = v4240 < v2;
+      const bool v4242 = v4239 && v4241;
+      if (v4242) {
+        const bfloat v4243 = bfloat(v4238);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4244 = v4232 * v2;
+        const uint v4245 = v4244 + v4234;
+        const uint v4246 = v4245 - v78;
+        out[v4246] = v4243;
       }
     }
-    const uint v4243 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4244 = v2341 + v4243;
-    const uint v4245 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4246 = v3367 + v4245;
-    const bool v4247 = v4244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4248 = v4246 < v76;
-    const bool v4249 = v4247 && v4248;
-    if (v4249) {
-      const float v4250 = v3374.m[1][8].thread_elements()[0];
-      const bool v4251 = v4244 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4252 = v4246 - v74;
-      const bool v4253 = v4252 < v2;
-      const bool v4254 = v4251 && v4253;
-      if (v4254) {
-        const bfloat v4255 = bfloat(v4250);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4256 = v4244 * v2;
-        const uint v4257 = v4256 + v4246;
-        const uint v4258 = v4257 - v74;
-        out[v4258] = v4255;
+    const uint v4247 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4248 = v2345 + v4247;
+    const uint v4249 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4250 = v3371 + v4249;
+    const bool v4251 = v4248 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4252 = v4250 < v80;
+    const bool v4253 = v4251 && v4252;
+    if (v4253) {
+      const float v4254 = v3378.m[1][8].thread_elements()[0];
+      const bool v4255 = v4248 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4256 = v4250 - v78;
+      const bool v4257 = v4256 < v2;
+      const bool v4258 = v4255 && v4257;
+      if (v4258) {
+        const bfloat v4259 = bfloat(v4254);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4260 = v4248 * v2;
+        const uint v4261 = v4260 + v4250;
+        const uint v4262 = v4261 - v78;
+        out[v4262] = v4259;
       }
     }
-    const uint v4259 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4260 = v2341 + v4259;
-    const uint v4261 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4262 = v3367 + v4261;
-    const bool v4263 = v4260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4264 = v4262 < v76;
-    const bool v4265 = v4263 && v4264;
-    if (v4265) {
-      const float v4266 = v3374.m[1][8].thread_elements()[1];
-      const bool v4267 = v4260 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4268 = v4262 - v74;
-      const bool v4269 = v4268 < v2;
-      const bool v4270 = v4267 && v4269;
-      if (v4270) {
-        const bfloat v4271 = bfloat(v4266);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4272 = v4260 * v2;
-        const uint v4273 = v4272 + v4262;
-        const uint v4274 = v4273 - v74;
-        out[v4274] = v4271;
+    const uint v4263 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4264 = v2345 + v4263;
+    const uint v4265 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4266 = v3371 + v4265;
+    const bool v4267 = v4264 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4268 = v4266 < v80;
+    const bool v4269 = v4267 && v4268;
+    if (v4269) {
+      const float v4270 = v3378.m[1][8].thread_elements()[1];
+      const bool v4271 = v4264 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4272 = v4266 - v78;
+      const bool v4273 = v4272 < v2;
+      const bool v4274 = v4271 && v4273;
+      if (v4274) {
+        const bfloat v4275 = bfloat(v4270);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4276 = v4264 * v2;
+        const uint v4277 = v4276 + v4266;
+        const uint v4278 = v4277 - v78;
+        out[v4278] = v4275;
       }
     }
-    const uint v4275 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4276 = v2341 + v4275;
-    const uint v4277 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4278 = v3367 + v4277;
-    const bool v4279 = v4276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4280 = v4278 < v76;
-    const bool v4281 = v4279 && v4280;
-    if (v4281) {
-      const float v4282 = v3374.m[1][9].thread_elements()[0];
-      const bool v4283 = v4276 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4284 = v4278 - v74;
-      const bool v4285 = v4284 < v2;
-      const bool v4286 = v4283 && v4285;
-      if (v4286) {
-        const bfloat v4287 = bfloat(v4282);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4288 = v4276 * v2;
-        const uint v4289 = v4288 + v4278;
-        const uint v4290 = v4289 - v74;
-        out[v4290] = v4287;
+    const uint v4279 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4280 = v2345 + v4279;
+    const uint v4281 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4282 = v3371 + v4281;
+    const bool v4283 = v4280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4284 = v4282 < v80;
+    const bool v4285 = v4283 && v4284;
+    if (v4285) {
+      const float v4286 = v3378.m[1][9].thread_elements()[0];
+      const bool v4287 = v4280 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4288 = v4282 - v78;
+      const bool v4289 = v4288 < v2;
+      const bool v4290 = v4287 && v4289;
+      if (v4290) {
+        const bfloat v4291 = bfloat(v4286);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4292 = v4280 * v2;
+        const uint v4293 = v4292 + v4282;
+        const uint v4294 = v4293 - v78;
+        out[v4294] = v4291;
       }
     }
-    const uint v4291 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4292 = v2341 + v4291;
-    const uint v4293 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4294 = v3367 + v4293;
-    const bool v4295 = v4292 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4296 = v4294 < v76;
-    const bool v4297 = v4295 && v4296;
-    if (v4297) {
-      const float v4298 = v3374.m[1][9].thread_elements()[1];
-      const bool v4299 = v4292 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4300 = v4294 - v74;
-      const bool v4301 = v4300 < v2;
-      const bool v4302 = v4299 && v4301;
-      if (v4302) {
-        const bfloat v4303 = bfloat(v4298);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4304 = v4292 * v2;
-        const uint v4305 = v4304 + v4294;
-        const uint v4306 = v4305 - v74;
-        out[v4306] = v4303;
+    const uint v4295 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4296 = v2345 + v4295;
+    const uint v4297 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4298 = v3371 + v4297;
+    const bool v4299 = v4296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4300 = v4298 < v80;
+    const bool v4301 = v4299 && v4300;
+    if (v4301) {
+      const float v4302 = v3378.m[1][9].thread_elements()[1];
+      const bool v4303 = v4296 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4304 = v4298 - v78;
+      const bool v4305 = v4304 < v2;
+      const bool v4306 = v4303 && v4305;
+      if (v4306) {
+        const bfloat v4307 = bfloat(v4302);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4308 = v4296 * v2;
+        const uint v4309 = v4308 + v4298;
+        const uint v4310 = v4309 - v78;
+        out[v4310] = v4307;
       }
     }
-    const uint v4307 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4308 = v2341 + v4307;
-    const uint v4309 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4310 = v3367 + v4309;
-    const bool v4311 = v4308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4312 = v4310 < v76;
-    const bool v4313 = v4311 && v4312;
-    if (v4313) {
-      const float v4314 = v3374.m[1][10].thread_elements()[0];
-      const bool v4315 = v4308 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4316 = v4310 - v74;
-      const bool v4317 = v4316 < v2;
-      const bool v4318 = v4315 && v4317;
-      if (v4318) {
-        const bfloat v4319 = bfloat(v4314);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4320 = v4308 * v2;
-        const uint v4321 = v4320 + v4310;
-        const uint v4322 = v4321 - v74;
-        out[v4322] = v4319;
+    const uint v4311 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4312 = v2345 + v4311;
+    const uint v4313 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4314 = v3371 + v4313;
+    const bool v4315 = v4312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4316 = v4314 < v80;
+    const bool v4317 = v4315 && v4316;
+    if (v4317) {
+      const float v4318 = v3378.m[1][10].thread_elements()[0];
+      const bool v4319 = v4312 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4320 = v4314 - v78;
+      const bool v4321 = v4320 < v2;
+      const bool v4322 = v4319 && v4321;
+      if (v4322) {
+        const bfloat v4323 = bfloat(v4318);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4324 = v4312 * v2;
+        const uint v4325 = v4324 + v4314;
+        const uint v4326 = v4325 - v78;
+        out[v4326] = v4323;
       }
     }
-    const uint v4323 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4324 = v2341 + v4323;
-    const uint v4325 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4326 = v3367 + v4325;
-    const bool v4327 = v4324 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4328 = v4326 < v76;
-    const bool v4329 = v4327 && v4328;
-    if (v4329) {
-      const float v4330 = v3374.m[1][10].thread_elements()[1];
-      const bool v4331 = v4324 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4332 = v4326 - v74;
-      const bool v4333 = v4332 < v2;
-      const bool v4334 = v4331 && v4333;
-      if (v4334) {
-        const bfloat v4335 = bfloat(v4330);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4336 = v4324 * v2;
-        const uint v4337 = v4336 + v4326;
-        const uint v4338 = v4337 - v74;
-        out[v4338] = v4335;
+    const uint v4327 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4328 = v2345 + v4327;
+    const uint v4329 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4330 = v3371 + v4329;
+    const bool v4331 = v4328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4332 = v4330 < v80;
+    const bool v4333 = v4331 && v4332;
+    if (v4333) {
+      const float v4334 = v3378.m[1][10].thread_elements()[1];
+      const bool v4335 = v4328 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4336 = v4330 - v78;
+      const bool v4337 = v4336 < v2;
+      const bool v4338 = v4335 && v4337;
+      if (v4338) {
+        const bfloat v4339 = bfloat(v4334);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4340 = v4328 * v2;
+        const uint v4341 = v4340 + v4330;
+        const uint v4342 = v4341 - v78;
+        out[v4342] = v4339;
       }
     }
-    const uint v4339 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4340 = v2341 + v4339;
-    const uint v4341 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4342 = v3367 + v4341;
-    const bool v4343 = v4340 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4344 = v4342 < v76;
-    const bool v4345 = v4343 && v4344;
-    if (v4345) {
-      const float v4346 = v3374.m[1][11].thread_elements()[0];
-      const bool v4347 = v4340 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4348 = v4342 - v74;
-      const bool v4349 = v4348 < v2;
-      const bool v4350 = v4347 && v4349;
-      if (v4350) {
-        const bfloat v4351 = bfloat(v4346);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4352 = v4340 * v2;
-        const uint v4353 = v4352 + v4342;
-        const uint v4354 = v4353 - v74;
-        out[v4354] = v4351;
+    const uint v4343 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4344 = v2345 + v4343;
+    const uint v4345 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4346 = v3371 + v4345;
+    const bool v4347 = v4344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4348 = v4346 < v80;
+    const bool v4349 = v4347 && v4348;
+    if (v4349) {
+      const float v4350 = v3378.m[1][11].thread_elements()[0];
+      const bool v4351 = v4344 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4352 = v4346 - v78;
+      const bool v4353 = v4352 < v2;
+      const bool v4354 = v4351 && v4353;
+      if (v4354) {
+        const bfloat v4355 = bfloat(v4350);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4356 = v4344 * v2;
+        const uint v4357 = v4356 + v4346;
+        const uint v4358 = v4357 - v78;
+        out[v4358] = v4355;
       }
     }
-    const uint v4355 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4356 = v2341 + v4355;
-    const uint v4357 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4358 = v3367 + v4357;
-    const bool v4359 = v4356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4360 = v4358 < v76;
-    const bool v4361 = v4359 && v4360;
-    if (v4361) {
-      const float v4362 = v3374.m[1][11].thread_elements()[1];
-      const bool v4363 = v4356 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4364 = v4358 - v74;
-      const bool v4365 = v4364 < v2;
-      const bool v4366 = v4363 && v4365;
-      if (v4366) {
-        const bfloat v4367 = bfloat(v4362);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4368 = v4356 * v2;
-        const uint v4369 = v4368 + v4358;
-        const uint v4370 = v4369 - v74;
-        out[v4370] = v4367;
+    const uint v4359 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4360 = v2345 + v4359;
+    const uint v4361 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4362 = v3371 + v4361;
+    const bool v4363 = v4360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4364 = v4362 < v80;
+    const bool v4365 = v4363 && v4364;
+    if (v4365) {
+      const float v4366 = v3378.m[1][11].thread_elements()[1];
+      const bool v4367 = v4360 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4368 = v4362 - v78;
+      const bool v4369 = v4368 < v2;
+      const bool v4370 = v4367 && v4369;
+      if (v4370) {
+        const bfloat v4371 = bfloat(v4366);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4372 = v4360 * v2;
+        const uint v4373 = v4372 + v4362;
+        const uint v4374 = v4373 - v78;
+        out[v4374] = v4371;
       }
     }
-    const uint v4371 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4372 = v2341 + v4371;
-    const uint v4373 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4374 = v3367 + v4373;
-    const bool v4375 = v4372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4376 = v4374 < v76;
-    const bool v4377 = v4375 && v4376;
-    if (v4377) {
-      const float v4378 = v3374.m[1][12].thread_elements()[0];
-      const bool v4379 = v4372 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4380 = v4374 - v74;
-      const bool v4381 = v4380 < v2;
-      const bool v4382 = v4379 && v4381;
-      if (v4382) {
-        const bfloat v4383 = bfloat(v4378);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4384 = v4372 * v2;
-        const uint v4385 = v4384 + v4374;
-        const uint v4386 = v4385 - v74;
-        out[v4386] = v4383;
+    const uint v4375 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4376 = v2345 + v4375;
+    const uint v4377 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4378 = v3371 + v4377;
+    const bool v4379 = v4376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4380 = v4378 < v80;
+    const bool v4381 = v4379 && v4380;
+    if (v4381) {
+      const float v4382 = v3378.m[1][12].thread_elements()[0];
+      const bool v4383 = v4376 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4384 = v4378 - v78;
+      const bool v4385 = v4384 < v2;
+      const bool v4386 = v4383 && v4385;
+      if (v4386) {
+        const bfloat v4387 = bfloat(v4382);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4388 = v4376 * v2;
+        const uint v4389 = v4388 + v4378;
+        const uint v4390 = v4389 - v78;
+        out[v4390] = v4387;
       }
     }
-    const uint v4387 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4388 = v2341 + v4387;
-    const uint v4389 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4390 = v3367 + v4389;
-    const bool v4391 = v4388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4392 = v4390 < v76;
-    const bool v4393 = v4391 && v4392;
-    if (v4393) {
-      const float v4394 = v3374.m[1][12].thread_elements()[1];
-      const bool v4395 = v4388 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4396 = v4390 - v74;
-      const bool v4397 = v4396 < v2;
-      const bool v4398 = v4395 && v4397;
-      if (v4398) {
-        const bfloat v4399 = bfloat(v4394);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4400 = v4388 * v2;
-        const uint v4401 = v4400 + v4390;
-        const uint v4402 = v4401 - v74;
-        out[v4402] = v4399;
+    const uint v4391 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4392 = v2345 + v4391;
+    const uint v4393 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4394 = v3371 + v4393;
+    const bool v4395 = v4392 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4396 = v4394 < v80;
+    const bool v4397 = v4395 && v4396;
+    if (v4397) {
+      const float v4398 = v3378.m[1][12].thread_elements()[1];
+      const bool v4399 = v4392 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4400 = v4394 - v78;
+      const bool v4401 = v4400 < v2;
+      const bool v4402 = v4399 && v4401;
+      if (v4402) {
+        const bfloat v4403 = bfloat(v4398);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4404 = v4392 * v2;
+        const uint v4405 = v4404 + v4394;
+        const uint v4406 = v4405 - v78;
+        out[v4406] = v4403;
       }
     }
-    const uint v4403 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4404 = v2341 + v4403;
-    const uint v4405 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4406 = v3367 + v4405;
-    const bool v4407 = v4404 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4408 = v4406 < v76;
-    const bool v4409 = v4407 && v4408;
-    if (v4409) {
-      const float v4410 = v3374.m[1][13].thread_elements()[0];
-      const bool v4411 = v4404 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4412 = v4406 - v74;
-      const bool v4413 = v4412 < v2;
-      const bool v4414 = v4411 && v4413;
-      if (v4414) {
-        const bfloat v4415 = bfloat(v4410);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4416 = v4404 * v2;
-        const uint v4417 = v4416 + v4406;
-        const uint v4418 = v4417 - v74;
-        out[v4418] = v4415;
+    const uint v4407 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4408 = v2345 + v4407;
+    const uint v4409 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4410 = v3371 + v4409;
+    const bool v4411 = v4408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4412 = v4410 < v80;
+    const bool v4413 = v4411 && v4412;
+    if (v4413) {
+      const float v4414 = v3378.m[1][13].thread_elements()[0];
+      const bool v4415 = v4408 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4416 = v4410 - v78;
+      const bool v4417 = v4416 < v2;
+      const bool v4418 = v4415 && v4417;
+      if (v4418) {
+        const bfloat v4419 = bfloat(v4414);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4420 = v4408 * v2;
+        const uint v4421 = v4420 + v4410;
+        const uint v4422 = v4421 - v78;
+        out[v4422] = v4419;
       }
     }
-    const uint v4419 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4420 = v2341 + v4419;
-    const uint v4421 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4422 = v3367 + v4421;
-    const bool v4423 = v4420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4424 = v4422 < v76;
-    const bool v4425 = v4423 && v4424;
-    if (v4425) {
-      const float v4426 = v3374.m[1][13].thread_elements()[1];
-      const bool v4427 = v4420 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4428 = v4422 - v74;
-      const bool v4429 = v4428 < v2;
-      const bool v4430 = v4427 && v4429;
-      if (v4430) {
-        const bfloat v4431 = bfloat(v4426);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4432 = v4420 * v2;
-        const uint v4433 = v4432 + v4422;
-        const uint v4434 = v4433 - v74;
-        out[v4434] = v4431;
+    const uint v4423 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4424 = v2345 + v4423;
+    const uint v4425 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4426 = v3371 + v4425;
+    const bool v4427 = v4424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4428 = v4426 < v80;
+    const bool v4429 = v4427 && v4428;
+    if (v4429) {
+      const float v4430 = v3378.m[1][13].thread_elements()[1];
+      const bool v4431 = v4424 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4432 = v4426 - v78;
+      const bool v4433 = v4432 < v2;
+      const bool v4434 = v4431 && v4433;
+      if (v4434) {
+        const bfloat v4435 = bfloat(v4430);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4436 = v4424 * v2;
+        const uint v4437 = v4436 + v4426;
+        const uint v4438 = v4437 - v78;
+        out[v4438] = v4435;
       }
     }
-    const uint v4435 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4436 = v2341 + v4435;
-    const uint v4437 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4438 = v3367 + v4437;
-    const bool v4439 = v4436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4440 = v4438 < v76;
-    const bool v4441 = v4439 && v4440;
-    if (v4441) {
-      const float v4442 = v3374.m[1][14].thread_elements()[0];
-      const bool v4443 = v4436 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4444 = v4438 - v74;
-      const bool v4445 = v4444 < v2;
-      const bool v4446 = v4443 && v4445;
-      if (v4446) {
-        const bfloat v4447 = bfloat(v4442);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4448 = v4436 * v2;
-        const uint v4449 = v4448 + v4438;
-        const uint v4450 = v4449 - v74;
-        out[v4450] = v4447;
+    const uint v4439 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4440 = v2345 + v4439;
+    const uint v4441 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4442 = v3371 + v4441;
+    const bool v4443 = v4440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4444 = v4442 < v80;
+    const bool v4445 = v4443 && v4444;
+    if (v4445) {
+      const float v4446 = v3378.m[1][14].thread_elements()[0];
+      const bool v4447 = v4440 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4448 = v4442 - v78;
+      const bool v4449 = v4448 < v2;
+      const bool v4450 = v4447 && v4449;
+      if (v4450) {
+        const bfloat v4451 = bfloat(v4446);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4452 = v4440 * v2;
+        const uint v4453 = v4452 + v4442;
+        const uint v4454 = v4453 - v78;
+        out[v4454] = v4451;
       }
     }
-    const uint v4451 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4452 = v2341 + v4451;
-    const uint v4453 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4454 = v3367 + v4453;
-    const bool v4455 = v4452 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4456 = v4454 < v76;
-    const bool v4457 = v4455 && v4456;
-    if (v4457) {
-      const float v4458 = v3374.m[1][14].thread_elements()[1];
-      const bool v4459 = v4452 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4460 = v4454 - v74;
-      const bool v4461 = v4460 < v2;
-      const bool v4462 = v4459 && v4461;
-      if (v4462) {
-        const bfloat v4463 = bfloat(v4458);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4464 = v4452 * v2;
-        const uint v4465 = v4464 + v4454;
-        const uint v4466 = v4465 - v74;
-        out[v4466] = v4463;
+    const uint v4455 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4456 = v2345 + v4455;
+    const uint v4457 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4458 = v3371 + v4457;
+    const bool v4459 = v4456 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4460 = v4458 < v80;
+    const bool v4461 = v4459 && v4460;
+    if (v4461) {
+      const float v4462 = v3378.m[1][14].thread_elements()[1];
+      const bool v4463 = v4456 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4464 = v4458 - v78;
+      const bool v4465 = v4464 < v2;
+      const bool v4466 = v4463 && v4465;
+      if (v4466) {
+        const bfloat v4467 = bfloat(v4462);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4468 = v4456 * v2;
+        const uint v4469 = v4468 + v4458;
+        const uint v4470 = v4469 - v78;
+        out[v4470] = v4467;
       }
     }
-    const uint v4467 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4468 = v2341 + v4467;
-    const uint v4469 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4470 = v3367 + v4469;
-    const bool v4471 = v4468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4472 = v4470 < v76;
-    const bool v4473 = v4471 && v4472;
-    if (v4473) {
-      const float v4474 = v3374.m[1][15].thread_elements()[0];
-      const bool v4475 = v4468 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4476 = v4470 - v74;
-      const bool v4477 = v4476 < v2;
-      const bool v4478 = v4475 && v4477;
-      if (v4478) {
-        const bfloat v4479 = bfloat(v4474);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4480 = v4468 * v2;
-        const uint v4481 = v4480 + v4470;
-        const uint v4482 = v4481 - v74;
-        out[v4482] = v4479;
+    const uint v4471 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4472 = v2345 + v4471;
+    const uint v4473 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4474 = v3371 + v4473;
+    const bool v4475 = v4472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4476 = v4474 < v80;
+    const bool v4477 = v4475 && v4476;
+    if (v4477) {
+      const float v4478 = v3378.m[1][15].thread_elements()[0];
+      const bool v4479 = v4472 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4480 = v4474 - v78;
+      const bool v4481 = v4480 < v2;
+      const bool v4482 = v4479 && v4481;
+      if (v4482) {
+        const bfloat v4483 = bfloat(v4478);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4484 = v4472 * v2;
+        const uint v4485 = v4484 + v4474;
+        const uint v4486 = v4485 - v78;
+        out[v4486] = v4483;
       }
     }
-    const uint v4483 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
-    const uint v4484 = v2341 + v4483;
-    const uint v4485 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
-    const uint v4486 = v3367 + v4485;
-    const bool v4487 = v4484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
-    const bool v4488 = v4486 < v76;
-    const bool v4489 = v4487 && v4488;
-    if (v4489) {
-      const float v4490 = v3374.m[1][15].thread_elements()[1];
-      const bool v4491 = v4484 < v72;  // kernels/moe/grouped_gemm.cpp:119
-      const uint v4492 = v4486 - v74;
-      const bool v4493 = v4492 < v2;
-      const bool v4494 = v4491 && v4493;
-      if (v4494) {
-        const bfloat v4495 = bfloat(v4490);  // kernels/moe/grouped_gemm.cpp:120
-        const uint v4496 = v4484 * v2;
-        const uint v4497 = v4496 + v4486;
-        const uint v4498 = v4497 - v74;
-        out[v4498] = v4495;
+    const uint v4487 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:85
+    const uint v4488 = v2345 + v4487;
+    const uint v4489 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:86
+    const uint v4490 = v3371 + v4489;
+    const bool v4491 = v4488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:87
+    const bool v4492 = v4490 < v80;
+    const bool v4493 = v4491 && v4492;
+    if (v4493) {
+      const float v4494 = v3378.m[1][15].thread_elements()[1];
+      const bool v4495 = v4488 < v76;  // kernels/moe/grouped_gemm.cpp:119
+      const uint v4496 = v4490 - v78;
+      const bool v4497 = v4496 < v2;
+      const bool v4498 = v4495 && v4497;
+      if (v4498) {
+        const bfloat v4499 = bfloat(v4494);  // kernels/moe/grouped_gemm.cpp:120
+        const uint v4500 = v4488 * v2;
+        const uint v4501 = v4500 + v4490;
+        const uint v4502 = v4501 - v78;
+        out[v4502] = v4499;
       }
     }
   } else {
-    const uint v4499 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:60
-    const uint v4500 = iron_tid.x;
+    const uint v4503 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v4504 = iron_tid.x;
 
-    for (uint v4502 = v4500; v4502 < 32768u; v4502 += v4499) {
-      const uint v4504 = v4502 >> 8u;  // kernels/moe/expert_tiles.hpp:61
-      const uint v4505 = v71 + v4504;
-      const uint v4507 = v4502 & 255u;  // kernels/moe/expert_tiles.hpp:62
-      const uint v4508 = v26 + v4507;
-      const bool v4509 = v4505 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v4510 = v4508 < v2;
-      const bool v4511 = v4509 && v4510;
-      if (v4511) {
-        const uint v4514 = v4505 * v2;
-        const uint v4515 = v4514 + v4508;
-        out[v4515] = bfloat(0.0f);
+    for (uint v4506 = v4504; v4506 < 32768u; v4506 += v4503) {
+      const uint v4508 = v4506 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v4509 = v75 + v4508;
+      const uint v4511 = v4506 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v4512 = v26 + v4511;
+      const bool v4513 = v4509 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4514 = v4512 < v2;
+      const bool v4515 = v4513 && v4514;
+      if (v4515) {
+        const uint v4518 = v4509 * v2;
+        const uint v4519 = v4518 + v4512;
+        out[v4519] = bfloat(0.0f);
       }
     }
   }

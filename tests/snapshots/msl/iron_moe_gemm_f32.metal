@@ -102,2846 +102,2849 @@ kernel void iron_moe_gemm_f32(
   const uint v21 = v13 + v20;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  uint v35 = v34;
+  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const uint v35 = min(v34, v0);
+  uint v36 = v35;
 
-  for (uint v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const uint v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const uint v41 = offsets[v40];
-    const uint v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const uint v45 = v41 - v44;
-    const uint v46 = v45 + 127u;
-    const uint v47 = v46 >> 7u;
-    const uint v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const uint v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const uint v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const uint v57 = v56 << 7u;
-    const uint v59 = v44 + v57;
-    const uint v2981 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const uint v2982 = v53 ? v38 : v2981;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v2982;
-    const uint v2983 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const uint v2984 = v53 ? v59 : v2983;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v2984;
-    const uint v2985 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const uint v2986 = v53 ? v41 : v2985;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v2986;
-    const uint v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const uint v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (uint v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const uint v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const uint v42 = v39 + 1u;
+    const uint v43 = offsets[v42];
+    const uint v44 = max(v43, v40);
+    const uint v45 = min(v44, v0);
+    const uint v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const uint v50 = v49 + 127u;
+    const uint v51 = v50 >> 7u;
+    const uint v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const uint v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const uint v61 = v60 << 7u;
+    const uint v63 = v40 + v61;
+    const uint v2985 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v2986 = v57 ? v39 : v2985;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v2986;
+    const uint v2987 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v2988 = v57 ? v63 : v2987;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v2988;
+    const uint v2989 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v2990 = v57 ? v45 : v2989;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v2990;
+    const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const uint v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const uint v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const uint v65 = v32;
-  const uint v66 = v21 - v65;
-  const uint v67 = v66 << 7u;
-  const uint v68 = v35;
-  const uint v69 = v68 + v67;
-  const uint v2987 = v29;
-  const uint v2988 = v63 ? v69 : v2987;
-  v29 = v2988;
-  const uint v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const uint v71 = v29;
-  const uint v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const uint v75 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:130
-    const uint v76 = v1 * v2;
-    const uint v77 = v75 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const uint v79 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-    const uint v82 = v79 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const uint v83 = v82 << 6u;
-    const uint v86 = v79 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const uint v69 = v32;
+  const uint v70 = v21 - v69;
+  const uint v71 = v70 << 7u;
+  const uint v72 = v36;
+  const uint v73 = v72 + v71;
+  const uint v2991 = v29;
+  const uint v2992 = v67 ? v73 : v2991;
+  v29 = v2992;
+  const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const uint v75 = v29;
+  const uint v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const uint v79 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:130
+    const uint v80 = v1 * v2;
+    const uint v81 = v79 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const uint v83 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+    const uint v86 = v83 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const uint v87 = v86 << 6u;
-    iron_frag<float, 64, 64> v89;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v89, float(0.0f));
-    iron_frag<float, 64, 16> v91;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v91, float(0.0f));
-    iron_frag<float, 16, 64> v93;  // kernels/gemm/gemm_tiles.hpp:202
+    const uint v90 = v83 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v91 = v90 << 6u;
+    iron_frag<float, 64, 64> v93;  // kernels/gemm/gemm_tiles.hpp:200
     iron_frag_fill(v93, float(0.0f));
-    const uint v96 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v97 = v96 == 0u;
-    const bool v112 = v97 && v97;
-    if (v112) {
-      const uint v2729 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v2732 = v2729 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v2735 = v2729 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2736 = v2735 << 2u;
-      const uint v2737 = v71 + v2732;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2738 = v2737 < v0;
-      const uint v2743 = v2737 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2749 = v2732 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2754 = v2729 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v2756 = v2754 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v2759 = v2754 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2760 = v2759 << 2u;
-      const uint v2761 = v71 + v2756;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2762 = v2761 < v0;
-      const uint v2767 = v2761 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2773 = v2756 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2778 = v2729 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v2780 = v2778 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v2783 = v2778 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2784 = v2783 << 2u;
-      const uint v2785 = v71 + v2780;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2786 = v2785 < v0;
-      const uint v2791 = v2785 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2797 = v2780 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2802 = v2729 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v2804 = v2802 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v2807 = v2802 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v2808 = v2807 << 2u;
-      const uint v2809 = v71 + v2804;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2810 = v2809 < v0;
-      const uint v2815 = v2809 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2821 = v2804 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v2835 = v77 + v2732;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2836 = v2835 < v76;
-      const uint v2841 = v2835 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2859 = v77 + v2756;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2860 = v2859 < v76;
-      const uint v2865 = v2859 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2883 = v77 + v2780;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2884 = v2883 < v76;
-      const uint v2889 = v2883 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2907 = v77 + v2804;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v2908 = v2907 < v76;
-      const uint v2913 = v2907 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v2929 = v83 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v2935 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+    iron_frag<float, 64, 16> v95;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v95, float(0.0f));
+    iron_frag<float, 16, 64> v97;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v97, float(0.0f));
+    const uint v100 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v101 = v100 == 0u;
+    const bool v116 = v101 && v101;
+    if (v116) {
+      const uint v2733 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2736 = v2733 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2739 = v2733 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2740 = v2739 << 2u;
+      const uint v2741 = v75 + v2736;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2742 = v2741 < v0;
+      const uint v2747 = v2741 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2753 = v2736 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2758 = v2733 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2760 = v2758 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2763 = v2758 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2764 = v2763 << 2u;
+      const uint v2765 = v75 + v2760;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2766 = v2765 < v0;
+      const uint v2771 = v2765 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2777 = v2760 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2782 = v2733 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2784 = v2782 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2787 = v2782 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2788 = v2787 << 2u;
+      const uint v2789 = v75 + v2784;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2790 = v2789 < v0;
+      const uint v2795 = v2789 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2801 = v2784 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2806 = v2733 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v2808 = v2806 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v2811 = v2806 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v2812 = v2811 << 2u;
+      const uint v2813 = v75 + v2808;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2814 = v2813 < v0;
+      const uint v2819 = v2813 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2825 = v2808 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v2839 = v81 + v2736;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2840 = v2839 < v80;
+      const uint v2845 = v2839 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2863 = v81 + v2760;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2864 = v2863 < v80;
+      const uint v2869 = v2863 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2887 = v81 + v2784;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2888 = v2887 < v80;
+      const uint v2893 = v2887 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2911 = v81 + v2808;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v2912 = v2911 < v80;
+      const uint v2917 = v2911 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v2933 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v2939 = v91 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v2721 = 0u; v2721 < v3; v2721 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const uint v2723 = v2721 >> 4u;
-        const uint v2725 = v2723 % 1u;
+      for (uint v2725 = 0u; v2725 < v3; v2725 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const uint v2727 = v2725 >> 4u;
+        const uint v2729 = v2727 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2727 = v2725 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-        const uint v2739 = v2721 + v2736;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2740 = v2739 < v3;
-        const bool v2741 = v2738 && v2740;
-        const uint v2745 = v2743 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2746 = v2745 + v2736;
-        const uint v2747 = v2741 ? v2746 : 0u;
-        const uint v2750 = v2727 + v2749;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v2751 = v2750 + v2736;
+        const uint v2731 = v2729 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const uint v2743 = v2725 + v2740;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2744 = v2743 < v3;
+        const bool v2745 = v2742 && v2744;
+        const uint v2749 = v2747 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2750 = v2749 + v2740;
+        const uint v2751 = v2745 ? v2750 : 0u;
+        const uint v2754 = v2731 + v2753;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2755 = v2754 + v2740;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v2751 + e] = v2741 ? x_sorted[v2747 + e] : float(0);
+          shm0[v2755 + e] = v2745 ? x_sorted[v2751 + e] : float(0);
         }
-        const uint v2763 = v2721 + v2760;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2764 = v2763 < v3;
-        const bool v2765 = v2762 && v2764;
-        const uint v2769 = v2767 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2770 = v2769 + v2760;
-        const uint v2771 = v2765 ? v2770 : 0u;
-        const uint v2774 = v2727 + v2773;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v2775 = v2774 + v2760;
+        const uint v2767 = v2725 + v2764;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2768 = v2767 < v3;
+        const bool v2769 = v2766 && v2768;
+        const uint v2773 = v2771 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2774 = v2773 + v2764;
+        const uint v2775 = v2769 ? v2774 : 0u;
+        const uint v2778 = v2731 + v2777;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2779 = v2778 + v2764;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v2775 + e] = v2765 ? x_sorted[v2771 + e] : float(0);
+          shm0[v2779 + e] = v2769 ? x_sorted[v2775 + e] : float(0);
         }
-        const uint v2787 = v2721 + v2784;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2788 = v2787 < v3;
-        const bool v2789 = v2786 && v2788;
-        const uint v2793 = v2791 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2794 = v2793 + v2784;
-        const uint v2795 = v2789 ? v2794 : 0u;
-        const uint v2798 = v2727 + v2797;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v2799 = v2798 + v2784;
+        const uint v2791 = v2725 + v2788;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2792 = v2791 < v3;
+        const bool v2793 = v2790 && v2792;
+        const uint v2797 = v2795 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2798 = v2797 + v2788;
+        const uint v2799 = v2793 ? v2798 : 0u;
+        const uint v2802 = v2731 + v2801;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2803 = v2802 + v2788;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v2799 + e] = v2789 ? x_sorted[v2795 + e] : float(0);
+          shm0[v2803 + e] = v2793 ? x_sorted[v2799 + e] : float(0);
         }
-        const uint v2811 = v2721 + v2808;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v2812 = v2811 < v3;
-        const bool v2813 = v2810 && v2812;
-        const uint v2817 = v2815 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2818 = v2817 + v2808;
-        const uint v2819 = v2813 ? v2818 : 0u;
-        const uint v2822 = v2727 + v2821;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v2823 = v2822 + v2808;
+        const uint v2815 = v2725 + v2812;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v2816 = v2815 < v3;
+        const bool v2817 = v2814 && v2816;
+        const uint v2821 = v2819 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2822 = v2821 + v2812;
+        const uint v2823 = v2817 ? v2822 : 0u;
+        const uint v2826 = v2731 + v2825;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v2827 = v2826 + v2812;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v2823 + e] = v2813 ? x_sorted[v2819 + e] : float(0);
+          shm0[v2827 + e] = v2817 ? x_sorted[v2823 + e] : float(0);
         }
-        const bool v2839 = v2836 && v2740;  // kernels/gemm/gemm_tiles.hpp:80
-        const uint v2843 = v2841 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2844 = v2843 + v2736;
-        const uint v2845 = v2839 ? v2844 : 0u;
+        const bool v2843 = v2840 && v2744;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v2847 = v2845 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2848 = v2847 + v2740;
+        const uint v2849 = v2843 ? v2848 : 0u;
         for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-          shm1[v2751 + e] = v2839 ? w[v2845 + e] : float(0);
+          shm1[v2755 + e] = v2843 ? w[v2849 + e] : float(0);
         }
-        const bool v2863 = v2860 && v2764;  // kernels/gemm/gemm_tiles.hpp:80
-        const uint v2867 = v2865 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2868 = v2867 + v2760;
-        const uint v2869 = v2863 ? v2868 : 0u;
+        const bool v2867 = v2864 && v2768;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v2871 = v2869 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2872 = v2871 + v2764;
+        const uint v2873 = v2867 ? v2872 : 0u;
         for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-          shm1[v2775 + e] = v2863 ? w[v2869 + e] : float(0);
+          shm1[v2779 + e] = v2867 ? w[v2873 + e] : float(0);
         }
-        const bool v2887 = v2884 && v2788;  // kernels/gemm/gemm_tiles.hpp:80
-        const uint v2891 = v2889 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2892 = v2891 + v2784;
-        const uint v2893 = v2887 ? v2892 : 0u;
+        const bool v2891 = v2888 && v2792;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v2895 = v2893 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2896 = v2895 + v2788;
+        const uint v2897 = v2891 ? v2896 : 0u;
         for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-          shm1[v2799 + e] = v2887 ? w[v2893 + e] : float(0);
+          shm1[v2803 + e] = v2891 ? w[v2897 + e] : float(0);
         }
-        const bool v2911 = v2908 && v2812;  // kernels/gemm/gemm_tiles.hpp:80
-        const uint v2915 = v2913 + v2721;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v2916 = v2915 + v2808;
-        const uint v2917 = v2911 ? v2916 : 0u;
+        const bool v2915 = v2912 && v2816;  // kernels/gemm/gemm_tiles.hpp:80
+        const uint v2919 = v2917 + v2725;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v2920 = v2919 + v2812;
+        const uint v2921 = v2915 ? v2920 : 0u;
         for (uint e = 0; e < 4u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
-          shm1[v2823 + e] = v2911 ? w[v2917 + e] : float(0);
+          shm1[v2827 + e] = v2915 ? w[v2921 + e] : float(0);
         }
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2930 = v2727 + v2929;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<false>(v91, shm0, long(v2930), long(20u));
-        const uint v2936 = v2727 + v2935;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load<true>(v93, shm1, long(v2936), long(20u));
-        iron_frag_mma(v89, v91, v93);  // kernels/gemm/gemm_tiles.hpp:212
+        const uint v2934 = v2731 + v2933;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<false>(v95, shm0, long(v2934), long(20u));
+        const uint v2940 = v2731 + v2939;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load<true>(v97, shm1, long(v2940), long(20u));
+        iron_frag_mma(v93, v95, v97);  // kernels/gemm/gemm_tiles.hpp:212
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
     } else {
-      const uint v334 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v335 = iron_tid.x;
-      const uint v391 = v83 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v397 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v338 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v339 = iron_tid.x;
+      const uint v395 = v87 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v401 = v91 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v333 = 0u; v333 < v3; v333 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (uint v337 = v335; v337 < 2048u; v337 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v339 = v337 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v341 = v337 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v342 = v71 + v339;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v343 = v342 < v0;
-          const uint v344 = v333 + v341;
-          const bool v345 = v344 < v3;
-          const bool v346 = v343 && v345;
-          if (v346) {
-            const uint v348 = v342 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v350 = v348 + v333;
-            const uint v351 = v350 + v341;
-            const float v352 = x_sorted[v351];
-            const uint v354 = v339 * 20u;
-            const uint v355 = v354 + v341;
-            shm0[v355] = v352;
+      for (uint v337 = 0u; v337 < v3; v337 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (uint v341 = v339; v341 < 2048u; v341 += v338) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v343 = v341 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v345 = v341 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v346 = v75 + v343;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v347 = v346 < v0;
+          const uint v348 = v337 + v345;
+          const bool v349 = v348 < v3;
+          const bool v350 = v347 && v349;
+          if (v350) {
+            const uint v352 = v346 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v354 = v352 + v337;
+            const uint v355 = v354 + v345;
+            const float v356 = x_sorted[v355];
+            const uint v358 = v343 * 20u;
+            const uint v359 = v358 + v345;
+            shm0[v359] = v356;
           } else {
-            const uint v357 = v339 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v358 = v357 + v341;
-            shm0[v358] = 0.0f;
+            const uint v361 = v343 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v362 = v361 + v345;
+            shm0[v362] = 0.0f;
           }
         }
 
-        for (uint v363 = v335; v363 < 2048u; v363 += v334) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v365 = v363 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v367 = v363 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v368 = v77 + v365;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v369 = v368 < v76;
-          const uint v370 = v333 + v367;
-          const bool v371 = v370 < v3;
-          const bool v372 = v369 && v371;
-          if (v372) {
-            const uint v374 = v368 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v376 = v374 + v333;
-            const uint v377 = v376 + v367;
-            const float v378 = w[v377];
-            const uint v380 = v365 * 20u;
-            const uint v381 = v380 + v367;
-            shm1[v381] = v378;
+        for (uint v367 = v339; v367 < 2048u; v367 += v338) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v369 = v367 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v371 = v367 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v372 = v81 + v369;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v373 = v372 < v80;
+          const uint v374 = v337 + v371;
+          const bool v375 = v374 < v3;
+          const bool v376 = v373 && v375;
+          if (v376) {
+            const uint v378 = v372 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v380 = v378 + v337;
+            const uint v381 = v380 + v371;
+            const float v382 = w[v381];
+            const uint v384 = v369 * 20u;
+            const uint v385 = v384 + v371;
+            shm1[v385] = v382;
           } else {
-            const uint v383 = v365 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v384 = v383 + v367;
-            shm1[v384] = 0.0f;
+            const uint v387 = v369 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v388 = v387 + v371;
+            shm1[v388] = 0.0f;
           }
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load<false>(v91, shm0, long(v391), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v93, shm1, long(v397), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v89, v91, v93);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load<false>(v95, shm0, long(v395), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<true>(v97, shm1, long(v401), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma(v93, v95, v97);  // kernels/gemm/gemm_tiles.hpp:212
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const uint v400 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v401 = v71 + v83;
-    const uint v402 = v401 + v400;
-    const uint v403 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v404 = v77 + v87;
-    const uint v405 = v404 + v403;
-    const bool v406 = v402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v407 = v405 < v76;
-    const bool v408 = v406 && v407;
-    if (v408) {
-      const float v409 = v89.m[0][0].thread_elements()[0];
-      const bool v410 = v402 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v411 = v405 - v75;
-      const bool v412 = v411 < v2;
-      const bool v413 = v410 && v412;
-      if (v413) {
-        const uint v415 = v402 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v416 = v415 + v405;
-        const uint v417 = v416 - v75;
-        out[v417] = v409;
-      }
-    }
-    const uint v418 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v420 = v401 + v418;
-    const uint v421 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v423 = v404 + v421;
-    const bool v424 = v420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v425 = v423 < v76;
-    const bool v426 = v424 && v425;
-    if (v426) {
-      const float v427 = v89.m[0][0].thread_elements()[1];
-      const bool v428 = v420 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v429 = v423 - v75;
-      const bool v430 = v429 < v2;
-      const bool v431 = v428 && v430;
-      if (v431) {
-        const uint v433 = v420 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v434 = v433 + v423;
-        const uint v435 = v434 - v75;
-        out[v435] = v427;
-      }
-    }
-    const uint v436 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v438 = v401 + v436;
-    const uint v439 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v441 = v404 + v439;
-    const bool v442 = v438 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v443 = v441 < v76;
-    const bool v444 = v442 && v443;
-    if (v444) {
-      const float v445 = v89.m[0][1].thread_elements()[0];
-      const bool v446 = v438 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v447 = v441 - v75;
-      const bool v448 = v447 < v2;
-      const bool v449 = v446 && v448;
-      if (v449) {
-        const uint v451 = v438 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v452 = v451 + v441;
-        const uint v453 = v452 - v75;
-        out[v453] = v445;
-      }
-    }
-    const uint v454 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v456 = v401 + v454;
-    const uint v457 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v459 = v404 + v457;
-    const bool v460 = v456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v461 = v459 < v76;
-    const bool v462 = v460 && v461;
-    if (v462) {
-      const float v463 = v89.m[0][1].thread_elements()[1];
-      const bool v464 = v456 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v465 = v459 - v75;
-      const bool v466 = v465 < v2;
-      const bool v467 = v464 && v466;
-      if (v467) {
-        const uint v469 = v456 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v470 = v469 + v459;
-        const uint v471 = v470 - v75;
-        out[v471] = v463;
-      }
-    }
-    const uint v472 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v474 = v401 + v472;
-    const uint v475 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v477 = v404 + v475;
-    const bool v478 = v474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v479 = v477 < v76;
-    const bool v480 = v478 && v479;
-    if (v480) {
-      const float v481 = v89.m[0][2].thread_elements()[0];
-      const bool v482 = v474 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v483 = v477 - v75;
-      const bool v484 = v483 < v2;
-      const bool v485 = v482 && v484;
-      if (v485) {
-        const uint v487 = v474 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v488 = v487 + v477;
-        const uint v489 = v488 - v75;
-        out[v489] = v481;
-      }
+    const uint v404 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v405 = v75 + v87;
+    const uint v406 = v405 + v404;
+    const uint v407 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v408 = v81 + v91;
+    const uint v409 = v408 + v407;
+    const bool v410 = v406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v411 = v409 < v80;
+    const bool v412 = v410 && v411;
+    if (v412) {
+      const float v413 = v93.m[0][0].thread_elements()[0];
+      const bool v414 = v406 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v415 = v409 - v79;
+      const bool v416 = v415 < v2;
+      const bool v417 = v414 && v416;
+      if (v417) {
+        const uint v419 = v406 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v420 = v419 + v409;
+        const uint v421 = v420 - v79;
+        out[v421] = v413;
+      }
+    }
+    const uint v422 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v424 = v405 + v422;
+    const uint v425 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v427 = v408 + v425;
+    const bool v428 = v424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v429 = v427 < v80;
+    const bool v430 = v428 && v429;
+    if (v430) {
+      const float v431 = v93.m[0][0].thread_elements()[1];
+      const bool v432 = v424 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v433 = v427 - v79;
+      const bool v434 = v433 < v2;
+      const bool v435 = v432 && v434;
+      if (v435) {
+        const uint v437 = v424 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v438 = v437 + v427;
+        const uint v439 = v438 - v79;
+        out[v439] = v431;
+      }
+    }
+    const uint v440 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v442 = v405 + v440;
+    const uint v443 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v445 = v408 + v443;
+    const bool v446 = v442 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v447 = v445 < v80;
+    const bool v448 = v446 && v447;
+    if (v448) {
+      const float v449 = v93.m[0][1].thread_elements()[0];
+      const bool v450 = v442 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v451 = v445 - v79;
+      const bool v452 = v451 < v2;
+      const bool v453 = v450 && v452;
+      if (v453) {
+        const uint v455 = v442 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v456 = v455 + v445;
+        const uint v457 = v456 - v79;
+        out[v457] = v449;
+      }
+    }
+    const uint v458 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v460 = v405 + v458;
+    const uint v461 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v463 = v408 + v461;
+    const bool v464 = v460 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v465 = v463 < v80;
+    const bool v466 = v464 && v465;
+    if (v466) {
+      const float v467 = v93.m[0][1].thread_elements()[1];
+      const bool v468 = v460 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v469 = v463 - v79;
+      const bool v470 = v469 < v2;
+      const bool v471 = v468 && v470;
+      if (v471) {
+        const uint v473 = v460 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v474 = v473 + v463;
+        const uint v475 = v474 - v79;
+        out[v475] = v467;
+      }
+    }
+    const uint v476 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v478 = v405 + v476;
+    const uint v479 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v481 = v408 + v479;
+    const bool v482 = v478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v483 = v481 < v80;
+    const bool v484 = v482 && v483;
+    if (v484) {
+      const float v485 = v93.m[0][2].thread_elements()[0];
+      const bool v486 = v478 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v487 = v481 - v79;
+      const bool v488 = v487 < v2;
+      const bool v489 = v486 && v488;
+      if (v489) {
+        const uint v491 = v478 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v492 = v491 + v481;
+        const uint v493 = v492 - v79;
+        out[v493] = v485;
+      }
     }
-    const uint v490 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v492 = v401 + v490;
-    const uint v493 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v495 = v404 + v493;
-    const bool v496 = v492 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v497 = v495 < v76;
-    const bool v498 = v496 && v497;
-    if (v498) {
-      const float v499 = v89.m[0][2].thread_elements()[1];
-      const bool v500 = v492 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v501 = v495 - v75;
-      const bool v502 = v501 < v2;
-      const bool v503 = v500 && v502;
-      if (v503) {
-        const uint v505 = v492 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v506 = v505 + v495;
-        const uint v507 = v506 - v75;
-        out[v507] = v499;
-      }
-    }
-    const uint v508 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v510 = v401 + v508;
-    const uint v511 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v513 = v404 + v511;
-    const bool v514 = v510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v515 = v513 < v76;
-    const bool v516 = v514 && v515;
-    if (v516) {
-      const float v517 = v89.m[0][3].thread_elements()[0];
-      const bool v518 = v510 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v519 = v513 - v75;
-      const bool v520 = v519 < v2;
-      const bool v521 = v518 && v520;
-      if (v521) {
-        const uint v523 = v510 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v524 = v523 + v513;
-        const uint v525 = v524 - v75;
-        out[v525] = v517;
-      }
-    }
-    const uint v526 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v528 = v401 + v526;
-    const uint v529 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v531 = v404 + v529;
-    const bool v532 = v528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v533 = v531 < v76;
-    const bool v534 = v532 && v533;
-    if (v534) {
-      const float v535 = v89.m[0][3].thread_elements()[1];
-      const bool v536 = v528 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v537 = v531 - v75;
-      const bool v538 = v537 < v2;
-      const bool v539 = v536 && v538;
-      if (v539) {
-        const uint v541 = v528 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v542 = v541 + v531;
-        const uint v543 = v542 - v75;
-        out[v543] = v535;
-      }
-    }
-    const uint v544 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v546 = v401 + v544;
-    const uint v547 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v549 = v404 + v547;
-    const bool v550 = v546 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v551 = v549 < v76;
-    const bool v552 = v550 && v551;
-    if (v552) {
-      const float v553 = v89.m[0][4].thread_elements()[0];
-      const bool v554 = v546 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v555 = v549 - v75;
-      const bool v556 = v555 < v2;
-      const bool v557 = v554 && v556;
-      if (v557) {
-        const uint v559 = v546 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v560 = v559 + v549;
-        const uint v561 = v560 - v75;
-        out[v561] = v553;
-      }
-    }
-    const uint v562 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v564 = v401 + v562;
-    const uint v565 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v567 = v404 + v565;
-    const bool v568 = v564 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v569 = v567 < v76;
-    const bool v570 = v568 && v569;
-    if (v570) {
-      const float v571 = v89.m[0][4].thread_elements()[1];
-      const bool v572 = v564 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v573 = v567 - v75;
-      const bool v574 = v573 < v2;
-      const bool v575 = v572 && v574;
-      if (v575) {
-        const uint v577 = v564 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v578 = v577 + v567;
-        const uint v579 = v578 - v75;
-        out[v579] = v571;
-      }
-    }
-    const uint v580 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v582 = v401 + v580;
-    const uint v583 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v585 = v404 + v583;
-    const bool v586 = v582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v587 = v585 < v76;
-    const bool v588 = v586 && v587;
-    if (v588) {
-      const float v589 = v89.m[0][5].thread_elements()[0];
-      const bool v590 = v582 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v591 = v585 - v75;
-      const bool v592 = v591 < v2;
-      const bool v593 = v590 && v592;
-      if (v593) {
-        const uint v595 = v582 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v596 = v595 + v585;
-        const uint v597 = v596 - v75;
-        out[v597] = v589;
-      }
-    }
-    const uint v598 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v600 = v401 + v598;
-    const uint v601 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v603 = v404 + v601;
-    const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v605 = v603 < v76;
-    const bool v606 = v604 && v605;
-    if (v606) {
-      const float v607 = v89.m[0][5].thread_elements()[1];
-      const bool v608 = v600 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v609 = v603 - v75;
-      const bool v610 = v609 < v2;
-      const bool v611 = v608 && v610;
-      if (v611) {
-        const uint v613 = v600 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v614 = v613 + v603;
-        const uint v615 = v614 - v75;
-        out[v615] = v607;
-      }
-    }
-    const uint v616 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v618 = v401 + v616;
-    const uint v619 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v621 = v404 + v619;
-    const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v623 = v621 < v76;
-    const bool v624 = v622 && v623;
-    if (v624) {
-      const float v625 = v89.m[0][6].thread_elements()[0];
-      const bool v626 = v618 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v627 = v621 - v75;
-      const bool v628 = v627 < v2;
-      const bool v629 = v626 && v628;
-      if (v629) {
-        const uint v631 = v618 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v632 = v631 + v621;
-        const uint v633 = v632 - v75;
-        out[v633] = v625;
-      }
-    }
-    const uint v634 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v636 = v401 + v634;
-    const uint v637 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v639 = v404 + v637;
-    const bool v640 = v636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v641 = v639 < v76;
-    const bool v642 = v640 && v641;
-    if (v642) {
-      const float v643 = v89.m[0][6].thread_elements()[1];
-      const bool v644 = v636 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v645 = v639 - v75;
-      const bool v646 = v645 < v2;
-      const bool v647 = v644 && v646;
-      if (v647) {
-        const uint v649 = v636 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v650 = v649 + v639;
-        const uint v651 = v650 - v75;
-        out[v651] = v643;
-      }
-    }
-    const uint v652 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v654 = v401 + v652;
-    const uint v655 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v657 = v404 + v655;
-    const bool v658 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v659 = v657 < v76;
-    const bool v660 = v658 && v659;
-    if (v660) {
-      const float v661 = v89.m[0][7].thread_elements()[0];
-      const bool v662 = v654 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v663 = v657 - v75;
-      const bool v664 = v663 < v2;
-      const bool v665 = v662 && v664;
-      if (v665) {
-        const uint v667 = v654 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v668 = v667 + v657;
-        const uint v669 = v668 - v75;
-        out[v669] = v661;
-      }
-    }
-    const uint v670 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v672 = v401 + v670;
-    const uint v673 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v675 = v404 + v673;
-    const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v677 = v675 < v76;
-    const bool v678 = v676 && v677;
-    if (v678) {
-      const float v679 = v89.m[0][7].thread_elements()[1];
-      const bool v680 = v672 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v681 = v675 - v75;
-      const bool v682 = v681 < v2;
-      const bool v683 = v680 && v682;
-      if (v683) {
-        const uint v685 = v672 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v686 = v685 + v675;
-        const uint v687 = v686 - v75;
-        out[v687] = v679;
-      }
-    }
-    const uint v688 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v690 = v401 + v688;
-    const uint v691 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v693 = v404 + v691;
-    const bool v694 = v690 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v695 = v693 < v76;
-    const bool v696 = v694 && v695;
-    if (v696) {
-      const float v697 = v89.m[1][0].thread_elements()[0];
-      const bool v698 = v690 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v699 = v693 - v75;
-      const bool v700 = v699 < v2;
-      const bool v701 = v698 && v700;
-      if (v701) {
-        const uint v703 = v690 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v704 = v703 + v693;
-        const uint v705 = v704 - v75;
-        out[v705] = v697;
-      }
-    }
-    const uint v706 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v708 = v401 + v706;
-    const uint v709 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v711 = v404 + v709;
-    const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v713 = v711 < v76;
-    const bool v714 = v712 && v713;
-    if (v714) {
-      const float v715 = v89.m[1][0].thread_elements()[1];
-      const bool v716 = v708 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v717 = v711 - v75;
-      const bool v718 = v717 < v2;
-      const bool v719 = v716 && v718;
-      if (v719) {
-        const uint v721 = v708 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v722 = v721 + v711;
-        const uint v723 = v722 - v75;
-        out[v723] = v715;
-      }
-    }
-    const uint v724 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v726 = v401 + v724;
-    const uint v727 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v729 = v404 + v727;
-    const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v731 = v729 < v76;
-    const bool v732 = v730 && v731;
-    if (v732) {
-      const float v733 = v89.m[1][1].thread_elements()[0];
-      const bool v734 = v726 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v735 = v729 - v75;
-      const bool v736 = v735 < v2;
-      const bool v737 = v734 && v736;
-      if (v737) {
-        const uint v739 = v726 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v740 = v739 + v729;
-        const uint v741 = v740 - v75;
-        out[v741] = v733;
-      }
-    }
-    const uint v742 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v744 = v401 + v742;
-    const uint v745 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v747 = v404 + v745;
-    const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v749 = v747 < v76;
-    const bool v750 = v748 && v749;
-    if (v750) {
-      const float v751 = v89.m[1][1].thread_elements()[1];
-      const bool v752 = v744 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v753 = v747 - v75;
-      const bool v754 = v753 < v2;
-      const bool v755 = v752 && v754;
-      if (v755) {
-        const uint v757 = v744 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v758 = v757 + v747;
-        const uint v759 = v758 - v75;
-        out[v759] = v751;
-      }
-    }
-    const uint v760 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v762 = v401 + v760;
-    const uint v763 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v765 = v404 + v763;
-    const bool v766 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v767 = v765 < v76;
-    const bool v768 = v766 && v767;
-    if (v768) {
-      const float v769 = v89.m[1][2].thread_elements()[0];
-      const bool v770 = v762 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v771 = v765 - v75;
-      const bool v772 = v771 < v2;
-      const bool v773 = v770 && v772;
-      if (v773) {
-        const uint v775 = v762 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v776 = v775 + v765;
-        const uint v777 = v776 - v75;
-        out[v777] = v769;
-      }
-    }
-    const uint v778 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v780 = v401 + v778;
-    const uint v781 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v783 = v404 + v781;
-    const bool v784 = v780 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v785 = v783 < v76;
-    const bool v786 = v784 && v785;
-    if (v786) {
-      const float v787 = v89.m[1][2].thread_elements()[1];
-      const bool v788 = v780 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v789 = v783 - v75;
-      const bool v790 = v789 < v2;
-      const bool v791 = v788 && v790;
-      if (v791) {
-        const uint v793 = v780 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v794 = v793 + v783;
-        const uint v795 = v794 - v75;
-        out[v795] = v787;
-      }
-    }
-    const uint v796 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v798 = v401 + v796;
-    const uint v799 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v801 = v404 + v799;
-    const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v803 = v801 < v76;
-    const bool v804 = v802 && v803;
-    if (v804) {
-      const float v805 = v89.m[1][3].thread_elements()[0];
-      const bool v806 = v798 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v807 = v801 - v75;
-      const bool v808 = v807 < v2;
-      const bool v809 = v806 && v808;
-      if (v809) {
-        const uint v811 = v798 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v812 = v811 + v801;
-        const uint v813 = v812 - v75;
-        out[v813] = v805;
-      }
-    }
-    const uint v814 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v816 = v401 + v814;
-    const uint v817 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v819 = v404 + v817;
-    const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v821 = v819 < v76;
-    const bool v822 = v820 && v821;
-    if (v822) {
-      const float v823 = v89.m[1][3].thread_elements()[1];
-      const bool v824 = v816 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v825 = v819 - v75;
-      const bool v826 = v825 < v2;
-      const bool v827 = v824 && v826;
-      if (v827) {
-        const uint v829 = v816 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v830 = v829 + v819;
-        const uint v831 = v830 - v75;
-        out[v831] = v823;
-      }
-    }
-    const uint v832 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v834 = v401 + v832;
-    const uint v835 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v837 = v404 + v835;
-    const bool v838 = v834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v839 = v837 < v76;
-    const bool v840 = v838 && v839;
-    if (v840) {
-      const float v841 = v89.m[1][4].thread_elements()[0];
-      const bool v842 = v834 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v843 = v837 - v75;
-      const bool v844 = v843 < v2;
-      const bool v845 = v842 && v844;
-      if (v845) {
-        const uint v847 = v834 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v848 = v847 + v837;
-        const uint v849 = v848 - v75;
-        out[v849] = v841;
-      }
-    }
-    const uint v850 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v852 = v401 + v850;
-    const uint v853 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v855 = v404 + v853;
-    const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v857 = v855 < v76;
-    const bool v858 = v856 && v857;
-    if (v858) {
-      const float v859 = v89.m[1][4].thread_elements()[1];
-      const bool v860 = v852 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v861 = v855 - v75;
-      const bool v862 = v861 < v2;
-      const bool v863 = v860 && v862;
-      if (v863) {
-        const uint v865 = v852 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v866 = v865 + v855;
-        const uint v867 = v866 - v75;
-        out[v867] = v859;
-      }
-    }
-    const uint v868 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v870 = v401 + v868;
-    const uint v871 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v873 = v404 + v871;
-    const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v875 = v873 < v76;
-    const bool v876 = v874 && v875;
-    if (v876) {
-      const float v877 = v89.m[1][5].thread_elements()[0];
-      const bool v878 = v870 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v879 = v873 - v75;
-      const bool v880 = v879 < v2;
-      const bool v881 = v878 && v880;
-      if (v881) {
-        const uint v883 = v870 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v884 = v883 + v873;
-        const uint v885 = v884 - v75;
-        out[v885] = v877;
-      }
-    }
-    const uint v886 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v888 = v401 + v886;
-    const uint v889 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v891 = v404 + v889;
-    const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v893 = v891 < v76;
-    const bool v894 = v892 && v893;
-    if (v894) {
-      const float v895 = v89.m[1][5].thread_elements()[1];
-      const bool v896 = v888 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v897 = v891 - v75;
-      const bool v898 = v897 < v2;
-      const bool v899 = v896 && v898;
-      if (v899) {
-        const uint v901 = v888 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v902 = v901 + v891;
-        const uint v903 = v902 - v75;
-        out[v903] = v895;
-      }
-    }
-    const uint v904 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v906 = v401 + v904;
-    const uint v907 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v909 = v404 + v907;
-    const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v911 = v909 < v76;
-    const bool v912 = v910 && v911;
-    if (v912) {
-      const float v913 = v89.m[1][6].thread_elements()[0];
-      const bool v914 = v906 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v915 = v909 - v75;
-      const bool v916 = v915 < v2;
-      const bool v917 = v914 && v916;
-      if (v917) {
-        const uint v919 = v906 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v920 = v919 + v909;
-        const uint v921 = v920 - v75;
-        out[v921] = v913;
-      }
-    }
-    const uint v922 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v924 = v401 + v922;
-    const uint v925 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v927 = v404 + v925;
-    const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v929 = v927 < v76;
-    const bool v930 = v928 && v929;
-    if (v930) {
-      const float v931 = v89.m[1][6].thread_elements()[1];
-      const bool v932 = v924 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v933 = v927 - v75;
-      const bool v934 = v933 < v2;
-      const bool v935 = v932 && v934;
-      if (v935) {
-        const uint v937 = v924 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v938 = v937 + v927;
-        const uint v939 = v938 - v75;
-        out[v939] = v931;
-      }
-    }
-    const uint v940 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v942 = v401 + v940;
-    const uint v943 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v945 = v404 + v943;
-    const bool v946 = v942 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v947 = v945 < v76;
-    const bool v948 = v946 && v947;
-    if (v948) {
-      const float v949 = v89.m[1][7].thread_elements()[0];
-      const bool v950 = v942 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v951 = v945 - v75;
-      const bool v952 = v951 < v2;
-      const bool v953 = v950 && v952;
-      if (v953) {
-        const uint v955 = v942 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v956 = v955 + v945;
-        const uint v957 = v956 - v75;
-        out[v957] = v949;
-      }
-    }
-    const uint v958 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v960 = v401 + v958;
-    const uint v961 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v963 = v404 + v961;
-    const bool v964 = v960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v965 = v963 < v76;
-    const bool v966 = v964 && v965;
-    if (v966) {
-      const float v967 = v89.m[1][7].thread_elements()[1];
-      const bool v968 = v960 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v969 = v963 - v75;
-      const bool v970 = v969 < v2;
-      const bool v971 = v968 && v970;
-      if (v971) {
-        const uint v973 = v960 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v974 = v973 + v963;
-        const uint v975 = v974 - v75;
-        out[v975] = v967;
-      }
-    }
-    const uint v976 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v978 = v401 + v976;
-    const uint v979 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v981 = v404 + v979;
-    const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v983 = v981 < v76;
-    const bool v984 = v982 && v983;
-    if (v984) {
-      const float v985 = v89.m[2][0].thread_elements()[0];
-      const bool v986 = v978 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v987 = v981 - v75;
-      const bool v988 = v987 < v2;
-      const bool v989 = v986 && v988;
-      if (v989) {
-        const uint v991 = v978 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v992 = v991 + v981;
-        const uint v993 = v992 - v75;
-        out[v993] = v985;
-      }
-    }
-    const uint v994 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v996 = v401 + v994;
-    const uint v997 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v999 = v404 + v997;
-    const bool v1000 = v996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1001 = v999 < v76;
-    const bool v1002 = v1000 && v1001;
-    if (v1002) {
-      const float v1003 = v89.m[2][0].thread_elements()[1];
-      const bool v1004 = v996 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1005 = v999 - v75;
-      const bool v1006 = v1005 < v2;
-      const bool v1007 = v1004 && v1006;
-      if (v1007) {
-        const uint v1009 = v996 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1010 = v1009 + v999;
-        const uint v1011 = v1010 - v75;
-        out[v1011] = v1003;
-      }
-    }
-    const uint v1012 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1014 = v401 + v1012;
-    const uint v1015 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1017 = v404 + v1015;
-    const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1019 = v1017 < v76;
-    const bool v1020 = v1018 && v1019;
-    if (v1020) {
-      const float v1021 = v89.m[2][1].thread_elements()[0];
-      const bool v1022 = v1014 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1023 = v1017 - v75;
-      const bool v1024 = v1023 < v2;
-      const bool v1025 = v1022 && v1024;
-      if (v1025) {
-        const uint v1027 = v1014 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1028 = v1027 + v1017;
-        const uint v1029 = v1028 - v75;
-        out[v1029] = v1021;
-      }
-    }
-    const uint v1030 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1032 = v401 + v1030;
-    const uint v1033 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1035 = v404 + v1033;
-    const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1037 = v1035 < v76;
-    const bool v1038 = v1036 && v1037;
-    if (v1038) {
-      const float v1039 = v89.m[2][1].thread_elements()[1];
-      const bool v1040 = v1032 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1041 = v1035 - v75;
-      const bool v1042 = v1041 < v2;
-      const bool v1043 = v1040 && v1042;
-      if (v1043) {
-        const uint v1045 = v1032 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1046 = v1045 + v1035;
-        const uint v1047 = v1046 - v75;
-        out[v1047] = v1039;
-      }
-    }
-    const uint v1048 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1050 = v401 + v1048;
-    const uint v1051 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1053 = v404 + v1051;
-    const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1055 = v1053 < v76;
-    const bool v1056 = v1054 && v1055;
-    if (v1056) {
-      const float v1057 = v89.m[2][2].thread_elements()[0];
-      const bool v1058 = v1050 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1059 = v1053 - v75;
-      const bool v1060 = v1059 < v2;
-      const bool v1061 = v1058 && v1060;
-      if (v1061) {
-        const uint v1063 = v1050 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1064 = v1063 + v1053;
-        const uint v1065 = v1064 - v75;
-        out[v1065] = v1057;
-      }
-    }
-    const uint v1066 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1068 = v401 + v1066;
-    const uint v1069 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1071 = v404 + v1069;
-    const bool v1072 = v1068 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1073 = v1071 < v76;
-    const bool v1074 = v1072 && v1073;
-    if (v1074) {
-      const float v1075 = v89.m[2][2].thread_elements()[1];
-      const bool v1076 = v1068 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1077 = v1071 - v75;
-      const bool v1078 = v1077 < v2;
-      const bool v1079 = v1076 && v1078;
-      if (v1079) {
-        const uint v1081 = v1068 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1082 = v1081 + v1071;
-        const uint v1083 = v1082 - v75;
-        out[v1083] = v1075;
-      }
-    }
-    const uint v1084 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1086 = v401 + v1084;
-    const uint v1087 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1089 = v404 + v1087;
-    const bool v1090 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1091 = v1089 < v76;
-    const bool v1092 = v1090 && v1091;
-    if (v1092) {
-      const float v1093 = v89.m[2][3].thread_elements()[0];
-      const bool v1094 = v1086 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1095 = v1089 - v75;
-      const bool v1096 = v1095 < v2;
-      const bool v1097 = v1094 && v1096;
-      if (v1097) {
-        const uint v1099 = v1086 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1100 = v1099 + v1089;
-        const uint v1101 = v1100 - v75;
-        out[v1101] = v1093;
-      }
-    }
-    const uint v1102 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1104 = v401 + v1102;
-    const uint v1105 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1107 = v404 + v1105;
-    const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1109 = v1107 < v76;
-    const bool v1110 = v1108 && v1109;
-    if (v1110) {
-      const float v1111 = v89.m[2][3].thread_elements()[1];
-      const bool v1112 = v1104 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1113 = v1107 - v75;
-      const bool v1114 = v1113 < v2;
-      const bool v1115 = v1112 && v1114;
-      if (v1115) {
-        const uint v1117 = v1104 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1118 = v1117 + v1107;
-        const uint v1119 = v1118 - v75;
-        out[v1119] = v1111;
-      }
-    }
-    const uint v1120 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1122 = v401 + v1120;
-    const uint v1123 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1125 = v404 + v1123;
-    const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1127 = v1125 < v76;
-    const bool v1128 = v1126 && v1127;
-    if (v1128) {
-      const float v1129 = v89.m[2][4].thread_elements()[0];
-      const bool v1130 = v1122 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1131 = v1125 - v75;
-      const bool v1132 = v1131 < v2;
-      const bool v1133 = v1130 && v1132;
-      if (v1133) {
-        const uint v1135 = v1122 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1136 = v1135 + v1125;
-        const uint v1137 = v1136 - v75;
-        out[v1137] = v1129;
-      }
-    }
-    const uint v1138 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1140 = v401 + v1138;
-    const uint v1141 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1143 = v404 + v1141;
-    const bool v1144 = v1140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1145 = v1143 < v76;
-    const bool v1146 = v1144 && v1145;
-    if (v1146) {
-      const float v1147 = v89.m[2][4].thread_elements()[1];
-      const bool v1148 = v1140 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1149 = v1143 - v75;
-      const bool v1150 = v1149 < v2;
-      const bool v1151 = v1148 && v1150;
-      if (v1151) {
-        const uint v1153 = v1140 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1154 = v1153 + v1143;
-        const uint v1155 = v1154 - v75;
-        out[v1155] = v1147;
-      }
-    }
-    const uint v1156 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1158 = v401 + v1156;
-    const uint v1159 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1161 = v404 + v1159;
-    const bool v1162 = v1158 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1163 = v1161 < v76;
-    const bool v1164 = v1162 && v1163;
-    if (v1164) {
-      const float v1165 = v89.m[2][5].thread_elements()[0];
-      const bool v1166 = v1158 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1167 = v1161 - v75;
-      const bool v1168 = v1167 < v2;
-      const bool v1169 = v1166 && v1168;
-      if (v1169) {
-        const uint v1171 = v1158 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1172 = v1171 + v1161;
-        const uint v1173 = v1172 - v75;
-        out[v1173] = v1165;
-      }
-    }
-    const uint v1174 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1176 = v401 + v1174;
-    const uint v1177 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1179 = v404 + v1177;
-    const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1181 = v1179 < v76;
-    const bool v1182 = v1180 && v1181;
-    if (v1182) {
-      const float v1183 = v89.m[2][5].thread_elements()[1];
-      const bool v1184 = v1176 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1185 = v1179 - v75;
-      const bool v1186 = v1185 < v2;
-      const bool v1187 = v1184 && v1186;
-      if (v1187) {
-        const uint v1189 = v1176 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1190 = v1189 + v1179;
-        const uint v1191 = v1190 - v75;
-        out[v1191] = v1183;
-      }
-    }
-    const uint v1192 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1194 = v401 + v1192;
-    const uint v1195 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1197 = v404 + v1195;
-    const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1199 = v1197 < v76;
-    const bool v1200 = v1198 && v1199;
-    if (v1200) {
-      const float v1201 = v89.m[2][6].thread_elements()[0];
-      const bool v1202 = v1194 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1203 = v1197 - v75;
-      const bool v1204 = v1203 < v2;
-      const bool v1205 = v1202 && v1204;
-      if (v1205) {
-        const uint v1207 = v1194 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1208 = v1207 + v1197;
-        const uint v1209 = v1208 - v75;
-        out[v1209] = v1201;
-      }
-    }
-    const uint v1210 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1212 = v401 + v1210;
-    const uint v1213 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1215 = v404 + v1213;
-    const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1217 = v1215 < v76;
-    const bool v1218 = v1216 && v1217;
-    if (v1218) {
-      const float v1219 = v89.m[2][6].thread_elements()[1];
-      const bool v1220 = v1212 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1221 = v1215 - v75;
-      const bool v1222 = v1221 < v2;
-      const bool v1223 = v1220 && v1222;
-      if (v1223) {
-        const uint v1225 = v1212 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1226 = v1225 + v1215;
-        const uint v1227 = v1226 - v75;
-        out[v1227] = v1219;
-      }
-    }
-    const uint v1228 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1230 = v401 + v1228;
-    const uint v1231 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1233 = v404 + v1231;
-    const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1235 = v1233 < v76;
-    const bool v1236 = v1234 && v1235;
-    if (v1236) {
-      const float v1237 = v89.m[2][7].thread_elements()[0];
-      const bool v1238 = v1230 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1239 = v1233 - v75;
-      const bool v1240 = v1239 < v2;
-      const bool v1241 = v1238 && v1240;
-      if (v1241) {
-        const uint v1243 = v1230 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1244 = v1243 + v1233;
-        const uint v1245 = v1244 - v75;
-        out[v1245] = v1237;
-      }
-    }
-    const uint v1246 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1248 = v401 + v1246;
-    const uint v1249 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1251 = v404 + v1249;
-    const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1253 = v1251 < v76;
-    const bool v1254 = v1252 && v1253;
-    if (v1254) {
-      const float v1255 = v89.m[2][7].thread_elements()[1];
-      const bool v1256 = v1248 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1257 = v1251 - v75;
-      const bool v1258 = v1257 < v2;
-      const bool v1259 = v1256 && v1258;
-      if (v1259) {
-        const uint v1261 = v1248 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1262 = v1261 + v1251;
-        const uint v1263 = v1262 - v75;
-        out[v1263] = v1255;
-      }
-    }
-    const uint v1264 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1266 = v401 + v1264;
-    const uint v1267 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1269 = v404 + v1267;
-    const bool v1270 = v1266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1271 = v1269 < v76;
-    const bool v1272 = v1270 && v1271;
-    if (v1272) {
-      const float v1273 = v89.m[3][0].thread_elements()[0];
-      const bool v1274 = v1266 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1275 = v1269 - v75;
-      const bool v1276 = v1275 < v2;
-      const bool v1277 = v1274 && v1276;
-      if (v1277) {
-        const uint v1279 = v1266 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1280 = v1279 + v1269;
-        const uint v1281 = v1280 - v75;
-        out[v1281] = v1273;
-      }
-    }
-    const uint v1282 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1284 = v401 + v1282;
-    const uint v1285 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1287 = v404 + v1285;
-    const bool v1288 = v1284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1289 = v1287 < v76;
-    const bool v1290 = v1288 && v1289;
-    if (v1290) {
-      const float v1291 = v89.m[3][0].thread_elements()[1];
-      const bool v1292 = v1284 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1293 = v1287 - v75;
-      const bool v1294 = v1293 < v2;
-      const bool v1295 = v1292 && v1294;
-      if (v1295) {
-        const uint v1297 = v1284 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1298 = v1297 + v1287;
-        const uint v1299 = v1298 - v75;
-        out[v1299] = v1291;
-      }
-    }
-    const uint v1300 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1302 = v401 + v1300;
-    const uint v1303 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1305 = v404 + v1303;
-    const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1307 = v1305 < v76;
-    const bool v1308 = v1306 && v1307;
-    if (v1308) {
-      const float v1309 = v89.m[3][1].thread_elements()[0];
-      const bool v1310 = v1302 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1311 = v1305 - v75;
-      const bool v1312 = v1311 < v2;
-      const bool v1313 = v1310 && v1312;
-      if (v1313) {
-        const uint v1315 = v1302 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1316 = v1315 + v1305;
-        const uint v1317 = v1316 - v75;
-        out[v1317] = v1309;
-      }
-    }
-    const uint v1318 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1320 = v401 + v1318;
-    const uint v1321 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1323 = v404 + v1321;
-    const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1325 = v1323 < v76;
-    const bool v1326 = v1324 && v1325;
-    if (v1326) {
-      const float v1327 = v89.m[3][1].thread_elements()[1];
-      const bool v1328 = v1320 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1329 = v1323 - v75;
-      const bool v1330 = v1329 < v2;
-      const bool v1331 = v1328 && v1330;
-      if (v1331) {
-        const uint v1333 = v1320 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1334 = v1333 + v1323;
-        const uint v1335 = v1334 - v75;
-        out[v1335] = v1327;
-      }
-    }
-    const uint v1336 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1338 = v401 + v1336;
-    const uint v1339 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1341 = v404 + v1339;
-    const bool v1342 = v1338 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1343 = v1341 < v76;
-    const bool v1344 = v1342 && v1343;
-    if (v1344) {
-      const float v1345 = v89.m[3][2].thread_elements()[0];
-      const bool v1346 = v1338 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1347 = v1341 - v75;
-      const bool v1348 = v1347 < v2;
-      const bool v1349 = v1346 && v1348;
-      if (v1349) {
-        const uint v1351 = v1338 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1352 = v1351 + v1341;
-        const uint v1353 = v1352 - v75;
-        out[v1353] = v1345;
-      }
-    }
-    const uint v1354 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1356 = v401 + v1354;
-    const uint v1357 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1359 = v404 + v1357;
-    const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1361 = v1359 < v76;
-    const bool v1362 = v1360 && v1361;
-    if (v1362) {
-      const float v1363 = v89.m[3][2].thread_elements()[1];
-      const bool v1364 = v1356 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1365 = v1359 - v75;
-      const bool v1366 = v1365 < v2;
-      const bool v1367 = v1364 && v1366;
-      if (v1367) {
-        const uint v1369 = v1356 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1370 = v1369 + v1359;
-        const uint v1371 = v1370 - v75;
-        out[v1371] = v1363;
-      }
-    }
-    const uint v1372 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1374 = v401 + v1372;
-    const uint v1375 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1377 = v404 + v1375;
-    const bool v1378 = v1374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1379 = v1377 < v76;
-    const bool v1380 = v1378 && v1379;
-    if (v1380) {
-      const float v1381 = v89.m[3][3].thread_elements()[0];
-      const bool v1382 = v1374 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1383 = v1377 - v75;
-      const bool v1384 = v1383 < v2;
-      const bool v1385 = v1382 && v1384;
-      if (v1385) {
-        const uint v1387 = v1374 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1388 = v1387 + v1377;
-        const uint v1389 = v1388 - v75;
-        out[v1389] = v1381;
-      }
-    }
-    const uint v1390 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1392 = v401 + v1390;
-    const uint v1393 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1395 = v404 + v1393;
-    const bool v1396 = v1392 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1397 = v1395 < v76;
-    const bool v1398 = v1396 && v1397;
-    if (v1398) {
-      const float v1399 = v89.m[3][3].thread_elements()[1];
-      const bool v1400 = v1392 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1401 = v1395 - v75;
-      const bool v1402 = v1401 < v2;
-      const bool v1403 = v1400 && v1402;
-      if (v1403) {
-        const uint v1405 = v1392 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1406 = v1405 + v1395;
-        const uint v1407 = v1406 - v75;
-        out[v1407] = v1399;
-      }
-    }
-    const uint v1408 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1410 = v401 + v1408;
-    const uint v1411 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1413 = v404 + v1411;
-    const bool v1414 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1415 = v1413 < v76;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v89.m[3][4].thread_elements()[0];
-      const bool v1418 = v1410 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1419 = v1413 - v75;
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1418 && v1420;
-      if (v1421) {
-        const uint v1423 = v1410 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1424 = v1423 + v1413;
-        const uint v1425 = v1424 - v75;
-        out[v1425] = v1417;
-      }
-    }
-    const uint v1426 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1428 = v401 + v1426;
-    const uint v1429 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1431 = v404 + v1429;
-    const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1433 = v1431 < v76;
-    const bool v1434 = v1432 && v1433;
-    if (v1434) {
-      const float v1435 = v89.m[3][4].thread_elements()[1];
-      const bool v1436 = v1428 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1437 = v1431 - v75;
-      const bool v1438 = v1437 < v2;
-      const bool v1439 = v1436 && v1438;
-      if (v1439) {
-        const uint v1441 = v1428 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1442 = v1441 + v1431;
-        const uint v1443 = v1442 - v75;
-        out[v1443] = v1435;
-      }
-    }
-    const uint v1444 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1446 = v401 + v1444;
-    const uint v1447 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1449 = v404 + v1447;
-    const bool v1450 = v1446 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1451 = v1449 < v76;
-    const bool v1452 = v1450 && v1451;
-    if (v1452) {
-      const float v1453 = v89.m[3][5].thread_elements()[0];
-      const bool v1454 = v1446 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1455 = v1449 - v75;
-      const bool v1456 = v1455 < v2;
-      const bool v1457 = v1454 && v1456;
-      if (v1457) {
-        const uint v1459 = v1446 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1460 = v1459 + v1449;
-        const uint v1461 = v1460 - v75;
-        out[v1461] = v1453;
-      }
-    }
-    const uint v1462 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1464 = v401 + v1462;
-    const uint v1465 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1467 = v404 + v1465;
-    const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1469 = v1467 < v76;
-    const bool v1470 = v1468 && v1469;
-    if (v1470) {
-      const float v1471 = v89.m[3][5].thread_elements()[1];
-      const bool v1472 = v1464 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1473 = v1467 - v75;
-      const bool v1474 = v1473 < v2;
-      const bool v1475 = v1472 && v1474;
-      if (v1475) {
-        const uint v1477 = v1464 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1478 = v1477 + v1467;
-        const uint v1479 = v1478 - v75;
-        out[v1479] = v1471;
-      }
-    }
-    const uint v1480 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1482 = v401 + v1480;
-    const uint v1483 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1485 = v404 + v1483;
-    const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1487 = v1485 < v76;
-    const bool v1488 = v1486 && v1487;
-    if (v1488) {
-      const float v1489 = v89.m[3][6].thread_elements()[0];
-      const bool v1490 = v1482 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1491 = v1485 - v75;
-      const bool v1492 = v1491 < v2;
-      const bool v1493 = v1490 && v1492;
-      if (v1493) {
-        const uint v1495 = v1482 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1496 = v1495 + v1485;
-        const uint v1497 = v1496 - v75;
-        out[v1497] = v1489;
-      }
-    }
-    const uint v1498 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1500 = v401 + v1498;
-    const uint v1501 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1503 = v404 + v1501;
-    const bool v1504 = v1500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1505 = v1503 < v76;
-    const bool v1506 = v1504 && v1505;
-    if (v1506) {
-      const float v1507 = v89.m[3][6].thread_elements()[1];
-      const bool v1508 = v1500 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1509 = v1503 - v75;
-      const bool v1510 = v1509 < v2;
-      const bool v1511 = v1508 && v1510;
-      if (v1511) {
-        const uint v1513 = v1500 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1514 = v1513 + v1503;
-        const uint v1515 = v1514 - v75;
-        out[v1515] = v1507;
-      }
-    }
-    const uint v1516 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1518 = v401 + v1516;
-    const uint v1519 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1521 = v404 + v1519;
-    const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1523 = v1521 < v76;
-    const bool v1524 = v1522 && v1523;
-    if (v1524) {
-      const float v1525 = v89.m[3][7].thread_elements()[0];
-      const bool v1526 = v1518 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1527 = v1521 - v75;
-      const bool v1528 = v1527 < v2;
-      const bool v1529 = v1526 && v1528;
-      if (v1529) {
-        const uint v1531 = v1518 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1532 = v1531 + v1521;
-        const uint v1533 = v1532 - v75;
-        out[v1533] = v1525;
-      }
-    }
-    const uint v1534 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1536 = v401 + v1534;
-    const uint v1537 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1539 = v404 + v1537;
-    const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1541 = v1539 < v76;
-    const bool v1542 = v1540 && v1541;
-    if (v1542) {
-      const float v1543 = v89.m[3][7].thread_elements()[1];
-      const bool v1544 = v1536 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1545 = v1539 - v75;
-      const bool v1546 = v1545 < v2;
-      const bool v1547 = v1544 && v1546;
-      if (v1547) {
-        const uint v1549 = v1536 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1550 = v1549 + v1539;
-        const uint v1551 = v1550 - v75;
-        out[v1551] = v1543;
-      }
-    }
-    const uint v1552 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1554 = v401 + v1552;
-    const uint v1555 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1557 = v404 + v1555;
-    const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1559 = v1557 < v76;
-    const bool v1560 = v1558 && v1559;
-    if (v1560) {
-      const float v1561 = v89.m[4][0].thread_elements()[0];
-      const bool v1562 = v1554 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1563 = v1557 - v75;
-      const bool v1564 = v1563 < v2;
-      const bool v1565 = v1562 && v1564;
-      if (v1565) {
-        const uint v1567 = v1554 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1568 = v1567 + v1557;
-        const uint v1569 = v1568 - v75;
-        out[v1569] = v1561;
-      }
-    }
-    const uint v1570 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1572 = v401 + v1570;
-    const uint v1573 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1575 = v404 + v1573;
-    const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1577 = v1575 < v76;
-    const bool v1578 = v1576 && v1577;
-    if (v1578) {
-      const float v1579 = v89.m[4][0].thread_elements()[1];
-      const bool v1580 = v1572 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1581 = v1575 - v75;
-      const bool v1582 = v1581 < v2;
-      const bool v1583 = v1580 && v1582;
-      if (v1583) {
-        const uint v1585 = v1572 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1586 = v1585 + v1575;
-        const uint v1587 = v1586 - v75;
-        out[v1587] = v1579;
-      }
-    }
-    const uint v1588 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1590 = v401 + v1588;
-    const uint v1591 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1593 = v404 + v1591;
-    const bool v1594 = v1590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1595 = v1593 < v76;
-    const bool v1596 = v1594 && v1595;
-    if (v1596) {
-      const float v1597 = v89.m[4][1].thread_elements()[0];
-      const bool v1598 = v1590 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1599 = v1593 - v75;
-      const bool v1600 = v1599 < v2;
-      const bool v1601 = v1598 && v1600;
-      if (v1601) {
-        const uint v1603 = v1590 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1604 = v1603 + v1593;
-        const uint v1605 = v1604 - v75;
-        out[v1605] = v1597;
-      }
-    }
-    const uint v1606 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1608 = v401 + v1606;
-    const uint v1609 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1611 = v404 + v1609;
-    const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1613 = v1611 < v76;
-    const bool v1614 = v1612 && v1613;
-    if (v1614) {
-      const float v1615 = v89.m[4][1].thread_elements()[1];
-      const bool v1616 = v1608 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1617 = v1611 - v75;
-      const bool v1618 = v1617 < v2;
-      const bool v1619 = v1616 && v1618;
-      if (v1619) {
-        const uint v1621 = v1608 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1622 = v1621 + v1611;
-        const uint v1623 = v1622 - v75;
-        out[v1623] = v1615;
-      }
-    }
-    const uint v1624 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1626 = v401 + v1624;
-    const uint v1627 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1629 = v404 + v1627;
-    const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1631 = v1629 < v76;
-    const bool v1632 = v1630 && v1631;
-    if (v1632) {
-      const float v1633 = v89.m[4][2].thread_elements()[0];
-      const bool v1634 = v1626 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1635 = v1629 - v75;
-      const bool v1636 = v1635 < v2;
-      const bool v1637 = v1634 && v1636;
-      if (v1637) {
-        const uint v1639 = v1626 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1640 = v1639 + v1629;
-        const uint v1641 = v1640 - v75;
-        out[v1641] = v1633;
-      }
-    }
-    const uint v1642 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1644 = v401 + v1642;
-    const uint v1645 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1647 = v404 + v1645;
-    const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1649 = v1647 < v76;
-    const bool v1650 = v1648 && v1649;
-    if (v1650) {
-      const float v1651 = v89.m[4][2].thread_elements()[1];
-      const bool v1652 = v1644 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1653 = v1647 - v75;
-      const bool v1654 = v1653 < v2;
-      const bool v1655 = v1652 && v1654;
-      if (v1655) {
-        const uint v1657 = v1644 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1658 = v1657 + v1647;
-        const uint v1659 = v1658 - v75;
-        out[v1659] = v1651;
-      }
-    }
-    const uint v1660 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1662 = v401 + v1660;
-    const uint v1663 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1665 = v404 + v1663;
-    const bool v1666 = v1662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1667 = v1665 < v76;
-    const bool v1668 = v1666 && v1667;
-    if (v1668) {
-      const float v1669 = v89.m[4][3].thread_elements()[0];
-      const bool v1670 = v1662 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1671 = v1665 - v75;
-      const bool v1672 = v1671 < v2;
-      const bool v1673 = v1670 && v1672;
-      if (v1673) {
-        const uint v1675 = v1662 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1676 = v1675 + v1665;
-        const uint v1677 = v1676 - v75;
-        out[v1677] = v1669;
-      }
-    }
-    const uint v1678 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1680 = v401 + v1678;
-    const uint v1681 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1683 = v404 + v1681;
-    const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1685 = v1683 < v76;
-    const bool v1686 = v1684 && v1685;
-    if (v1686) {
-      const float v1687 = v89.m[4][3].thread_elements()[1];
-      const bool v1688 = v1680 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1689 = v1683 - v75;
-      const bool v1690 = v1689 < v2;
-      const bool v1691 = v1688 && v1690;
-      if (v1691) {
-        const uint v1693 = v1680 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1694 = v1693 + v1683;
-        const uint v1695 = v1694 - v75;
-        out[v1695] = v1687;
-      }
-    }
-    const uint v1696 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1698 = v401 + v1696;
-    const uint v1699 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1701 = v404 + v1699;
-    const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1703 = v1701 < v76;
-    const bool v1704 = v1702 && v1703;
-    if (v1704) {
-      const float v1705 = v89.m[4][4].thread_elements()[0];
-      const bool v1706 = v1698 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1707 = v1701 - v75;
-      const bool v1708 = v1707 < v2;
-      const bool v1709 = v1706 && v1708;
-      if (v1709) {
-        const uint v1711 = v1698 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1712 = v1711 + v1701;
-        const uint v1713 = v1712 - v75;
-        out[v1713] = v1705;
-      }
-    }
-    const uint v1714 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1716 = v401 + v1714;
-    const uint v1717 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1719 = v404 + v1717;
-    const bool v1720 = v1716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1721 = v1719 < v76;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const float v1723 = v89.m[4][4].thread_elements()[1];
-      const bool v1724 = v1716 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1725 = v1719 - v75;
-      const bool v1726 = v1725 < v2;
-      const bool v1727 = v1724 && v1726;
-      if (v1727) {
-        const uint v1729 = v1716 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1730 = v1729 + v1719;
-        const uint v1731 = v1730 - v75;
-        out[v1731] = v1723;
-      }
-    }
-    const uint v1732 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1734 = v401 + v1732;
-    const uint v1735 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1737 = v404 + v1735;
-    const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1739 = v1737 < v76;
-    const bool v1740 = v1738 && v1739;
-    if (v1740) {
-      const float v1741 = v89.m[4][5].thread_elements()[0];
-      const bool v1742 = v1734 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1743 = v1737 - v75;
-      const bool v1744 = v1743 < v2;
-      const bool v1745 = v1742 && v1744;
-      if (v1745) {
-        const uint v1747 = v1734 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1748 = v1747 + v1737;
-        const uint v1749 = v1748 - v75;
-        out[v1749] = v1741;
-      }
-    }
-    const uint v1750 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1752 = v401 + v1750;
-    const uint v1753 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1755 = v404 + v1753;
-    const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1757 = v1755 < v76;
-    const bool v1758 = v1756 && v1757;
-    if (v1758) {
-      const float v1759 = v89.m[4][5].thread_elements()[1];
-      const bool v1760 = v1752 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1761 = v1755 - v75;
-      const bool v1762 = v1761 < v2;
-      const bool v1763 = v1760 && v1762;
-      if (v1763) {
-        const uint v1765 = v1752 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1766 = v1765 + v1755;
-        const uint v1767 = v1766 - v75;
-        out[v1767] = v1759;
-      }
-    }
-    const uint v1768 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1770 = v401 + v1768;
-    const uint v1771 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1773 = v404 + v1771;
-    const bool v1774 = v1770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1775 = v1773 < v76;
-    const bool v1776 = v1774 && v1775;
-    if (v1776) {
-      const float v1777 = v89.m[4][6].thread_elements()[0];
-      const bool v1778 = v1770 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1779 = v1773 - v75;
-      const bool v1780 = v1779 < v2;
-      const bool v1781 = v1778 && v1780;
-      if (v1781) {
-        const uint v1783 = v1770 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1784 = v1783 + v1773;
-        const uint v1785 = v1784 - v75;
-        out[v1785] = v1777;
-      }
-    }
-    const uint v1786 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1788 = v401 + v1786;
-    const uint v1789 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1791 = v404 + v1789;
-    const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1793 = v1791 < v76;
-    const bool v1794 = v1792 && v1793;
-    if (v1794) {
-      const float v1795 = v89.m[4][6].thread_elements()[1];
-      const bool v1796 = v1788 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1797 = v1791 - v75;
-      const bool v1798 = v1797 < v2;
-      const bool v1799 = v1796 && v1798;
-      if (v1799) {
-        const uint v1801 = v1788 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1802 = v1801 + v1791;
-        const uint v1803 = v1802 - v75;
-        out[v1803] = v1795;
-      }
-    }
-    const uint v1804 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1806 = v401 + v1804;
-    const uint v1807 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1809 = v404 + v1807;
-    const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1811 = v1809 < v76;
-    const bool v1812 = v1810 && v1811;
-    if (v1812) {
-      const float v1813 = v89.m[4][7].thread_elements()[0];
-      const bool v1814 = v1806 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1815 = v1809 - v75;
-      const bool v1816 = v1815 < v2;
-      const bool v1817 = v1814 && v1816;
-      if (v1817) {
-        const uint v1819 = v1806 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1820 = v1819 + v1809;
-        const uint v1821 = v1820 - v75;
-        out[v1821] = v1813;
-      }
-    }
-    const uint v1822 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1824 = v401 + v1822;
-    const uint v1825 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1827 = v404 + v1825;
-    const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1829 = v1827 < v76;
-    const bool v1830 = v1828 && v1829;
-    if (v1830) {
-      const float v1831 = v89.m[4][7].thread_elements()[1];
-      const bool v1832 = v1824 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1833 = v1827 - v75;
-      const bool v1834 = v1833 < v2;
-      const bool v1835 = v1832 && v1834;
-      if (v1835) {
-        const uint v1837 = v1824 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1838 = v1837 + v1827;
-        const uint v1839 = v1838 - v75;
-        out[v1839] = v1831;
-      }
-    }
-    const uint v1840 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1842 = v401 + v1840;
-    const uint v1843 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1845 = v404 + v1843;
-    const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1847 = v1845 < v76;
-    const bool v1848 = v1846 && v1847;
-    if (v1848) {
-      const float v1849 = v89.m[5][0].thread_elements()[0];
-      const bool v1850 = v1842 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1851 = v1845 - v75;
-      const bool v1852 = v1851 < v2;
-      const bool v1853 = v1850 && v1852;
-      if (v1853) {
-        const uint v1855 = v1842 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1856 = v1855 + v1845;
-        const uint v1857 = v1856 - v75;
-        out[v1857] = v1849;
-      }
-    }
-    const uint v1858 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1860 = v401 + v1858;
-    const uint v1861 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1863 = v404 + v1861;
-    const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1865 = v1863 < v76;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const float v1867 = v89.m[5][0].thread_elements()[1];
-      const bool v1868 = v1860 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1869 = v1863 - v75;
-      const bool v1870 = v1869 < v2;
-      const bool v1871 = v1868 && v1870;
-      if (v1871) {
-        const uint v1873 = v1860 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1874 = v1873 + v1863;
-        const uint v1875 = v1874 - v75;
-        out[v1875] = v1867;
-      }
-    }
-    const uint v1876 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1878 = v401 + v1876;
-    const uint v1879 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1881 = v404 + v1879;
-    const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1883 = v1881 < v76;
-    const bool v1884 = v1882 && v1883;
-    if (v1884) {
-      const float v1885 = v89.m[5][1].thread_elements()[0];
-      const bool v1886 = v1878 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1887 = v1881 - v75;
-      const bool v1888 = v1887 < v2;
-      const bool v1889 = v1886 && v1888;
-      if (v1889) {
-        const uint v1891 = v1878 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1892 = v1891 + v1881;
-        const uint v1893 = v1892 - v75;
-        out[v1893] = v1885;
-      }
-    }
-    const uint v1894 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1896 = v401 + v1894;
-    const uint v1897 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1899 = v404 + v1897;
-    const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1901 = v1899 < v76;
-    const bool v1902 = v1900 && v1901;
-    if (v1902) {
-      const float v1903 = v89.m[5][1].thread_elements()[1];
-      const bool v1904 = v1896 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1905 = v1899 - v75;
-      const bool v1906 = v1905 < v2;
-      const bool v1907 = v1904 && v1906;
-      if (v1907) {
-        const uint v1909 = v1896 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1910 = v1909 + v1899;
-        const uint v1911 = v1910 - v75;
-        out[v1911] = v1903;
-      }
-    }
-    const uint v1912 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1914 = v401 + v1912;
-    const uint v1915 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1917 = v404 + v1915;
-    const bool v1918 = v1914 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1919 = v1917 < v76;
-    const bool v1920 = v1918 && v1919;
-    if (v1920) {
-      const float v1921 = v89.m[5][2].thread_elements()[0];
-      const bool v1922 = v1914 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1923 = v1917 - v75;
-      const bool v1924 = v1923 < v2;
-      const bool v1925 = v1922 && v1924;
-      if (v1925) {
-        const uint v1927 = v1914 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1928 = v1927 + v1917;
-        const uint v1929 = v1928 - v75;
-        out[v1929] = v1921;
-      }
-    }
-    const uint v1930 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1932 = v401 + v1930;
-    const uint v1933 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1935 = v404 + v1933;
-    const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1937 = v1935 < v76;
-    const bool v1938 = v1936 && v1937;
-    if (v1938) {
-      const float v1939 = v89.m[5][2].thread_elements()[1];
-      const bool v1940 = v1932 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1941 = v1935 - v75;
-      const bool v1942 = v1941 < v2;
-      const bool v1943 = v1940 && v1942;
-      if (v1943) {
-        const uint v1945 = v1932 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1946 = v1945 + v1935;
-        const uint v1947 = v1946 - v75;
-        out[v1947] = v1939;
-      }
-    }
-    const uint v1948 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1950 = v401 + v1948;
-    const uint v1951 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1953 = v404 + v1951;
-    const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1955 = v1953 < v76;
-    const bool v1956 = v1954 && v1955;
-    if (v1956) {
-      const float v1957 = v89.m[5][3].thread_elements()[0];
-      const bool v1958 = v1950 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1959 = v1953 - v75;
-      const bool v1960 = v1959 < v2;
-      const bool v1961 = v1958 && v1960;
-      if (v1961) {
-        const uint v1963 = v1950 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1964 = v1963 + v1953;
-        const uint v1965 = v1964 - v75;
-        out[v1965] = v1957;
-      }
-    }
-    const uint v1966 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1968 = v401 + v1966;
-    const uint v1969 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1971 = v404 + v1969;
-    const bool v1972 = v1968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1973 = v1971 < v76;
-    const bool v1974 = v1972 && v1973;
-    if (v1974) {
-      const float v1975 = v89.m[5][3].thread_elements()[1];
-      const bool v1976 = v1968 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1977 = v1971 - v75;
-      const bool v1978 = v1977 < v2;
-      const bool v1979 = v1976 && v1978;
-      if (v1979) {
-        const uint v1981 = v1968 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1982 = v1981 + v1971;
-        const uint v1983 = v1982 - v75;
-        out[v1983] = v1975;
-      }
-    }
-    const uint v1984 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1986 = v401 + v1984;
-    const uint v1987 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1989 = v404 + v1987;
-    const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1991 = v1989 < v76;
-    const bool v1992 = v1990 && v1991;
-    if (v1992) {
-      const float v1993 = v89.m[5][4].thread_elements()[0];
-      const bool v1994 = v1986 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v1995 = v1989 - v75;
-      const bool v1996 = v1995 < v2;
-      const bool v1997 = v1994 && v1996;
-      if (v1997) {
-        const uint v1999 = v1986 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2000 = v1999 + v1989;
-        const uint v2001 = v2000 - v75;
-        out[v2001] = v1993;
-      }
-    }
-    const uint v2002 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2004 = v401 + v2002;
-    const uint v2005 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2007 = v404 + v2005;
-    const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2009 = v2007 < v76;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v89.m[5][4].thread_elements()[1];
-      const bool v2012 = v2004 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2013 = v2007 - v75;
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2012 && v2014;
-      if (v2015) {
-        const uint v2017 = v2004 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2018 = v2017 + v2007;
-        const uint v2019 = v2018 - v75;
-        out[v2019] = v2011;
-      }
-    }
-    const uint v2020 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2022 = v401 + v2020;
-    const uint v2023 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2025 = v404 + v2023;
-    const bool v2026 = v2022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2027 = v2025 < v76;
-    const bool v2028 = v2026 && v2027;
-    if (v2028) {
-      const float v2029 = v89.m[5][5].thread_elements()[0];
-      const bool v2030 = v2022 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2031 = v2025 - v75;
-      const bool v2032 = v2031 < v2;
-      const bool v2033 = v2030 && v2032;
-      if (v2033) {
-        const uint v2035 = v2022 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2036 = v2035 + v2025;
-        const uint v2037 = v2036 - v75;
-        out[v2037] = v2029;
-      }
-    }
-    const uint v2038 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2040 = v401 + v2038;
-    const uint v2041 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2043 = v404 + v2041;
-    const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2045 = v2043 < v76;
-    const bool v2046 = v2044 && v2045;
-    if (v2046) {
-      const float v2047 = v89.m[5][5].thread_elements()[1];
-      const bool v2048 = v2040 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2049 = v2043 - v75;
-      const bool v2050 = v2049 < v2;
-      const bool v2051 = v2048 && v2050;
-      if (v2051) {
-        const uint v2053 = v2040 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2054 = v2053 + v2043;
-        const uint v2055 = v2054 - v75;
-        out[v2055] = v2047;
-      }
-    }
-    const uint v2056 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2058 = v401 + v2056;
-    const uint v2059 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2061 = v404 + v2059;
-    const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2063 = v2061 < v76;
-    const bool v2064 = v2062 && v2063;
-    if (v2064) {
-      const float v2065 = v89.m[5][6].thread_elements()[0];
-      const bool v2066 = v2058 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2067 = v2061 - v75;
-      const bool v2068 = v2067 < v2;
-      const bool v2069 = v2066 && v2068;
-      if (v2069) {
-        const uint v2071 = v2058 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2072 = v2071 + v2061;
-        const uint v2073 = v2072 - v75;
-        out[v2073] = v2065;
-      }
-    }
-    const uint v2074 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2076 = v401 + v2074;
-    const uint v2077 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2079 = v404 + v2077;
-    const bool v2080 = v2076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2081 = v2079 < v76;
-    const bool v2082 = v2080 && v2081;
-    if (v2082) {
-      const float v2083 = v89.m[5][6].thread_elements()[1];
-      const bool v2084 = v2076 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2085 = v2079 - v75;
-      const bool v2086 = v2085 < v2;
-      const bool v2087 = v2084 && v2086;
-      if (v2087) {
-        const uint v2089 = v2076 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2090 = v2089 + v2079;
-        const uint v2091 = v2090 - v75;
-        out[v2091] = v2083;
-      }
-    }
-    const uint v2092 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2094 = v401 + v2092;
-    const uint v2095 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2097 = v404 + v2095;
-    const bool v2098 = v2094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2099 = v2097 < v76;
-    const bool v2100 = v2098 && v2099;
-    if (v2100) {
-      const float v2101 = v89.m[5][7].thread_elements()[0];
-      const bool v2102 = v2094 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2103 = v2097 - v75;
-      const bool v2104 = v2103 < v2;
-      const bool v2105 = v2102 && v2104;
-      if (v2105) {
-        const uint v2107 = v2094 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2108 = v2107 + v2097;
-        const uint v2109 = v2108 - v75;
-        out[v2109] = v2101;
-      }
-    }
-    const uint v2110 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2112 = v401 + v2110;
-    const uint v2113 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2115 = v404 + v2113;
-    const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2117 = v2115 < v76;
-    const bool v2118 = v2116 && v2117;
-    if (v2118) {
-      const float v2119 = v89.m[5][7].thread_elements()[1];
-      const bool v2120 = v2112 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2121 = v2115 - v75;
-      const bool v2122 = v2121 < v2;
-      const bool v2123 = v2120 && v2122;
-      if (v2123) {
-        const uint v2125 = v2112 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2126 = v2125 + v2115;
-        const uint v2127 = v2126 - v75;
-        out[v2127] = v2119;
-      }
-    }
-    const uint v2128 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2130 = v401 + v2128;
-    const uint v2131 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2133 = v404 + v2131;
-    const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2135 = v2133 < v76;
-    const bool v2136 = v2134 && v2135;
-    if (v2136) {
-      const float v2137 = v89.m[6][0].thread_elements()[0];
-      const bool v2138 = v2130 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2139 = v2133 - v75;
-      const bool v2140 = v2139 < v2;
-      const bool v2141 = v2138 && v2140;
-      if (v2141) {
-        const uint v2143 = v2130 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2144 = v2143 + v2133;
-        const uint v2145 = v2144 - v75;
-        out[v2145] = v2137;
-      }
-    }
-    const uint v2146 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2148 = v401 + v2146;
-    const uint v2149 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2151 = v404 + v2149;
-    const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2153 = v2151 < v76;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const float v2155 = v89.m[6][0].thread_elements()[1];
-      const bool v2156 = v2148 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2157 = v2151 - v75;
-      const bool v2158 = v2157 < v2;
-      const bool v2159 = v2156 && v2158;
-      if (v2159) {
-        const uint v2161 = v2148 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2162 = v2161 + v2151;
-        const uint v2163 = v2162 - v75;
-        out[v2163] = v2155;
-      }
-    }
-    const uint v2164 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2166 = v401 + v2164;
-    const uint v2167 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2169 = v404 + v2167;
-    const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2171 = v2169 < v76;
-    const bool v2172 = v2170 && v2171;
-    if (v2172) {
-      const float v2173 = v89.m[6][1].thread_elements()[0];
-      const bool v2174 = v2166 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2175 = v2169 - v75;
-      const bool v2176 = v2175 < v2;
-      const bool v2177 = v2174 && v2176;
-      if (v2177) {
-        const uint v2179 = v2166 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2180 = v2179 + v2169;
-        const uint v2181 = v2180 - v75;
-        out[v2181] = v2173;
-      }
-    }
-    const uint v2182 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2184 = v401 + v2182;
-    const uint v2185 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2187 = v404 + v2185;
-    const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2189 = v2187 < v76;
-    const bool v2190 = v2188 && v2189;
-    if (v2190) {
-      const float v2191 = v89.m[6][1].thread_elements()[1];
-      const bool v2192 = v2184 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2193 = v2187 - v75;
-      const bool v2194 = v2193 < v2;
-      const bool v2195 = v2192 && v2194;
-      if (v2195) {
-        const uint v2197 = v2184 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2198 = v2197 + v2187;
-        const uint v2199 = v2198 - v75;
-        out[v2199] = v2191;
-      }
-    }
-    const uint v2200 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2202 = v401 + v2200;
-    const uint v2203 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2205 = v404 + v2203;
-    const bool v2206 = v2202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2207 = v2205 < v76;
-    const bool v2208 = v2206 && v2207;
-    if (v2208) {
-      const float v2209 = v89.m[6][2].thread_elements()[0];
-      const bool v2210 = v2202 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2211 = v2205 - v75;
-      const bool v2212 = v2211 < v2;
-      const bool v2213 = v2210 && v2212;
-      if (v2213) {
-        const uint v2215 = v2202 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2216 = v2215 + v2205;
-        const uint v2217 = v2216 - v75;
-        out[v2217] = v2209;
-      }
-    }
-    const uint v2218 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2220 = v401 + v2218;
-    const uint v2221 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2223 = v404 + v2221;
-    const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2225 = v2223 < v76;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v89.m[6][2].thread_elements()[1];
-      const bool v2228 = v2220 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2229 = v2223 - v75;
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2228 && v2230;
-      if (v2231) {
-        const uint v2233 = v2220 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2234 = v2233 + v2223;
-        const uint v2235 = v2234 - v75;
-        out[v2235] = v2227;
-      }
-    }
-    const uint v2236 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2238 = v401 + v2236;
-    const uint v2239 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2241 = v404 + v2239;
-    const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2243 = v2241 < v76;
-    const bool v2244 = v2242 && v2243;
-    if (v2244) {
-      const float v2245 = v89.m[6][3].thread_elements()[0];
-      const bool v2246 = v2238 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2247 = v2241 - v75;
-      const bool v2248 = v2247 < v2;
-      const bool v2249 = v2246 && v2248;
-      if (v2249) {
-        const uint v2251 = v2238 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2252 = v2251 + v2241;
-        const uint v2253 = v2252 - v75;
-        out[v2253] = v2245;
-      }
-    }
-    const uint v2254 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2256 = v401 + v2254;
-    const uint v2257 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2259 = v404 + v2257;
-    const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2261 = v2259 < v76;
-    const bool v2262 = v2260 && v2261;
-    if (v2262) {
-      const float v2263 = v89.m[6][3].thread_elements()[1];
-      const bool v2264 = v2256 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2265 = v2259 - v75;
-      const bool v2266 = v2265 < v2;
-      const bool v2267 = v2264 && v2266;
-      if (v2267) {
-        const uint v2269 = v2256 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2270 = v2269 + v2259;
-        const uint v2271 = v2270 - v75;
-        out[v2271] = v2263;
-      }
-    }
-    const uint v2272 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2274 = v401 + v2272;
-    const uint v2275 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2277 = v404 + v2275;
-    const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2279 = v2277 < v76;
-    const bool v2280 = v2278 && v2279;
-    if (v2280) {
-      const float v2281 = v89.m[6][4].thread_elements()[0];
-      const bool v2282 = v2274 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2283 = v2277 - v75;
-      const bool v2284 = v2283 < v2;
-      const bool v2285 = v2282 && v2284;
-      if (v2285) {
-        const uint v2287 = v2274 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2288 = v2287 + v2277;
-        const uint v2289 = v2288 - v75;
-        out[v2289] = v2281;
-      }
-    }
-    const uint v2290 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2292 = v401 + v2290;
-    const uint v2293 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2295 = v404 + v2293;
-    const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2297 = v2295 < v76;
-    const bool v2298 = v2296 && v2297;
-    if (v2298) {
-      const float v2299 = v89.m[6][4].thread_elements()[1];
-      const bool v2300 = v2292 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2301 = v2295 - v75;
-      const bool v2302 = v2301 < v2;
-      const bool v2303 = v2300 && v2302;
-      if (v2303) {
-        const uint v2305 = v2292 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2306 = v2305 + v2295;
-        const uint v2307 = v2306 - v75;
-        out[v2307] = v2299;
-      }
-    }
-    const uint v2308 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2310 = v401 + v2308;
-    const uint v2311 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2313 = v404 + v2311;
-    const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2315 = v2313 < v76;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v89.m[6][5].thread_elements()[0];
-      const bool v2318 = v2310 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2319 = v2313 - v75;
-      const bool v2320 = v2319 < v2;
-      const bool v2321 = v2318 && v2320;
-      if (v2321) {
-        const uint v2323 = v2310 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2324 = v2323 + v2313;
-        const uint v2325 = v2324 - v75;
-        out[v2325] = v2317;
-      }
-    }
-    const uint v2326 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2328 = v401 + v2326;
-    const uint v2329 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2331 = v404 + v2329;
-    const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2333 = v2331 < v76;
-    const bool v2334 = v2332 && v2333;
-    if (v2334) {
-      const float v2335 = v89.m[6][5].thread_elements()[1];
-      const bool v2336 = v2328 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2337 = v2331 - v75;
-      const bool v2338 = v2337 < v2;
-      const bool v2339 = v2336 && v2338;
-      if (v2339) {
-        const uint v2341 = v2328 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2342 = v2341 + v2331;
-        const uint v2343 = v2342 - v75;
-        out[v2343] = v2335;
-      }
-    }
-    const uint v2344 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2346 = v401 + v2344;
-    const uint v2347 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2349 = v404 + v2347;
-    const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2351 = v2349 < v76;
-    const bool v2352 = v2350 && v2351;
-    if (v2352) {
-      const float v2353 = v89.m[6][6].thread_elements()[0];
-      const bool v2354 = v2346 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2355 = v2349 - v75;
-      const bool v2356 = v2355 < v2;
-      const bool v2357 = v2354 && v2356;
-      if (v2357) {
-        const uint v2359 = v2346 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2360 = v2359 + v2349;
-        const uint v2361 = v2360 - v75;
-        out[v2361] = v2353;
-      }
-    }
-    const uint v2362 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2364 = v401 + v2362;
-    const uint v2365 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2367 = v404 + v2365;
-    const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2369 = v2367 < v76;
-    const bool v2370 = v2368 && v2369;
-    if (v2370) {
-      const float v2371 = v89.m[6][6].thread_elements()[1];
-      const bool v2372 = v2364 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2373 = v2367 - v75;
-      const bool v2374 = v2373 < v2;
-      const bool v2375 = v2372 && v2374;
-      if (v2375) {
-        const uint v2377 = v2364 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2378 = v2377 + v2367;
-        const uint v2379 = v2378 - v75;
-        out[v2379] = v2371;
-      }
-    }
-    const uint v2380 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2382 = v401 + v2380;
-    const uint v2383 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2385 = v404 + v2383;
-    const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2387 = v2385 < v76;
-    const bool v2388 = v2386 && v2387;
-    if (v2388) {
-      const float v2389 = v89.m[6][7].thread_elements()[0];
-      const bool v2390 = v2382 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2391 = v2385 - v75;
-      const bool v2392 = v2391 < v2;
-      const bool v2393 = v2390 && v2392;
-      if (v2393) {
-        const uint v2395 = v2382 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2396 = v2395 + v2385;
-        const uint v2397 = v2396 - v75;
-        out[v2397] = v2389;
-      }
-    }
-    const uint v2398 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2400 = v401 + v2398;
-    const uint v2401 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2403 = v404 + v2401;
-    const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2405 = v2403 < v76;
-    const bool v2406 = v2404 && v2405;
-    if (v2406) {
-      const float v2407 = v89.m[6][7].thread_elements()[1];
-      const bool v2408 = v2400 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2409 = v2403 - v75;
-      const bool v2410 = v2409 < v2;
-      const bool v2411 = v2408 && v2410;
-      if (v2411) {
-        const uint v2413 = v2400 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2414 = v2413 + v2403;
-        const uint v2415 = v2414 - v75;
-        out[v2415] = v2407;
-      }
-    }
-    const uint v2416 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2418 = v401 + v2416;
-    const uint v2419 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2421 = v404 + v2419;
-    const bool v2422 = v2418 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2423 = v2421 < v76;
-    const bool v2424 = v2422 && v2423;
-    if (v2424) {
-      const float v2425 = v89.m[7][0].thread_elements()[0];
-      const bool v2426 = v2418 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2427 = v2421 - v75;
-      const bool v2428 = v2427 < v2;
-      const bool v2429 = v2426 && v2428;
-      if (v2429) {
-        const uint v2431 = v2418 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2432 = v2431 + v2421;
-        const uint v2433 = v2432 - v75;
-        out[v2433] = v2425;
-      }
-    }
-    const uint v2434 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2436 = v401 + v2434;
-    const uint v2437 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2439 = v404 + v2437;
-    const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2441 = v2439 < v76;
-    const bool v2442 = v2440 && v2441;
-    if (v2442) {
-      const float v2443 = v89.m[7][0].thread_elements()[1];
-      const bool v2444 = v2436 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2445 = v2439 - v75;
-      const bool v2446 = v2445 < v2;
-      const bool v2447 = v2444 && v2446;
-      if (v2447) {
-        const uint v2449 = v2436 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2450 = v2449 + v2439;
-        const uint v2451 = v2450 - v75;
-        out[v2451] = v2443;
-      }
-    }
-    const uint v2452 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2454 = v401 + v2452;
-    const uint v2455 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2457 = v404 + v2455;
-    const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2459 = v2457 < v76;
-    const bool v2460 = v2458 && v2459;
-    if (v2460) {
-      const float v2461 = v89.m[7][1].thread_elements()[0];
-      const bool v2462 = v2454 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2463 = v2457 - v75;
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2462 && v2464;
-      if (v2465) {
-        const uint v2467 = v2454 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2468 = v2467 + v2457;
-        const uint v2469 = v2468 - v75;
-        out[v2469] = v2461;
-      }
-    }
-    const uint v2470 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2472 = v401 + v2470;
-    const uint v2473 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2475 = v404 + v2473;
-    const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2477 = v2475 < v76;
-    const bool v2478 = v2476 && v2477;
-    if (v2478) {
-      const float v2479 = v89.m[7][1].thread_elements()[1];
-      const bool v2480 = v2472 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2481 = v2475 - v75;
-      const bool v2482 = v2481 < v2;
-      const bool v2483 = v2480 && v2482;
-      if (v2483) {
-        const uint v2485 = v2472 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2486 = v2485 + v2475;
-        const uint v2487 = v2486 - v75;
-        out[v2487] = v2479;
-      }
-    }
-    const uint v2488 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2490 = v401 + v2488;
-    const uint v2491 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2493 = v404 + v2491;
-    const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2495 = v2493 < v76;
-    const bool v2496 = v2494 && v2495;
-    if (v2496) {
-      const float v2497 = v89.m[7][2].thread_elements()[0];
-      const bool v2498 = v2490 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2499 = v2493 - v75;
-      const bool v2500 = v2499 < v2;
-      const bool v2501 = v2498 && v2500;
-      if (v2501) {
-        const uint v2503 = v2490 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2504 = v2503 + v2493;
-        const uint v2505 = v2504 - v75;
-        out[v2505] = v2497;
-      }
-    }
-    const uint v2506 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2508 = v401 + v2506;
-    const uint v2509 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2511 = v404 + v2509;
-    const bool v2512 = v2508 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2513 = v2511 < v76;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v89.m[7][2].thread_elements()[1];
-      const bool v2516 = v2508 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2517 = v2511 - v75;
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2516 && v2518;
-      if (v2519) {
-        const uint v2521 = v2508 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2522 = v2521 + v2511;
-        const uint v2523 = v2522 - v75;
-        out[v2523] = v2515;
-      }
-    }
-    const uint v2524 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2526 = v401 + v2524;
-    const uint v2527 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2529 = v404 + v2527;
-    const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2531 = v2529 < v76;
-    const bool v2532 = v2530 && v2531;
-    if (v2532) {
-      const float v2533 = v89.m[7][3].thread_elements()[0];
-      const bool v2534 = v2526 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2535 = v2529 - v75;
-      const bool v2536 = v2535 < v2;
-      const bool v2537 = v2534 && v2536;
-      if (v2537) {
-        const uint v2539 = v2526 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2540 = v2539 + v2529;
-        const uint v2541 = v2540 - v75;
-        out[v2541] = v2533;
-      }
-    }
-    const uint v2542 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2544 = v401 + v2542;
-    const uint v2545 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2547 = v404 + v2545;
-    const bool v2548 = v2544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2549 = v2547 < v76;
-    const bool v2550 = v2548 && v2549;
-    if (v2550) {
-      const float v2551 = v89.m[7][3].thread_elements()[1];
-      const bool v2552 = v2544 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2553 = v2547 - v75;
-      const bool v2554 = v2553 < v2;
-      const bool v2555 = v2552 && v2554;
-      if (v2555) {
-        const uint v2557 = v2544 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2558 = v2557 + v2547;
-        const uint v2559 = v2558 - v75;
-        out[v2559] = v2551;
-      }
-    }
-    const uint v2560 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2562 = v401 + v2560;
-    const uint v2563 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2565 = v404 + v2563;
-    const bool v2566 = v2562 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2567 = v2565 < v76;
-    const bool v2568 = v2566 && v2567;
-    if (v2568) {
-      const float v2569 = v89.m[7][4].thread_elements()[0];
-      const bool v2570 = v2562 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2571 = v2565 - v75;
-      const bool v2572 = v2571 < v2;
-      const bool v2573 = v2570 && v2572;
-      if (v2573) {
-        const uint v2575 = v2562 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2576 = v2575 + v2565;
-        const uint v2577 = v2576 - v75;
-        out[v2577] = v2569;
-      }
-    }
-    const uint v2578 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2580 = v401 + v2578;
-    const uint v2581 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2583 = v404 + v2581;
-    const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2585 = v2583 < v76;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v89.m[7][4].thread_elements()[1];
-      const bool v2588 = v2580 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2589 = v2583 - v75;
-      const bool v2590 = v2589 < v2;
-      const bool v2591 = v2588 && v2590;
-      if (v2591) {
-        const uint v2593 = v2580 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2594 = v2593 + v2583;
-        const uint v2595 = v2594 - v75;
-        out[v2595] = v2587;
-      }
-    }
-    const uint v2596 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2598 = v401 + v2596;
-    const uint v2599 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2601 = v404 + v2599;
-    const bool v2602 = v2598 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2603 = v2601 < v76;
-    const bool v2604 = v2602 && v2603;
-    if (v2604) {
-      const float v2605 = v89.m[7][5].thread_elements()[0];
-      const bool v2606 = v2598 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2607 = v2601 - v75;
-      const bool v2608 = v2607 < v2;
-      const bool v2609 = v2606 && v2608;
-      if (v2609) {
-        const uint v2611 = v2598 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2612 = v2611 + v2601;
-        const uint v2613 = v2612 - v75;
-        out[v2613] = v2605;
-      }
-    }
-    const uint v2614 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2616 = v401 + v2614;
-    const uint v2617 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2619 = v404 + v2617;
-    const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2621 = v2619 < v76;
-    const bool v2622 = v2620 && v2621;
-    if (v2622) {
-      const float v2623 = v89.m[7][5].thread_elements()[1];
-      const bool v2624 = v2616 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2625 = v2619 - v75;
-      const bool v2626 = v2625 < v2;
-      const bool v2627 = v2624 && v2626;
-      if (v2627) {
-        const uint v2629 = v2616 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2630 = v2629 + v2619;
-        const uint v2631 = v2630 - v75;
-        out[v2631] = v2623;
-      }
-    }
-    const uint v2632 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2634 = v401 + v2632;
-    const uint v2635 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2637 = v404 + v2635;
-    const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2639 = v2637 < v76;
-    const bool v2640 = v2638 && v2639;
-    if (v2640) {
-      const float v2641 = v89.m[7][6].thread_elements()[0];
-      const bool v2642 = v2634 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2643 = v2637 - v75;
-      const bool v2644 = v2643 < v2;
-      const bool v2645 = v2642 && v2644;
-      if (v2645) {
-        const uint v2647 = v2634 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2648 = v2647 + v2637;
-        const uint v2649 = v2648 - v75;
-        out[v2649] = v2641;
-      }
-    }
-    const uint v2650 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2652 = v401 + v2650;
-    const uint v2653 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2655 = v404 + v2653;
-    const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2657 = v2655 < v76;
-    const bool v2658 = v2656 && v2657;
-    if (v2658) {
-      const float v2659 = v89.m[7][6].thread_elements()[1];
-      const bool v2660 = v2652 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2661 = v2655 - v75;
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2660 && v2662;
-      if (v2663) {
-        const uint v2665 = v2652 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2666 = v2665 + v2655;
-        const uint v2667 = v2666 - v75;
-        out[v2667] = v2659;
-      }
-    }
-    const uint v2668 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2670 = v401 + v2668;
-    const uint v2671 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2673 = v404 + v2671;
-    const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2675 = v2673 < v76;
-    const bool v2676 = v2674 && v2675;
-    if (v2676) {
-      const float v2677 = v89.m[7][7].thread_elements()[0];
-      const bool v2678 = v2670 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2679 = v2673 - v75;
-      const bool v2680 = v2679 < v2;
-      const bool v2681 = v2678 && v2680;
-      if (v2681) {
-        const uint v2683 = v2670 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2684 = v2683 + v2673;
-        const uint v2685 = v2684 - v75;
-        out[v2685] = v2677;
-      }
-    }
-    const uint v2686 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2688 = v401 + v2686;
-    const uint v2689 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2691 = v404 + v2689;
-    const bool v2692 = v2688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2693 = v2691 < v76;
-    const bool v2694 = v2692 && v2693;
-    if (v2694) {
-      const float v2695 = v89.m[7][7].thread_elements()[1];
-      const bool v2696 = v2688 < v72;  // kernels/moe/grouped_gemm.cpp:93
-      const uint v2697 = v2691 - v75;
-      const bool v2698 = v2697 < v2;
-      const bool v2699 = v2696 && v2698;
-      if (v2699) {
-        const uint v2701 = v2688 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2702 = v2701 + v2691;
-        const uint v2703 = v2702 - v75;
-        out[v2703] = v2695;
+    const uint v494 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v496 = v405 + v494;
+    const uint v497 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v499 = v408 + v497;
+    const bool v500 = v496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v501 = v499 < v80;
+    const bool v502 = v500 && v501;
+    if (v502) {
+      const float v503 = v93.m[0][2].thread_elements()[1];
+      const bool v504 = v496 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v505 = v499 - v79;
+      const bool v506 = v505 < v2;
+      const bool v507 = v504 && v506;
+      if (v507) {
+        const uint v509 = v496 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v510 = v509 + v499;
+        const uint v511 = v510 - v79;
+        out[v511] = v503;
+      }
+    }
+    const uint v512 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v514 = v405 + v512;
+    const uint v515 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v517 = v408 + v515;
+    const bool v518 = v514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v519 = v517 < v80;
+    const bool v520 = v518 && v519;
+    if (v520) {
+      const float v521 = v93.m[0][3].thread_elements()[0];
+      const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v523 = v517 - v79;
+      const bool v524 = v523 < v2;
+      const bool v525 = v522 && v524;
+      if (v525) {
+        const uint v527 = v514 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v528 = v527 + v517;
+        const uint v529 = v528 - v79;
+        out[v529] = v521;
+      }
+    }
+    const uint v530 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v532 = v405 + v530;
+    const uint v533 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v535 = v408 + v533;
+    const bool v536 = v532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v537 = v535 < v80;
+    const bool v538 = v536 && v537;
+    if (v538) {
+      const float v539 = v93.m[0][3].thread_elements()[1];
+      const bool v540 = v532 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v541 = v535 - v79;
+      const bool v542 = v541 < v2;
+      const bool v543 = v540 && v542;
+      if (v543) {
+        const uint v545 = v532 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v546 = v545 + v535;
+        const uint v547 = v546 - v79;
+        out[v547] = v539;
+      }
+    }
+    const uint v548 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v550 = v405 + v548;
+    const uint v551 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v553 = v408 + v551;
+    const bool v554 = v550 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v555 = v553 < v80;
+    const bool v556 = v554 && v555;
+    if (v556) {
+      const float v557 = v93.m[0][4].thread_elements()[0];
+      const bool v558 = v550 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v559 = v553 - v79;
+      const bool v560 = v559 < v2;
+      const bool v561 = v558 && v560;
+      if (v561) {
+        const uint v563 = v550 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v564 = v563 + v553;
+        const uint v565 = v564 - v79;
+        out[v565] = v557;
+      }
+    }
+    const uint v566 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v568 = v405 + v566;
+    const uint v569 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v571 = v408 + v569;
+    const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v573 = v571 < v80;
+    const bool v574 = v572 && v573;
+    if (v574) {
+      const float v575 = v93.m[0][4].thread_elements()[1];
+      const bool v576 = v568 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v577 = v571 - v79;
+      const bool v578 = v577 < v2;
+      const bool v579 = v576 && v578;
+      if (v579) {
+        const uint v581 = v568 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v582 = v581 + v571;
+        const uint v583 = v582 - v79;
+        out[v583] = v575;
+      }
+    }
+    const uint v584 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v586 = v405 + v584;
+    const uint v587 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v589 = v408 + v587;
+    const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v591 = v589 < v80;
+    const bool v592 = v590 && v591;
+    if (v592) {
+      const float v593 = v93.m[0][5].thread_elements()[0];
+      const bool v594 = v586 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v595 = v589 - v79;
+      const bool v596 = v595 < v2;
+      const bool v597 = v594 && v596;
+      if (v597) {
+        const uint v599 = v586 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v600 = v599 + v589;
+        const uint v601 = v600 - v79;
+        out[v601] = v593;
+      }
+    }
+    const uint v602 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v604 = v405 + v602;
+    const uint v605 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v607 = v408 + v605;
+    const bool v608 = v604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v609 = v607 < v80;
+    const bool v610 = v608 && v609;
+    if (v610) {
+      const float v611 = v93.m[0][5].thread_elements()[1];
+      const bool v612 = v604 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v613 = v607 - v79;
+      const bool v614 = v613 < v2;
+      const bool v615 = v612 && v614;
+      if (v615) {
+        const uint v617 = v604 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v618 = v617 + v607;
+        const uint v619 = v618 - v79;
+        out[v619] = v611;
+      }
+    }
+    const uint v620 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v622 = v405 + v620;
+    const uint v623 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v625 = v408 + v623;
+    const bool v626 = v622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v627 = v625 < v80;
+    const bool v628 = v626 && v627;
+    if (v628) {
+      const float v629 = v93.m[0][6].thread_elements()[0];
+      const bool v630 = v622 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v631 = v625 - v79;
+      const bool v632 = v631 < v2;
+      const bool v633 = v630 && v632;
+      if (v633) {
+        const uint v635 = v622 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v636 = v635 + v625;
+        const uint v637 = v636 - v79;
+        out[v637] = v629;
+      }
+    }
+    const uint v638 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v640 = v405 + v638;
+    const uint v641 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v643 = v408 + v641;
+    const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v645 = v643 < v80;
+    const bool v646 = v644 && v645;
+    if (v646) {
+      const float v647 = v93.m[0][6].thread_elements()[1];
+      const bool v648 = v640 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v649 = v643 - v79;
+      const bool v650 = v649 < v2;
+      const bool v651 = v648 && v650;
+      if (v651) {
+        const uint v653 = v640 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v654 = v653 + v643;
+        const uint v655 = v654 - v79;
+        out[v655] = v647;
+      }
+    }
+    const uint v656 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v658 = v405 + v656;
+    const uint v659 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v661 = v408 + v659;
+    const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v663 = v661 < v80;
+    const bool v664 = v662 && v663;
+    if (v664) {
+      const float v665 = v93.m[0][7].thread_elements()[0];
+      const bool v666 = v658 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v667 = v661 - v79;
+      const bool v668 = v667 < v2;
+      const bool v669 = v666 && v668;
+      if (v669) {
+        const uint v671 = v658 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v672 = v671 + v661;
+        const uint v673 = v672 - v79;
+        out[v673] = v665;
+      }
+    }
+    const uint v674 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v676 = v405 + v674;
+    const uint v677 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v679 = v408 + v677;
+    const bool v680 = v676 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v681 = v679 < v80;
+    const bool v682 = v680 && v681;
+    if (v682) {
+      const float v683 = v93.m[0][7].thread_elements()[1];
+      const bool v684 = v676 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v685 = v679 - v79;
+      const bool v686 = v685 < v2;
+      const bool v687 = v684 && v686;
+      if (v687) {
+        const uint v689 = v676 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v690 = v689 + v679;
+        const uint v691 = v690 - v79;
+        out[v691] = v683;
+      }
+    }
+    const uint v692 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v694 = v405 + v692;
+    const uint v695 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v697 = v408 + v695;
+    const bool v698 = v694 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v699 = v697 < v80;
+    const bool v700 = v698 && v699;
+    if (v700) {
+      const float v701 = v93.m[1][0].thread_elements()[0];
+      const bool v702 = v694 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v703 = v697 - v79;
+      const bool v704 = v703 < v2;
+      const bool v705 = v702 && v704;
+      if (v705) {
+        const uint v707 = v694 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v708 = v707 + v697;
+        const uint v709 = v708 - v79;
+        out[v709] = v701;
+      }
+    }
+    const uint v710 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v712 = v405 + v710;
+    const uint v713 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v715 = v408 + v713;
+    const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v717 = v715 < v80;
+    const bool v718 = v716 && v717;
+    if (v718) {
+      const float v719 = v93.m[1][0].thread_elements()[1];
+      const bool v720 = v712 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v721 = v715 - v79;
+      const bool v722 = v721 < v2;
+      const bool v723 = v720 && v722;
+      if (v723) {
+        const uint v725 = v712 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v726 = v725 + v715;
+        const uint v727 = v726 - v79;
+        out[v727] = v719;
+      }
+    }
+    const uint v728 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v730 = v405 + v728;
+    const uint v731 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v733 = v408 + v731;
+    const bool v734 = v730 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v735 = v733 < v80;
+    const bool v736 = v734 && v735;
+    if (v736) {
+      const float v737 = v93.m[1][1].thread_elements()[0];
+      const bool v738 = v730 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v739 = v733 - v79;
+      const bool v740 = v739 < v2;
+      const bool v741 = v738 && v740;
+      if (v741) {
+        const uint v743 = v730 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v744 = v743 + v733;
+        const uint v745 = v744 - v79;
+        out[v745] = v737;
+      }
+    }
+    const uint v746 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v748 = v405 + v746;
+    const uint v749 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v751 = v408 + v749;
+    const bool v752 = v748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v753 = v751 < v80;
+    const bool v754 = v752 && v753;
+    if (v754) {
+      const float v755 = v93.m[1][1].thread_elements()[1];
+      const bool v756 = v748 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v757 = v751 - v79;
+      const bool v758 = v757 < v2;
+      const bool v759 = v756 && v758;
+      if (v759) {
+        const uint v761 = v748 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v762 = v761 + v751;
+        const uint v763 = v762 - v79;
+        out[v763] = v755;
+      }
+    }
+    const uint v764 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v766 = v405 + v764;
+    const uint v767 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v769 = v408 + v767;
+    const bool v770 = v766 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v771 = v769 < v80;
+    const bool v772 = v770 && v771;
+    if (v772) {
+      const float v773 = v93.m[1][2].thread_elements()[0];
+      const bool v774 = v766 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v775 = v769 - v79;
+      const bool v776 = v775 < v2;
+      const bool v777 = v774 && v776;
+      if (v777) {
+        const uint v779 = v766 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v780 = v779 + v769;
+        const uint v781 = v780 - v79;
+        out[v781] = v773;
+      }
+    }
+    const uint v782 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v784 = v405 + v782;
+    const uint v785 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v787 = v408 + v785;
+    const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v789 = v787 < v80;
+    const bool v790 = v788 && v789;
+    if (v790) {
+      const float v791 = v93.m[1][2].thread_elements()[1];
+      const bool v792 = v784 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v793 = v787 - v79;
+      const bool v794 = v793 < v2;
+      const bool v795 = v792 && v794;
+      if (v795) {
+        const uint v797 = v784 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v798 = v797 + v787;
+        const uint v799 = v798 - v79;
+        out[v799] = v791;
+      }
+    }
+    const uint v800 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v802 = v405 + v800;
+    const uint v803 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v805 = v408 + v803;
+    const bool v806 = v802 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v807 = v805 < v80;
+    const bool v808 = v806 && v807;
+    if (v808) {
+      const float v809 = v93.m[1][3].thread_elements()[0];
+      const bool v810 = v802 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v811 = v805 - v79;
+      const bool v812 = v811 < v2;
+      const bool v813 = v810 && v812;
+      if (v813) {
+        const uint v815 = v802 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v816 = v815 + v805;
+        const uint v817 = v816 - v79;
+        out[v817] = v809;
+      }
+    }
+    const uint v818 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v820 = v405 + v818;
+    const uint v821 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v823 = v408 + v821;
+    const bool v824 = v820 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v825 = v823 < v80;
+    const bool v826 = v824 && v825;
+    if (v826) {
+      const float v827 = v93.m[1][3].thread_elements()[1];
+      const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v829 = v823 - v79;
+      const bool v830 = v829 < v2;
+      const bool v831 = v828 && v830;
+      if (v831) {
+        const uint v833 = v820 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v834 = v833 + v823;
+        const uint v835 = v834 - v79;
+        out[v835] = v827;
+      }
+    }
+    const uint v836 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v838 = v405 + v836;
+    const uint v839 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v841 = v408 + v839;
+    const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v843 = v841 < v80;
+    const bool v844 = v842 && v843;
+    if (v844) {
+      const float v845 = v93.m[1][4].thread_elements()[0];
+      const bool v846 = v838 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v847 = v841 - v79;
+      const bool v848 = v847 < v2;
+      const bool v849 = v846 && v848;
+      if (v849) {
+        const uint v851 = v838 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v852 = v851 + v841;
+        const uint v853 = v852 - v79;
+        out[v853] = v845;
+      }
+    }
+    const uint v854 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v856 = v405 + v854;
+    const uint v857 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v859 = v408 + v857;
+    const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v861 = v859 < v80;
+    const bool v862 = v860 && v861;
+    if (v862) {
+      const float v863 = v93.m[1][4].thread_elements()[1];
+      const bool v864 = v856 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v865 = v859 - v79;
+      const bool v866 = v865 < v2;
+      const bool v867 = v864 && v866;
+      if (v867) {
+        const uint v869 = v856 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v870 = v869 + v859;
+        const uint v871 = v870 - v79;
+        out[v871] = v863;
+      }
+    }
+    const uint v872 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v874 = v405 + v872;
+    const uint v875 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v877 = v408 + v875;
+    const bool v878 = v874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v879 = v877 < v80;
+    const bool v880 = v878 && v879;
+    if (v880) {
+      const float v881 = v93.m[1][5].thread_elements()[0];
+      const bool v882 = v874 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v883 = v877 - v79;
+      const bool v884 = v883 < v2;
+      const bool v885 = v882 && v884;
+      if (v885) {
+        const uint v887 = v874 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v888 = v887 + v877;
+        const uint v889 = v888 - v79;
+        out[v889] = v881;
+      }
+    }
+    const uint v890 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v892 = v405 + v890;
+    const uint v893 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v895 = v408 + v893;
+    const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v897 = v895 < v80;
+    const bool v898 = v896 && v897;
+    if (v898) {
+      const float v899 = v93.m[1][5].thread_elements()[1];
+      const bool v900 = v892 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v901 = v895 - v79;
+      const bool v902 = v901 < v2;
+      const bool v903 = v900 && v902;
+      if (v903) {
+        const uint v905 = v892 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v906 = v905 + v895;
+        const uint v907 = v906 - v79;
+        out[v907] = v899;
+      }
+    }
+    const uint v908 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v910 = v405 + v908;
+    const uint v911 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v913 = v408 + v911;
+    const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v915 = v913 < v80;
+    const bool v916 = v914 && v915;
+    if (v916) {
+      const float v917 = v93.m[1][6].thread_elements()[0];
+      const bool v918 = v910 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v919 = v913 - v79;
+      const bool v920 = v919 < v2;
+      const bool v921 = v918 && v920;
+      if (v921) {
+        const uint v923 = v910 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v924 = v923 + v913;
+        const uint v925 = v924 - v79;
+        out[v925] = v917;
+      }
+    }
+    const uint v926 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v928 = v405 + v926;
+    const uint v929 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v931 = v408 + v929;
+    const bool v932 = v928 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v933 = v931 < v80;
+    const bool v934 = v932 && v933;
+    if (v934) {
+      const float v935 = v93.m[1][6].thread_elements()[1];
+      const bool v936 = v928 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v937 = v931 - v79;
+      const bool v938 = v937 < v2;
+      const bool v939 = v936 && v938;
+      if (v939) {
+        const uint v941 = v928 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v942 = v941 + v931;
+        const uint v943 = v942 - v79;
+        out[v943] = v935;
+      }
+    }
+    const uint v944 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v946 = v405 + v944;
+    const uint v947 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v949 = v408 + v947;
+    const bool v950 = v946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v951 = v949 < v80;
+    const bool v952 = v950 && v951;
+    if (v952) {
+      const float v953 = v93.m[1][7].thread_elements()[0];
+      const bool v954 = v946 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v955 = v949 - v79;
+      const bool v956 = v955 < v2;
+      const bool v957 = v954 && v956;
+      if (v957) {
+        const uint v959 = v946 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v960 = v959 + v949;
+        const uint v961 = v960 - v79;
+        out[v961] = v953;
+      }
+    }
+    const uint v962 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v964 = v405 + v962;
+    const uint v965 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v967 = v408 + v965;
+    const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v969 = v967 < v80;
+    const bool v970 = v968 && v969;
+    if (v970) {
+      const float v971 = v93.m[1][7].thread_elements()[1];
+      const bool v972 = v964 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v973 = v967 - v79;
+      const bool v974 = v973 < v2;
+      const bool v975 = v972 && v974;
+      if (v975) {
+        const uint v977 = v964 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v978 = v977 + v967;
+        const uint v979 = v978 - v79;
+        out[v979] = v971;
+      }
+    }
+    const uint v980 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v982 = v405 + v980;
+    const uint v983 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v985 = v408 + v983;
+    const bool v986 = v982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v987 = v985 < v80;
+    const bool v988 = v986 && v987;
+    if (v988) {
+      const float v989 = v93.m[2][0].thread_elements()[0];
+      const bool v990 = v982 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v991 = v985 - v79;
+      const bool v992 = v991 < v2;
+      const bool v993 = v990 && v992;
+      if (v993) {
+        const uint v995 = v982 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v996 = v995 + v985;
+        const uint v997 = v996 - v79;
+        out[v997] = v989;
+      }
+    }
+    const uint v998 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1000 = v405 + v998;
+    const uint v1001 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1003 = v408 + v1001;
+    const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1005 = v1003 < v80;
+    const bool v1006 = v1004 && v1005;
+    if (v1006) {
+      const float v1007 = v93.m[2][0].thread_elements()[1];
+      const bool v1008 = v1000 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1009 = v1003 - v79;
+      const bool v1010 = v1009 < v2;
+      const bool v1011 = v1008 && v1010;
+      if (v1011) {
+        const uint v1013 = v1000 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1014 = v1013 + v1003;
+        const uint v1015 = v1014 - v79;
+        out[v1015] = v1007;
+      }
+    }
+    const uint v1016 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1018 = v405 + v1016;
+    const uint v1019 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1021 = v408 + v1019;
+    const bool v1022 = v1018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1023 = v1021 < v80;
+    const bool v1024 = v1022 && v1023;
+    if (v1024) {
+      const float v1025 = v93.m[2][1].thread_elements()[0];
+      const bool v1026 = v1018 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1027 = v1021 - v79;
+      const bool v1028 = v1027 < v2;
+      const bool v1029 = v1026 && v1028;
+      if (v1029) {
+        const uint v1031 = v1018 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1032 = v1031 + v1021;
+        const uint v1033 = v1032 - v79;
+        out[v1033] = v1025;
+      }
+    }
+    const uint v1034 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1036 = v405 + v1034;
+    const uint v1037 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1039 = v408 + v1037;
+    const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1041 = v1039 < v80;
+    const bool v1042 = v1040 && v1041;
+    if (v1042) {
+      const float v1043 = v93.m[2][1].thread_elements()[1];
+      const bool v1044 = v1036 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1045 = v1039 - v79;
+      const bool v1046 = v1045 < v2;
+      const bool v1047 = v1044 && v1046;
+      if (v1047) {
+        const uint v1049 = v1036 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1050 = v1049 + v1039;
+        const uint v1051 = v1050 - v79;
+        out[v1051] = v1043;
+      }
+    }
+    const uint v1052 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1054 = v405 + v1052;
+    const uint v1055 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1057 = v408 + v1055;
+    const bool v1058 = v1054 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1059 = v1057 < v80;
+    const bool v1060 = v1058 && v1059;
+    if (v1060) {
+      const float v1061 = v93.m[2][2].thread_elements()[0];
+      const bool v1062 = v1054 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1063 = v1057 - v79;
+      const bool v1064 = v1063 < v2;
+      const bool v1065 = v1062 && v1064;
+      if (v1065) {
+        const uint v1067 = v1054 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1068 = v1067 + v1057;
+        const uint v1069 = v1068 - v79;
+        out[v1069] = v1061;
+      }
+    }
+    const uint v1070 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1072 = v405 + v1070;
+    const uint v1073 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1075 = v408 + v1073;
+    const bool v1076 = v1072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1077 = v1075 < v80;
+    const bool v1078 = v1076 && v1077;
+    if (v1078) {
+      const float v1079 = v93.m[2][2].thread_elements()[1];
+      const bool v1080 = v1072 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1081 = v1075 - v79;
+      const bool v1082 = v1081 < v2;
+      const bool v1083 = v1080 && v1082;
+      if (v1083) {
+        const uint v1085 = v1072 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1086 = v1085 + v1075;
+        const uint v1087 = v1086 - v79;
+        out[v1087] = v1079;
+      }
+    }
+    const uint v1088 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1090 = v405 + v1088;
+    const uint v1091 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1093 = v408 + v1091;
+    const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1095 = v1093 < v80;
+    const bool v1096 = v1094 && v1095;
+    if (v1096) {
+      const float v1097 = v93.m[2][3].thread_elements()[0];
+      const bool v1098 = v1090 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1099 = v1093 - v79;
+      const bool v1100 = v1099 < v2;
+      const bool v1101 = v1098 && v1100;
+      if (v1101) {
+        const uint v1103 = v1090 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1104 = v1103 + v1093;
+        const uint v1105 = v1104 - v79;
+        out[v1105] = v1097;
+      }
+    }
+    const uint v1106 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1108 = v405 + v1106;
+    const uint v1109 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1111 = v408 + v1109;
+    const bool v1112 = v1108 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1113 = v1111 < v80;
+    const bool v1114 = v1112 && v1113;
+    if (v1114) {
+      const float v1115 = v93.m[2][3].thread_elements()[1];
+      const bool v1116 = v1108 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1117 = v1111 - v79;
+      const bool v1118 = v1117 < v2;
+      const bool v1119 = v1116 && v1118;
+      if (v1119) {
+        const uint v1121 = v1108 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1122 = v1121 + v1111;
+        const uint v1123 = v1122 - v79;
+        out[v1123] = v1115;
+      }
+    }
+    const uint v1124 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1126 = v405 + v1124;
+    const uint v1127 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1129 = v408 + v1127;
+    const bool v1130 = v1126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1131 = v1129 < v80;
+    const bool v1132 = v1130 && v1131;
+    if (v1132) {
+      const float v1133 = v93.m[2][4].thread_elements()[0];
+      const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1135 = v1129 - v79;
+      const bool v1136 = v1135 < v2;
+      const bool v1137 = v1134 && v1136;
+      if (v1137) {
+        const uint v1139 = v1126 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1140 = v1139 + v1129;
+        const uint v1141 = v1140 - v79;
+        out[v1141] = v1133;
+      }
+    }
+    const uint v1142 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1144 = v405 + v1142;
+    const uint v1145 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1147 = v408 + v1145;
+    const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1149 = v1147 < v80;
+    const bool v1150 = v1148 && v1149;
+    if (v1150) {
+      const float v1151 = v93.m[2][4].thread_elements()[1];
+      const bool v1152 = v1144 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1153 = v1147 - v79;
+      const bool v1154 = v1153 < v2;
+      const bool v1155 = v1152 && v1154;
+      if (v1155) {
+        const uint v1157 = v1144 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1158 = v1157 + v1147;
+        const uint v1159 = v1158 - v79;
+        out[v1159] = v1151;
+      }
+    }
+    const uint v1160 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1162 = v405 + v1160;
+    const uint v1163 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1165 = v408 + v1163;
+    const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1167 = v1165 < v80;
+    const bool v1168 = v1166 && v1167;
+    if (v1168) {
+      const float v1169 = v93.m[2][5].thread_elements()[0];
+      const bool v1170 = v1162 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1171 = v1165 - v79;
+      const bool v1172 = v1171 < v2;
+      const bool v1173 = v1170 && v1172;
+      if (v1173) {
+        const uint v1175 = v1162 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1176 = v1175 + v1165;
+        const uint v1177 = v1176 - v79;
+        out[v1177] = v1169;
+      }
+    }
+    const uint v1178 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1180 = v405 + v1178;
+    const uint v1181 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1183 = v408 + v1181;
+    const bool v1184 = v1180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1185 = v1183 < v80;
+    const bool v1186 = v1184 && v1185;
+    if (v1186) {
+      const float v1187 = v93.m[2][5].thread_elements()[1];
+      const bool v1188 = v1180 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1189 = v1183 - v79;
+      const bool v1190 = v1189 < v2;
+      const bool v1191 = v1188 && v1190;
+      if (v1191) {
+        const uint v1193 = v1180 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1194 = v1193 + v1183;
+        const uint v1195 = v1194 - v79;
+        out[v1195] = v1187;
+      }
+    }
+    const uint v1196 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1198 = v405 + v1196;
+    const uint v1199 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1201 = v408 + v1199;
+    const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1203 = v1201 < v80;
+    const bool v1204 = v1202 && v1203;
+    if (v1204) {
+      const float v1205 = v93.m[2][6].thread_elements()[0];
+      const bool v1206 = v1198 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1207 = v1201 - v79;
+      const bool v1208 = v1207 < v2;
+      const bool v1209 = v1206 && v1208;
+      if (v1209) {
+        const uint v1211 = v1198 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1212 = v1211 + v1201;
+        const uint v1213 = v1212 - v79;
+        out[v1213] = v1205;
+      }
+    }
+    const uint v1214 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1216 = v405 + v1214;
+    const uint v1217 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1219 = v408 + v1217;
+    const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1221 = v1219 < v80;
+    const bool v1222 = v1220 && v1221;
+    if (v1222) {
+      const float v1223 = v93.m[2][6].thread_elements()[1];
+      const bool v1224 = v1216 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1225 = v1219 - v79;
+      const bool v1226 = v1225 < v2;
+      const bool v1227 = v1224 && v1226;
+      if (v1227) {
+        const uint v1229 = v1216 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1230 = v1229 + v1219;
+        const uint v1231 = v1230 - v79;
+        out[v1231] = v1223;
+      }
+    }
+    const uint v1232 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1234 = v405 + v1232;
+    const uint v1235 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1237 = v408 + v1235;
+    const bool v1238 = v1234 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1239 = v1237 < v80;
+    const bool v1240 = v1238 && v1239;
+    if (v1240) {
+      const float v1241 = v93.m[2][7].thread_elements()[0];
+      const bool v1242 = v1234 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1243 = v1237 - v79;
+      const bool v1244 = v1243 < v2;
+      const bool v1245 = v1242 && v1244;
+      if (v1245) {
+        const uint v1247 = v1234 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1248 = v1247 + v1237;
+        const uint v1249 = v1248 - v79;
+        out[v1249] = v1241;
+      }
+    }
+    const uint v1250 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1252 = v405 + v1250;
+    const uint v1253 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1255 = v408 + v1253;
+    const bool v1256 = v1252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1257 = v1255 < v80;
+    const bool v1258 = v1256 && v1257;
+    if (v1258) {
+      const float v1259 = v93.m[2][7].thread_elements()[1];
+      const bool v1260 = v1252 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1261 = v1255 - v79;
+      const bool v1262 = v1261 < v2;
+      const bool v1263 = v1260 && v1262;
+      if (v1263) {
+        const uint v1265 = v1252 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1266 = v1265 + v1255;
+        const uint v1267 = v1266 - v79;
+        out[v1267] = v1259;
+      }
+    }
+    const uint v1268 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1270 = v405 + v1268;
+    const uint v1271 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1273 = v408 + v1271;
+    const bool v1274 = v1270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1275 = v1273 < v80;
+    const bool v1276 = v1274 && v1275;
+    if (v1276) {
+      const float v1277 = v93.m[3][0].thread_elements()[0];
+      const bool v1278 = v1270 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1279 = v1273 - v79;
+      const bool v1280 = v1279 < v2;
+      const bool v1281 = v1278 && v1280;
+      if (v1281) {
+        const uint v1283 = v1270 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1284 = v1283 + v1273;
+        const uint v1285 = v1284 - v79;
+        out[v1285] = v1277;
+      }
+    }
+    const uint v1286 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1288 = v405 + v1286;
+    const uint v1289 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1291 = v408 + v1289;
+    const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1293 = v1291 < v80;
+    const bool v1294 = v1292 && v1293;
+    if (v1294) {
+      const float v1295 = v93.m[3][0].thread_elements()[1];
+      const bool v1296 = v1288 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1297 = v1291 - v79;
+      const bool v1298 = v1297 < v2;
+      const bool v1299 = v1296 && v1298;
+      if (v1299) {
+        const uint v1301 = v1288 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1302 = v1301 + v1291;
+        const uint v1303 = v1302 - v79;
+        out[v1303] = v1295;
+      }
+    }
+    const uint v1304 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1306 = v405 + v1304;
+    const uint v1307 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1309 = v408 + v1307;
+    const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1311 = v1309 < v80;
+    const bool v1312 = v1310 && v1311;
+    if (v1312) {
+      const float v1313 = v93.m[3][1].thread_elements()[0];
+      const bool v1314 = v1306 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1315 = v1309 - v79;
+      const bool v1316 = v1315 < v2;
+      const bool v1317 = v1314 && v1316;
+      if (v1317) {
+        const uint v1319 = v1306 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1320 = v1319 + v1309;
+        const uint v1321 = v1320 - v79;
+        out[v1321] = v1313;
+      }
+    }
+    const uint v1322 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1324 = v405 + v1322;
+    const uint v1325 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1327 = v408 + v1325;
+    const bool v1328 = v1324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1329 = v1327 < v80;
+    const bool v1330 = v1328 && v1329;
+    if (v1330) {
+      const float v1331 = v93.m[3][1].thread_elements()[1];
+      const bool v1332 = v1324 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1333 = v1327 - v79;
+      const bool v1334 = v1333 < v2;
+      const bool v1335 = v1332 && v1334;
+      if (v1335) {
+        const uint v1337 = v1324 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1338 = v1337 + v1327;
+        const uint v1339 = v1338 - v79;
+        out[v1339] = v1331;
+      }
+    }
+    const uint v1340 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1342 = v405 + v1340;
+    const uint v1343 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1345 = v408 + v1343;
+    const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1347 = v1345 < v80;
+    const bool v1348 = v1346 && v1347;
+    if (v1348) {
+      const float v1349 = v93.m[3][2].thread_elements()[0];
+      const bool v1350 = v1342 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1351 = v1345 - v79;
+      const bool v1352 = v1351 < v2;
+      const bool v1353 = v1350 && v1352;
+      if (v1353) {
+        const uint v1355 = v1342 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1356 = v1355 + v1345;
+        const uint v1357 = v1356 - v79;
+        out[v1357] = v1349;
+      }
+    }
+    const uint v1358 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1360 = v405 + v1358;
+    const uint v1361 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1363 = v408 + v1361;
+    const bool v1364 = v1360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1365 = v1363 < v80;
+    const bool v1366 = v1364 && v1365;
+    if (v1366) {
+      const float v1367 = v93.m[3][2].thread_elements()[1];
+      const bool v1368 = v1360 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1369 = v1363 - v79;
+      const bool v1370 = v1369 < v2;
+      const bool v1371 = v1368 && v1370;
+      if (v1371) {
+        const uint v1373 = v1360 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1374 = v1373 + v1363;
+        const uint v1375 = v1374 - v79;
+        out[v1375] = v1367;
+      }
+    }
+    const uint v1376 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1378 = v405 + v1376;
+    const uint v1379 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1381 = v408 + v1379;
+    const bool v1382 = v1378 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1383 = v1381 < v80;
+    const bool v1384 = v1382 && v1383;
+    if (v1384) {
+      const float v1385 = v93.m[3][3].thread_elements()[0];
+      const bool v1386 = v1378 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1387 = v1381 - v79;
+      const bool v1388 = v1387 < v2;
+      const bool v1389 = v1386 && v1388;
+      if (v1389) {
+        const uint v1391 = v1378 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1392 = v1391 + v1381;
+        const uint v1393 = v1392 - v79;
+        out[v1393] = v1385;
+      }
+    }
+    const uint v1394 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1396 = v405 + v1394;
+    const uint v1397 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1399 = v408 + v1397;
+    const bool v1400 = v1396 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1401 = v1399 < v80;
+    const bool v1402 = v1400 && v1401;
+    if (v1402) {
+      const float v1403 = v93.m[3][3].thread_elements()[1];
+      const bool v1404 = v1396 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1405 = v1399 - v79;
+      const bool v1406 = v1405 < v2;
+      const bool v1407 = v1404 && v1406;
+      if (v1407) {
+        const uint v1409 = v1396 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1410 = v1409 + v1399;
+        const uint v1411 = v1410 - v79;
+        out[v1411] = v1403;
+      }
+    }
+    const uint v1412 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1414 = v405 + v1412;
+    const uint v1415 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1417 = v408 + v1415;
+    const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1419 = v1417 < v80;
+    const bool v1420 = v1418 && v1419;
+    if (v1420) {
+      const float v1421 = v93.m[3][4].thread_elements()[0];
+      const bool v1422 = v1414 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1423 = v1417 - v79;
+      const bool v1424 = v1423 < v2;
+      const bool v1425 = v1422 && v1424;
+      if (v1425) {
+        const uint v1427 = v1414 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1428 = v1427 + v1417;
+        const uint v1429 = v1428 - v79;
+        out[v1429] = v1421;
+      }
+    }
+    const uint v1430 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1432 = v405 + v1430;
+    const uint v1433 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1435 = v408 + v1433;
+    const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1437 = v1435 < v80;
+    const bool v1438 = v1436 && v1437;
+    if (v1438) {
+      const float v1439 = v93.m[3][4].thread_elements()[1];
+      const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1441 = v1435 - v79;
+      const bool v1442 = v1441 < v2;
+      const bool v1443 = v1440 && v1442;
+      if (v1443) {
+        const uint v1445 = v1432 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1446 = v1445 + v1435;
+        const uint v1447 = v1446 - v79;
+        out[v1447] = v1439;
+      }
+    }
+    const uint v1448 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1450 = v405 + v1448;
+    const uint v1451 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1453 = v408 + v1451;
+    const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1455 = v1453 < v80;
+    const bool v1456 = v1454 && v1455;
+    if (v1456) {
+      const float v1457 = v93.m[3][5].thread_elements()[0];
+      const bool v1458 = v1450 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1459 = v1453 - v79;
+      const bool v1460 = v1459 < v2;
+      const bool v1461 = v1458 && v1460;
+      if (v1461) {
+        const uint v1463 = v1450 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1464 = v1463 + v1453;
+        const uint v1465 = v1464 - v79;
+        out[v1465] = v1457;
+      }
+    }
+    const uint v1466 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1468 = v405 + v1466;
+    const uint v1469 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1471 = v408 + v1469;
+    const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1473 = v1471 < v80;
+    const bool v1474 = v1472 && v1473;
+    if (v1474) {
+      const float v1475 = v93.m[3][5].thread_elements()[1];
+      const bool v1476 = v1468 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1477 = v1471 - v79;
+      const bool v1478 = v1477 < v2;
+      const bool v1479 = v1476 && v1478;
+      if (v1479) {
+        const uint v1481 = v1468 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1482 = v1481 + v1471;
+        const uint v1483 = v1482 - v79;
+        out[v1483] = v1475;
+      }
+    }
+    const uint v1484 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1486 = v405 + v1484;
+    const uint v1487 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1489 = v408 + v1487;
+    const bool v1490 = v1486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1491 = v1489 < v80;
+    const bool v1492 = v1490 && v1491;
+    if (v1492) {
+      const float v1493 = v93.m[3][6].thread_elements()[0];
+      const bool v1494 = v1486 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1495 = v1489 - v79;
+      const bool v1496 = v1495 < v2;
+      const bool v1497 = v1494 && v1496;
+      if (v1497) {
+        const uint v1499 = v1486 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1500 = v1499 + v1489;
+        const uint v1501 = v1500 - v79;
+        out[v1501] = v1493;
+      }
+    }
+    const uint v1502 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1504 = v405 + v1502;
+    const uint v1505 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1507 = v408 + v1505;
+    const bool v1508 = v1504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1509 = v1507 < v80;
+    const bool v1510 = v1508 && v1509;
+    if (v1510) {
+      const float v1511 = v93.m[3][6].thread_elements()[1];
+      const bool v1512 = v1504 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1513 = v1507 - v79;
+      const bool v1514 = v1513 < v2;
+      const bool v1515 = v1512 && v1514;
+      if (v1515) {
+        const uint v1517 = v1504 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1518 = v1517 + v1507;
+        const uint v1519 = v1518 - v79;
+        out[v1519] = v1511;
+      }
+    }
+    const uint v1520 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1522 = v405 + v1520;
+    const uint v1523 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1525 = v408 + v1523;
+    const bool v1526 = v1522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1527 = v1525 < v80;
+    const bool v1528 = v1526 && v1527;
+    if (v1528) {
+      const float v1529 = v93.m[3][7].thread_elements()[0];
+      const bool v1530 = v1522 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1531 = v1525 - v79;
+      const bool v1532 = v1531 < v2;
+      const bool v1533 = v1530 && v1532;
+      if (v1533) {
+        const uint v1535 = v1522 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1536 = v1535 + v1525;
+        const uint v1537 = v1536 - v79;
+        out[v1537] = v1529;
+      }
+    }
+    const uint v1538 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1540 = v405 + v1538;
+    const uint v1541 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1543 = v408 + v1541;
+    const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1545 = v1543 < v80;
+    const bool v1546 = v1544 && v1545;
+    if (v1546) {
+      const float v1547 = v93.m[3][7].thread_elements()[1];
+      const bool v1548 = v1540 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1549 = v1543 - v79;
+      const bool v1550 = v1549 < v2;
+      const bool v1551 = v1548 && v1550;
+      if (v1551) {
+        const uint v1553 = v1540 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1554 = v1553 + v1543;
+        const uint v1555 = v1554 - v79;
+        out[v1555] = v1547;
+      }
+    }
+    const uint v1556 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1558 = v405 + v1556;
+    const uint v1559 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1561 = v408 + v1559;
+    const bool v1562 = v1558 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1563 = v1561 < v80;
+    const bool v1564 = v1562 && v1563;
+    if (v1564) {
+      const float v1565 = v93.m[4][0].thread_elements()[0];
+      const bool v1566 = v1558 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1567 = v1561 - v79;
+      const bool v1568 = v1567 < v2;
+      const bool v1569 = v1566 && v1568;
+      if (v1569) {
+        const uint v1571 = v1558 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1572 = v1571 + v1561;
+        const uint v1573 = v1572 - v79;
+        out[v1573] = v1565;
+      }
+    }
+    const uint v1574 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1576 = v405 + v1574;
+    const uint v1577 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1579 = v408 + v1577;
+    const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1581 = v1579 < v80;
+    const bool v1582 = v1580 && v1581;
+    if (v1582) {
+      const float v1583 = v93.m[4][0].thread_elements()[1];
+      const bool v1584 = v1576 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1585 = v1579 - v79;
+      const bool v1586 = v1585 < v2;
+      const bool v1587 = v1584 && v1586;
+      if (v1587) {
+        const uint v1589 = v1576 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1590 = v1589 + v1579;
+        const uint v1591 = v1590 - v79;
+        out[v1591] = v1583;
+      }
+    }
+    const uint v1592 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1594 = v405 + v1592;
+    const uint v1595 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1597 = v408 + v1595;
+    const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1599 = v1597 < v80;
+    const bool v1600 = v1598 && v1599;
+    if (v1600) {
+      const float v1601 = v93.m[4][1].thread_elements()[0];
+      const bool v1602 = v1594 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1603 = v1597 - v79;
+      const bool v1604 = v1603 < v2;
+      const bool v1605 = v1602 && v1604;
+      if (v1605) {
+        const uint v1607 = v1594 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1608 = v1607 + v1597;
+        const uint v1609 = v1608 - v79;
+        out[v1609] = v1601;
+      }
+    }
+    const uint v1610 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1612 = v405 + v1610;
+    const uint v1613 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1615 = v408 + v1613;
+    const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1617 = v1615 < v80;
+    const bool v1618 = v1616 && v1617;
+    if (v1618) {
+      const float v1619 = v93.m[4][1].thread_elements()[1];
+      const bool v1620 = v1612 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1621 = v1615 - v79;
+      const bool v1622 = v1621 < v2;
+      const bool v1623 = v1620 && v1622;
+      if (v1623) {
+        const uint v1625 = v1612 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1626 = v1625 + v1615;
+        const uint v1627 = v1626 - v79;
+        out[v1627] = v1619;
+      }
+    }
+    const uint v1628 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1630 = v405 + v1628;
+    const uint v1631 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1633 = v408 + v1631;
+    const bool v1634 = v1630 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1635 = v1633 < v80;
+    const bool v1636 = v1634 && v1635;
+    if (v1636) {
+      const float v1637 = v93.m[4][2].thread_elements()[0];
+      const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1639 = v1633 - v79;
+      const bool v1640 = v1639 < v2;
+      const bool v1641 = v1638 && v1640;
+      if (v1641) {
+        const uint v1643 = v1630 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1644 = v1643 + v1633;
+        const uint v1645 = v1644 - v79;
+        out[v1645] = v1637;
+      }
+    }
+    const uint v1646 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1648 = v405 + v1646;
+    const uint v1649 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1651 = v408 + v1649;
+    const bool v1652 = v1648 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1653 = v1651 < v80;
+    const bool v1654 = v1652 && v1653;
+    if (v1654) {
+      const float v1655 = v93.m[4][2].thread_elements()[1];
+      const bool v1656 = v1648 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1657 = v1651 - v79;
+      const bool v1658 = v1657 < v2;
+      const bool v1659 = v1656 && v1658;
+      if (v1659) {
+        const uint v1661 = v1648 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1662 = v1661 + v1651;
+        const uint v1663 = v1662 - v79;
+        out[v1663] = v1655;
+      }
+    }
+    const uint v1664 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1666 = v405 + v1664;
+    const uint v1667 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1669 = v408 + v1667;
+    const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1671 = v1669 < v80;
+    const bool v1672 = v1670 && v1671;
+    if (v1672) {
+      const float v1673 = v93.m[4][3].thread_elements()[0];
+      const bool v1674 = v1666 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1675 = v1669 - v79;
+      const bool v1676 = v1675 < v2;
+      const bool v1677 = v1674 && v1676;
+      if (v1677) {
+        const uint v1679 = v1666 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1680 = v1679 + v1669;
+        const uint v1681 = v1680 - v79;
+        out[v1681] = v1673;
+      }
+    }
+    const uint v1682 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1684 = v405 + v1682;
+    const uint v1685 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1687 = v408 + v1685;
+    const bool v1688 = v1684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1689 = v1687 < v80;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const float v1691 = v93.m[4][3].thread_elements()[1];
+      const bool v1692 = v1684 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1693 = v1687 - v79;
+      const bool v1694 = v1693 < v2;
+      const bool v1695 = v1692 && v1694;
+      if (v1695) {
+        const uint v1697 = v1684 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1698 = v1697 + v1687;
+        const uint v1699 = v1698 - v79;
+        out[v1699] = v1691;
+      }
+    }
+    const uint v1700 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1702 = v405 + v1700;
+    const uint v1703 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1705 = v408 + v1703;
+    const bool v1706 = v1702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1707 = v1705 < v80;
+    const bool v1708 = v1706 && v1707;
+    if (v1708) {
+      const float v1709 = v93.m[4][4].thread_elements()[0];
+      const bool v1710 = v1702 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1711 = v1705 - v79;
+      const bool v1712 = v1711 < v2;
+      const bool v1713 = v1710 && v1712;
+      if (v1713) {
+        const uint v1715 = v1702 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1716 = v1715 + v1705;
+        const uint v1717 = v1716 - v79;
+        out[v1717] = v1709;
+      }
+    }
+    const uint v1718 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1720 = v405 + v1718;
+    const uint v1721 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1723 = v408 + v1721;
+    const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1725 = v1723 < v80;
+    const bool v1726 = v1724 && v1725;
+    if (v1726) {
+      const float v1727 = v93.m[4][4].thread_elements()[1];
+      const bool v1728 = v1720 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1729 = v1723 - v79;
+      const bool v1730 = v1729 < v2;
+      const bool v1731 = v1728 && v1730;
+      if (v1731) {
+        const uint v1733 = v1720 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1734 = v1733 + v1723;
+        const uint v1735 = v1734 - v79;
+        out[v1735] = v1727;
+      }
+    }
+    const uint v1736 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1738 = v405 + v1736;
+    const uint v1739 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1741 = v408 + v1739;
+    const bool v1742 = v1738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1743 = v1741 < v80;
+    const bool v1744 = v1742 && v1743;
+    if (v1744) {
+      const float v1745 = v93.m[4][5].thread_elements()[0];
+      const bool v1746 = v1738 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1747 = v1741 - v79;
+      const bool v1748 = v1747 < v2;
+      const bool v1749 = v1746 && v1748;
+      if (v1749) {
+        const uint v1751 = v1738 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1752 = v1751 + v1741;
+        const uint v1753 = v1752 - v79;
+        out[v1753] = v1745;
+      }
+    }
+    const uint v1754 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1756 = v405 + v1754;
+    const uint v1757 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1759 = v408 + v1757;
+    const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1761 = v1759 < v80;
+    const bool v1762 = v1760 && v1761;
+    if (v1762) {
+      const float v1763 = v93.m[4][5].thread_elements()[1];
+      const bool v1764 = v1756 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1765 = v1759 - v79;
+      const bool v1766 = v1765 < v2;
+      const bool v1767 = v1764 && v1766;
+      if (v1767) {
+        const uint v1769 = v1756 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1770 = v1769 + v1759;
+        const uint v1771 = v1770 - v79;
+        out[v1771] = v1763;
+      }
+    }
+    const uint v1772 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1774 = v405 + v1772;
+    const uint v1775 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1777 = v408 + v1775;
+    const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1779 = v1777 < v80;
+    const bool v1780 = v1778 && v1779;
+    if (v1780) {
+      const float v1781 = v93.m[4][6].thread_elements()[0];
+      const bool v1782 = v1774 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1783 = v1777 - v79;
+      const bool v1784 = v1783 < v2;
+      const bool v1785 = v1782 && v1784;
+      if (v1785) {
+        const uint v1787 = v1774 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1788 = v1787 + v1777;
+        const uint v1789 = v1788 - v79;
+        out[v1789] = v1781;
+      }
+    }
+    const uint v1790 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1792 = v405 + v1790;
+    const uint v1793 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1795 = v408 + v1793;
+    const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1797 = v1795 < v80;
+    const bool v1798 = v1796 && v1797;
+    if (v1798) {
+      const float v1799 = v93.m[4][6].thread_elements()[1];
+      const bool v1800 = v1792 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1801 = v1795 - v79;
+      const bool v1802 = v1801 < v2;
+      const bool v1803 = v1800 && v1802;
+      if (v1803) {
+        const uint v1805 = v1792 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1806 = v1805 + v1795;
+        const uint v1807 = v1806 - v79;
+        out[v1807] = v1799;
+      }
+    }
+    const uint v1808 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1810 = v405 + v1808;
+    const uint v1811 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1813 = v408 + v1811;
+    const bool v1814 = v1810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1815 = v1813 < v80;
+    const bool v1816 = v1814 && v1815;
+    if (v1816) {
+      const float v1817 = v93.m[4][7].thread_elements()[0];
+      const bool v1818 = v1810 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1819 = v1813 - v79;
+      const bool v1820 = v1819 < v2;
+      const bool v1821 = v1818 && v1820;
+      if (v1821) {
+        const uint v1823 = v1810 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1824 = v1823 + v1813;
+        const uint v1825 = v1824 - v79;
+        out[v1825] = v1817;
+      }
+    }
+    const uint v1826 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1828 = v405 + v1826;
+    const uint v1829 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1831 = v408 + v1829;
+    const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1833 = v1831 < v80;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v93.m[4][7].thread_elements()[1];
+      const bool v1836 = v1828 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1837 = v1831 - v79;
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1836 && v1838;
+      if (v1839) {
+        const uint v1841 = v1828 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1842 = v1841 + v1831;
+        const uint v1843 = v1842 - v79;
+        out[v1843] = v1835;
+      }
+    }
+    const uint v1844 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1846 = v405 + v1844;
+    const uint v1847 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1849 = v408 + v1847;
+    const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1851 = v1849 < v80;
+    const bool v1852 = v1850 && v1851;
+    if (v1852) {
+      const float v1853 = v93.m[5][0].thread_elements()[0];
+      const bool v1854 = v1846 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1855 = v1849 - v79;
+      const bool v1856 = v1855 < v2;
+      const bool v1857 = v1854 && v1856;
+      if (v1857) {
+        const uint v1859 = v1846 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1860 = v1859 + v1849;
+        const uint v1861 = v1860 - v79;
+        out[v1861] = v1853;
+      }
+    }
+    const uint v1862 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1864 = v405 + v1862;
+    const uint v1865 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1867 = v408 + v1865;
+    const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1869 = v1867 < v80;
+    const bool v1870 = v1868 && v1869;
+    if (v1870) {
+      const float v1871 = v93.m[5][0].thread_elements()[1];
+      const bool v1872 = v1864 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1873 = v1867 - v79;
+      const bool v1874 = v1873 < v2;
+      const bool v1875 = v1872 && v1874;
+      if (v1875) {
+        const uint v1877 = v1864 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1878 = v1877 + v1867;
+        const uint v1879 = v1878 - v79;
+        out[v1879] = v1871;
+      }
+    }
+    const uint v1880 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1882 = v405 + v1880;
+    const uint v1883 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1885 = v408 + v1883;
+    const bool v1886 = v1882 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1887 = v1885 < v80;
+    const bool v1888 = v1886 && v1887;
+    if (v1888) {
+      const float v1889 = v93.m[5][1].thread_elements()[0];
+      const bool v1890 = v1882 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1891 = v1885 - v79;
+      const bool v1892 = v1891 < v2;
+      const bool v1893 = v1890 && v1892;
+      if (v1893) {
+        const uint v1895 = v1882 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1896 = v1895 + v1885;
+        const uint v1897 = v1896 - v79;
+        out[v1897] = v1889;
+      }
+    }
+    const uint v1898 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1900 = v405 + v1898;
+    const uint v1901 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1903 = v408 + v1901;
+    const bool v1904 = v1900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1905 = v1903 < v80;
+    const bool v1906 = v1904 && v1905;
+    if (v1906) {
+      const float v1907 = v93.m[5][1].thread_elements()[1];
+      const bool v1908 = v1900 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1909 = v1903 - v79;
+      const bool v1910 = v1909 < v2;
+      const bool v1911 = v1908 && v1910;
+      if (v1911) {
+        const uint v1913 = v1900 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1914 = v1913 + v1903;
+        const uint v1915 = v1914 - v79;
+        out[v1915] = v1907;
+      }
+    }
+    const uint v1916 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1918 = v405 + v1916;
+    const uint v1919 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1921 = v408 + v1919;
+    const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1923 = v1921 < v80;
+    const bool v1924 = v1922 && v1923;
+    if (v1924) {
+      const float v1925 = v93.m[5][2].thread_elements()[0];
+      const bool v1926 = v1918 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1927 = v1921 - v79;
+      const bool v1928 = v1927 < v2;
+      const bool v1929 = v1926 && v1928;
+      if (v1929) {
+        const uint v1931 = v1918 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1932 = v1931 + v1921;
+        const uint v1933 = v1932 - v79;
+        out[v1933] = v1925;
+      }
+    }
+    const uint v1934 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1936 = v405 + v1934;
+    const uint v1937 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1939 = v408 + v1937;
+    const bool v1940 = v1936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1941 = v1939 < v80;
+    const bool v1942 = v1940 && v1941;
+    if (v1942) {
+      const float v1943 = v93.m[5][2].thread_elements()[1];
+      const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1945 = v1939 - v79;
+      const bool v1946 = v1945 < v2;
+      const bool v1947 = v1944 && v1946;
+      if (v1947) {
+        const uint v1949 = v1936 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1950 = v1949 + v1939;
+        const uint v1951 = v1950 - v79;
+        out[v1951] = v1943;
+      }
+    }
+    const uint v1952 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1954 = v405 + v1952;
+    const uint v1955 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1957 = v408 + v1955;
+    const bool v1958 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1959 = v1957 < v80;
+    const bool v1960 = v1958 && v1959;
+    if (v1960) {
+      const float v1961 = v93.m[5][3].thread_elements()[0];
+      const bool v1962 = v1954 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1963 = v1957 - v79;
+      const bool v1964 = v1963 < v2;
+      const bool v1965 = v1962 && v1964;
+      if (v1965) {
+        const uint v1967 = v1954 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1968 = v1967 + v1957;
+        const uint v1969 = v1968 - v79;
+        out[v1969] = v1961;
+      }
+    }
+    const uint v1970 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1972 = v405 + v1970;
+    const uint v1973 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1975 = v408 + v1973;
+    const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1977 = v1975 < v80;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const float v1979 = v93.m[5][3].thread_elements()[1];
+      const bool v1980 = v1972 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1981 = v1975 - v79;
+      const bool v1982 = v1981 < v2;
+      const bool v1983 = v1980 && v1982;
+      if (v1983) {
+        const uint v1985 = v1972 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1986 = v1985 + v1975;
+        const uint v1987 = v1986 - v79;
+        out[v1987] = v1979;
+      }
+    }
+    const uint v1988 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1990 = v405 + v1988;
+    const uint v1991 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1993 = v408 + v1991;
+    const bool v1994 = v1990 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1995 = v1993 < v80;
+    const bool v1996 = v1994 && v1995;
+    if (v1996) {
+      const float v1997 = v93.m[5][4].thread_elements()[0];
+      const bool v1998 = v1990 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v1999 = v1993 - v79;
+      const bool v2000 = v1999 < v2;
+      const bool v2001 = v1998 && v2000;
+      if (v2001) {
+        const uint v2003 = v1990 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2004 = v2003 + v1993;
+        const uint v2005 = v2004 - v79;
+        out[v2005] = v1997;
+      }
+    }
+    const uint v2006 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2008 = v405 + v2006;
+    const uint v2009 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2011 = v408 + v2009;
+    const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2013 = v2011 < v80;
+    const bool v2014 = v2012 && v2013;
+    if (v2014) {
+      const float v2015 = v93.m[5][4].thread_elements()[1];
+      const bool v2016 = v2008 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2017 = v2011 - v79;
+      const bool v2018 = v2017 < v2;
+      const bool v2019 = v2016 && v2018;
+      if (v2019) {
+        const uint v2021 = v2008 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2022 = v2021 + v2011;
+        const uint v2023 = v2022 - v79;
+        out[v2023] = v2015;
+      }
+    }
+    const uint v2024 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2026 = v405 + v2024;
+    const uint v2027 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2029 = v408 + v2027;
+    const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2031 = v2029 < v80;
+    const bool v2032 = v2030 && v2031;
+    if (v2032) {
+      const float v2033 = v93.m[5][5].thread_elements()[0];
+      const bool v2034 = v2026 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2035 = v2029 - v79;
+      const bool v2036 = v2035 < v2;
+      const bool v2037 = v2034 && v2036;
+      if (v2037) {
+        const uint v2039 = v2026 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2040 = v2039 + v2029;
+        const uint v2041 = v2040 - v79;
+        out[v2041] = v2033;
+      }
+    }
+    const uint v2042 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2044 = v405 + v2042;
+    const uint v2045 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2047 = v408 + v2045;
+    const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2049 = v2047 < v80;
+    const bool v2050 = v2048 && v2049;
+    if (v2050) {
+      const float v2051 = v93.m[5][5].thread_elements()[1];
+      const bool v2052 = v2044 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2053 = v2047 - v79;
+      const bool v2054 = v2053 < v2;
+      const bool v2055 = v2052 && v2054;
+      if (v2055) {
+        const uint v2057 = v2044 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2058 = v2057 + v2047;
+        const uint v2059 = v2058 - v79;
+        out[v2059] = v2051;
+      }
+    }
+    const uint v2060 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2062 = v405 + v2060;
+    const uint v2063 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2065 = v408 + v2063;
+    const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2067 = v2065 < v80;
+    const bool v2068 = v2066 && v2067;
+    if (v2068) {
+      const float v2069 = v93.m[5][6].thread_elements()[0];
+      const bool v2070 = v2062 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2071 = v2065 - v79;
+      const bool v2072 = v2071 < v2;
+      const bool v2073 = v2070 && v2072;
+      if (v2073) {
+        const uint v2075 = v2062 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2076 = v2075 + v2065;
+        const uint v2077 = v2076 - v79;
+        out[v2077] = v2069;
+      }
+    }
+    const uint v2078 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2080 = v405 + v2078;
+    const uint v2081 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2083 = v408 + v2081;
+    const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2085 = v2083 < v80;
+    const bool v2086 = v2084 && v2085;
+    if (v2086) {
+      const float v2087 = v93.m[5][6].thread_elements()[1];
+      const bool v2088 = v2080 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2089 = v2083 - v79;
+      const bool v2090 = v2089 < v2;
+      const bool v2091 = v2088 && v2090;
+      if (v2091) {
+        const uint v2093 = v2080 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2094 = v2093 + v2083;
+        const uint v2095 = v2094 - v79;
+        out[v2095] = v2087;
+      }
+    }
+    const uint v2096 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2098 = v405 + v2096;
+    const uint v2099 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2101 = v408 + v2099;
+    const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2103 = v2101 < v80;
+    const bool v2104 = v2102 && v2103;
+    if (v2104) {
+      const float v2105 = v93.m[5][7].thread_elements()[0];
+      const bool v2106 = v2098 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2107 = v2101 - v79;
+      const bool v2108 = v2107 < v2;
+      const bool v2109 = v2106 && v2108;
+      if (v2109) {
+        const uint v2111 = v2098 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2112 = v2111 + v2101;
+        const uint v2113 = v2112 - v79;
+        out[v2113] = v2105;
+      }
+    }
+    const uint v2114 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2116 = v405 + v2114;
+    const uint v2117 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2119 = v408 + v2117;
+    const bool v2120 = v2116 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2121 = v2119 < v80;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const float v2123 = v93.m[5][7].thread_elements()[1];
+      const bool v2124 = v2116 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2125 = v2119 - v79;
+      const bool v2126 = v2125 < v2;
+      const bool v2127 = v2124 && v2126;
+      if (v2127) {
+        const uint v2129 = v2116 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2130 = v2129 + v2119;
+        const uint v2131 = v2130 - v79;
+        out[v2131] = v2123;
+      }
+    }
+    const uint v2132 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2134 = v405 + v2132;
+    const uint v2135 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2137 = v408 + v2135;
+    const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2139 = v2137 < v80;
+    const bool v2140 = v2138 && v2139;
+    if (v2140) {
+      const float v2141 = v93.m[6][0].thread_elements()[0];
+      const bool v2142 = v2134 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2143 = v2137 - v79;
+      const bool v2144 = v2143 < v2;
+      const bool v2145 = v2142 && v2144;
+      if (v2145) {
+        const uint v2147 = v2134 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2148 = v2147 + v2137;
+        const uint v2149 = v2148 - v79;
+        out[v2149] = v2141;
+      }
+    }
+    const uint v2150 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2152 = v405 + v2150;
+    const uint v2153 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2155 = v408 + v2153;
+    const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2157 = v2155 < v80;
+    const bool v2158 = v2156 && v2157;
+    if (v2158) {
+      const float v2159 = v93.m[6][0].thread_elements()[1];
+      const bool v2160 = v2152 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2161 = v2155 - v79;
+      const bool v2162 = v2161 < v2;
+      const bool v2163 = v2160 && v2162;
+      if (v2163) {
+        const uint v2165 = v2152 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2166 = v2165 + v2155;
+        const uint v2167 = v2166 - v79;
+        out[v2167] = v2159;
+      }
+    }
+    const uint v2168 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2170 = v405 + v2168;
+    const uint v2171 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2173 = v408 + v2171;
+    const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2175 = v2173 < v80;
+    const bool v2176 = v2174 && v2175;
+    if (v2176) {
+      const float v2177 = v93.m[6][1].thread_elements()[0];
+      const bool v2178 = v2170 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2179 = v2173 - v79;
+      const bool v2180 = v2179 < v2;
+      const bool v2181 = v2178 && v2180;
+      if (v2181) {
+        const uint v2183 = v2170 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2184 = v2183 + v2173;
+        const uint v2185 = v2184 - v79;
+        out[v2185] = v2177;
+      }
+    }
+    const uint v2186 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2188 = v405 + v2186;
+    const uint v2189 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2191 = v408 + v2189;
+    const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2193 = v2191 < v80;
+    const bool v2194 = v2192 && v2193;
+    if (v2194) {
+      const float v2195 = v93.m[6][1].thread_elements()[1];
+      const bool v2196 = v2188 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2197 = v2191 - v79;
+      const bool v2198 = v2197 < v2;
+      const bool v2199 = v2196 && v2198;
+      if (v2199) {
+        const uint v2201 = v2188 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2202 = v2201 + v2191;
+        const uint v2203 = v2202 - v79;
+        out[v2203] = v2195;
+      }
+    }
+    const uint v2204 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2206 = v405 + v2204;
+    const uint v2207 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2209 = v408 + v2207;
+    const bool v2210 = v2206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2211 = v2209 < v80;
+    const bool v2212 = v2210 && v2211;
+    if (v2212) {
+      const float v2213 = v93.m[6][2].thread_elements()[0];
+      const bool v2214 = v2206 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2215 = v2209 - v79;
+      const bool v2216 = v2215 < v2;
+      const bool v2217 = v2214 && v2216;
+      if (v2217) {
+        const uint v2219 = v2206 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2220 = v2219 + v2209;
+        const uint v2221 = v2220 - v79;
+        out[v2221] = v2213;
+      }
+    }
+    const uint v2222 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2224 = v405 + v2222;
+    const uint v2225 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2227 = v408 + v2225;
+    const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2229 = v2227 < v80;
+    const bool v2230 = v2228 && v2229;
+    if (v2230) {
+      const float v2231 = v93.m[6][2].thread_elements()[1];
+      const bool v2232 = v2224 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2233 = v2227 - v79;
+      const bool v2234 = v2233 < v2;
+      const bool v2235 = v2232 && v2234;
+      if (v2235) {
+        const uint v2237 = v2224 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2238 = v2237 + v2227;
+        const uint v2239 = v2238 - v79;
+        out[v2239] = v2231;
+      }
+    }
+    const uint v2240 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2242 = v405 + v2240;
+    const uint v2243 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2245 = v408 + v2243;
+    const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2247 = v2245 < v80;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v93.m[6][3].thread_elements()[0];
+      const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2251 = v2245 - v79;
+      const bool v2252 = v2251 < v2;
+      const bool v2253 = v2250 && v2252;
+      if (v2253) {
+        const uint v2255 = v2242 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2256 = v2255 + v2245;
+        const uint v2257 = v2256 - v79;
+        out[v2257] = v2249;
+      }
+    }
+    const uint v2258 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2260 = v405 + v2258;
+    const uint v2261 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2263 = v408 + v2261;
+    const bool v2264 = v2260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2265 = v2263 < v80;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v93.m[6][3].thread_elements()[1];
+      const bool v2268 = v2260 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2269 = v2263 - v79;
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2268 && v2270;
+      if (v2271) {
+        const uint v2273 = v2260 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2274 = v2273 + v2263;
+        const uint v2275 = v2274 - v79;
+        out[v2275] = v2267;
+      }
+    }
+    const uint v2276 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2278 = v405 + v2276;
+    const uint v2279 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2281 = v408 + v2279;
+    const bool v2282 = v2278 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2283 = v2281 < v80;
+    const bool v2284 = v2282 && v2283;
+    if (v2284) {
+      const float v2285 = v93.m[6][4].thread_elements()[0];
+      const bool v2286 = v2278 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2287 = v2281 - v79;
+      const bool v2288 = v2287 < v2;
+      const bool v2289 = v2286 && v2288;
+      if (v2289) {
+        const uint v2291 = v2278 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2292 = v2291 + v2281;
+        const uint v2293 = v2292 - v79;
+        out[v2293] = v2285;
+      }
+    }
+    const uint v2294 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2296 = v405 + v2294;
+    const uint v2297 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2299 = v408 + v2297;
+    const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2301 = v2299 < v80;
+    const bool v2302 = v2300 && v2301;
+    if (v2302) {
+      const float v2303 = v93.m[6][4].thread_elements()[1];
+      const bool v2304 = v2296 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2305 = v2299 - v79;
+      const bool v2306 = v2305 < v2;
+      const bool v2307 = v2304 && v2306;
+      if (v2307) {
+        const uint v2309 = v2296 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2310 = v2309 + v2299;
+        const uint v2311 = v2310 - v79;
+        out[v2311] = v2303;
+      }
+    }
+    const uint v2312 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2314 = v405 + v2312;
+    const uint v2315 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2317 = v408 + v2315;
+    const bool v2318 = v2314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2319 = v2317 < v80;
+    const bool v2320 = v2318 && v2319;
+    if (v2320) {
+      const float v2321 = v93.m[6][5].thread_elements()[0];
+      const bool v2322 = v2314 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2323 = v2317 - v79;
+      const bool v2324 = v2323 < v2;
+      const bool v2325 = v2322 && v2324;
+      if (v2325) {
+        const uint v2327 = v2314 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2328 = v2327 + v2317;
+        const uint v2329 = v2328 - v79;
+        out[v2329] = v2321;
+      }
+    }
+    const uint v2330 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2332 = v405 + v2330;
+    const uint v2333 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2335 = v408 + v2333;
+    const bool v2336 = v2332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2337 = v2335 < v80;
+    const bool v2338 = v2336 && v2337;
+    if (v2338) {
+      const float v2339 = v93.m[6][5].thread_elements()[1];
+      const bool v2340 = v2332 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2341 = v2335 - v79;
+      const bool v2342 = v2341 < v2;
+      const bool v2343 = v2340 && v2342;
+      if (v2343) {
+        const uint v2345 = v2332 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2346 = v2345 + v2335;
+        const uint v2347 = v2346 - v79;
+        out[v2347] = v2339;
+      }
+    }
+    const uint v2348 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2350 = v405 + v2348;
+    const uint v2351 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2353 = v408 + v2351;
+    const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2355 = v2353 < v80;
+    const bool v2356 = v2354 && v2355;
+    if (v2356) {
+      const float v2357 = v93.m[6][6].thread_elements()[0];
+      const bool v2358 = v2350 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2359 = v2353 - v79;
+      const bool v2360 = v2359 < v2;
+      const bool v2361 = v2358 && v2360;
+      if (v2361) {
+        const uint v2363 = v2350 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2364 = v2363 + v2353;
+        const uint v2365 = v2364 - v79;
+        out[v2365] = v2357;
+      }
+    }
+    const uint v2366 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2368 = v405 + v2366;
+    const uint v2369 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2371 = v408 + v2369;
+    const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2373 = v2371 < v80;
+    const bool v2374 = v2372 && v2373;
+    if (v2374) {
+      const float v2375 = v93.m[6][6].thread_elements()[1];
+      const bool v2376 = v2368 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2377 = v2371 - v79;
+      const bool v2378 = v2377 < v2;
+      const bool v2379 = v2376 && v2378;
+      if (v2379) {
+        const uint v2381 = v2368 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2382 = v2381 + v2371;
+        const uint v2383 = v2382 - v79;
+        out[v2383] = v2375;
+      }
+    }
+    const uint v2384 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2386 = v405 + v2384;
+    const uint v2387 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2389 = v408 + v2387;
+    const bool v2390 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2391 = v2389 < v80;
+    const bool v2392 = v2390 && v2391;
+    if (v2392) {
+      const float v2393 = v93.m[6][7].thread_elements()[0];
+      const bool v2394 = v2386 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2395 = v2389 - v79;
+      const bool v2396 = v2395 < v2;
+      const bool v2397 = v2394 && v2396;
+      if (v2397) {
+        const uint v2399 = v2386 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2400 = v2399 + v2389;
+        const uint v2401 = v2400 - v79;
+        out[v2401] = v2393;
+      }
+    }
+    const uint v2402 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2404 = v405 + v2402;
+    const uint v2405 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2407 = v408 + v2405;
+    const bool v2408 = v2404 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2409 = v2407 < v80;
+    const bool v2410 = v2408 && v2409;
+    if (v2410) {
+      const float v2411 = v93.m[6][7].thread_elements()[1];
+      const bool v2412 = v2404 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2413 = v2407 - v79;
+      const bool v2414 = v2413 < v2;
+      const bool v2415 = v2412 && v2414;
+      if (v2415) {
+        const uint v2417 = v2404 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2418 = v2417 + v2407;
+        const uint v2419 = v2418 - v79;
+        out[v2419] = v2411;
+      }
+    }
+    const uint v2420 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2422 = v405 + v2420;
+    const uint v2423 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2425 = v408 + v2423;
+    const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2427 = v2425 < v80;
+    const bool v2428 = v2426 && v2427;
+    if (v2428) {
+      const float v2429 = v93.m[7][0].thread_elements()[0];
+      const bool v2430 = v2422 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2431 = v2425 - v79;
+      const bool v2432 = v2431 < v2;
+      const bool v2433 = v2430 && v2432;
+      if (v2433) {
+        const uint v2435 = v2422 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2436 = v2435 + v2425;
+        const uint v2437 = v2436 - v79;
+        out[v2437] = v2429;
+      }
+    }
+    const uint v2438 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2440 = v405 + v2438;
+    const uint v2441 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2443 = v408 + v2441;
+    const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2445 = v2443 < v80;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v93.m[7][0].thread_elements()[1];
+      const bool v2448 = v2440 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2449 = v2443 - v79;
+      const bool v2450 = v2449 < v2;
+      const bool v2451 = v2448 && v2450;
+      if (v2451) {
+        const uint v2453 = v2440 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2454 = v2453 + v2443;
+        const uint v2455 = v2454 - v79;
+        out[v2455] = v2447;
+      }
+    }
+    const uint v2456 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2458 = v405 + v2456;
+    const uint v2459 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2461 = v408 + v2459;
+    const bool v2462 = v2458 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2463 = v2461 < v80;
+    const bool v2464 = v2462 && v2463;
+    if (v2464) {
+      const float v2465 = v93.m[7][1].thread_elements()[0];
+      const bool v2466 = v2458 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2467 = v2461 - v79;
+      const bool v2468 = v2467 < v2;
+      const bool v2469 = v2466 && v2468;
+      if (v2469) {
+        const uint v2471 = v2458 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2472 = v2471 + v2461;
+        const uint v2473 = v2472 - v79;
+        out[v2473] = v2465;
+      }
+    }
+    const uint v2474 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2476 = v405 + v2474;
+    const uint v2477 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2479 = v408 + v2477;
+    const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2481 = v2479 < v80;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v93.m[7][1].thread_elements()[1];
+      const bool v2484 = v2476 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2485 = v2479 - v79;
+      const bool v2486 = v2485 < v2;
+      const bool v2487 = v2484 && v2486;
+      if (v2487) {
+        const uint v2489 = v2476 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2490 = v2489 + v2479;
+        const uint v2491 = v2490 - v79;
+        out[v2491] = v2483;
+      }
+    }
+    const uint v2492 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2494 = v405 + v2492;
+    const uint v2495 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2497 = v408 + v2495;
+    const bool v2498 = v2494 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2499 = v2497 < v80;
+    const bool v2500 = v2498 && v2499;
+    if (v2500) {
+      const float v2501 = v93.m[7][2].thread_elements()[0];
+      const bool v2502 = v2494 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2503 = v2497 - v79;
+      const bool v2504 = v2503 < v2;
+      const bool v2505 = v2502 && v2504;
+      if (v2505) {
+        const uint v2507 = v2494 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2508 = v2507 + v2497;
+        const uint v2509 = v2508 - v79;
+        out[v2509] = v2501;
+      }
+    }
+    const uint v2510 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2512 = v405 + v2510;
+    const uint v2513 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2515 = v408 + v2513;
+    const bool v2516 = v2512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2517 = v2515 < v80;
+    const bool v2518 = v2516 && v2517;
+    if (v2518) {
+      const float v2519 = v93.m[7][2].thread_elements()[1];
+      const bool v2520 = v2512 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2521 = v2515 - v79;
+      const bool v2522 = v2521 < v2;
+      const bool v2523 = v2520 && v2522;
+      if (v2523) {
+        const uint v2525 = v2512 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2526 = v2525 + v2515;
+        const uint v2527 = v2526 - v79;
+        out[v2527] = v2519;
+      }
+    }
+    const uint v2528 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2530 = v405 + v2528;
+    const uint v2531 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2533 = v408 + v2531;
+    const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2535 = v2533 < v80;
+    const bool v2536 = v2534 && v2535;
+    if (v2536) {
+      const float v2537 = v93.m[7][3].thread_elements()[0];
+      const bool v2538 = v2530 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2539 = v2533 - v79;
+      const bool v2540 = v2539 < v2;
+      const bool v2541 = v2538 && v2540;
+      if (v2541) {
+        const uint v2543 = v2530 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2544 = v2543 + v2533;
+        const uint v2545 = v2544 - v79;
+        out[v2545] = v2537;
+      }
+    }
+    const uint v2546 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2548 = v405 + v2546;
+    const uint v2549 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2551 = v408 + v2549;
+    const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2553 = v2551 < v80;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v93.m[7][3].thread_elements()[1];
+      const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2557 = v2551 - v79;
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2556 && v2558;
+      if (v2559) {
+        const uint v2561 = v2548 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2562 = v2561 + v2551;
+        const uint v2563 = v2562 - v79;
+        out[v2563] = v2555;
+      }
+    }
+    const uint v2564 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2566 = v405 + v2564;
+    const uint v2567 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2569 = v408 + v2567;
+    const bool v2570 = v2566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2571 = v2569 < v80;
+    const bool v2572 = v2570 && v2571;
+    if (v2572) {
+      const float v2573 = v93.m[7][4].thread_elements()[0];
+      const bool v2574 = v2566 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2575 = v2569 - v79;
+      const bool v2576 = v2575 < v2;
+      const bool v2577 = v2574 && v2576;
+      if (v2577) {
+        const uint v2579 = v2566 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2580 = v2579 + v2569;
+        const uint v2581 = v2580 - v79;
+        out[v2581] = v2573;
+      }
+    }
+    const uint v2582 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2584 = v405 + v2582;
+    const uint v2585 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2587 = v408 + v2585;
+    const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2589 = v2587 < v80;
+    const bool v2590 = v2588 && v2589;
+    if (v2590) {
+      const float v2591 = v93.m[7][4].thread_elements()[1];
+      const bool v2592 = v2584 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2593 = v2587 - v79;
+      const bool v2594 = v2593 < v2;
+      const bool v2595 = v2592 && v2594;
+      if (v2595) {
+        const uint v2597 = v2584 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2598 = v2597 + v2587;
+        const uint v2599 = v2598 - v79;
+        out[v2599] = v2591;
+      }
+    }
+    const uint v2600 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2602 = v405 + v2600;
+    const uint v2603 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2605 = v408 + v2603;
+    const bool v2606 = v2602 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2607 = v2605 < v80;
+    const bool v2608 = v2606 && v2607;
+    if (v2608) {
+      const float v2609 = v93.m[7][5].thread_elements()[0];
+      const bool v2610 = v2602 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2611 = v2605 - v79;
+      const bool v2612 = v2611 < v2;
+      const bool v2613 = v2610 && v2612;
+      if (v2613) {
+        const uint v2615 = v2602 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2616 = v2615 + v2605;
+        const uint v2617 = v2616 - v79;
+        out[v2617] = v2609;
+      }
+    }
+    const uint v2618 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2620 = v405 + v2618;
+    const uint v2621 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2623 = v408 + v2621;
+    const bool v2624 = v2620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2625 = v2623 < v80;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v93.m[7][5].thread_elements()[1];
+      const bool v2628 = v2620 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2629 = v2623 - v79;
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2628 && v2630;
+      if (v2631) {
+        const uint v2633 = v2620 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2634 = v2633 + v2623;
+        const uint v2635 = v2634 - v79;
+        out[v2635] = v2627;
+      }
+    }
+    const uint v2636 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2638 = v405 + v2636;
+    const uint v2639 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2641 = v408 + v2639;
+    const bool v2642 = v2638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2643 = v2641 < v80;
+    const bool v2644 = v2642 && v2643;
+    if (v2644) {
+      const float v2645 = v93.m[7][6].thread_elements()[0];
+      const bool v2646 = v2638 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2647 = v2641 - v79;
+      const bool v2648 = v2647 < v2;
+      const bool v2649 = v2646 && v2648;
+      if (v2649) {
+        const uint v2651 = v2638 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2652 = v2651 + v2641;
+        const uint v2653 = v2652 - v79;
+        out[v2653] = v2645;
+      }
+    }
+    const uint v2654 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2656 = v405 + v2654;
+    const uint v2657 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2659 = v408 + v2657;
+    const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2661 = v2659 < v80;
+    const bool v2662 = v2660 && v2661;
+    if (v2662) {
+      const float v2663 = v93.m[7][6].thread_elements()[1];
+      const bool v2664 = v2656 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2665 = v2659 - v79;
+      const bool v2666 = v2665 < v2;
+      const bool v2667 = v2664 && v2666;
+      if (v2667) {
+        const uint v2669 = v2656 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2670 = v2669 + v2659;
+        const uint v2671 = v2670 - v79;
+        out[v2671] = v2663;
+      }
+    }
+    const uint v2672 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2674 = v405 + v2672;
+    const uint v2675 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2677 = v408 + v2675;
+    const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2679 = v2677 < v80;
+    const bool v2680 = v2678 && v2679;
+    if (v2680) {
+      const float v2681 = v93.m[7][7].thread_elements()[0];
+      const bool v2682 = v2674 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2683 = v2677 - v79;
+      const bool v2684 = v2683 < v2;
+      const bool v2685 = v2682 && v2684;
+      if (v2685) {
+        const uint v2687 = v2674 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2688 = v2687 + v2677;
+        const uint v2689 = v2688 - v79;
+        out[v2689] = v2681;
+      }
+    }
+    const uint v2690 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2692 = v405 + v2690;
+    const uint v2693 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2695 = v408 + v2693;
+    const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2697 = v2695 < v80;
+    const bool v2698 = v2696 && v2697;
+    if (v2698) {
+      const float v2699 = v93.m[7][7].thread_elements()[1];
+      const bool v2700 = v2692 < v76;  // kernels/moe/grouped_gemm.cpp:93
+      const uint v2701 = v2695 - v79;
+      const bool v2702 = v2701 < v2;
+      const bool v2703 = v2700 && v2702;
+      if (v2703) {
+        const uint v2705 = v2692 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2706 = v2705 + v2695;
+        const uint v2707 = v2706 - v79;
+        out[v2707] = v2699;
       }
     }
   } else {
-    const uint v2704 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:60
-    const uint v2705 = iron_tid.x;
+    const uint v2708 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v2709 = iron_tid.x;
 
-    for (uint v2707 = v2705; v2707 < 16384u; v2707 += v2704) {
-      const uint v2709 = v2707 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const uint v2710 = v71 + v2709;
-      const uint v2712 = v2707 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const uint v2713 = v26 + v2712;
-      const bool v2714 = v2710 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v2715 = v2713 < v2;
-      const bool v2716 = v2714 && v2715;
-      if (v2716) {
-        const uint v2719 = v2710 * v2;
-        const uint v2720 = v2719 + v2713;
-        out[v2720] = 0.0f;
+    for (uint v2711 = v2709; v2711 < 16384u; v2711 += v2708) {
+      const uint v2713 = v2711 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v2714 = v75 + v2713;
+      const uint v2716 = v2711 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v2717 = v26 + v2716;
+      const bool v2718 = v2714 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2719 = v2717 < v2;
+      const bool v2720 = v2718 && v2719;
+      if (v2720) {
+        const uint v2723 = v2714 * v2;
+        const uint v2724 = v2723 + v2717;
+        out[v2724] = 0.0f;
       }
     }
   }

@@ -109,3895 +109,3898 @@ kernel void iron_moe_gemm_mxfp4_f16(
   const uint v21 = v13 + v20;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  uint v35 = v34;
+  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const uint v35 = min(v34, v0);
+  uint v36 = v35;
 
-  for (uint v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const uint v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const uint v41 = offsets[v40];
-    const uint v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const uint v45 = v41 - v44;
-    const uint v46 = v45 + 127u;
-    const uint v47 = v46 >> 7u;
-    const uint v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const uint v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const uint v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const uint v57 = v56 << 7u;
-    const uint v59 = v44 + v57;
-    const uint v5688 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const uint v5689 = v53 ? v38 : v5688;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v5689;
-    const uint v5690 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const uint v5691 = v53 ? v59 : v5690;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v5691;
-    const uint v5692 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const uint v5693 = v53 ? v41 : v5692;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v5693;
-    const uint v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const uint v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (uint v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const uint v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const uint v42 = v39 + 1u;
+    const uint v43 = offsets[v42];
+    const uint v44 = max(v43, v40);
+    const uint v45 = min(v44, v0);
+    const uint v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const uint v50 = v49 + 127u;
+    const uint v51 = v50 >> 7u;
+    const uint v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const uint v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const uint v61 = v60 << 7u;
+    const uint v63 = v40 + v61;
+    const uint v5692 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5693 = v57 ? v39 : v5692;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v5693;
+    const uint v5694 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5695 = v57 ? v63 : v5694;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v5695;
+    const uint v5696 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v5697 = v57 ? v45 : v5696;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v5697;
+    const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const uint v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const uint v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const uint v65 = v32;
-  const uint v66 = v21 - v65;
-  const uint v67 = v66 << 7u;
-  const uint v68 = v35;
-  const uint v69 = v68 + v67;
-  const uint v5694 = v29;
-  const uint v5695 = v63 ? v69 : v5694;
-  v29 = v5695;
-  const uint v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const uint v71 = v29;
-  const uint v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const uint v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:172
-    const uint v75 = v1 * v2;
-    const uint v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const uint v78 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-    const uint v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const uint v82 = v81 << 6u;
-    const uint v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const uint v69 = v32;
+  const uint v70 = v21 - v69;
+  const uint v71 = v70 << 7u;
+  const uint v72 = v36;
+  const uint v73 = v72 + v71;
+  const uint v5698 = v29;
+  const uint v5699 = v67 ? v73 : v5698;
+  v29 = v5699;
+  const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const uint v75 = v29;
+  const uint v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:172
+    const uint v79 = v1 * v2;
+    const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const uint v86 = v85 << 6u;
-    iron_frag<float, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, float(0.0f));
-    iron_frag<half, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, half(half(0.0f)));
-    iron_frag<half, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
-    iron_frag_fill(v92, half(half(0.0f)));
-    const uint v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      const uint v4527 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4530 = v4527 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4533 = v4527 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4534 = v4533 << 3u;
-      const uint v4535 = v71 + v4530;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4536 = v4535 < v72;
-      const uint v4541 = v4535 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4547 = v4530 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4552 = v4527 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4554 = v4552 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4557 = v4552 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4558 = v4557 << 3u;
-      const uint v4559 = v71 + v4554;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4560 = v4559 < v72;
-      const uint v4565 = v4559 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4571 = v4554 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4576 = v4527 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4578 = v4576 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4581 = v4576 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4582 = v4581 << 3u;
-      const uint v4583 = v71 + v4578;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4584 = v4583 < v72;
-      const uint v4589 = v4583 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4595 = v4578 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4600 = v4527 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v4602 = v4600 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v4605 = v4600 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v4606 = v4605 << 3u;
-      const uint v4607 = v71 + v4602;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v4608 = v4607 < v72;
-      const uint v4613 = v4607 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v4619 = v4602 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v4633 = v76 + v4530;  // kernels/gemm/quant_b.hpp:137
-      const bool v4634 = v4633 < v75;
-      const uint v4639 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v4643 = v75 - 1u;
-      const uint v4645 = min(v4633, v4643);
-      const uint v4649 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v4650 = v4645 * v4649;
-      const uint v4656 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v4657 = v4645 * v4656;
-      const uint v4871 = v76 + v4554;  // kernels/gemm/quant_b.hpp:137
-      const bool v4872 = v4871 < v75;
-      const uint v4883 = min(v4871, v4643);  // kernels/gemm/quant_b.hpp:138
-      const uint v4888 = v4883 * v4649;  // kernels/gemm/quant_b.hpp:71
-      const uint v4895 = v4883 * v4656;  // kernels/gemm/quant_b.hpp:72
-      const uint v5109 = v76 + v4578;  // kernels/gemm/quant_b.hpp:137
-      const bool v5110 = v5109 < v75;
-      const uint v5121 = min(v5109, v4643);  // kernels/gemm/quant_b.hpp:138
-      const uint v5126 = v5121 * v4649;  // kernels/gemm/quant_b.hpp:71
-      const uint v5133 = v5121 * v4656;  // kernels/gemm/quant_b.hpp:72
-      const uint v5347 = v76 + v4602;  // kernels/gemm/quant_b.hpp:137
-      const bool v5348 = v5347 < v75;
-      const uint v5359 = min(v5347, v4643);  // kernels/gemm/quant_b.hpp:138
-      const uint v5364 = v5359 * v4649;  // kernels/gemm/quant_b.hpp:71
-      const uint v5371 = v5359 * v4656;  // kernels/gemm/quant_b.hpp:72
-      const uint v5583 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v5589 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v90 = v89 << 6u;
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag_fill(v92, float(0.0f));
+    iron_frag<half, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, half(half(0.0f)));
+    iron_frag<half, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, half(half(0.0f)));
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      const uint v4531 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4534 = v4531 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4537 = v4531 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4538 = v4537 << 3u;
+      const uint v4539 = v75 + v4534;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4540 = v4539 < v76;
+      const uint v4545 = v4539 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4551 = v4534 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4556 = v4531 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4558 = v4556 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4561 = v4556 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4562 = v4561 << 3u;
+      const uint v4563 = v75 + v4558;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4564 = v4563 < v76;
+      const uint v4569 = v4563 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4575 = v4558 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4580 = v4531 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4582 = v4580 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4585 = v4580 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4586 = v4585 << 3u;
+      const uint v4587 = v75 + v4582;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4588 = v4587 < v76;
+      const uint v4593 = v4587 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4599 = v4582 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4604 = v4531 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v4606 = v4604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v4609 = v4604 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v4610 = v4609 << 3u;
+      const uint v4611 = v75 + v4606;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v4612 = v4611 < v76;
+      const uint v4617 = v4611 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v4623 = v4606 * 40u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v4637 = v80 + v4534;  // kernels/gemm/quant_b.hpp:137
+      const bool v4638 = v4637 < v79;
+      const uint v4643 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v4647 = v79 - 1u;
+      const uint v4649 = min(v4637, v4647);
+      const uint v4653 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v4654 = v4649 * v4653;
+      const uint v4660 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v4661 = v4649 * v4660;
+      const uint v4875 = v80 + v4558;  // kernels/gemm/quant_b.hpp:137
+      const bool v4876 = v4875 < v79;
+      const uint v4887 = min(v4875, v4647);  // kernels/gemm/quant_b.hpp:138
+      const uint v4892 = v4887 * v4653;  // kernels/gemm/quant_b.hpp:71
+      const uint v4899 = v4887 * v4660;  // kernels/gemm/quant_b.hpp:72
+      const uint v5113 = v80 + v4582;  // kernels/gemm/quant_b.hpp:137
+      const bool v5114 = v5113 < v79;
+      const uint v5125 = min(v5113, v4647);  // kernels/gemm/quant_b.hpp:138
+      const uint v5130 = v5125 * v4653;  // kernels/gemm/quant_b.hpp:71
+      const uint v5137 = v5125 * v4660;  // kernels/gemm/quant_b.hpp:72
+      const uint v5351 = v80 + v4606;  // kernels/gemm/quant_b.hpp:137
+      const bool v5352 = v5351 < v79;
+      const uint v5363 = min(v5351, v4647);  // kernels/gemm/quant_b.hpp:138
+      const uint v5368 = v5363 * v4653;  // kernels/gemm/quant_b.hpp:71
+      const uint v5375 = v5363 * v4660;  // kernels/gemm/quant_b.hpp:72
+      const uint v5587 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v5593 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v4519 = 0u; v4519 < v3; v4519 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const uint v4521 = v4519 >> 5u;
-        const uint v4523 = v4521 % 1u;
+      for (uint v4523 = 0u; v4523 < v3; v4523 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const uint v4525 = v4523 >> 5u;
+        const uint v4527 = v4525 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4525 = v4523 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
-        const uint v4537 = v4519 + v4534;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4538 = v4537 < v3;
-        const bool v4539 = v4536 && v4538;
-        const uint v4543 = v4541 + v4519;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4544 = v4543 + v4534;
-        const uint v4545 = v4539 ? v4544 : 0u;
-        const uint v4548 = v4525 + v4547;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4549 = v4548 + v4534;
+        const uint v4529 = v4527 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const uint v4541 = v4523 + v4538;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4542 = v4541 < v3;
+        const bool v4543 = v4540 && v4542;
+        const uint v4547 = v4545 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4548 = v4547 + v4538;
+        const uint v4549 = v4543 ? v4548 : 0u;
+        const uint v4552 = v4529 + v4551;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4553 = v4552 + v4538;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4549 + e] = v4539 ? x_sorted[v4545 + e] : half(0);
+          shm0[v4553 + e] = v4543 ? x_sorted[v4549 + e] : half(0);
         }
-        const uint v4561 = v4519 + v4558;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4562 = v4561 < v3;
-        const bool v4563 = v4560 && v4562;
-        const uint v4567 = v4565 + v4519;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4568 = v4567 + v4558;
-        const uint v4569 = v4563 ? v4568 : 0u;
-        const uint v4572 = v4525 + v4571;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4573 = v4572 + v4558;
+        const uint v4565 = v4523 + v4562;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4566 = v4565 < v3;
+        const bool v4567 = v4564 && v4566;
+        const uint v4571 = v4569 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4572 = v4571 + v4562;
+        const uint v4573 = v4567 ? v4572 : 0u;
+        const uint v4576 = v4529 + v4575;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4577 = v4576 + v4562;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4573 + e] = v4563 ? x_sorted[v4569 + e] : half(0);
+          shm0[v4577 + e] = v4567 ? x_sorted[v4573 + e] : half(0);
         }
-        const uint v4585 = v4519 + v4582;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4586 = v4585 < v3;
-        const bool v4587 = v4584 && v4586;
-        const uint v4591 = v4589 + v4519;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4592 = v4591 + v4582;
-        const uint v4593 = v4587 ? v4592 : 0u;
-        const uint v4596 = v4525 + v4595;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4597 = v4596 + v4582;
+        const uint v4589 = v4523 + v4586;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4590 = v4589 < v3;
+        const bool v4591 = v4588 && v4590;
+        const uint v4595 = v4593 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4596 = v4595 + v4586;
+        const uint v4597 = v4591 ? v4596 : 0u;
+        const uint v4600 = v4529 + v4599;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4601 = v4600 + v4586;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4597 + e] = v4587 ? x_sorted[v4593 + e] : half(0);
+          shm0[v4601 + e] = v4591 ? x_sorted[v4597 + e] : half(0);
         }
-        const uint v4609 = v4519 + v4606;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v4610 = v4609 < v3;
-        const bool v4611 = v4608 && v4610;
-        const uint v4615 = v4613 + v4519;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v4616 = v4615 + v4606;
-        const uint v4617 = v4611 ? v4616 : 0u;
-        const uint v4620 = v4525 + v4619;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v4621 = v4620 + v4606;
+        const uint v4613 = v4523 + v4610;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v4614 = v4613 < v3;
+        const bool v4615 = v4612 && v4614;
+        const uint v4619 = v4617 + v4523;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v4620 = v4619 + v4610;
+        const uint v4621 = v4615 ? v4620 : 0u;
+        const uint v4624 = v4529 + v4623;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v4625 = v4624 + v4610;
         for (uint e = 0; e < 8u; ++e) {
-          shm0[v4621 + e] = v4611 ? x_sorted[v4617 + e] : half(0);
+          shm0[v4625 + e] = v4615 ? x_sorted[v4621 + e] : half(0);
         }
-        const bool v4637 = v4634 && v4538;  // kernels/gemm/quant_b.hpp:137
-        const uint v4641 = min(v4537, v4639);  // kernels/gemm/quant_b.hpp:138
-        const uint v4647 = v4641 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4651 = v4650 + v4647;
-        const uint v4652 = packed[v4651];
-        const uint v4654 = v4641 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4658 = v4657 + v4654;
-        const uchar v4659 = scales[v4658];
-        const uint v4660 = uint(v4659);
-        const uint v4662 = v4660 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4665 = v4660 == 255u;
-        const uint v4666 = v4665 ? 2143289344u : v4662;
-        const bool v4668 = v4660 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4670 = v4668 ? 4194304u : v4666;
-        const float v4671 = as_type<float>(v4670);
-        const uint v4673 = v4652 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4675 = v4673 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4677 = v4675 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4679 = v4677 << 22u;
-        const uint v4681 = v4675 * 1056964608u;
-        const bool v4683 = v4675 < 2u;
-        const uint v4684 = v4683 ? v4681 : v4679;
-        const uint v4686 = v4673 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4688 = v4686 << 28u;
-        const uint v4689 = v4684 | v4688;
-        const float v4690 = as_type<float>(v4689);
-        const float v4691 = v4690 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const uint v4693 = v4652 >> 4u;
-        const uint v4695 = v4693 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4697 = v4695 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4699 = v4697 << 22u;
-        const uint v4701 = v4695 * 1056964608u;
-        const bool v4703 = v4695 < 2u;
-        const uint v4704 = v4703 ? v4701 : v4699;
-        const uint v4706 = v4693 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4708 = v4706 << 28u;
-        const uint v4709 = v4704 | v4708;
-        const float v4710 = as_type<float>(v4709);
-        const float v4711 = v4710 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const uint v4713 = v4652 >> 8u;
-        const uint v4715 = v4713 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4717 = v4715 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4719 = v4717 << 22u;
-        const uint v4721 = v4715 * 1056964608u;
-        const bool v4723 = v4715 < 2u;
-        const uint v4724 = v4723 ? v4721 : v4719;
-        const uint v4726 = v4713 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4728 = v4726 << 28u;
-        const uint v4729 = v4724 | v4728;
-        const float v4730 = as_type<float>(v4729);
-        const float v4731 = v4730 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const uint v4733 = v4652 >> 12u;
-        const uint v4735 = v4733 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4737 = v4735 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4739 = v4737 << 22u;
-        const uint v4741 = v4735 * 1056964608u;
-        const bool v4743 = v4735 < 2u;
-        const uint v4744 = v4743 ? v4741 : v4739;
-        const uint v4746 = v4733 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4748 = v4746 << 28u;
-        const uint v4749 = v4744 | v4748;
-        const float v4750 = as_type<float>(v4749);
-        const float v4751 = v4750 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const uint v4753 = v4652 >> 16u;
-        const uint v4755 = v4753 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4757 = v4755 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4759 = v4757 << 22u;
-        const uint v4761 = v4755 * 1056964608u;
-        const bool v4763 = v4755 < 2u;
-        const uint v4764 = v4763 ? v4761 : v4759;
-        const uint v4766 = v4753 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4768 = v4766 << 28u;
-        const uint v4769 = v4764 | v4768;
-        const float v4770 = as_type<float>(v4769);
-        const float v4771 = v4770 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const uint v4773 = v4652 >> 20u;
-        const uint v4775 = v4773 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4777 = v4775 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4779 = v4777 << 22u;
-        const uint v4781 = v4775 * 1056964608u;
-        const bool v4783 = v4775 < 2u;
-        const uint v4784 = v4783 ? v4781 : v4779;
-        const uint v4786 = v4773 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4788 = v4786 << 28u;
-        const uint v4789 = v4784 | v4788;
-        const float v4790 = as_type<float>(v4789);
-        const float v4791 = v4790 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const uint v4793 = v4652 >> 24u;
-        const uint v4795 = v4793 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4797 = v4795 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4799 = v4797 << 22u;
-        const uint v4801 = v4795 * 1056964608u;
-        const bool v4803 = v4795 < 2u;
-        const uint v4804 = v4803 ? v4801 : v4799;
-        const uint v4806 = v4793 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4808 = v4806 << 28u;
-        const uint v4809 = v4804 | v4808;
-        const float v4810 = as_type<float>(v4809);
-        const float v4811 = v4810 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const uint v4813 = v4652 >> 28u;
-        const uint v4815 = v4813 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4817 = v4815 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4819 = v4817 << 22u;
-        const uint v4821 = v4815 * 1056964608u;
-        const bool v4823 = v4815 < 2u;
-        const uint v4824 = v4823 ? v4821 : v4819;
-        const uint v4826 = v4813 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4828 = v4826 << 28u;
-        const uint v4829 = v4824 | v4828;
-        const float v4830 = as_type<float>(v4829);
-        const float v4831 = v4830 * v4671;  // kernels/gemm/quant_b.hpp:80
-        const float v4833 = v4637 ? v4691 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v4834 = half(v4833);
-        const float v4836 = v4637 ? v4711 : 0.0f;
-        const half v4837 = half(v4836);
-        const float v4839 = v4637 ? v4731 : 0.0f;
-        const half v4840 = half(v4839);
-        const float v4842 = v4637 ? v4751 : 0.0f;
-        const half v4843 = half(v4842);
-        const float v4845 = v4637 ? v4771 : 0.0f;
-        const half v4846 = half(v4845);
-        const float v4848 = v4637 ? v4791 : 0.0f;
-        const half v4849 = half(v4848);
-        const float v4851 = v4637 ? v4811 : 0.0f;
-        const half v4852 = half(v4851);
-        const float v4854 = v4637 ? v4831 : 0.0f;
-        const half v4855 = half(v4854);
-        *(threadgroup iron_f16x8*)(shm1 + v4549) = iron_f16x8{{half4(v4834, v4837, v4840, v4843), half4(v4846, v4849, v4852, v4855)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v4875 = v4872 && v4562;  // kernels/gemm/quant_b.hpp:137
-        const uint v4879 = min(v4561, v4639);  // kernels/gemm/quant_b.hpp:138
-        const uint v4885 = v4879 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v4889 = v4888 + v4885;
-        const uint v4890 = packed[v4889];
-        const uint v4892 = v4879 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v4896 = v4895 + v4892;
-        const uchar v4897 = scales[v4896];
-        const uint v4898 = uint(v4897);
-        const uint v4900 = v4898 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v4903 = v4898 == 255u;
-        const uint v4904 = v4903 ? 2143289344u : v4900;
-        const bool v4906 = v4898 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v4908 = v4906 ? 4194304u : v4904;
-        const float v4909 = as_type<float>(v4908);
-        const uint v4911 = v4890 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v4913 = v4911 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4915 = v4913 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4917 = v4915 << 22u;
-        const uint v4919 = v4913 * 1056964608u;
-        const bool v4921 = v4913 < 2u;
-        const uint v4922 = v4921 ? v4919 : v4917;
-        const uint v4924 = v4911 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4926 = v4924 << 28u;
-        const uint v4927 = v4922 | v4926;
-        const float v4928 = as_type<float>(v4927);
-        const float v4929 = v4928 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const uint v4931 = v4890 >> 4u;
-        const uint v4933 = v4931 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4935 = v4933 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4937 = v4935 << 22u;
-        const uint v4939 = v4933 * 1056964608u;
-        const bool v4941 = v4933 < 2u;
-        const uint v4942 = v4941 ? v4939 : v4937;
-        const uint v4944 = v4931 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4946 = v4944 << 28u;
-        const uint v4947 = v4942 | v4946;
-        const float v4948 = as_type<float>(v4947);
-        const float v4949 = v4948 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const uint v4951 = v4890 >> 8u;
-        const uint v4953 = v4951 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4955 = v4953 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4957 = v4955 << 22u;
-        const uint v4959 = v4953 * 1056964608u;
-        const bool v4961 = v4953 < 2u;
-        const uint v4962 = v4961 ? v4959 : v4957;
-        const uint v4964 = v4951 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4966 = v4964 << 28u;
-        const uint v4967 = v4962 | v4966;
-        const float v4968 = as_type<float>(v4967);
-        const float v4969 = v4968 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const uint v4971 = v4890 >> 12u;
-        const uint v4973 = v4971 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4975 = v4973 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4977 = v4975 << 22u;
-        const uint v4979 = v4973 * 1056964608u;
-        const bool v4981 = v4973 < 2u;
-        const uint v4982 = v4981 ? v4979 : v4977;
-        const uint v4984 = v4971 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4986 = v4984 << 28u;
-        const uint v4987 = v4982 | v4986;
-        const float v4988 = as_type<float>(v4987);
-        const float v4989 = v4988 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const uint v4991 = v4890 >> 16u;
-        const uint v4993 = v4991 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4995 = v4993 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4997 = v4995 << 22u;
-        const uint v4999 = v4993 * 1056964608u;
-        const bool v5001 = v4993 < 2u;
-        const uint v5002 = v5001 ? v4999 : v4997;
-        const uint v5004 = v4991 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5006 = v5004 << 28u;
-        const uint v5007 = v5002 | v5006;
-        const float v5008 = as_type<float>(v5007);
-        const float v5009 = v5008 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const uint v5011 = v4890 >> 20u;
-        const uint v5013 = v5011 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5015 = v5013 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5017 = v5015 << 22u;
-        const uint v5019 = v5013 * 1056964608u;
-        const bool v5021 = v5013 < 2u;
-        const uint v5022 = v5021 ? v5019 : v5017;
-        const uint v5024 = v5011 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5026 = v5024 << 28u;
-        const uint v5027 = v5022 | v5026;
-        const float v5028 = as_type<float>(v5027);
-        const float v5029 = v5028 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const uint v5031 = v4890 >> 24u;
-        const uint v5033 = v5031 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5035 = v5033 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5037 = v5035 << 22u;
-        const uint v5039 = v5033 * 1056964608u;
-        const bool v5041 = v5033 < 2u;
-        const uint v5042 = v5041 ? v5039 : v5037;
-        const uint v5044 = v5031 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5046 = v5044 << 28u;
-        const uint v5047 = v5042 | v5046;
-        const float v5048 = as_type<float>(v5047);
-        const float v5049 = v5048 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const uint v5051 = v4890 >> 28u;
-        const uint v5053 = v5051 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5055 = v5053 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5057 = v5055 << 22u;
-        const uint v5059 = v5053 * 1056964608u;
-        const bool v5061 = v5053 < 2u;
-        const uint v5062 = v5061 ? v5059 : v5057;
-        const uint v5064 = v5051 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5066 = v5064 << 28u;
-        const uint v5067 = v5062 | v5066;
-        const float v5068 = as_type<float>(v5067);
-        const float v5069 = v5068 * v4909;  // kernels/gemm/quant_b.hpp:80
-        const float v5071 = v4875 ? v4929 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v5072 = half(v5071);
-        const float v5074 = v4875 ? v4949 : 0.0f;
-        const half v5075 = half(v5074);
-        const float v5077 = v4875 ? v4969 : 0.0f;
-        const half v5078 = half(v5077);
-        const float v5080 = v4875 ? v4989 : 0.0f;
-        const half v5081 = half(v5080);
-        const float v5083 = v4875 ? v5009 : 0.0f;
-        const half v5084 = half(v5083);
-        const float v5086 = v4875 ? v5029 : 0.0f;
-        const half v5087 = half(v5086);
-        const float v5089 = v4875 ? v5049 : 0.0f;
-        const half v5090 = half(v5089);
-        const float v5092 = v4875 ? v5069 : 0.0f;
-        const half v5093 = half(v5092);
-        *(threadgroup iron_f16x8*)(shm1 + v4573) = iron_f16x8{{half4(v5072, v5075, v5078, v5081), half4(v5084, v5087, v5090, v5093)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v5113 = v5110 && v4586;  // kernels/gemm/quant_b.hpp:137
-        const uint v5117 = min(v4585, v4639);  // kernels/gemm/quant_b.hpp:138
-        const uint v5123 = v5117 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v5127 = v5126 + v5123;
-        const uint v5128 = packed[v5127];
-        const uint v5130 = v5117 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v5134 = v5133 + v5130;
-        const uchar v5135 = scales[v5134];
-        const uint v5136 = uint(v5135);
-        const uint v5138 = v5136 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v5141 = v5136 == 255u;
-        const uint v5142 = v5141 ? 2143289344u : v5138;
-        const bool v5144 = v5136 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v5146 = v5144 ? 4194304u : v5142;
-        const float v5147 = as_type<float>(v5146);
-        const uint v5149 = v5128 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v5151 = v5149 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5153 = v5151 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5155 = v5153 << 22u;
-        const uint v5157 = v5151 * 1056964608u;
-        const bool v5159 = v5151 < 2u;
-        const uint v5160 = v5159 ? v5157 : v5155;
-        const uint v5162 = v5149 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5164 = v5162 << 28u;
-        const uint v5165 = v5160 | v5164;
-        const float v5166 = as_type<float>(v5165);
-        const float v5167 = v5166 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const uint v5169 = v5128 >> 4u;
-        const uint v5171 = v5169 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5173 = v5171 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5175 = v5173 << 22u;
-        const uint v5177 = v5171 * 1056964608u;
-        const bool v5179 = v5171 < 2u;
-        const uint v5180 = v5179 ? v5177 : v5175;
-        const uint v5182 = v5169 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5184 = v5182 << 28u;
-        const uint v5185 = v5180 | v5184;
-        const float v5186 = as_type<float>(v5185);
-        const float v5187 = v5186 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const uint v5189 = v5128 >> 8u;
-        const uint v5191 = v5189 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5193 = v5191 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5195 = v5193 << 22u;
-        const uint v5197 = v5191 * 1056964608u;
-        const bool v5199 = v5191 < 2u;
-        const uint v5200 = v5199 ? v5197 : v5195;
-        const uint v5202 = v5189 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5204 = v5202 << 28u;
-        const uint v5205 = v5200 | v5204;
-        const float v5206 = as_type<float>(v5205);
-        const float v5207 = v5206 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const uint v5209 = v5128 >> 12u;
-        const uint v5211 = v5209 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5213 = v5211 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5215 = v5213 << 22u;
-        const uint v5217 = v5211 * 1056964608u;
-        const bool v5219 = v5211 < 2u;
-        const uint v5220 = v5219 ? v5217 : v5215;
-        const uint v5222 = v5209 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5224 = v5222 << 28u;
-        const uint v5225 = v5220 | v5224;
-        const float v5226 = as_type<float>(v5225);
-        const float v5227 = v5226 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const uint v5229 = v5128 >> 16u;
-        const uint v5231 = v5229 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5233 = v5231 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5235 = v5233 << 22u;
-        const uint v5237 = v5231 * 1056964608u;
-        const bool v5239 = v5231 < 2u;
-        const uint v5240 = v5239 ? v5237 : v5235;
-        const uint v5242 = v5229 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5244 = v5242 << 28u;
-        const uint v5245 = v5240 | v5244;
-        const float v5246 = as_type<float>(v5245);
-        const float v5247 = v5246 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const uint v5249 = v5128 >> 20u;
-        const uint v5251 = v5249 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5253 = v5251 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5255 = v5253 << 22u;
-        const uint v5257 = v5251 * 1056964608u;
-        const bool v5259 = v5251 < 2u;
-        const uint v5260 = v5259 ? v5257 : v5255;
-        const uint v5262 = v5249 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5264 = v5262 << 28u;
-        const uint v5265 = v5260 | v5264;
-        const float v5266 = as_type<float>(v5265);
-        const float v5267 = v5266 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const uint v5269 = v5128 >> 24u;
-        const uint v5271 = v5269 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5273 = v5271 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5275 = v5273 << 22u;
-        const uint v5277 = v5271 * 1056964608u;
-        const bool v5279 = v5271 < 2u;
-        const uint v5280 = v5279 ? v5277 : v5275;
-        const uint v5282 = v5269 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5284 = v5282 << 28u;
-        const uint v5285 = v5280 | v5284;
-        const float v5286 = as_type<float>(v5285);
-        const float v5287 = v5286 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const uint v5289 = v5128 >> 28u;
-        const uint v5291 = v5289 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5293 = v5291 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5295 = v5293 << 22u;
-        const uint v5297 = v5291 * 1056964608u;
-        const bool v5299 = v5291 < 2u;
-        const uint v5300 = v5299 ? v5297 : v5295;
-        const uint v5302 = v5289 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5304 = v5302 << 28u;
-        const uint v5305 = v5300 | v5304;
-        const float v5306 = as_type<float>(v5305);
-        const float v5307 = v5306 * v5147;  // kernels/gemm/quant_b.hpp:80
-        const float v5309 = v5113 ? v5167 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v5310 = half(v5309);
-        const float v5312 = v5113 ? v5187 : 0.0f;
-        const half v5313 = half(v5312);
-        const float v5315 = v5113 ? v5207 : 0.0f;
-        const half v5316 = half(v5315);
-        const float v5318 = v5113 ? v5227 : 0.0f;
-        const half v5319 = half(v5318);
-        const float v5321 = v5113 ? v5247 : 0.0f;
-        const half v5322 = half(v5321);
-        const float v5324 = v5113 ? v5267 : 0.0f;
-        const half v5325 = half(v5324);
-        const float v5327 = v5113 ? v5287 : 0.0f;
-        const half v5328 = half(v5327);
-        const float v5330 = v5113 ? v5307 : 0.0f;
-        const half v5331 = half(v5330);
-        *(threadgroup iron_f16x8*)(shm1 + v4597) = iron_f16x8{{half4(v5310, v5313, v5316, v5319), half4(v5322, v5325, v5328, v5331)}};  // kernels/gemm/quant_b.hpp:146
-        const bool v5351 = v5348 && v4610;  // kernels/gemm/quant_b.hpp:137
-        const uint v5355 = min(v4609, v4639);  // kernels/gemm/quant_b.hpp:138
-        const uint v5361 = v5355 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v5365 = v5364 + v5361;
-        const uint v5366 = packed[v5365];
-        const uint v5368 = v5355 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v5372 = v5371 + v5368;
-        const uchar v5373 = scales[v5372];
-        const uint v5374 = uint(v5373);
-        const uint v5376 = v5374 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v5379 = v5374 == 255u;
-        const uint v5380 = v5379 ? 2143289344u : v5376;
-        const bool v5382 = v5374 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v5384 = v5382 ? 4194304u : v5380;
-        const float v5385 = as_type<float>(v5384);
-        const uint v5387 = v5366 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v5389 = v5387 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5391 = v5389 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5393 = v5391 << 22u;
-        const uint v5395 = v5389 * 1056964608u;
-        const bool v5397 = v5389 < 2u;
-        const uint v5398 = v5397 ? v5395 : v5393;
-        const uint v5400 = v5387 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5402 = v5400 << 28u;
-        const uint v5403 = v5398 | v5402;
-        const float v5404 = as_type<float>(v5403);
-        const float v5405 = v5404 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const uint v5407 = v5366 >> 4u;
-        const uint v5409 = v5407 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5411 = v5409 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5413 = v5411 << 22u;
-        const uint v5415 = v5409 * 1056964608u;
-        const bool v5417 = v5409 < 2u;
-        const uint v5418 = v5417 ? v5415 : v5413;
-        const uint v5420 = v5407 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5422 = v5420 << 28u;
-        const uint v5423 = v5418 | v5422;
-        const float v5424 = as_type<float>(v5423);
-        const float v5425 = v5424 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const uint v5427 = v5366 >> 8u;
-        const uint v5429 = v5427 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5431 = v5429 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5433 = v5431 << 22u;
-        const uint v5435 = v5429 * 1056964608u;
-        const bool v5437 = v5429 < 2u;
-        const uint v5438 = v5437 ? v5435 : v5433;
-        const uint v5440 = v5427 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5442 = v5440 << 28u;
-        const uint v5443 = v5438 | v5442;
-        const float v5444 = as_type<float>(v5443);
-        const float v5445 = v5444 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const uint v5447 = v5366 >> 12u;
-        const uint v5449 = v5447 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5451 = v5449 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5453 = v5451 << 22u;
-        const uint v5455 = v5449 * 1056964608u;
-        const bool v5457 = v5449 < 2u;
-        const uint v5458 = v5457 ? v5455 : v5453;
-        const uint v5460 = v5447 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5462 = v5460 << 28u;
-        const uint v5463 = v5458 | v5462;
-        const float v5464 = as_type<float>(v5463);
-        const float v5465 = v5464 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const uint v5467 = v5366 >> 16u;
-        const uint v5469 = v5467 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5471 = v5469 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5473 = v5471 << 22u;
-        const uint v5475 = v5469 * 1056964608u;
-        const bool v5477 = v5469 < 2u;
-        const uint v5478 = v5477 ? v5475 : v5473;
-        const uint v5480 = v5467 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5482 = v5480 << 28u;
-        const uint v5483 = v5478 | v5482;
-        const float v5484 = as_type<float>(v5483);
-        const float v5485 = v5484 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const uint v5487 = v5366 >> 20u;
-        const uint v5489 = v5487 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5491 = v5489 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5493 = v5491 << 22u;
-        const uint v5495 = v5489 * 1056964608u;
-        const bool v5497 = v5489 < 2u;
-        const uint v5498 = v5497 ? v5495 : v5493;
-        const uint v5500 = v5487 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5502 = v5500 << 28u;
-        const uint v5503 = v5498 | v5502;
-        const float v5504 = as_type<float>(v5503);
-        const float v5505 = v5504 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const uint v5507 = v5366 >> 24u;
-        const uint v5509 = v5507 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5511 = v5509 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5513 = v5511 << 22u;
-        const uint v5515 = v5509 * 1056964608u;
-        const bool v5517 = v5509 < 2u;
-        const uint v5518 = v5517 ? v5515 : v5513;
-        const uint v5520 = v5507 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5522 = v5520 << 28u;
-        const uint v5523 = v5518 | v5522;
-        const float v5524 = as_type<float>(v5523);
-        const float v5525 = v5524 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const uint v5527 = v5366 >> 28u;
-        const uint v5529 = v5527 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v5531 = v5529 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v5533 = v5531 << 22u;
-        const uint v5535 = v5529 * 1056964608u;
-        const bool v5537 = v5529 < 2u;
-        const uint v5538 = v5537 ? v5535 : v5533;
-        const uint v5540 = v5527 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v5542 = v5540 << 28u;
-        const uint v5543 = v5538 | v5542;
-        const float v5544 = as_type<float>(v5543);
-        const float v5545 = v5544 * v5385;  // kernels/gemm/quant_b.hpp:80
-        const float v5547 = v5351 ? v5405 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v5548 = half(v5547);
-        const float v5550 = v5351 ? v5425 : 0.0f;
-        const half v5551 = half(v5550);
-        const float v5553 = v5351 ? v5445 : 0.0f;
-        const half v5554 = half(v5553);
-        const float v5556 = v5351 ? v5465 : 0.0f;
-        const half v5557 = half(v5556);
-        const float v5559 = v5351 ? v5485 : 0.0f;
-        const half v5560 = half(v5559);
-        const float v5562 = v5351 ? v5505 : 0.0f;
-        const half v5563 = half(v5562);
-        const float v5565 = v5351 ? v5525 : 0.0f;
-        const half v5566 = half(v5565);
-        const float v5568 = v5351 ? v5545 : 0.0f;
-        const half v5569 = half(v5568);
-        *(threadgroup iron_f16x8*)(shm1 + v4621) = iron_f16x8{{half4(v5548, v5551, v5554, v5557), half4(v5560, v5563, v5566, v5569)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4641 = v4638 && v4542;  // kernels/gemm/quant_b.hpp:137
+        const uint v4645 = min(v4541, v4643);  // kernels/gemm/quant_b.hpp:138
+        const uint v4651 = v4645 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4655 = v4654 + v4651;
+        const uint v4656 = packed[v4655];
+        const uint v4658 = v4645 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4662 = v4661 + v4658;
+        const uchar v4663 = scales[v4662];
+        const uint v4664 = uint(v4663);
+        const uint v4666 = v4664 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4669 = v4664 == 255u;
+        const uint v4670 = v4669 ? 2143289344u : v4666;
+        const bool v4672 = v4664 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4674 = v4672 ? 4194304u : v4670;
+        const float v4675 = as_type<float>(v4674);
+        const uint v4677 = v4656 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4679 = v4677 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4681 = v4679 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4683 = v4681 << 22u;
+        const uint v4685 = v4679 * 1056964608u;
+        const bool v4687 = v4679 < 2u;
+        const uint v4688 = v4687 ? v4685 : v4683;
+        const uint v4690 = v4677 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4692 = v4690 << 28u;
+        const uint v4693 = v4688 | v4692;
+        const float v4694 = as_type<float>(v4693);
+        const float v4695 = v4694 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const uint v4697 = v4656 >> 4u;
+        const uint v4699 = v4697 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4701 = v4699 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4703 = v4701 << 22u;
+        const uint v4705 = v4699 * 1056964608u;
+        const bool v4707 = v4699 < 2u;
+        const uint v4708 = v4707 ? v4705 : v4703;
+        const uint v4710 = v4697 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4712 = v4710 << 28u;
+        const uint v4713 = v4708 | v4712;
+        const float v4714 = as_type<float>(v4713);
+        const float v4715 = v4714 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const uint v4717 = v4656 >> 8u;
+        const uint v4719 = v4717 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4721 = v4719 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4723 = v4721 << 22u;
+        const uint v4725 = v4719 * 1056964608u;
+        const bool v4727 = v4719 < 2u;
+        const uint v4728 = v4727 ? v4725 : v4723;
+        const uint v4730 = v4717 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4732 = v4730 << 28u;
+        const uint v4733 = v4728 | v4732;
+        const float v4734 = as_type<float>(v4733);
+        const float v4735 = v4734 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const uint v4737 = v4656 >> 12u;
+        const uint v4739 = v4737 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4741 = v4739 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4743 = v4741 << 22u;
+        const uint v4745 = v4739 * 1056964608u;
+        const bool v4747 = v4739 < 2u;
+        const uint v4748 = v4747 ? v4745 : v4743;
+        const uint v4750 = v4737 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4752 = v4750 << 28u;
+        const uint v4753 = v4748 | v4752;
+        const float v4754 = as_type<float>(v4753);
+        const float v4755 = v4754 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const uint v4757 = v4656 >> 16u;
+        const uint v4759 = v4757 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4761 = v4759 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4763 = v4761 << 22u;
+        const uint v4765 = v4759 * 1056964608u;
+        const bool v4767 = v4759 < 2u;
+        const uint v4768 = v4767 ? v4765 : v4763;
+        const uint v4770 = v4757 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4772 = v4770 << 28u;
+        const uint v4773 = v4768 | v4772;
+        const float v4774 = as_type<float>(v4773);
+        const float v4775 = v4774 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const uint v4777 = v4656 >> 20u;
+        const uint v4779 = v4777 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4781 = v4779 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4783 = v4781 << 22u;
+        const uint v4785 = v4779 * 1056964608u;
+        const bool v4787 = v4779 < 2u;
+        const uint v4788 = v4787 ? v4785 : v4783;
+        const uint v4790 = v4777 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4792 = v4790 << 28u;
+        const uint v4793 = v4788 | v4792;
+        const float v4794 = as_type<float>(v4793);
+        const float v4795 = v4794 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const uint v4797 = v4656 >> 24u;
+        const uint v4799 = v4797 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4801 = v4799 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4803 = v4801 << 22u;
+        const uint v4805 = v4799 * 1056964608u;
+        const bool v4807 = v4799 < 2u;
+        const uint v4808 = v4807 ? v4805 : v4803;
+        const uint v4810 = v4797 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4812 = v4810 << 28u;
+        const uint v4813 = v4808 | v4812;
+        const float v4814 = as_type<float>(v4813);
+        const float v4815 = v4814 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const uint v4817 = v4656 >> 28u;
+        const uint v4819 = v4817 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4821 = v4819 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4823 = v4821 << 22u;
+        const uint v4825 = v4819 * 1056964608u;
+        const bool v4827 = v4819 < 2u;
+        const uint v4828 = v4827 ? v4825 : v4823;
+        const uint v4830 = v4817 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4832 = v4830 << 28u;
+        const uint v4833 = v4828 | v4832;
+        const float v4834 = as_type<float>(v4833);
+        const float v4835 = v4834 * v4675;  // kernels/gemm/quant_b.hpp:80
+        const float v4837 = v4641 ? v4695 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v4838 = half(v4837);
+        const float v4840 = v4641 ? v4715 : 0.0f;
+        const half v4841 = half(v4840);
+        const float v4843 = v4641 ? v4735 : 0.0f;
+        const half v4844 = half(v4843);
+        const float v4846 = v4641 ? v4755 : 0.0f;
+        const half v4847 = half(v4846);
+        const float v4849 = v4641 ? v4775 : 0.0f;
+        const half v4850 = half(v4849);
+        const float v4852 = v4641 ? v4795 : 0.0f;
+        const half v4853 = half(v4852);
+        const float v4855 = v4641 ? v4815 : 0.0f;
+        const half v4856 = half(v4855);
+        const float v4858 = v4641 ? v4835 : 0.0f;
+        const half v4859 = half(v4858);
+        *(threadgroup iron_f16x8*)(shm1 + v4553) = iron_f16x8{{half4(v4838, v4841, v4844, v4847), half4(v4850, v4853, v4856, v4859)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v4879 = v4876 && v4566;  // kernels/gemm/quant_b.hpp:137
+        const uint v4883 = min(v4565, v4643);  // kernels/gemm/quant_b.hpp:138
+        const uint v4889 = v4883 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v4893 = v4892 + v4889;
+        const uint v4894 = packed[v4893];
+        const uint v4896 = v4883 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v4900 = v4899 + v4896;
+        const uchar v4901 = scales[v4900];
+        const uint v4902 = uint(v4901);
+        const uint v4904 = v4902 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v4907 = v4902 == 255u;
+        const uint v4908 = v4907 ? 2143289344u : v4904;
+        const bool v4910 = v4902 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v4912 = v4910 ? 4194304u : v4908;
+        const float v4913 = as_type<float>(v4912);
+        const uint v4915 = v4894 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v4917 = v4915 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4919 = v4917 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4921 = v4919 << 22u;
+        const uint v4923 = v4917 * 1056964608u;
+        const bool v4925 = v4917 < 2u;
+        const uint v4926 = v4925 ? v4923 : v4921;
+        const uint v4928 = v4915 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4930 = v4928 << 28u;
+        const uint v4931 = v4926 | v4930;
+        const float v4932 = as_type<float>(v4931);
+        const float v4933 = v4932 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const uint v4935 = v4894 >> 4u;
+        const uint v4937 = v4935 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4939 = v4937 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4941 = v4939 << 22u;
+        const uint v4943 = v4937 * 1056964608u;
+        const bool v4945 = v4937 < 2u;
+        const uint v4946 = v4945 ? v4943 : v4941;
+        const uint v4948 = v4935 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4950 = v4948 << 28u;
+        const uint v4951 = v4946 | v4950;
+        const float v4952 = as_type<float>(v4951);
+        const float v4953 = v4952 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const uint v4955 = v4894 >> 8u;
+        const uint v4957 = v4955 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4959 = v4957 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4961 = v4959 << 22u;
+        const uint v4963 = v4957 * 1056964608u;
+        const bool v4965 = v4957 < 2u;
+        const uint v4966 = v4965 ? v4963 : v4961;
+        const uint v4968 = v4955 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4970 = v4968 << 28u;
+        const uint v4971 = v4966 | v4970;
+        const float v4972 = as_type<float>(v4971);
+        const float v4973 = v4972 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const uint v4975 = v4894 >> 12u;
+        const uint v4977 = v4975 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4979 = v4977 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4981 = v4979 << 22u;
+        const uint v4983 = v4977 * 1056964608u;
+        const bool v4985 = v4977 < 2u;
+        const uint v4986 = v4985 ? v4983 : v4981;
+        const uint v4988 = v4975 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4990 = v4988 << 28u;
+        const uint v4991 = v4986 | v4990;
+        const float v4992 = as_type<float>(v4991);
+        const float v4993 = v4992 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const uint v4995 = v4894 >> 16u;
+        const uint v4997 = v4995 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4999 = v4997 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5001 = v4999 << 22u;
+        const uint v5003 = v4997 * 1056964608u;
+        const bool v5005 = v4997 < 2u;
+        const uint v5006 = v5005 ? v5003 : v5001;
+        const uint v5008 = v4995 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5010 = v5008 << 28u;
+        const uint v5011 = v5006 | v5010;
+        const float v5012 = as_type<float>(v5011);
+        const float v5013 = v5012 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const uint v5015 = v4894 >> 20u;
+        const uint v5017 = v5015 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5019 = v5017 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5021 = v5019 << 22u;
+        const uint v5023 = v5017 * 1056964608u;
+        const bool v5025 = v5017 < 2u;
+        const uint v5026 = v5025 ? v5023 : v5021;
+        const uint v5028 = v5015 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5030 = v5028 << 28u;
+        const uint v5031 = v5026 | v5030;
+        const float v5032 = as_type<float>(v5031);
+        const float v5033 = v5032 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const uint v5035 = v4894 >> 24u;
+        const uint v5037 = v5035 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5039 = v5037 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5041 = v5039 << 22u;
+        const uint v5043 = v5037 * 1056964608u;
+        const bool v5045 = v5037 < 2u;
+        const uint v5046 = v5045 ? v5043 : v5041;
+        const uint v5048 = v5035 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5050 = v5048 << 28u;
+        const uint v5051 = v5046 | v5050;
+        const float v5052 = as_type<float>(v5051);
+        const float v5053 = v5052 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const uint v5055 = v4894 >> 28u;
+        const uint v5057 = v5055 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5059 = v5057 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5061 = v5059 << 22u;
+        const uint v5063 = v5057 * 1056964608u;
+        const bool v5065 = v5057 < 2u;
+        const uint v5066 = v5065 ? v5063 : v5061;
+        const uint v5068 = v5055 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5070 = v5068 << 28u;
+        const uint v5071 = v5066 | v5070;
+        const float v5072 = as_type<float>(v5071);
+        const float v5073 = v5072 * v4913;  // kernels/gemm/quant_b.hpp:80
+        const float v5075 = v4879 ? v4933 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v5076 = half(v5075);
+        const float v5078 = v4879 ? v4953 : 0.0f;
+        const half v5079 = half(v5078);
+        const float v5081 = v4879 ? v4973 : 0.0f;
+        const half v5082 = half(v5081);
+        const float v5084 = v4879 ? v4993 : 0.0f;
+        const half v5085 = half(v5084);
+        const float v5087 = v4879 ? v5013 : 0.0f;
+        const half v5088 = half(v5087);
+        const float v5090 = v4879 ? v5033 : 0.0f;
+        const half v5091 = half(v5090);
+        const float v5093 = v4879 ? v5053 : 0.0f;
+        const half v5094 = half(v5093);
+        const float v5096 = v4879 ? v5073 : 0.0f;
+        const half v5097 = half(v5096);
+        *(threadgroup iron_f16x8*)(shm1 + v4577) = iron_f16x8{{half4(v5076, v5079, v5082, v5085), half4(v5088, v5091, v5094, v5097)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v5117 = v5114 && v4590;  // kernels/gemm/quant_b.hpp:137
+        const uint v5121 = min(v4589, v4643);  // kernels/gemm/quant_b.hpp:138
+        const uint v5127 = v5121 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v5131 = v5130 + v5127;
+        const uint v5132 = packed[v5131];
+        const uint v5134 = v5121 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v5138 = v5137 + v5134;
+        const uchar v5139 = scales[v5138];
+        const uint v5140 = uint(v5139);
+        const uint v5142 = v5140 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v5145 = v5140 == 255u;
+        const uint v5146 = v5145 ? 2143289344u : v5142;
+        const bool v5148 = v5140 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v5150 = v5148 ? 4194304u : v5146;
+        const float v5151 = as_type<float>(v5150);
+        const uint v5153 = v5132 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v5155 = v5153 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5157 = v5155 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5159 = v5157 << 22u;
+        const uint v5161 = v5155 * 1056964608u;
+        const bool v5163 = v5155 < 2u;
+        const uint v5164 = v5163 ? v5161 : v5159;
+        const uint v5166 = v5153 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5168 = v5166 << 28u;
+        const uint v5169 = v5164 | v5168;
+        const float v5170 = as_type<float>(v5169);
+        const float v5171 = v5170 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const uint v5173 = v5132 >> 4u;
+        const uint v5175 = v5173 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5177 = v5175 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5179 = v5177 << 22u;
+        const uint v5181 = v5175 * 1056964608u;
+        const bool v5183 = v5175 < 2u;
+        const uint v5184 = v5183 ? v5181 : v5179;
+        const uint v5186 = v5173 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5188 = v5186 << 28u;
+        const uint v5189 = v5184 | v5188;
+        const float v5190 = as_type<float>(v5189);
+        const float v5191 = v5190 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const uint v5193 = v5132 >> 8u;
+        const uint v5195 = v5193 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5197 = v5195 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5199 = v5197 << 22u;
+        const uint v5201 = v5195 * 1056964608u;
+        const bool v5203 = v5195 < 2u;
+        const uint v5204 = v5203 ? v5201 : v5199;
+        const uint v5206 = v5193 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5208 = v5206 << 28u;
+        const uint v5209 = v5204 | v5208;
+        const float v5210 = as_type<float>(v5209);
+        const float v5211 = v5210 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const uint v5213 = v5132 >> 12u;
+        const uint v5215 = v5213 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5217 = v5215 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5219 = v5217 << 22u;
+        const uint v5221 = v5215 * 1056964608u;
+        const bool v5223 = v5215 < 2u;
+        const uint v5224 = v5223 ? v5221 : v5219;
+        const uint v5226 = v5213 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5228 = v5226 << 28u;
+        const uint v5229 = v5224 | v5228;
+        const float v5230 = as_type<float>(v5229);
+        const float v5231 = v5230 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const uint v5233 = v5132 >> 16u;
+        const uint v5235 = v5233 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5237 = v5235 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5239 = v5237 << 22u;
+        const uint v5241 = v5235 * 1056964608u;
+        const bool v5243 = v5235 < 2u;
+        const uint v5244 = v5243 ? v5241 : v5239;
+        const uint v5246 = v5233 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5248 = v5246 << 28u;
+        const uint v5249 = v5244 | v5248;
+        const float v5250 = as_type<float>(v5249);
+        const float v5251 = v5250 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const uint v5253 = v5132 >> 20u;
+        const uint v5255 = v5253 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5257 = v5255 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5259 = v5257 << 22u;
+        const uint v5261 = v5255 * 1056964608u;
+        const bool v5263 = v5255 < 2u;
+        const uint v5264 = v5263 ? v5261 : v5259;
+        const uint v5266 = v5253 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5268 = v5266 << 28u;
+        const uint v5269 = v5264 | v5268;
+        const float v5270 = as_type<float>(v5269);
+        const float v5271 = v5270 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const uint v5273 = v5132 >> 24u;
+        const uint v5275 = v5273 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5277 = v5275 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5279 = v5277 << 22u;
+        const uint v5281 = v5275 * 1056964608u;
+        const bool v5283 = v5275 < 2u;
+        const uint v5284 = v5283 ? v5281 : v5279;
+        const uint v5286 = v5273 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5288 = v5286 << 28u;
+        const uint v5289 = v5284 | v5288;
+        const float v5290 = as_type<float>(v5289);
+        const float v5291 = v5290 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const uint v5293 = v5132 >> 28u;
+        const uint v5295 = v5293 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5297 = v5295 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5299 = v5297 << 22u;
+        const uint v5301 = v5295 * 1056964608u;
+        const bool v5303 = v5295 < 2u;
+        const uint v5304 = v5303 ? v5301 : v5299;
+        const uint v5306 = v5293 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5308 = v5306 << 28u;
+        const uint v5309 = v5304 | v5308;
+        const float v5310 = as_type<float>(v5309);
+        const float v5311 = v5310 * v5151;  // kernels/gemm/quant_b.hpp:80
+        const float v5313 = v5117 ? v5171 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v5314 = half(v5313);
+        const float v5316 = v5117 ? v5191 : 0.0f;
+        const half v5317 = half(v5316);
+        const float v5319 = v5117 ? v5211 : 0.0f;
+        const half v5320 = half(v5319);
+        const float v5322 = v5117 ? v5231 : 0.0f;
+        const half v5323 = half(v5322);
+        const float v5325 = v5117 ? v5251 : 0.0f;
+        const half v5326 = half(v5325);
+        const float v5328 = v5117 ? v5271 : 0.0f;
+        const half v5329 = half(v5328);
+        const float v5331 = v5117 ? v5291 : 0.0f;
+        const half v5332 = half(v5331);
+        const float v5334 = v5117 ? v5311 : 0.0f;
+        const half v5335 = half(v5334);
+        *(threadgroup iron_f16x8*)(shm1 + v4601) = iron_f16x8{{half4(v5314, v5317, v5320, v5323), half4(v5326, v5329, v5332, v5335)}};  // kernels/gemm/quant_b.hpp:146
+        const bool v5355 = v5352 && v4614;  // kernels/gemm/quant_b.hpp:137
+        const uint v5359 = min(v4613, v4643);  // kernels/gemm/quant_b.hpp:138
+        const uint v5365 = v5359 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v5369 = v5368 + v5365;
+        const uint v5370 = packed[v5369];
+        const uint v5372 = v5359 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v5376 = v5375 + v5372;
+        const uchar v5377 = scales[v5376];
+        const uint v5378 = uint(v5377);
+        const uint v5380 = v5378 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v5383 = v5378 == 255u;
+        const uint v5384 = v5383 ? 2143289344u : v5380;
+        const bool v5386 = v5378 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v5388 = v5386 ? 4194304u : v5384;
+        const float v5389 = as_type<float>(v5388);
+        const uint v5391 = v5370 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v5393 = v5391 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5395 = v5393 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5397 = v5395 << 22u;
+        const uint v5399 = v5393 * 1056964608u;
+        const bool v5401 = v5393 < 2u;
+        const uint v5402 = v5401 ? v5399 : v5397;
+        const uint v5404 = v5391 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5406 = v5404 << 28u;
+        const uint v5407 = v5402 | v5406;
+        const float v5408 = as_type<float>(v5407);
+        const float v5409 = v5408 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const uint v5411 = v5370 >> 4u;
+        const uint v5413 = v5411 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5415 = v5413 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5417 = v5415 << 22u;
+        const uint v5419 = v5413 * 1056964608u;
+        const bool v5421 = v5413 < 2u;
+        const uint v5422 = v5421 ? v5419 : v5417;
+        const uint v5424 = v5411 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5426 = v5424 << 28u;
+        const uint v5427 = v5422 | v5426;
+        const float v5428 = as_type<float>(v5427);
+        const float v5429 = v5428 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const uint v5431 = v5370 >> 8u;
+        const uint v5433 = v5431 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5435 = v5433 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5437 = v5435 << 22u;
+        const uint v5439 = v5433 * 1056964608u;
+        const bool v5441 = v5433 < 2u;
+        const uint v5442 = v5441 ? v5439 : v5437;
+        const uint v5444 = v5431 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5446 = v5444 << 28u;
+        const uint v5447 = v5442 | v5446;
+        const float v5448 = as_type<float>(v5447);
+        const float v5449 = v5448 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const uint v5451 = v5370 >> 12u;
+        const uint v5453 = v5451 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5455 = v5453 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5457 = v5455 << 22u;
+        const uint v5459 = v5453 * 1056964608u;
+        const bool v5461 = v5453 < 2u;
+        const uint v5462 = v5461 ? v5459 : v5457;
+        const uint v5464 = v5451 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5466 = v5464 << 28u;
+        const uint v5467 = v5462 | v5466;
+        const float v5468 = as_type<float>(v5467);
+        const float v5469 = v5468 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const uint v5471 = v5370 >> 16u;
+        const uint v5473 = v5471 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5475 = v5473 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5477 = v5475 << 22u;
+        const uint v5479 = v5473 * 1056964608u;
+        const bool v5481 = v5473 < 2u;
+        const uint v5482 = v5481 ? v5479 : v5477;
+        const uint v5484 = v5471 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5486 = v5484 << 28u;
+        const uint v5487 = v5482 | v5486;
+        const float v5488 = as_type<float>(v5487);
+        const float v5489 = v5488 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const uint v5491 = v5370 >> 20u;
+        const uint v5493 = v5491 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5495 = v5493 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5497 = v5495 << 22u;
+        const uint v5499 = v5493 * 1056964608u;
+        const bool v5501 = v5493 < 2u;
+        const uint v5502 = v5501 ? v5499 : v5497;
+        const uint v5504 = v5491 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5506 = v5504 << 28u;
+        const uint v5507 = v5502 | v5506;
+        const float v5508 = as_type<float>(v5507);
+        const float v5509 = v5508 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const uint v5511 = v5370 >> 24u;
+        const uint v5513 = v5511 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5515 = v5513 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5517 = v5515 << 22u;
+        const uint v5519 = v5513 * 1056964608u;
+        const bool v5521 = v5513 < 2u;
+        const uint v5522 = v5521 ? v5519 : v5517;
+        const uint v5524 = v5511 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5526 = v5524 << 28u;
+        const uint v5527 = v5522 | v5526;
+        const float v5528 = as_type<float>(v5527);
+        const float v5529 = v5528 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const uint v5531 = v5370 >> 28u;
+        const uint v5533 = v5531 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v5535 = v5533 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v5537 = v5535 << 22u;
+        const uint v5539 = v5533 * 1056964608u;
+        const bool v5541 = v5533 < 2u;
+        const uint v5542 = v5541 ? v5539 : v5537;
+        const uint v5544 = v5531 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v5546 = v5544 << 28u;
+        const uint v5547 = v5542 | v5546;
+        const float v5548 = as_type<float>(v5547);
+        const float v5549 = v5548 * v5389;  // kernels/gemm/quant_b.hpp:80
+        const float v5551 = v5355 ? v5409 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v5552 = half(v5551);
+        const float v5554 = v5355 ? v5429 : 0.0f;
+        const half v5555 = half(v5554);
+        const float v5557 = v5355 ? v5449 : 0.0f;
+        const half v5558 = half(v5557);
+        const float v5560 = v5355 ? v5469 : 0.0f;
+        const half v5561 = half(v5560);
+        const float v5563 = v5355 ? v5489 : 0.0f;
+        const half v5564 = half(v5563);
+        const float v5566 = v5355 ? v5509 : 0.0f;
+        const half v5567 = half(v5566);
+        const float v5569 = v5355 ? v5529 : 0.0f;
+        const half v5570 = half(v5569);
+        const float v5572 = v5355 ? v5549 : 0.0f;
+        const half v5573 = half(v5572);
+        *(threadgroup iron_f16x8*)(shm1 + v4625) = iron_f16x8{{half4(v5552, v5555, v5558, v5561), half4(v5564, v5567, v5570, v5573)}};  // kernels/gemm/quant_b.hpp:146
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5584 = v4525 + v5583;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<false>(v90, shm0, long(v5584), long(40u));
-        const uint v5590 = v4525 + v5589;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load<true>(v92, shm1, long(v5590), long(40u));
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        const uint v5597 = v5584 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<false>(v90, shm0, long(v5597), long(40u));
-        const uint v5603 = v5590 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load<true>(v92, shm1, long(v5603), long(40u));
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        const uint v5588 = v4529 + v5587;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<false>(v94, shm0, long(v5588), long(40u));
+        const uint v5594 = v4529 + v5593;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load<true>(v96, shm1, long(v5594), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        const uint v5601 = v5588 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<false>(v94, shm0, long(v5601), long(40u));
+        const uint v5607 = v5594 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load<true>(v96, shm1, long(v5607), long(40u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
     } else {
-      const uint v1193 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v1194 = iron_tid.x;
-      const uint v1224 = v1194 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1227 = v1194 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1228 = v1227 << 3u;
-      const uint v1229 = v76 + v1224;  // kernels/gemm/quant_b.hpp:137
-      const bool v1230 = v1229 < v75;
-      const uint v1235 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v1239 = v75 - 1u;
-      const uint v1241 = min(v1229, v1239);
-      const uint v1245 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v1246 = v1241 * v1245;
-      const uint v1252 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v1253 = v1241 * v1252;
-      const uint v1454 = v1224 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1456 = v1454 + v1228;
-      const uint v1460 = v1194 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1462 = v1460 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1465 = v1460 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1466 = v1465 << 3u;
-      const uint v1467 = v76 + v1462;  // kernels/gemm/quant_b.hpp:137
-      const bool v1468 = v1467 < v75;
-      const uint v1479 = min(v1467, v1239);  // kernels/gemm/quant_b.hpp:138
-      const uint v1484 = v1479 * v1245;  // kernels/gemm/quant_b.hpp:71
-      const uint v1491 = v1479 * v1252;  // kernels/gemm/quant_b.hpp:72
-      const uint v1692 = v1462 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1694 = v1692 + v1466;
-      const uint v1698 = v1194 + 256u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1700 = v1698 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1703 = v1698 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1704 = v1703 << 3u;
-      const uint v1705 = v76 + v1700;  // kernels/gemm/quant_b.hpp:137
-      const bool v1706 = v1705 < v75;
-      const uint v1717 = min(v1705, v1239);  // kernels/gemm/quant_b.hpp:138
-      const uint v1722 = v1717 * v1245;  // kernels/gemm/quant_b.hpp:71
-      const uint v1729 = v1717 * v1252;  // kernels/gemm/quant_b.hpp:72
-      const uint v1930 = v1700 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1932 = v1930 + v1704;
-      const uint v1936 = v1194 + 384u;  // kernels/gemm/quant_b.hpp:133
-      const uint v1938 = v1936 >> 2u;  // kernels/gemm/quant_b.hpp:135
-      const uint v1941 = v1936 & 3u;  // kernels/gemm/quant_b.hpp:136
-      const uint v1942 = v1941 << 3u;
-      const uint v1943 = v76 + v1938;  // kernels/gemm/quant_b.hpp:137
-      const bool v1944 = v1943 < v75;
-      const uint v1955 = min(v1943, v1239);  // kernels/gemm/quant_b.hpp:138
-      const uint v1960 = v1955 * v1245;  // kernels/gemm/quant_b.hpp:71
-      const uint v1967 = v1955 * v1252;  // kernels/gemm/quant_b.hpp:72
-      const uint v2168 = v1938 * 40u;  // kernels/gemm/quant_b.hpp:146
-      const uint v2170 = v2168 + v1942;
-      const uint v2177 = v82 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v2183 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const uint v2191 = v2177 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v2197 = v2183 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v1198 = iron_tid.x;
+      const uint v1228 = v1198 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1231 = v1198 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1232 = v1231 << 3u;
+      const uint v1233 = v80 + v1228;  // kernels/gemm/quant_b.hpp:137
+      const bool v1234 = v1233 < v79;
+      const uint v1239 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v1243 = v79 - 1u;
+      const uint v1245 = min(v1233, v1243);
+      const uint v1249 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v1250 = v1245 * v1249;
+      const uint v1256 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v1257 = v1245 * v1256;
+      const uint v1458 = v1228 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1460 = v1458 + v1232;
+      const uint v1464 = v1198 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1466 = v1464 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1469 = v1464 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1470 = v1469 << 3u;
+      const uint v1471 = v80 + v1466;  // kernels/gemm/quant_b.hpp:137
+      const bool v1472 = v1471 < v79;
+      const uint v1483 = min(v1471, v1243);  // kernels/gemm/quant_b.hpp:138
+      const uint v1488 = v1483 * v1249;  // kernels/gemm/quant_b.hpp:71
+      const uint v1495 = v1483 * v1256;  // kernels/gemm/quant_b.hpp:72
+      const uint v1696 = v1466 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1698 = v1696 + v1470;
+      const uint v1702 = v1198 + 256u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1704 = v1702 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1707 = v1702 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1708 = v1707 << 3u;
+      const uint v1709 = v80 + v1704;  // kernels/gemm/quant_b.hpp:137
+      const bool v1710 = v1709 < v79;
+      const uint v1721 = min(v1709, v1243);  // kernels/gemm/quant_b.hpp:138
+      const uint v1726 = v1721 * v1249;  // kernels/gemm/quant_b.hpp:71
+      const uint v1733 = v1721 * v1256;  // kernels/gemm/quant_b.hpp:72
+      const uint v1934 = v1704 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1936 = v1934 + v1708;
+      const uint v1940 = v1198 + 384u;  // kernels/gemm/quant_b.hpp:133
+      const uint v1942 = v1940 >> 2u;  // kernels/gemm/quant_b.hpp:135
+      const uint v1945 = v1940 & 3u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1946 = v1945 << 3u;
+      const uint v1947 = v80 + v1942;  // kernels/gemm/quant_b.hpp:137
+      const bool v1948 = v1947 < v79;
+      const uint v1959 = min(v1947, v1243);  // kernels/gemm/quant_b.hpp:138
+      const uint v1964 = v1959 * v1249;  // kernels/gemm/quant_b.hpp:71
+      const uint v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
+      const uint v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
+      const uint v2174 = v2172 + v1946;
+      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v1192 = 0u; v1192 < v3; v1192 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (uint v1196 = v1194; v1196 < 4096u; v1196 += v1193) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v1198 = v1196 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v1200 = v1196 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v1201 = v71 + v1198;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v1202 = v1201 < v72;
-          const uint v1203 = v1192 + v1200;
-          const bool v1204 = v1203 < v3;
-          const bool v1205 = v1202 && v1204;
-          if (v1205) {
-            const uint v1207 = v1201 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v1209 = v1207 + v1192;
-            const uint v1210 = v1209 + v1200;
-            const half v1211 = x_sorted[v1210];
-            const uint v1213 = v1198 * 40u;
-            const uint v1214 = v1213 + v1200;
-            shm0[v1214] = v1211;
+      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (uint v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v1205 = v75 + v1202;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v1206 = v1205 < v76;
+          const uint v1207 = v1196 + v1204;
+          const bool v1208 = v1207 < v3;
+          const bool v1209 = v1206 && v1208;
+          if (v1209) {
+            const uint v1211 = v1205 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v1213 = v1211 + v1196;
+            const uint v1214 = v1213 + v1204;
+            const half v1215 = x_sorted[v1214];
+            const uint v1217 = v1202 * 40u;
+            const uint v1218 = v1217 + v1204;
+            shm0[v1218] = v1215;
           } else {
-            const uint v1216 = v1198 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v1217 = v1216 + v1200;
-            shm0[v1217] = half(0.0f);
+            const uint v1220 = v1202 * 40u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v1221 = v1220 + v1204;
+            shm0[v1221] = half(0.0f);
           }
         }
-        const uint v1231 = v1192 + v1228;  // kernels/gemm/quant_b.hpp:137
-        const bool v1232 = v1231 < v3;
-        const bool v1233 = v1230 && v1232;
-        const uint v1237 = min(v1231, v1235);  // kernels/gemm/quant_b.hpp:138
-        const uint v1243 = v1237 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1247 = v1246 + v1243;
-        const uint v1248 = packed[v1247];
-        const uint v1250 = v1237 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1254 = v1253 + v1250;
-        const uchar v1255 = scales[v1254];
-        const uint v1256 = uint(v1255);
-        const uint v1258 = v1256 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1261 = v1256 == 255u;
-        const uint v1262 = v1261 ? 2143289344u : v1258;
-        const bool v1264 = v1256 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1266 = v1264 ? 4194304u : v1262;
-        const float v1267 = as_type<float>(v1266);
-        const uint v1269 = v1248 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1271 = v1269 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1273 = v1271 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1275 = v1273 << 22u;
-        const uint v1277 = v1271 * 1056964608u;
-        const bool v1279 = v1271 < 2u;
-        const uint v1280 = v1279 ? v1277 : v1275;
-        const uint v1282 = v1269 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1284 = v1282 << 28u;
-        const uint v1285 = v1280 | v1284;
-        const float v1286 = as_type<float>(v1285);
-        const float v1287 = v1286 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const uint v1289 = v1248 >> 4u;
-        const uint v1291 = v1289 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1293 = v1291 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1295 = v1293 << 22u;
-        const uint v1297 = v1291 * 1056964608u;
-        const bool v1299 = v1291 < 2u;
-        const uint v1300 = v1299 ? v1297 : v1295;
-        const uint v1302 = v1289 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1304 = v1302 << 28u;
-        const uint v1305 = v1300 | v1304;
-        const float v1306 = as_type<float>(v1305);
-        const float v1307 = v1306 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const uint v1309 = v1248 >> 8u;
-        const uint v1311 = v1309 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1313 = v1311 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1315 = v1313 << 22u;
-        const uint v1317 = v1311 * 1056964608u;
-        const bool v1319 = v1311 < 2u;
-        const uint v1320 = v1319 ? v1317 : v1315;
-        const uint v1322 = v1309 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1324 = v1322 << 28u;
-        const uint v1325 = v1320 | v1324;
-        const float v1326 = as_type<float>(v1325);
-        const float v1327 = v1326 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const uint v1329 = v1248 >> 12u;
-        const uint v1331 = v1329 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1333 = v1331 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1335 = v1333 << 22u;
-        const uint v1337 = v1331 * 1056964608u;
-        const bool v1339 = v1331 < 2u;
-        const uint v1340 = v1339 ? v1337 : v1335;
-        const uint v1342 = v1329 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1344 = v1342 << 28u;
-        const uint v1345 = v1340 | v1344;
-        const float v1346 = as_type<float>(v1345);
-        const float v1347 = v1346 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const uint v1349 = v1248 >> 16u;
-        const uint v1351 = v1349 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1353 = v1351 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1355 = v1353 << 22u;
-        const uint v1357 = v1351 * 1056964608u;
-        const bool v1359 = v1351 < 2u;
-        const uint v1360 = v1359 ? v1357 : v1355;
-        const uint v1362 = v1349 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1364 = v1362 << 28u;
-        const uint v1365 = v1360 | v1364;
-        const float v1366 = as_type<float>(v1365);
-        const float v1367 = v1366 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const uint v1369 = v1248 >> 20u;
-        const uint v1371 = v1369 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1373 = v1371 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1375 = v1373 << 22u;
-        const uint v1377 = v1371 * 1056964608u;
-        const bool v1379 = v1371 < 2u;
-        const uint v1380 = v1379 ? v1377 : v1375;
-        const uint v1382 = v1369 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1384 = v1382 << 28u;
-        const uint v1385 = v1380 | v1384;
-        const float v1386 = as_type<float>(v1385);
-        const float v1387 = v1386 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const uint v1389 = v1248 >> 24u;
-        const uint v1391 = v1389 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1393 = v1391 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1395 = v1393 << 22u;
-        const uint v1397 = v1391 * 1056964608u;
-        const bool v1399 = v1391 < 2u;
-        const uint v1400 = v1399 ? v1397 : v1395;
-        const uint v1402 = v1389 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1404 = v1402 << 28u;
-        const uint v1405 = v1400 | v1404;
-        const float v1406 = as_type<float>(v1405);
-        const float v1407 = v1406 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const uint v1409 = v1248 >> 28u;
-        const uint v1411 = v1409 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1413 = v1411 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1415 = v1413 << 22u;
-        const uint v1417 = v1411 * 1056964608u;
-        const bool v1419 = v1411 < 2u;
-        const uint v1420 = v1419 ? v1417 : v1415;
-        const uint v1422 = v1409 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1424 = v1422 << 28u;
-        const uint v1425 = v1420 | v1424;
-        const float v1426 = as_type<float>(v1425);
-        const float v1427 = v1426 * v1267;  // kernels/gemm/quant_b.hpp:80
-        const float v1429 = v1233 ? v1287 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v1430 = half(v1429);
-        const float v1432 = v1233 ? v1307 : 0.0f;
-        const half v1433 = half(v1432);
-        const float v1435 = v1233 ? v1327 : 0.0f;
-        const half v1436 = half(v1435);
-        const float v1438 = v1233 ? v1347 : 0.0f;
-        const half v1439 = half(v1438);
-        const float v1441 = v1233 ? v1367 : 0.0f;
-        const half v1442 = half(v1441);
-        const float v1444 = v1233 ? v1387 : 0.0f;
-        const half v1445 = half(v1444);
-        const float v1447 = v1233 ? v1407 : 0.0f;
-        const half v1448 = half(v1447);
-        const float v1450 = v1233 ? v1427 : 0.0f;
-        const half v1451 = half(v1450);
-        *(threadgroup iron_f16x8*)(shm1 + v1456) = iron_f16x8{{half4(v1430, v1433, v1436, v1439), half4(v1442, v1445, v1448, v1451)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1469 = v1192 + v1466;  // kernels/gemm/quant_b.hpp:137
-        const bool v1470 = v1469 < v3;
-        const bool v1471 = v1468 && v1470;
-        const uint v1475 = min(v1469, v1235);  // kernels/gemm/quant_b.hpp:138
-        const uint v1481 = v1475 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1485 = v1484 + v1481;
-        const uint v1486 = packed[v1485];
-        const uint v1488 = v1475 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1492 = v1491 + v1488;
-        const uchar v1493 = scales[v1492];
-        const uint v1494 = uint(v1493);
-        const uint v1496 = v1494 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1499 = v1494 == 255u;
-        const uint v1500 = v1499 ? 2143289344u : v1496;
-        const bool v1502 = v1494 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1504 = v1502 ? 4194304u : v1500;
-        const float v1505 = as_type<float>(v1504);
-        const uint v1507 = v1486 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1509 = v1507 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1511 = v1509 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1513 = v1511 << 22u;
-        const uint v1515 = v1509 * 1056964608u;
-        const bool v1517 = v1509 < 2u;
-        const uint v1518 = v1517 ? v1515 : v1513;
-        const uint v1520 = v1507 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1522 = v1520 << 28u;
-        const uint v1523 = v1518 | v1522;
-        const float v1524 = as_type<float>(v1523);
-        const float v1525 = v1524 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const uint v1527 = v1486 >> 4u;
-        const uint v1529 = v1527 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1531 = v1529 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1533 = v1531 << 22u;
-        const uint v1535 = v1529 * 1056964608u;
-        const bool v1537 = v1529 < 2u;
-        const uint v1538 = v1537 ? v1535 : v1533;
-        const uint v1540 = v1527 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1542 = v1540 << 28u;
-        const uint v1543 = v1538 | v1542;
-        const float v1544 = as_type<float>(v1543);
-        const float v1545 = v1544 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const uint v1547 = v1486 >> 8u;
-        const uint v1549 = v1547 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1551 = v1549 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1553 = v1551 << 22u;
-        const uint v1555 = v1549 * 1056964608u;
-        const bool v1557 = v1549 < 2u;
-        const uint v1558 = v1557 ? v1555 : v1553;
-        const uint v1560 = v1547 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1562 = v1560 << 28u;
-        const uint v1563 = v1558 | v1562;
-        const float v1564 = as_type<float>(v1563);
-        const float v1565 = v1564 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const uint v1567 = v1486 >> 12u;
-        const uint v1569 = v1567 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1571 = v1569 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1573 = v1571 << 22u;
-        const uint v1575 = v1569 * 1056964608u;
-        const bool v1577 = v1569 < 2u;
-        const uint v1578 = v1577 ? v1575 : v1573;
-        const uint v1580 = v1567 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1582 = v1580 << 28u;
-        const uint v1583 = v1578 | v1582;
-        const float v1584 = as_type<float>(v1583);
-        const float v1585 = v1584 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const uint v1587 = v1486 >> 16u;
-        const uint v1589 = v1587 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1591 = v1589 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1593 = v1591 << 22u;
-        const uint v1595 = v1589 * 1056964608u;
-        const bool v1597 = v1589 < 2u;
-        const uint v1598 = v1597 ? v1595 : v1593;
-        const uint v1600 = v1587 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1602 = v1600 << 28u;
-        const uint v1603 = v1598 | v1602;
-        const float v1604 = as_type<float>(v1603);
-        const float v1605 = v1604 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const uint v1607 = v1486 >> 20u;
-        const uint v1609 = v1607 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1611 = v1609 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1613 = v1611 << 22u;
-        const uint v1615 = v1609 * 1056964608u;
-        const bool v1617 = v1609 < 2u;
-        const uint v1618 = v1617 ? v1615 : v1613;
-        const uint v1620 = v1607 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1622 = v1620 << 28u;
-        const uint v1623 = v1618 | v1622;
-        const float v1624 = as_type<float>(v1623);
-        const float v1625 = v1624 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const uint v1627 = v1486 >> 24u;
-        const uint v1629 = v1627 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1631 = v1629 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1633 = v1631 << 22u;
-        const uint v1635 = v1629 * 1056964608u;
-        const bool v1637 = v1629 < 2u;
-        const uint v1638 = v1637 ? v1635 : v1633;
-        const uint v1640 = v1627 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1642 = v1640 << 28u;
-        const uint v1643 = v1638 | v1642;
-        const float v1644 = as_type<float>(v1643);
-        const float v1645 = v1644 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const uint v1647 = v1486 >> 28u;
-        const uint v1649 = v1647 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1651 = v1649 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1653 = v1651 << 22u;
-        const uint v1655 = v1649 * 1056964608u;
-        const bool v1657 = v1649 < 2u;
-        const uint v1658 = v1657 ? v1655 : v1653;
-        const uint v1660 = v1647 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1662 = v1660 << 28u;
-        const uint v1663 = v1658 | v1662;
-        const float v1664 = as_type<float>(v1663);
-        const float v1665 = v1664 * v1505;  // kernels/gemm/quant_b.hpp:80
-        const float v1667 = v1471 ? v1525 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v1668 = half(v1667);
-        const float v1670 = v1471 ? v1545 : 0.0f;
-        const half v1671 = half(v1670);
-        const float v1673 = v1471 ? v1565 : 0.0f;
-        const half v1674 = half(v1673);
-        const float v1676 = v1471 ? v1585 : 0.0f;
-        const half v1677 = half(v1676);
-        const float v1679 = v1471 ? v1605 : 0.0f;
-        const half v1680 = half(v1679);
-        const float v1682 = v1471 ? v1625 : 0.0f;
-        const half v1683 = half(v1682);
-        const float v1685 = v1471 ? v1645 : 0.0f;
-        const half v1686 = half(v1685);
-        const float v1688 = v1471 ? v1665 : 0.0f;
-        const half v1689 = half(v1688);
-        *(threadgroup iron_f16x8*)(shm1 + v1694) = iron_f16x8{{half4(v1668, v1671, v1674, v1677), half4(v1680, v1683, v1686, v1689)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1707 = v1192 + v1704;  // kernels/gemm/quant_b.hpp:137
-        const bool v1708 = v1707 < v3;
-        const bool v1709 = v1706 && v1708;
-        const uint v1713 = min(v1707, v1235);  // kernels/gemm/quant_b.hpp:138
-        const uint v1719 = v1713 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1723 = v1722 + v1719;
-        const uint v1724 = packed[v1723];
-        const uint v1726 = v1713 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1730 = v1729 + v1726;
-        const uchar v1731 = scales[v1730];
-        const uint v1732 = uint(v1731);
-        const uint v1734 = v1732 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1737 = v1732 == 255u;
-        const uint v1738 = v1737 ? 2143289344u : v1734;
-        const bool v1740 = v1732 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1742 = v1740 ? 4194304u : v1738;
-        const float v1743 = as_type<float>(v1742);
-        const uint v1745 = v1724 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1747 = v1745 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1749 = v1747 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1751 = v1749 << 22u;
-        const uint v1753 = v1747 * 1056964608u;
-        const bool v1755 = v1747 < 2u;
-        const uint v1756 = v1755 ? v1753 : v1751;
-        const uint v1758 = v1745 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1760 = v1758 << 28u;
-        const uint v1761 = v1756 | v1760;
-        const float v1762 = as_type<float>(v1761);
-        const float v1763 = v1762 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const uint v1765 = v1724 >> 4u;
-        const uint v1767 = v1765 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1769 = v1767 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1771 = v1769 << 22u;
-        const uint v1773 = v1767 * 1056964608u;
-        const bool v1775 = v1767 < 2u;
-        const uint v1776 = v1775 ? v1773 : v1771;
-        const uint v1778 = v1765 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1780 = v1778 << 28u;
-        const uint v1781 = v1776 | v1780;
-        const float v1782 = as_type<float>(v1781);
-        const float v1783 = v1782 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const uint v1785 = v1724 >> 8u;
-        const uint v1787 = v1785 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1789 = v1787 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1791 = v1789 << 22u;
-        const uint v1793 = v1787 * 1056964608u;
-        const bool v1795 = v1787 < 2u;
-        const uint v1796 = v1795 ? v1793 : v1791;
-        const uint v1798 = v1785 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1800 = v1798 << 28u;
-        const uint v1801 = v1796 | v1800;
-        const float v1802 = as_type<float>(v1801);
-        const float v1803 = v1802 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const uint v1805 = v1724 >> 12u;
-        const uint v1807 = v1805 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1809 = v1807 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1811 = v1809 << 22u;
-        const uint v1813 = v1807 * 1056964608u;
-        const bool v1815 = v1807 < 2u;
-        const uint v1816 = v1815 ? v1813 : v1811;
-        const uint v1818 = v1805 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1820 = v1818 << 28u;
-        const uint v1821 = v1816 | v1820;
-        const float v1822 = as_type<float>(v1821);
-        const float v1823 = v1822 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const uint v1825 = v1724 >> 16u;
-        const uint v1827 = v1825 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1829 = v1827 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1831 = v1829 << 22u;
-        const uint v1833 = v1827 * 1056964608u;
-        const bool v1835 = v1827 < 2u;
-        const uint v1836 = v1835 ? v1833 : v1831;
-        const uint v1838 = v1825 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1840 = v1838 << 28u;
-        const uint v1841 = v1836 | v1840;
-        const float v1842 = as_type<float>(v1841);
-        const float v1843 = v1842 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const uint v1845 = v1724 >> 20u;
-        const uint v1847 = v1845 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1849 = v1847 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1851 = v1849 << 22u;
-        const uint v1853 = v1847 * 1056964608u;
-        const bool v1855 = v1847 < 2u;
-        const uint v1856 = v1855 ? v1853 : v1851;
-        const uint v1858 = v1845 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1860 = v1858 << 28u;
-        const uint v1861 = v1856 | v1860;
-        const float v1862 = as_type<float>(v1861);
-        const float v1863 = v1862 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const uint v1865 = v1724 >> 24u;
-        const uint v1867 = v1865 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1869 = v1867 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1871 = v1869 << 22u;
-        const uint v1873 = v1867 * 1056964608u;
-        const bool v1875 = v1867 < 2u;
-        const uint v1876 = v1875 ? v1873 : v1871;
-        const uint v1878 = v1865 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1880 = v1878 << 28u;
-        const uint v1881 = v1876 | v1880;
-        const float v1882 = as_type<float>(v1881);
-        const float v1883 = v1882 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const uint v1885 = v1724 >> 28u;
-        const uint v1887 = v1885 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1889 = v1887 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1891 = v1889 << 22u;
-        const uint v1893 = v1887 * 1056964608u;
-        const bool v1895 = v1887 < 2u;
-        const uint v1896 = v1895 ? v1893 : v1891;
-        const uint v1898 = v1885 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1900 = v1898 << 28u;
-        const uint v1901 = v1896 | v1900;
-        const float v1902 = as_type<float>(v1901);
-        const float v1903 = v1902 * v1743;  // kernels/gemm/quant_b.hpp:80
-        const float v1905 = v1709 ? v1763 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v1906 = half(v1905);
-        const float v1908 = v1709 ? v1783 : 0.0f;
-        const half v1909 = half(v1908);
-        const float v1911 = v1709 ? v1803 : 0.0f;
-        const half v1912 = half(v1911);
-        const float v1914 = v1709 ? v1823 : 0.0f;
-        const half v1915 = half(v1914);
-        const float v1917 = v1709 ? v1843 : 0.0f;
-        const half v1918 = half(v1917);
-        const float v1920 = v1709 ? v1863 : 0.0f;
-        const half v1921 = half(v1920);
-        const float v1923 = v1709 ? v1883 : 0.0f;
-        const half v1924 = half(v1923);
-        const float v1926 = v1709 ? v1903 : 0.0f;
-        const half v1927 = half(v1926);
-        *(threadgroup iron_f16x8*)(shm1 + v1932) = iron_f16x8{{half4(v1906, v1909, v1912, v1915), half4(v1918, v1921, v1924, v1927)}};  // kernels/gemm/quant_b.hpp:146
-        const uint v1945 = v1192 + v1942;  // kernels/gemm/quant_b.hpp:137
-        const bool v1946 = v1945 < v3;
-        const bool v1947 = v1944 && v1946;
-        const uint v1951 = min(v1945, v1235);  // kernels/gemm/quant_b.hpp:138
-        const uint v1957 = v1951 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1961 = v1960 + v1957;
-        const uint v1962 = packed[v1961];
-        const uint v1964 = v1951 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1968 = v1967 + v1964;
-        const uchar v1969 = scales[v1968];
-        const uint v1970 = uint(v1969);
-        const uint v1972 = v1970 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1975 = v1970 == 255u;
-        const uint v1976 = v1975 ? 2143289344u : v1972;
-        const bool v1978 = v1970 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1980 = v1978 ? 4194304u : v1976;
-        const float v1981 = as_type<float>(v1980);
-        const uint v1983 = v1962 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1985 = v1983 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1987 = v1985 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1989 = v1987 << 22u;
-        const uint v1991 = v1985 * 1056964608u;
-        const bool v1993 = v1985 < 2u;
-        const uint v1994 = v1993 ? v1991 : v1989;
-        const uint v1996 = v1983 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1998 = v1996 << 28u;
-        const uint v1999 = v1994 | v1998;
-        const float v2000 = as_type<float>(v1999);
-        const float v2001 = v2000 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const uint v2003 = v1962 >> 4u;
-        const uint v2005 = v2003 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2007 = v2005 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2009 = v2007 << 22u;
-        const uint v2011 = v2005 * 1056964608u;
-        const bool v2013 = v2005 < 2u;
-        const uint v2014 = v2013 ? v2011 : v2009;
-        const uint v2016 = v2003 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2018 = v2016 << 28u;
-        const uint v2019 = v2014 | v2018;
-        const float v2020 = as_type<float>(v2019);
-        const float v2021 = v2020 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const uint v2023 = v1962 >> 8u;
-        const uint v2025 = v2023 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2027 = v2025 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2029 = v2027 << 22u;
-        const uint v2031 = v2025 * 1056964608u;
-        const bool v2033 = v2025 < 2u;
-        const uint v2034 = v2033 ? v2031 : v2029;
-        const uint v2036 = v2023 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2038 = v2036 << 28u;
-        const uint v2039 = v2034 | v2038;
-        const float v2040 = as_type<float>(v2039);
-        const float v2041 = v2040 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const uint v2043 = v1962 >> 12u;
-        const uint v2045 = v2043 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2047 = v2045 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2049 = v2047 << 22u;
-        const uint v2051 = v2045 * 1056964608u;
-        const bool v2053 = v2045 < 2u;
-        const uint v2054 = v2053 ? v2051 : v2049;
-        const uint v2056 = v2043 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2058 = v2056 << 28u;
-        const uint v2059 = v2054 | v2058;
-        const float v2060 = as_type<float>(v2059);
-        const float v2061 = v2060 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const uint v2063 = v1962 >> 16u;
-        const uint v2065 = v2063 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2067 = v2065 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2069 = v2067 << 22u;
-        const uint v2071 = v2065 * 1056964608u;
-        const bool v2073 = v2065 < 2u;
-        const uint v2074 = v2073 ? v2071 : v2069;
-        const uint v2076 = v2063 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2078 = v2076 << 28u;
-        const uint v2079 = v2074 | v2078;
-        const float v2080 = as_type<float>(v2079);
-        const float v2081 = v2080 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const uint v2083 = v1962 >> 20u;
-        const uint v2085 = v2083 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2087 = v2085 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2089 = v2087 << 22u;
-        const uint v2091 = v2085 * 1056964608u;
-        const bool v2093 = v2085 < 2u;
-        const uint v2094 = v2093 ? v2091 : v2089;
-        const uint v2096 = v2083 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2098 = v2096 << 28u;
-        const uint v2099 = v2094 | v2098;
-        const float v2100 = as_type<float>(v2099);
-        const float v2101 = v2100 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const uint v2103 = v1962 >> 24u;
-        const uint v2105 = v2103 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2107 = v2105 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2109 = v2107 << 22u;
-        const uint v2111 = v2105 * 1056964608u;
-        const bool v2113 = v2105 < 2u;
-        const uint v2114 = v2113 ? v2111 : v2109;
-        const uint v2116 = v2103 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2118 = v2116 << 28u;
-        const uint v2119 = v2114 | v2118;
-        const float v2120 = as_type<float>(v2119);
-        const float v2121 = v2120 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const uint v2123 = v1962 >> 28u;
-        const uint v2125 = v2123 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v2127 = v2125 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v2129 = v2127 << 22u;
-        const uint v2131 = v2125 * 1056964608u;
-        const bool v2133 = v2125 < 2u;
-        const uint v2134 = v2133 ? v2131 : v2129;
-        const uint v2136 = v2123 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v2138 = v2136 << 28u;
-        const uint v2139 = v2134 | v2138;
-        const float v2140 = as_type<float>(v2139);
-        const float v2141 = v2140 * v1981;  // kernels/gemm/quant_b.hpp:80
-        const float v2143 = v1947 ? v2001 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const half v2144 = half(v2143);
-        const float v2146 = v1947 ? v2021 : 0.0f;
-        const half v2147 = half(v2146);
-        const float v2149 = v1947 ? v2041 : 0.0f;
-        const half v2150 = half(v2149);
-        const float v2152 = v1947 ? v2061 : 0.0f;
-        const half v2153 = half(v2152);
-        const float v2155 = v1947 ? v2081 : 0.0f;
-        const half v2156 = half(v2155);
-        const float v2158 = v1947 ? v2101 : 0.0f;
-        const half v2159 = half(v2158);
-        const float v2161 = v1947 ? v2121 : 0.0f;
-        const half v2162 = half(v2161);
-        const float v2164 = v1947 ? v2141 : 0.0f;
-        const half v2165 = half(v2164);
-        *(threadgroup iron_f16x8*)(shm1 + v2170) = iron_f16x8{{half4(v2144, v2147, v2150, v2153), half4(v2156, v2159, v2162, v2165)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1235 = v1196 + v1232;  // kernels/gemm/quant_b.hpp:137
+        const bool v1236 = v1235 < v3;
+        const bool v1237 = v1234 && v1236;
+        const uint v1241 = min(v1235, v1239);  // kernels/gemm/quant_b.hpp:138
+        const uint v1247 = v1241 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1251 = v1250 + v1247;
+        const uint v1252 = packed[v1251];
+        const uint v1254 = v1241 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1258 = v1257 + v1254;
+        const uchar v1259 = scales[v1258];
+        const uint v1260 = uint(v1259);
+        const uint v1262 = v1260 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1265 = v1260 == 255u;
+        const uint v1266 = v1265 ? 2143289344u : v1262;
+        const bool v1268 = v1260 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1270 = v1268 ? 4194304u : v1266;
+        const float v1271 = as_type<float>(v1270);
+        const uint v1273 = v1252 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1275 = v1273 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1277 = v1275 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1279 = v1277 << 22u;
+        const uint v1281 = v1275 * 1056964608u;
+        const bool v1283 = v1275 < 2u;
+        const uint v1284 = v1283 ? v1281 : v1279;
+        const uint v1286 = v1273 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1288 = v1286 << 28u;
+        const uint v1289 = v1284 | v1288;
+        const float v1290 = as_type<float>(v1289);
+        const float v1291 = v1290 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const uint v1293 = v1252 >> 4u;
+        const uint v1295 = v1293 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1297 = v1295 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1299 = v1297 << 22u;
+        const uint v1301 = v1295 * 1056964608u;
+        const bool v1303 = v1295 < 2u;
+        const uint v1304 = v1303 ? v1301 : v1299;
+        const uint v1306 = v1293 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1308 = v1306 << 28u;
+        const uint v1309 = v1304 | v1308;
+        const float v1310 = as_type<float>(v1309);
+        const float v1311 = v1310 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const uint v1313 = v1252 >> 8u;
+        const uint v1315 = v1313 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1317 = v1315 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1319 = v1317 << 22u;
+        const uint v1321 = v1315 * 1056964608u;
+        const bool v1323 = v1315 < 2u;
+        const uint v1324 = v1323 ? v1321 : v1319;
+        const uint v1326 = v1313 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1328 = v1326 << 28u;
+        const uint v1329 = v1324 | v1328;
+        const float v1330 = as_type<float>(v1329);
+        const float v1331 = v1330 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const uint v1333 = v1252 >> 12u;
+        const uint v1335 = v1333 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1337 = v1335 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1339 = v1337 << 22u;
+        const uint v1341 = v1335 * 1056964608u;
+        const bool v1343 = v1335 < 2u;
+        const uint v1344 = v1343 ? v1341 : v1339;
+        const uint v1346 = v1333 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1348 = v1346 << 28u;
+        const uint v1349 = v1344 | v1348;
+        const float v1350 = as_type<float>(v1349);
+        const float v1351 = v1350 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const uint v1353 = v1252 >> 16u;
+        const uint v1355 = v1353 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1357 = v1355 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1359 = v1357 << 22u;
+        const uint v1361 = v1355 * 1056964608u;
+        const bool v1363 = v1355 < 2u;
+        const uint v1364 = v1363 ? v1361 : v1359;
+        const uint v1366 = v1353 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1368 = v1366 << 28u;
+        const uint v1369 = v1364 | v1368;
+        const float v1370 = as_type<float>(v1369);
+        const float v1371 = v1370 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const uint v1373 = v1252 >> 20u;
+        const uint v1375 = v1373 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1377 = v1375 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1379 = v1377 << 22u;
+        const uint v1381 = v1375 * 1056964608u;
+        const bool v1383 = v1375 < 2u;
+        const uint v1384 = v1383 ? v1381 : v1379;
+        const uint v1386 = v1373 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1388 = v1386 << 28u;
+        const uint v1389 = v1384 | v1388;
+        const float v1390 = as_type<float>(v1389);
+        const float v1391 = v1390 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const uint v1393 = v1252 >> 24u;
+        const uint v1395 = v1393 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1397 = v1395 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1399 = v1397 << 22u;
+        const uint v1401 = v1395 * 1056964608u;
+        const bool v1403 = v1395 < 2u;
+        const uint v1404 = v1403 ? v1401 : v1399;
+        const uint v1406 = v1393 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1408 = v1406 << 28u;
+        const uint v1409 = v1404 | v1408;
+        const float v1410 = as_type<float>(v1409);
+        const float v1411 = v1410 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const uint v1413 = v1252 >> 28u;
+        const uint v1415 = v1413 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1417 = v1415 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1419 = v1417 << 22u;
+        const uint v1421 = v1415 * 1056964608u;
+        const bool v1423 = v1415 < 2u;
+        const uint v1424 = v1423 ? v1421 : v1419;
+        const uint v1426 = v1413 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1428 = v1426 << 28u;
+        const uint v1429 = v1424 | v1428;
+        const float v1430 = as_type<float>(v1429);
+        const float v1431 = v1430 * v1271;  // kernels/gemm/quant_b.hpp:80
+        const float v1433 = v1237 ? v1291 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v1434 = half(v1433);
+        const float v1436 = v1237 ? v1311 : 0.0f;
+        const half v1437 = half(v1436);
+        const float v1439 = v1237 ? v1331 : 0.0f;
+        const half v1440 = half(v1439);
+        const float v1442 = v1237 ? v1351 : 0.0f;
+        const half v1443 = half(v1442);
+        const float v1445 = v1237 ? v1371 : 0.0f;
+        const half v1446 = half(v1445);
+        const float v1448 = v1237 ? v1391 : 0.0f;
+        const half v1449 = half(v1448);
+        const float v1451 = v1237 ? v1411 : 0.0f;
+        const half v1452 = half(v1451);
+        const float v1454 = v1237 ? v1431 : 0.0f;
+        const half v1455 = half(v1454);
+        *(threadgroup iron_f16x8*)(shm1 + v1460) = iron_f16x8{{half4(v1434, v1437, v1440, v1443), half4(v1446, v1449, v1452, v1455)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1473 = v1196 + v1470;  // kernels/gemm/quant_b.hpp:137
+        const bool v1474 = v1473 < v3;
+        const bool v1475 = v1472 && v1474;
+        const uint v1479 = min(v1473, v1239);  // kernels/gemm/quant_b.hpp:138
+        const uint v1485 = v1479 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1489 = v1488 + v1485;
+        const uint v1490 = packed[v1489];
+        const uint v1492 = v1479 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1496 = v1495 + v1492;
+        const uchar v1497 = scales[v1496];
+        const uint v1498 = uint(v1497);
+        const uint v1500 = v1498 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1503 = v1498 == 255u;
+        const uint v1504 = v1503 ? 2143289344u : v1500;
+        const bool v1506 = v1498 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1508 = v1506 ? 4194304u : v1504;
+        const float v1509 = as_type<float>(v1508);
+        const uint v1511 = v1490 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1513 = v1511 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1515 = v1513 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1517 = v1515 << 22u;
+        const uint v1519 = v1513 * 1056964608u;
+        const bool v1521 = v1513 < 2u;
+        const uint v1522 = v1521 ? v1519 : v1517;
+        const uint v1524 = v1511 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1526 = v1524 << 28u;
+        const uint v1527 = v1522 | v1526;
+        const float v1528 = as_type<float>(v1527);
+        const float v1529 = v1528 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const uint v1531 = v1490 >> 4u;
+        const uint v1533 = v1531 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1535 = v1533 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1537 = v1535 << 22u;
+        const uint v1539 = v1533 * 1056964608u;
+        const bool v1541 = v1533 < 2u;
+        const uint v1542 = v1541 ? v1539 : v1537;
+        const uint v1544 = v1531 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1546 = v1544 << 28u;
+        const uint v1547 = v1542 | v1546;
+        const float v1548 = as_type<float>(v1547);
+        const float v1549 = v1548 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const uint v1551 = v1490 >> 8u;
+        const uint v1553 = v1551 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1555 = v1553 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1557 = v1555 << 22u;
+        const uint v1559 = v1553 * 1056964608u;
+        const bool v1561 = v1553 < 2u;
+        const uint v1562 = v1561 ? v1559 : v1557;
+        const uint v1564 = v1551 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1566 = v1564 << 28u;
+        const uint v1567 = v1562 | v1566;
+        const float v1568 = as_type<float>(v1567);
+        const float v1569 = v1568 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const uint v1571 = v1490 >> 12u;
+        const uint v1573 = v1571 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1575 = v1573 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1577 = v1575 << 22u;
+        const uint v1579 = v1573 * 1056964608u;
+        const bool v1581 = v1573 < 2u;
+        const uint v1582 = v1581 ? v1579 : v1577;
+        const uint v1584 = v1571 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1586 = v1584 << 28u;
+        const uint v1587 = v1582 | v1586;
+        const float v1588 = as_type<float>(v1587);
+        const float v1589 = v1588 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const uint v1591 = v1490 >> 16u;
+        const uint v1593 = v1591 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1595 = v1593 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1597 = v1595 << 22u;
+        const uint v1599 = v1593 * 1056964608u;
+        const bool v1601 = v1593 < 2u;
+        const uint v1602 = v1601 ? v1599 : v1597;
+        const uint v1604 = v1591 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1606 = v1604 << 28u;
+        const uint v1607 = v1602 | v1606;
+        const float v1608 = as_type<float>(v1607);
+        const float v1609 = v1608 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const uint v1611 = v1490 >> 20u;
+        const uint v1613 = v1611 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1615 = v1613 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1617 = v1615 << 22u;
+        const uint v1619 = v1613 * 1056964608u;
+        const bool v1621 = v1613 < 2u;
+        const uint v1622 = v1621 ? v1619 : v1617;
+        const uint v1624 = v1611 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1626 = v1624 << 28u;
+        const uint v1627 = v1622 | v1626;
+        const float v1628 = as_type<float>(v1627);
+        const float v1629 = v1628 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const uint v1631 = v1490 >> 24u;
+        const uint v1633 = v1631 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1635 = v1633 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1637 = v1635 << 22u;
+        const uint v1639 = v1633 * 1056964608u;
+        const bool v1641 = v1633 < 2u;
+        const uint v1642 = v1641 ? v1639 : v1637;
+        const uint v1644 = v1631 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1646 = v1644 << 28u;
+        const uint v1647 = v1642 | v1646;
+        const float v1648 = as_type<float>(v1647);
+        const float v1649 = v1648 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const uint v1651 = v1490 >> 28u;
+        const uint v1653 = v1651 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1655 = v1653 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1657 = v1655 << 22u;
+        const uint v1659 = v1653 * 1056964608u;
+        const bool v1661 = v1653 < 2u;
+        const uint v1662 = v1661 ? v1659 : v1657;
+        const uint v1664 = v1651 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1666 = v1664 << 28u;
+        const uint v1667 = v1662 | v1666;
+        const float v1668 = as_type<float>(v1667);
+        const float v1669 = v1668 * v1509;  // kernels/gemm/quant_b.hpp:80
+        const float v1671 = v1475 ? v1529 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v1672 = half(v1671);
+        const float v1674 = v1475 ? v1549 : 0.0f;
+        const half v1675 = half(v1674);
+        const float v1677 = v1475 ? v1569 : 0.0f;
+        const half v1678 = half(v1677);
+        const float v1680 = v1475 ? v1589 : 0.0f;
+        const half v1681 = half(v1680);
+        const float v1683 = v1475 ? v1609 : 0.0f;
+        const half v1684 = half(v1683);
+        const float v1686 = v1475 ? v1629 : 0.0f;
+        const half v1687 = half(v1686);
+        const float v1689 = v1475 ? v1649 : 0.0f;
+        const half v1690 = half(v1689);
+        const float v1692 = v1475 ? v1669 : 0.0f;
+        const half v1693 = half(v1692);
+        *(threadgroup iron_f16x8*)(shm1 + v1698) = iron_f16x8{{half4(v1672, v1675, v1678, v1681), half4(v1684, v1687, v1690, v1693)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1711 = v1196 + v1708;  // kernels/gemm/quant_b.hpp:137
+        const bool v1712 = v1711 < v3;
+        const bool v1713 = v1710 && v1712;
+        const uint v1717 = min(v1711, v1239);  // kernels/gemm/quant_b.hpp:138
+        const uint v1723 = v1717 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1727 = v1726 + v1723;
+        const uint v1728 = packed[v1727];
+        const uint v1730 = v1717 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1734 = v1733 + v1730;
+        const uchar v1735 = scales[v1734];
+        const uint v1736 = uint(v1735);
+        const uint v1738 = v1736 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1741 = v1736 == 255u;
+        const uint v1742 = v1741 ? 2143289344u : v1738;
+        const bool v1744 = v1736 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1746 = v1744 ? 4194304u : v1742;
+        const float v1747 = as_type<float>(v1746);
+        const uint v1749 = v1728 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1751 = v1749 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1753 = v1751 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1755 = v1753 << 22u;
+        const uint v1757 = v1751 * 1056964608u;
+        const bool v1759 = v1751 < 2u;
+        const uint v1760 = v1759 ? v1757 : v1755;
+        const uint v1762 = v1749 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1764 = v1762 << 28u;
+        const uint v1765 = v1760 | v1764;
+        const float v1766 = as_type<float>(v1765);
+        const float v1767 = v1766 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const uint v1769 = v1728 >> 4u;
+        const uint v1771 = v1769 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1773 = v1771 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1775 = v1773 << 22u;
+        const uint v1777 = v1771 * 1056964608u;
+        const bool v1779 = v1771 < 2u;
+        const uint v1780 = v1779 ? v1777 : v1775;
+        const uint v1782 = v1769 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1784 = v1782 << 28u;
+        const uint v1785 = v1780 | v1784;
+        const float v1786 = as_type<float>(v1785);
+        const float v1787 = v1786 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const uint v1789 = v1728 >> 8u;
+        const uint v1791 = v1789 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1793 = v1791 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1795 = v1793 << 22u;
+        const uint v1797 = v1791 * 1056964608u;
+        const bool v1799 = v1791 < 2u;
+        const uint v1800 = v1799 ? v1797 : v1795;
+        const uint v1802 = v1789 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1804 = v1802 << 28u;
+        const uint v1805 = v1800 | v1804;
+        const float v1806 = as_type<float>(v1805);
+        const float v1807 = v1806 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const uint v1809 = v1728 >> 12u;
+        const uint v1811 = v1809 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1813 = v1811 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1815 = v1813 << 22u;
+        const uint v1817 = v1811 * 1056964608u;
+        const bool v1819 = v1811 < 2u;
+        const uint v1820 = v1819 ? v1817 : v1815;
+        const uint v1822 = v1809 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1824 = v1822 << 28u;
+        const uint v1825 = v1820 | v1824;
+        const float v1826 = as_type<float>(v1825);
+        const float v1827 = v1826 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const uint v1829 = v1728 >> 16u;
+        const uint v1831 = v1829 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1833 = v1831 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1835 = v1833 << 22u;
+        const uint v1837 = v1831 * 1056964608u;
+        const bool v1839 = v1831 < 2u;
+        const uint v1840 = v1839 ? v1837 : v1835;
+        const uint v1842 = v1829 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1844 = v1842 << 28u;
+        const uint v1845 = v1840 | v1844;
+        const float v1846 = as_type<float>(v1845);
+        const float v1847 = v1846 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const uint v1849 = v1728 >> 20u;
+        const uint v1851 = v1849 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1853 = v1851 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1855 = v1853 << 22u;
+        const uint v1857 = v1851 * 1056964608u;
+        const bool v1859 = v1851 < 2u;
+        const uint v1860 = v1859 ? v1857 : v1855;
+        const uint v1862 = v1849 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1864 = v1862 << 28u;
+        const uint v1865 = v1860 | v1864;
+        const float v1866 = as_type<float>(v1865);
+        const float v1867 = v1866 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const uint v1869 = v1728 >> 24u;
+        const uint v1871 = v1869 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1873 = v1871 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1875 = v1873 << 22u;
+        const uint v1877 = v1871 * 1056964608u;
+        const bool v1879 = v1871 < 2u;
+        const uint v1880 = v1879 ? v1877 : v1875;
+        const uint v1882 = v1869 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1884 = v1882 << 28u;
+        const uint v1885 = v1880 | v1884;
+        const float v1886 = as_type<float>(v1885);
+        const float v1887 = v1886 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const uint v1889 = v1728 >> 28u;
+        const uint v1891 = v1889 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1893 = v1891 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1895 = v1893 << 22u;
+        const uint v1897 = v1891 * 1056964608u;
+        const bool v1899 = v1891 < 2u;
+        const uint v1900 = v1899 ? v1897 : v1895;
+        const uint v1902 = v1889 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1904 = v1902 << 28u;
+        const uint v1905 = v1900 | v1904;
+        const float v1906 = as_type<float>(v1905);
+        const float v1907 = v1906 * v1747;  // kernels/gemm/quant_b.hpp:80
+        const float v1909 = v1713 ? v1767 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v1910 = half(v1909);
+        const float v1912 = v1713 ? v1787 : 0.0f;
+        const half v1913 = half(v1912);
+        const float v1915 = v1713 ? v1807 : 0.0f;
+        const half v1916 = half(v1915);
+        const float v1918 = v1713 ? v1827 : 0.0f;
+        const half v1919 = half(v1918);
+        const float v1921 = v1713 ? v1847 : 0.0f;
+        const half v1922 = half(v1921);
+        const float v1924 = v1713 ? v1867 : 0.0f;
+        const half v1925 = half(v1924);
+        const float v1927 = v1713 ? v1887 : 0.0f;
+        const half v1928 = half(v1927);
+        const float v1930 = v1713 ? v1907 : 0.0f;
+        const half v1931 = half(v1930);
+        *(threadgroup iron_f16x8*)(shm1 + v1936) = iron_f16x8{{half4(v1910, v1913, v1916, v1919), half4(v1922, v1925, v1928, v1931)}};  // kernels/gemm/quant_b.hpp:146
+        const uint v1949 = v1196 + v1946;  // kernels/gemm/quant_b.hpp:137
+        const bool v1950 = v1949 < v3;
+        const bool v1951 = v1948 && v1950;
+        const uint v1955 = min(v1949, v1239);  // kernels/gemm/quant_b.hpp:138
+        const uint v1961 = v1955 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1965 = v1964 + v1961;
+        const uint v1966 = packed[v1965];
+        const uint v1968 = v1955 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1972 = v1971 + v1968;
+        const uchar v1973 = scales[v1972];
+        const uint v1974 = uint(v1973);
+        const uint v1976 = v1974 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1979 = v1974 == 255u;
+        const uint v1980 = v1979 ? 2143289344u : v1976;
+        const bool v1982 = v1974 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1984 = v1982 ? 4194304u : v1980;
+        const float v1985 = as_type<float>(v1984);
+        const uint v1987 = v1966 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1989 = v1987 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1991 = v1989 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1993 = v1991 << 22u;
+        const uint v1995 = v1989 * 1056964608u;
+        const bool v1997 = v1989 < 2u;
+        const uint v1998 = v1997 ? v1995 : v1993;
+        const uint v2000 = v1987 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2002 = v2000 << 28u;
+        const uint v2003 = v1998 | v2002;
+        const float v2004 = as_type<float>(v2003);
+        const float v2005 = v2004 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const uint v2007 = v1966 >> 4u;
+        const uint v2009 = v2007 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2011 = v2009 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2013 = v2011 << 22u;
+        const uint v2015 = v2009 * 1056964608u;
+        const bool v2017 = v2009 < 2u;
+        const uint v2018 = v2017 ? v2015 : v2013;
+        const uint v2020 = v2007 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2022 = v2020 << 28u;
+        const uint v2023 = v2018 | v2022;
+        const float v2024 = as_type<float>(v2023);
+        const float v2025 = v2024 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const uint v2027 = v1966 >> 8u;
+        const uint v2029 = v2027 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2031 = v2029 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2033 = v2031 << 22u;
+        const uint v2035 = v2029 * 1056964608u;
+        const bool v2037 = v2029 < 2u;
+        const uint v2038 = v2037 ? v2035 : v2033;
+        const uint v2040 = v2027 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2042 = v2040 << 28u;
+        const uint v2043 = v2038 | v2042;
+        const float v2044 = as_type<float>(v2043);
+        const float v2045 = v2044 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const uint v2047 = v1966 >> 12u;
+        const uint v2049 = v2047 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2051 = v2049 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2053 = v2051 << 22u;
+        const uint v2055 = v2049 * 1056964608u;
+        const bool v2057 = v2049 < 2u;
+        const uint v2058 = v2057 ? v2055 : v2053;
+        const uint v2060 = v2047 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2062 = v2060 << 28u;
+        const uint v2063 = v2058 | v2062;
+        const float v2064 = as_type<float>(v2063);
+        const float v2065 = v2064 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const uint v2067 = v1966 >> 16u;
+        const uint v2069 = v2067 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2071 = v2069 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2073 = v2071 << 22u;
+        const uint v2075 = v2069 * 1056964608u;
+        const bool v2077 = v2069 < 2u;
+        const uint v2078 = v2077 ? v2075 : v2073;
+        const uint v2080 = v2067 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2082 = v2080 << 28u;
+        const uint v2083 = v2078 | v2082;
+        const float v2084 = as_type<float>(v2083);
+        const float v2085 = v2084 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const uint v2087 = v1966 >> 20u;
+        const uint v2089 = v2087 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2091 = v2089 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2093 = v2091 << 22u;
+        const uint v2095 = v2089 * 1056964608u;
+        const bool v2097 = v2089 < 2u;
+        const uint v2098 = v2097 ? v2095 : v2093;
+        const uint v2100 = v2087 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2102 = v2100 << 28u;
+        const uint v2103 = v2098 | v2102;
+        const float v2104 = as_type<float>(v2103);
+        const float v2105 = v2104 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const uint v2107 = v1966 >> 24u;
+        const uint v2109 = v2107 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2111 = v2109 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2113 = v2111 << 22u;
+        const uint v2115 = v2109 * 1056964608u;
+        const bool v2117 = v2109 < 2u;
+        const uint v2118 = v2117 ? v2115 : v2113;
+        const uint v2120 = v2107 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2122 = v2120 << 28u;
+        const uint v2123 = v2118 | v2122;
+        const float v2124 = as_type<float>(v2123);
+        const float v2125 = v2124 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const uint v2127 = v1966 >> 28u;
+        const uint v2129 = v2127 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v2131 = v2129 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v2133 = v2131 << 22u;
+        const uint v2135 = v2129 * 1056964608u;
+        const bool v2137 = v2129 < 2u;
+        const uint v2138 = v2137 ? v2135 : v2133;
+        const uint v2140 = v2127 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v2142 = v2140 << 28u;
+        const uint v2143 = v2138 | v2142;
+        const float v2144 = as_type<float>(v2143);
+        const float v2145 = v2144 * v1985;  // kernels/gemm/quant_b.hpp:80
+        const float v2147 = v1951 ? v2005 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const half v2148 = half(v2147);
+        const float v2150 = v1951 ? v2025 : 0.0f;
+        const half v2151 = half(v2150);
+        const float v2153 = v1951 ? v2045 : 0.0f;
+        const half v2154 = half(v2153);
+        const float v2156 = v1951 ? v2065 : 0.0f;
+        const half v2157 = half(v2156);
+        const float v2159 = v1951 ? v2085 : 0.0f;
+        const half v2160 = half(v2159);
+        const float v2162 = v1951 ? v2105 : 0.0f;
+        const half v2163 = half(v2162);
+        const float v2165 = v1951 ? v2125 : 0.0f;
+        const half v2166 = half(v2165);
+        const float v2168 = v1951 ? v2145 : 0.0f;
+        const half v2169 = half(v2168);
+        *(threadgroup iron_f16x8*)(shm1 + v2174) = iron_f16x8{{half4(v2148, v2151, v2154, v2157), half4(v2160, v2163, v2166, v2169)}};  // kernels/gemm/quant_b.hpp:146
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load<false>(v90, shm0, long(v2177), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v92, shm1, long(v2183), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load<false>(v90, shm0, long(v2191), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v92, shm1, long(v2197), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const uint v2198 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2199 = v71 + v82;
-    const uint v2200 = v2199 + v2198;
-    const uint v2201 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2202 = v76 + v86;
-    const uint v2203 = v2202 + v2201;
-    const bool v2204 = v2200 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2205 = v2203 < v75;
-    const bool v2206 = v2204 && v2205;
-    if (v2206) {
-      const float v2207 = v88.m[0][0].thread_elements()[0];
-      const uint v2209 = v2203 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2210 = v2209 < v2;
-      const bool v2211 = v2204 && v2210;
-      if (v2211) {
-        const half v2212 = half(v2207);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2213 = v2200 * v2;
-        const uint v2214 = v2213 + v2203;
-        const uint v2215 = v2214 - v74;
-        out[v2215] = v2212;
-      }
-    }
-    const uint v2216 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2218 = v2199 + v2216;
-    const uint v2219 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2221 = v2202 + v2219;
-    const bool v2222 = v2218 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2223 = v2221 < v75;
-    const bool v2224 = v2222 && v2223;
-    if (v2224) {
-      const float v2225 = v88.m[0][0].thread_elements()[1];
-      const uint v2227 = v2221 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2228 = v2227 < v2;
-      const bool v2229 = v2222 && v2228;
-      if (v2229) {
-        const half v2230 = half(v2225);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2231 = v2218 * v2;
-        const uint v2232 = v2231 + v2221;
-        const uint v2233 = v2232 - v74;
-        out[v2233] = v2230;
-      }
-    }
-    const uint v2234 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2236 = v2199 + v2234;
-    const uint v2237 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2239 = v2202 + v2237;
-    const bool v2240 = v2236 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2241 = v2239 < v75;
-    const bool v2242 = v2240 && v2241;
-    if (v2242) {
-      const float v2243 = v88.m[0][1].thread_elements()[0];
-      const uint v2245 = v2239 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2246 = v2245 < v2;
-      const bool v2247 = v2240 && v2246;
-      if (v2247) {
-        const half v2248 = half(v2243);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2249 = v2236 * v2;
-        const uint v2250 = v2249 + v2239;
-        const uint v2251 = v2250 - v74;
-        out[v2251] = v2248;
-      }
-    }
-    const uint v2252 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2254 = v2199 + v2252;
-    const uint v2255 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2257 = v2202 + v2255;
-    const bool v2258 = v2254 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2259 = v2257 < v75;
-    const bool v2260 = v2258 && v2259;
-    if (v2260) {
-      const float v2261 = v88.m[0][1].thread_elements()[1];
-      const uint v2263 = v2257 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2264 = v2263 < v2;
-      const bool v2265 = v2258 && v2264;
-      if (v2265) {
-        const half v2266 = half(v2261);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2267 = v2254 * v2;
-        const uint v2268 = v2267 + v2257;
-        const uint v2269 = v2268 - v74;
-        out[v2269] = v2266;
-      }
-    }
-    const uint v2270 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2272 = v2199 + v2270;
-    const uint v2273 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2275 = v2202 + v2273;
-    const bool v2276 = v2272 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2277 = v2275 < v75;
-    const bool v2278 = v2276 && v2277;
-    if (v2278) {
-      const float v2279 = v88.m[0][2].thread_elements()[0];
-      const uint v2281 = v2275 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2282 = v2281 < v2;
-      const bool v2283 = v2276 && v2282;
-      if (v2283) {
-        const half v2284 = half(v2279);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2285 = v2272 * v2;
-        const uint v2286 = v2285 + v2275;
-        const uint v2287 = v2286 - v74;
-        out[v2287] = v2284;
-      }
+    const uint v2202 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2203 = v75 + v86;
+    const uint v2204 = v2203 + v2202;
+    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2206 = v80 + v90;
+    const uint v2207 = v2206 + v2205;
+    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2209 = v2207 < v79;
+    const bool v2210 = v2208 && v2209;
+    if (v2210) {
+      const float v2211 = v92.m[0][0].thread_elements()[0];
+      const uint v2213 = v2207 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2214 = v2213 < v2;
+      const bool v2215 = v2208 && v2214;
+      if (v2215) {
+        const half v2216 = half(v2211);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2217 = v2204 * v2;
+        const uint v2218 = v2217 + v2207;
+        const uint v2219 = v2218 - v78;
+        out[v2219] = v2216;
+      }
+    }
+    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2222 = v2203 + v2220;
+    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2225 = v2206 + v2223;
+    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2227 = v2225 < v79;
+    const bool v2228 = v2226 && v2227;
+    if (v2228) {
+      const float v2229 = v92.m[0][0].thread_elements()[1];
+      const uint v2231 = v2225 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2232 = v2231 < v2;
+      const bool v2233 = v2226 && v2232;
+      if (v2233) {
+        const half v2234 = half(v2229);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2235 = v2222 * v2;
+        const uint v2236 = v2235 + v2225;
+        const uint v2237 = v2236 - v78;
+        out[v2237] = v2234;
+      }
+    }
+    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2240 = v2203 + v2238;
+    const uint v2241 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2243 = v2206 + v2241;
+    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2245 = v2243 < v79;
+    const bool v2246 = v2244 && v2245;
+    if (v2246) {
+      const float v2247 = v92.m[0][1].thread_elements()[0];
+      const uint v2249 = v2243 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2250 = v2249 < v2;
+      const bool v2251 = v2244 && v2250;
+      if (v2251) {
+        const half v2252 = half(v2247);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2253 = v2240 * v2;
+        const uint v2254 = v2253 + v2243;
+        const uint v2255 = v2254 - v78;
+        out[v2255] = v2252;
+      }
+    }
+    const uint v2256 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2258 = v2203 + v2256;
+    const uint v2259 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2261 = v2206 + v2259;
+    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2263 = v2261 < v79;
+    const bool v2264 = v2262 && v2263;
+    if (v2264) {
+      const float v2265 = v92.m[0][1].thread_elements()[1];
+      const uint v2267 = v2261 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2268 = v2267 < v2;
+      const bool v2269 = v2262 && v2268;
+      if (v2269) {
+        const half v2270 = half(v2265);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2271 = v2258 * v2;
+        const uint v2272 = v2271 + v2261;
+        const uint v2273 = v2272 - v78;
+        out[v2273] = v2270;
+      }
+    }
+    const uint v2274 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2276 = v2203 + v2274;
+    const uint v2277 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2279 = v2206 + v2277;
+    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2281 = v2279 < v79;
+    const bool v2282 = v2280 && v2281;
+    if (v2282) {
+      const float v2283 = v92.m[0][2].thread_elements()[0];
+      const uint v2285 = v2279 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2286 = v2285 < v2;
+      const bool v2287 = v2280 && v2286;
+      if (v2287) {
+        const half v2288 = half(v2283);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2289 = v2276 * v2;
+        const uint v2290 = v2289 + v2279;
+        const uint v2291 = v2290 - v78;
+        out[v2291] = v2288;
+      }
     }
-    const uint v2288 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2290 = v2199 + v2288;
-    const uint v2291 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2293 = v2202 + v2291;
-    const bool v2294 = v2290 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2295 = v2293 < v75;
-    const bool v2296 = v2294 && v2295;
-    if (v2296) {
-      const float v2297 = v88.m[0][2].thread_elements()[1];
-      const uint v2299 = v2293 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2300 = v2299 < v2;
-      const bool v2301 = v2294 && v2300;
-      if (v2301) {
-        const half v2302 = half(v2297);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2303 = v2290 * v2;
-        const uint v2304 = v2303 + v2293;
-        const uint v2305 = v2304 - v74;
-        out[v2305] = v2302;
-      }
-    }
-    const uint v2306 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2308 = v2199 + v2306;
-    const uint v2309 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2311 = v2202 + v2309;
-    const bool v2312 = v2308 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2313 = v2311 < v75;
-    const bool v2314 = v2312 && v2313;
-    if (v2314) {
-      const float v2315 = v88.m[0][3].thread_elements()[0];
-      const uint v2317 = v2311 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2318 = v2317 < v2;
-      const bool v2319 = v2312 && v2318;
-      if (v2319) {
-        const half v2320 = half(v2315);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2321 = v2308 * v2;
-        const uint v2322 = v2321 + v2311;
-        const uint v2323 = v2322 - v74;
-        out[v2323] = v2320;
-      }
-    }
-    const uint v2324 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2326 = v2199 + v2324;
-    const uint v2327 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2329 = v2202 + v2327;
-    const bool v2330 = v2326 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2331 = v2329 < v75;
-    const bool v2332 = v2330 && v2331;
-    if (v2332) {
-      const float v2333 = v88.m[0][3].thread_elements()[1];
-      const uint v2335 = v2329 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2336 = v2335 < v2;
-      const bool v2337 = v2330 && v2336;
-      if (v2337) {
-        const half v2338 = half(v2333);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2339 = v2326 * v2;
-        const uint v2340 = v2339 + v2329;
-        const uint v2341 = v2340 - v74;
-        out[v2341] = v2338;
-      }
-    }
-    const uint v2342 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2344 = v2199 + v2342;
-    const uint v2345 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2347 = v2202 + v2345;
-    const bool v2348 = v2344 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2349 = v2347 < v75;
-    const bool v2350 = v2348 && v2349;
-    if (v2350) {
-      const float v2351 = v88.m[0][4].thread_elements()[0];
-      const uint v2353 = v2347 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2354 = v2353 < v2;
-      const bool v2355 = v2348 && v2354;
-      if (v2355) {
-        const half v2356 = half(v2351);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2357 = v2344 * v2;
-        const uint v2358 = v2357 + v2347;
-        const uint v2359 = v2358 - v74;
-        out[v2359] = v2356;
-      }
-    }
-    const uint v2360 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2362 = v2199 + v2360;
-    const uint v2363 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2365 = v2202 + v2363;
-    const bool v2366 = v2362 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2367 = v2365 < v75;
-    const bool v2368 = v2366 && v2367;
-    if (v2368) {
-      const float v2369 = v88.m[0][4].thread_elements()[1];
-      const uint v2371 = v2365 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2372 = v2371 < v2;
-      const bool v2373 = v2366 && v2372;
-      if (v2373) {
-        const half v2374 = half(v2369);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2375 = v2362 * v2;
-        const uint v2376 = v2375 + v2365;
-        const uint v2377 = v2376 - v74;
-        out[v2377] = v2374;
-      }
-    }
-    const uint v2378 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2380 = v2199 + v2378;
-    const uint v2381 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2383 = v2202 + v2381;
-    const bool v2384 = v2380 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2385 = v2383 < v75;
-    const bool v2386 = v2384 && v2385;
-    if (v2386) {
-      const float v2387 = v88.m[0][5].thread_elements()[0];
-      const uint v2389 = v2383 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2390 = v2389 < v2;
-      const bool v2391 = v2384 && v2390;
-      if (v2391) {
-        const half v2392 = half(v2387);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2393 = v2380 * v2;
-        const uint v2394 = v2393 + v2383;
-        const uint v2395 = v2394 - v74;
-        out[v2395] = v2392;
-      }
-    }
-    const uint v2396 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2398 = v2199 + v2396;
-    const uint v2399 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2401 = v2202 + v2399;
-    const bool v2402 = v2398 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2403 = v2401 < v75;
-    const bool v2404 = v2402 && v2403;
-    if (v2404) {
-      const float v2405 = v88.m[0][5].thread_elements()[1];
-      const uint v2407 = v2401 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2408 = v2407 < v2;
-      const bool v2409 = v2402 && v2408;
-      if (v2409) {
-        const half v2410 = half(v2405);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2411 = v2398 * v2;
-        const uint v2412 = v2411 + v2401;
-        const uint v2413 = v2412 - v74;
-        out[v2413] = v2410;
-      }
-    }
-    const uint v2414 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2416 = v2199 + v2414;
-    const uint v2417 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2419 = v2202 + v2417;
-    const bool v2420 = v2416 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2421 = v2419 < v75;
-    const bool v2422 = v2420 && v2421;
-    if (v2422) {
-      const float v2423 = v88.m[0][6].thread_elements()[0];
-      const uint v2425 = v2419 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2426 = v2425 < v2;
-      const bool v2427 = v2420 && v2426;
-      if (v2427) {
-        const half v2428 = half(v2423);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2429 = v2416 * v2;
-        const uint v2430 = v2429 + v2419;
-        const uint v2431 = v2430 - v74;
-        out[v2431] = v2428;
-      }
-    }
-    const uint v2432 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2434 = v2199 + v2432;
-    const uint v2435 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2437 = v2202 + v2435;
-    const bool v2438 = v2434 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2439 = v2437 < v75;
-    const bool v2440 = v2438 && v2439;
-    if (v2440) {
-      const float v2441 = v88.m[0][6].thread_elements()[1];
-      const uint v2443 = v2437 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2444 = v2443 < v2;
-      const bool v2445 = v2438 && v2444;
-      if (v2445) {
-        const half v2446 = half(v2441);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2447 = v2434 * v2;
-        const uint v2448 = v2447 + v2437;
-        const uint v2449 = v2448 - v74;
-        out[v2449] = v2446;
-      }
-    }
-    const uint v2450 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2452 = v2199 + v2450;
-    const uint v2453 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2455 = v2202 + v2453;
-    const bool v2456 = v2452 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2457 = v2455 < v75;
-    const bool v2458 = v2456 && v2457;
-    if (v2458) {
-      const float v2459 = v88.m[0][7].thread_elements()[0];
-      const uint v2461 = v2455 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2462 = v2461 < v2;
-      const bool v2463 = v2456 && v2462;
-      if (v2463) {
-        const half v2464 = half(v2459);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2465 = v2452 * v2;
-        const uint v2466 = v2465 + v2455;
-        const uint v2467 = v2466 - v74;
-        out[v2467] = v2464;
-      }
-    }
-    const uint v2468 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2470 = v2199 + v2468;
-    const uint v2471 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2473 = v2202 + v2471;
-    const bool v2474 = v2470 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2475 = v2473 < v75;
-    const bool v2476 = v2474 && v2475;
-    if (v2476) {
-      const float v2477 = v88.m[0][7].thread_elements()[1];
-      const uint v2479 = v2473 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2480 = v2479 < v2;
-      const bool v2481 = v2474 && v2480;
-      if (v2481) {
-        const half v2482 = half(v2477);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2483 = v2470 * v2;
-        const uint v2484 = v2483 + v2473;
-        const uint v2485 = v2484 - v74;
-        out[v2485] = v2482;
-      }
-    }
-    const uint v2486 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2488 = v2199 + v2486;
-    const uint v2489 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2491 = v2202 + v2489;
-    const bool v2492 = v2488 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2493 = v2491 < v75;
-    const bool v2494 = v2492 && v2493;
-    if (v2494) {
-      const float v2495 = v88.m[1][0].thread_elements()[0];
-      const uint v2497 = v2491 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2498 = v2497 < v2;
-      const bool v2499 = v2492 && v2498;
-      if (v2499) {
-        const half v2500 = half(v2495);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2501 = v2488 * v2;
-        const uint v2502 = v2501 + v2491;
-        const uint v2503 = v2502 - v74;
-        out[v2503] = v2500;
-      }
-    }
-    const uint v2504 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2506 = v2199 + v2504;
-    const uint v2507 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2509 = v2202 + v2507;
-    const bool v2510 = v2506 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2511 = v2509 < v75;
-    const bool v2512 = v2510 && v2511;
-    if (v2512) {
-      const float v2513 = v88.m[1][0].thread_elements()[1];
-      const uint v2515 = v2509 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2516 = v2515 < v2;
-      const bool v2517 = v2510 && v2516;
-      if (v2517) {
-        const half v2518 = half(v2513);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2519 = v2506 * v2;
-        const uint v2520 = v2519 + v2509;
-        const uint v2521 = v2520 - v74;
-        out[v2521] = v2518;
-      }
-    }
-    const uint v2522 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2524 = v2199 + v2522;
-    const uint v2525 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2527 = v2202 + v2525;
-    const bool v2528 = v2524 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2529 = v2527 < v75;
-    const bool v2530 = v2528 && v2529;
-    if (v2530) {
-      const float v2531 = v88.m[1][1].thread_elements()[0];
-      const uint v2533 = v2527 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2534 = v2533 < v2;
-      const bool v2535 = v2528 && v2534;
-      if (v2535) {
-        const half v2536 = half(v2531);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2537 = v2524 * v2;
-        const uint v2538 = v2537 + v2527;
-        const uint v2539 = v2538 - v74;
-        out[v2539] = v2536;
-      }
-    }
-    const uint v2540 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2542 = v2199 + v2540;
-    const uint v2543 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2545 = v2202 + v2543;
-    const bool v2546 = v2542 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2547 = v2545 < v75;
-    const bool v2548 = v2546 && v2547;
-    if (v2548) {
-      const float v2549 = v88.m[1][1].thread_elements()[1];
-      const uint v2551 = v2545 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2552 = v2551 < v2;
-      const bool v2553 = v2546 && v2552;
-      if (v2553) {
-        const half v2554 = half(v2549);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2555 = v2542 * v2;
-        const uint v2556 = v2555 + v2545;
-        const uint v2557 = v2556 - v74;
-        out[v2557] = v2554;
-      }
-    }
-    const uint v2558 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2560 = v2199 + v2558;
-    const uint v2561 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2563 = v2202 + v2561;
-    const bool v2564 = v2560 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2565 = v2563 < v75;
-    const bool v2566 = v2564 && v2565;
-    if (v2566) {
-      const float v2567 = v88.m[1][2].thread_elements()[0];
-      const uint v2569 = v2563 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2570 = v2569 < v2;
-      const bool v2571 = v2564 && v2570;
-      if (v2571) {
-        const half v2572 = half(v2567);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2573 = v2560 * v2;
-        const uint v2574 = v2573 + v2563;
-        const uint v2575 = v2574 - v74;
-        out[v2575] = v2572;
-      }
-    }
-    const uint v2576 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2578 = v2199 + v2576;
-    const uint v2579 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2581 = v2202 + v2579;
-    const bool v2582 = v2578 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2583 = v2581 < v75;
-    const bool v2584 = v2582 && v2583;
-    if (v2584) {
-      const float v2585 = v88.m[1][2].thread_elements()[1];
-      const uint v2587 = v2581 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2588 = v2587 < v2;
-      const bool v2589 = v2582 && v2588;
-      if (v2589) {
-        const half v2590 = half(v2585);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2591 = v2578 * v2;
-        const uint v2592 = v2591 + v2581;
-        const uint v2593 = v2592 - v74;
-        out[v2593] = v2590;
-      }
-    }
-    const uint v2594 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2596 = v2199 + v2594;
-    const uint v2597 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2599 = v2202 + v2597;
-    const bool v2600 = v2596 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2601 = v2599 < v75;
-    const bool v2602 = v2600 && v2601;
-    if (v2602) {
-      const float v2603 = v88.m[1][3].thread_elements()[0];
-      const uint v2605 = v2599 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2606 = v2605 < v2;
-      const bool v2607 = v2600 && v2606;
-      if (v2607) {
-        const half v2608 = half(v2603);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2609 = v2596 * v2;
-        const uint v2610 = v2609 + v2599;
-        const uint v2611 = v2610 - v74;
-        out[v2611] = v2608;
-      }
-    }
-    const uint v2612 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2614 = v2199 + v2612;
-    const uint v2615 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2617 = v2202 + v2615;
-    const bool v2618 = v2614 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2619 = v2617 < v75;
-    const bool v2620 = v2618 && v2619;
-    if (v2620) {
-      const float v2621 = v88.m[1][3].thread_elements()[1];
-      const uint v2623 = v2617 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2624 = v2623 < v2;
-      const bool v2625 = v2618 && v2624;
-      if (v2625) {
-        const half v2626 = half(v2621);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2627 = v2614 * v2;
-        const uint v2628 = v2627 + v2617;
-        const uint v2629 = v2628 - v74;
-        out[v2629] = v2626;
-      }
-    }
-    const uint v2630 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2632 = v2199 + v2630;
-    const uint v2633 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2635 = v2202 + v2633;
-    const bool v2636 = v2632 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2637 = v2635 < v75;
-    const bool v2638 = v2636 && v2637;
-    if (v2638) {
-      const float v2639 = v88.m[1][4].thread_elements()[0];
-      const uint v2641 = v2635 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2642 = v2641 < v2;
-      const bool v2643 = v2636 && v2642;
-      if (v2643) {
-        const half v2644 = half(v2639);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2645 = v2632 * v2;
-        const uint v2646 = v2645 + v2635;
-        const uint v2647 = v2646 - v74;
-        out[v2647] = v2644;
-      }
-    }
-    const uint v2648 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2650 = v2199 + v2648;
-    const uint v2651 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2653 = v2202 + v2651;
-    const bool v2654 = v2650 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2655 = v2653 < v75;
-    const bool v2656 = v2654 && v2655;
-    if (v2656) {
-      const float v2657 = v88.m[1][4].thread_elements()[1];
-      const uint v2659 = v2653 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2660 = v2659 < v2;
-      const bool v2661 = v2654 && v2660;
-      if (v2661) {
-        const half v2662 = half(v2657);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2663 = v2650 * v2;
-        const uint v2664 = v2663 + v2653;
-        const uint v2665 = v2664 - v74;
-        out[v2665] = v2662;
-      }
-    }
-    const uint v2666 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2668 = v2199 + v2666;
-    const uint v2669 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2671 = v2202 + v2669;
-    const bool v2672 = v2668 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2673 = v2671 < v75;
-    const bool v2674 = v2672 && v2673;
-    if (v2674) {
-      const float v2675 = v88.m[1][5].thread_elements()[0];
-      const uint v2677 = v2671 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2678 = v2677 < v2;
-      const bool v2679 = v2672 && v2678;
-      if (v2679) {
-        const half v2680 = half(v2675);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2681 = v2668 * v2;
-        const uint v2682 = v2681 + v2671;
-        const uint v2683 = v2682 - v74;
-        out[v2683] = v2680;
-      }
-    }
-    const uint v2684 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2686 = v2199 + v2684;
-    const uint v2687 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2689 = v2202 + v2687;
-    const bool v2690 = v2686 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2691 = v2689 < v75;
-    const bool v2692 = v2690 && v2691;
-    if (v2692) {
-      const float v2693 = v88.m[1][5].thread_elements()[1];
-      const uint v2695 = v2689 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2696 = v2695 < v2;
-      const bool v2697 = v2690 && v2696;
-      if (v2697) {
-        const half v2698 = half(v2693);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2699 = v2686 * v2;
-        const uint v2700 = v2699 + v2689;
-        const uint v2701 = v2700 - v74;
-        out[v2701] = v2698;
-      }
-    }
-    const uint v2702 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2704 = v2199 + v2702;
-    const uint v2705 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2707 = v2202 + v2705;
-    const bool v2708 = v2704 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2709 = v2707 < v75;
-    const bool v2710 = v2708 && v2709;
-    if (v2710) {
-      const float v2711 = v88.m[1][6].thread_elements()[0];
-      const uint v2713 = v2707 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2714 = v2713 < v2;
-      const bool v2715 = v2708 && v2714;
-      if (v2715) {
-        const half v2716 = half(v2711);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2717 = v2704 * v2;
-        const uint v2718 = v2717 + v2707;
-        const uint v2719 = v2718 - v74;
-        out[v2719] = v2716;
-      }
-    }
-    const uint v2720 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2722 = v2199 + v2720;
-    const uint v2723 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2725 = v2202 + v2723;
-    const bool v2726 = v2722 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2727 = v2725 < v75;
-    const bool v2728 = v2726 && v2727;
-    if (v2728) {
-      const float v2729 = v88.m[1][6].thread_elements()[1];
-      const uint v2731 = v2725 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2732 = v2731 < v2;
-      const bool v2733 = v2726 && v2732;
-      if (v2733) {
-        const half v2734 = half(v2729);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2735 = v2722 * v2;
-        const uint v2736 = v2735 + v2725;
-        const uint v2737 = v2736 - v74;
-        out[v2737] = v2734;
-      }
-    }
-    const uint v2738 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2740 = v2199 + v2738;
-    const uint v2741 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2743 = v2202 + v2741;
-    const bool v2744 = v2740 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2745 = v2743 < v75;
-    const bool v2746 = v2744 && v2745;
-    if (v2746) {
-      const float v2747 = v88.m[1][7].thread_elements()[0];
-      const uint v2749 = v2743 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2750 = v2749 < v2;
-      const bool v2751 = v2744 && v2750;
-      if (v2751) {
-        const half v2752 = half(v2747);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2753 = v2740 * v2;
-        const uint v2754 = v2753 + v2743;
-        const uint v2755 = v2754 - v74;
-        out[v2755] = v2752;
-      }
-    }
-    const uint v2756 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2758 = v2199 + v2756;
-    const uint v2759 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2761 = v2202 + v2759;
-    const bool v2762 = v2758 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2763 = v2761 < v75;
-    const bool v2764 = v2762 && v2763;
-    if (v2764) {
-      const float v2765 = v88.m[1][7].thread_elements()[1];
-      const uint v2767 = v2761 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2768 = v2767 < v2;
-      const bool v2769 = v2762 && v2768;
-      if (v2769) {
-        const half v2770 = half(v2765);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2771 = v2758 * v2;
-        const uint v2772 = v2771 + v2761;
-        const uint v2773 = v2772 - v74;
-        out[v2773] = v2770;
-      }
-    }
-    const uint v2774 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2776 = v2199 + v2774;
-    const uint v2777 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2779 = v2202 + v2777;
-    const bool v2780 = v2776 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2781 = v2779 < v75;
-    const bool v2782 = v2780 && v2781;
-    if (v2782) {
-      const float v2783 = v88.m[2][0].thread_elements()[0];
-      const uint v2785 = v2779 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2786 = v2785 < v2;
-      const bool v2787 = v2780 && v2786;
-      if (v2787) {
-        const half v2788 = half(v2783);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2789 = v2776 * v2;
-        const uint v2790 = v2789 + v2779;
-        const uint v2791 = v2790 - v74;
-        out[v2791] = v2788;
-      }
-    }
-    const uint v2792 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2794 = v2199 + v2792;
-    const uint v2795 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2797 = v2202 + v2795;
-    const bool v2798 = v2794 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2799 = v2797 < v75;
-    const bool v2800 = v2798 && v2799;
-    if (v2800) {
-      const float v2801 = v88.m[2][0].thread_elements()[1];
-      const uint v2803 = v2797 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2804 = v2803 < v2;
-      const bool v2805 = v2798 && v2804;
-      if (v2805) {
-        const half v2806 = half(v2801);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2807 = v2794 * v2;
-        const uint v2808 = v2807 + v2797;
-        const uint v2809 = v2808 - v74;
-        out[v2809] = v2806;
-      }
-    }
-    const uint v2810 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2812 = v2199 + v2810;
-    const uint v2813 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2815 = v2202 + v2813;
-    const bool v2816 = v2812 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2817 = v2815 < v75;
-    const bool v2818 = v2816 && v2817;
-    if (v2818) {
-      const float v2819 = v88.m[2][1].thread_elements()[0];
-      const uint v2821 = v2815 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2822 = v2821 < v2;
-      const bool v2823 = v2816 && v2822;
-      if (v2823) {
-        const half v2824 = half(v2819);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2825 = v2812 * v2;
-        const uint v2826 = v2825 + v2815;
-        const uint v2827 = v2826 - v74;
-        out[v2827] = v2824;
-      }
-    }
-    const uint v2828 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2830 = v2199 + v2828;
-    const uint v2831 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2833 = v2202 + v2831;
-    const bool v2834 = v2830 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2835 = v2833 < v75;
-    const bool v2836 = v2834 && v2835;
-    if (v2836) {
-      const float v2837 = v88.m[2][1].thread_elements()[1];
-      const uint v2839 = v2833 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2840 = v2839 < v2;
-      const bool v2841 = v2834 && v2840;
-      if (v2841) {
-        const half v2842 = half(v2837);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2843 = v2830 * v2;
-        const uint v2844 = v2843 + v2833;
-        const uint v2845 = v2844 - v74;
-        out[v2845] = v2842;
-      }
-    }
-    const uint v2846 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2848 = v2199 + v2846;
-    const uint v2849 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2851 = v2202 + v2849;
-    const bool v2852 = v2848 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2853 = v2851 < v75;
-    const bool v2854 = v2852 && v2853;
-    if (v2854) {
-      const float v2855 = v88.m[2][2].thread_elements()[0];
-      const uint v2857 = v2851 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2858 = v2857 < v2;
-      const bool v2859 = v2852 && v2858;
-      if (v2859) {
-        const half v2860 = half(v2855);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2861 = v2848 * v2;
-        const uint v2862 = v2861 + v2851;
-        const uint v2863 = v2862 - v74;
-        out[v2863] = v2860;
-      }
-    }
-    const uint v2864 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2866 = v2199 + v2864;
-    const uint v2867 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2869 = v2202 + v2867;
-    const bool v2870 = v2866 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2871 = v2869 < v75;
-    const bool v2872 = v2870 && v2871;
-    if (v2872) {
-      const float v2873 = v88.m[2][2].thread_elements()[1];
-      const uint v2875 = v2869 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2876 = v2875 < v2;
-      const bool v2877 = v2870 && v2876;
-      if (v2877) {
-        const half v2878 = half(v2873);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2879 = v2866 * v2;
-        const uint v2880 = v2879 + v2869;
-        const uint v2881 = v2880 - v74;
-        out[v2881] = v2878;
-      }
-    }
-    const uint v2882 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2884 = v2199 + v2882;
-    const uint v2885 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2887 = v2202 + v2885;
-    const bool v2888 = v2884 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2889 = v2887 < v75;
-    const bool v2890 = v2888 && v2889;
-    if (v2890) {
-      const float v2891 = v88.m[2][3].thread_elements()[0];
-      const uint v2893 = v2887 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2894 = v2893 < v2;
-      const bool v2895 = v2888 && v2894;
-      if (v2895) {
-        const half v2896 = half(v2891);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2897 = v2884 * v2;
-        const uint v2898 = v2897 + v2887;
-        const uint v2899 = v2898 - v74;
-        out[v2899] = v2896;
-      }
-    }
-    const uint v2900 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2902 = v2199 + v2900;
-    const uint v2903 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2905 = v2202 + v2903;
-    const bool v2906 = v2902 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2907 = v2905 < v75;
-    const bool v2908 = v2906 && v2907;
-    if (v2908) {
-      const float v2909 = v88.m[2][3].thread_elements()[1];
-      const uint v2911 = v2905 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2912 = v2911 < v2;
-      const bool v2913 = v2906 && v2912;
-      if (v2913) {
-        const half v2914 = half(v2909);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2915 = v2902 * v2;
-        const uint v2916 = v2915 + v2905;
-        const uint v2917 = v2916 - v74;
-        out[v2917] = v2914;
-      }
-    }
-    const uint v2918 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2920 = v2199 + v2918;
-    const uint v2921 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2923 = v2202 + v2921;
-    const bool v2924 = v2920 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2925 = v2923 < v75;
-    const bool v2926 = v2924 && v2925;
-    if (v2926) {
-      const float v2927 = v88.m[2][4].thread_elements()[0];
-      const uint v2929 = v2923 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2930 = v2929 < v2;
-      const bool v2931 = v2924 && v2930;
-      if (v2931) {
-        const half v2932 = half(v2927);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2933 = v2920 * v2;
-        const uint v2934 = v2933 + v2923;
-        const uint v2935 = v2934 - v74;
-        out[v2935] = v2932;
-      }
-    }
-    const uint v2936 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2938 = v2199 + v2936;
-    const uint v2939 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2941 = v2202 + v2939;
-    const bool v2942 = v2938 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2943 = v2941 < v75;
-    const bool v2944 = v2942 && v2943;
-    if (v2944) {
-      const float v2945 = v88.m[2][4].thread_elements()[1];
-      const uint v2947 = v2941 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2948 = v2947 < v2;
-      const bool v2949 = v2942 && v2948;
-      if (v2949) {
-        const half v2950 = half(v2945);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2951 = v2938 * v2;
-        const uint v2952 = v2951 + v2941;
-        const uint v2953 = v2952 - v74;
-        out[v2953] = v2950;
-      }
-    }
-    const uint v2954 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2956 = v2199 + v2954;
-    const uint v2957 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2959 = v2202 + v2957;
-    const bool v2960 = v2956 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2961 = v2959 < v75;
-    const bool v2962 = v2960 && v2961;
-    if (v2962) {
-      const float v2963 = v88.m[2][5].thread_elements()[0];
-      const uint v2965 = v2959 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2966 = v2965 < v2;
-      const bool v2967 = v2960 && v2966;
-      if (v2967) {
-        const half v2968 = half(v2963);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2969 = v2956 * v2;
-        const uint v2970 = v2969 + v2959;
-        const uint v2971 = v2970 - v74;
-        out[v2971] = v2968;
-      }
-    }
-    const uint v2972 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2974 = v2199 + v2972;
-    const uint v2975 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2977 = v2202 + v2975;
-    const bool v2978 = v2974 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2979 = v2977 < v75;
-    const bool v2980 = v2978 && v2979;
-    if (v2980) {
-      const float v2981 = v88.m[2][5].thread_elements()[1];
-      const uint v2983 = v2977 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2984 = v2983 < v2;
-      const bool v2985 = v2978 && v2984;
-      if (v2985) {
-        const half v2986 = half(v2981);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2987 = v2974 * v2;
-        const uint v2988 = v2987 + v2977;
-        const uint v2989 = v2988 - v74;
-        out[v2989] = v2986;
-      }
-    }
-    const uint v2990 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2992 = v2199 + v2990;
-    const uint v2993 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2995 = v2202 + v2993;
-    const bool v2996 = v2992 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2997 = v2995 < v75;
-    const bool v2998 = v2996 && v2997;
-    if (v2998) {
-      const float v2999 = v88.m[2][6].thread_elements()[0];
-      const uint v3001 = v2995 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3002 = v3001 < v2;
-      const bool v3003 = v2996 && v3002;
-      if (v3003) {
-        const half v3004 = half(v2999);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3005 = v2992 * v2;
-        const uint v3006 = v3005 + v2995;
-        const uint v3007 = v3006 - v74;
-        out[v3007] = v3004;
-      }
-    }
-    const uint v3008 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3010 = v2199 + v3008;
-    const uint v3011 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3013 = v2202 + v3011;
-    const bool v3014 = v3010 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3015 = v3013 < v75;
-    const bool v3016 = v3014 && v3015;
-    if (v3016) {
-      const float v3017 = v88.m[2][6].thread_elements()[1];
-      const uint v3019 = v3013 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3020 = v3019 < v2;
-      const bool v3021 = v3014 && v3020;
-      if (v3021) {
-        const half v3022 = half(v3017);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3023 = v3010 * v2;
-        const uint v3024 = v3023 + v3013;
-        const uint v3025 = v3024 - v74;
-        out[v3025] = v3022;
-      }
-    }
-    const uint v3026 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3028 = v2199 + v3026;
-    const uint v3029 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3031 = v2202 + v3029;
-    const bool v3032 = v3028 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3033 = v3031 < v75;
-    const bool v3034 = v3032 && v3033;
-    if (v3034) {
-      const float v3035 = v88.m[2][7].thread_elements()[0];
-      const uint v3037 = v3031 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3038 = v3037 < v2;
-      const bool v3039 = v3032 && v3038;
-      if (v3039) {
-        const half v3040 = half(v3035);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3041 = v3028 * v2;
-        const uint v3042 = v3041 + v3031;
-        const uint v3043 = v3042 - v74;
-        out[v3043] = v3040;
-      }
-    }
-    const uint v3044 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3046 = v2199 + v3044;
-    const uint v3047 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3049 = v2202 + v3047;
-    const bool v3050 = v3046 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3051 = v3049 < v75;
-    const bool v3052 = v3050 && v3051;
-    if (v3052) {
-      const float v3053 = v88.m[2][7].thread_elements()[1];
-      const uint v3055 = v3049 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3056 = v3055 < v2;
-      const bool v3057 = v3050 && v3056;
-      if (v3057) {
-        const half v3058 = half(v3053);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3059 = v3046 * v2;
-        const uint v3060 = v3059 + v3049;
-        const uint v3061 = v3060 - v74;
-        out[v3061] = v3058;
-      }
-    }
-    const uint v3062 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3064 = v2199 + v3062;
-    const uint v3065 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3067 = v2202 + v3065;
-    const bool v3068 = v3064 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3069 = v3067 < v75;
-    const bool v3070 = v3068 && v3069;
-    if (v3070) {
-      const float v3071 = v88.m[3][0].thread_elements()[0];
-      const uint v3073 = v3067 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3074 = v3073 < v2;
-      const bool v3075 = v3068 && v3074;
-      if (v3075) {
-        const half v3076 = half(v3071);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3077 = v3064 * v2;
-        const uint v3078 = v3077 + v3067;
-        const uint v3079 = v3078 - v74;
-        out[v3079] = v3076;
-      }
-    }
-    const uint v3080 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3082 = v2199 + v3080;
-    const uint v3083 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3085 = v2202 + v3083;
-    const bool v3086 = v3082 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3087 = v3085 < v75;
-    const bool v3088 = v3086 && v3087;
-    if (v3088) {
-      const float v3089 = v88.m[3][0].thread_elements()[1];
-      const uint v3091 = v3085 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3092 = v3091 < v2;
-      const bool v3093 = v3086 && v3092;
-      if (v3093) {
-        const half v3094 = half(v3089);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3095 = v3082 * v2;
-        const uint v3096 = v3095 + v3085;
-        const uint v3097 = v3096 - v74;
-        out[v3097] = v3094;
-      }
-    }
-    const uint v3098 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3100 = v2199 + v3098;
-    const uint v3101 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3103 = v2202 + v3101;
-    const bool v3104 = v3100 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3105 = v3103 < v75;
-    const bool v3106 = v3104 && v3105;
-    if (v3106) {
-      const float v3107 = v88.m[3][1].thread_elements()[0];
-      const uint v3109 = v3103 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3110 = v3109 < v2;
-      const bool v3111 = v3104 && v3110;
-      if (v3111) {
-        const half v3112 = half(v3107);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3113 = v3100 * v2;
-        const uint v3114 = v3113 + v3103;
-        const uint v3115 = v3114 - v74;
-        out[v3115] = v3112;
-      }
-    }
-    const uint v3116 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3118 = v2199 + v3116;
-    const uint v3119 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3121 = v2202 + v3119;
-    const bool v3122 = v3118 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3123 = v3121 < v75;
-    const bool v3124 = v3122 && v3123;
-    if (v3124) {
-      const float v3125 = v88.m[3][1].thread_elements()[1];
-      const uint v3127 = v3121 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3128 = v3127 < v2;
-      const bool v3129 = v3122 && v3128;
-      if (v3129) {
-        const half v3130 = half(v3125);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3131 = v3118 * v2;
-        const uint v3132 = v3131 + v3121;
-        const uint v3133 = v3132 - v74;
-        out[v3133] = v3130;
-      }
-    }
-    const uint v3134 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3136 = v2199 + v3134;
-    const uint v3137 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3139 = v2202 + v3137;
-    const bool v3140 = v3136 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3141 = v3139 < v75;
-    const bool v3142 = v3140 && v3141;
-    if (v3142) {
-      const float v3143 = v88.m[3][2].thread_elements()[0];
-      const uint v3145 = v3139 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3146 = v3145 < v2;
-      const bool v3147 = v3140 && v3146;
-      if (v3147) {
-        const half v3148 = half(v3143);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3149 = v3136 * v2;
-        const uint v3150 = v3149 + v3139;
-        const uint v3151 = v3150 - v74;
-        out[v3151] = v3148;
-      }
-    }
-    const uint v3152 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3154 = v2199 + v3152;
-    const uint v3155 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3157 = v2202 + v3155;
-    const bool v3158 = v3154 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3159 = v3157 < v75;
-    const bool v3160 = v3158 && v3159;
-    if (v3160) {
-      const float v3161 = v88.m[3][2].thread_elements()[1];
-      const uint v3163 = v3157 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3164 = v3163 < v2;
-      const bool v3165 = v3158 && v3164;
-      if (v3165) {
-        const half v3166 = half(v3161);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3167 = v3154 * v2;
-        const uint v3168 = v3167 + v3157;
-        const uint v3169 = v3168 - v74;
-        out[v3169] = v3166;
-      }
-    }
-    const uint v3170 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3172 = v2199 + v3170;
-    const uint v3173 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3175 = v2202 + v3173;
-    const bool v3176 = v3172 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3177 = v3175 < v75;
-    const bool v3178 = v3176 && v3177;
-    if (v3178) {
-      const float v3179 = v88.m[3][3].thread_elements()[0];
-      const uint v3181 = v3175 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3182 = v3181 < v2;
-      const bool v3183 = v3176 && v3182;
-      if (v3183) {
-        const half v3184 = half(v3179);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3185 = v3172 * v2;
-        const uint v3186 = v3185 + v3175;
-        const uint v3187 = v3186 - v74;
-        out[v3187] = v3184;
-      }
-    }
-    const uint v3188 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3190 = v2199 + v3188;
-    const uint v3191 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3193 = v2202 + v3191;
-    const bool v3194 = v3190 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3195 = v3193 < v75;
-    const bool v3196 = v3194 && v3195;
-    if (v3196) {
-      const float v3197 = v88.m[3][3].thread_elements()[1];
-      const uint v3199 = v3193 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3200 = v3199 < v2;
-      const bool v3201 = v3194 && v3200;
-      if (v3201) {
-        const half v3202 = half(v3197);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3203 = v3190 * v2;
-        const uint v3204 = v3203 + v3193;
-        const uint v3205 = v3204 - v74;
-        out[v3205] = v3202;
-      }
-    }
-    const uint v3206 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3208 = v2199 + v3206;
-    const uint v3209 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3211 = v2202 + v3209;
-    const bool v3212 = v3208 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3213 = v3211 < v75;
-    const bool v3214 = v3212 && v3213;
-    if (v3214) {
-      const float v3215 = v88.m[3][4].thread_elements()[0];
-      const uint v3217 = v3211 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3218 = v3217 < v2;
-      const bool v3219 = v3212 && v3218;
-      if (v3219) {
-        const half v3220 = half(v3215);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3221 = v3208 * v2;
-        const uint v3222 = v3221 + v3211;
-        const uint v3223 = v3222 - v74;
-        out[v3223] = v3220;
-      }
-    }
-    const uint v3224 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3226 = v2199 + v3224;
-    const uint v3227 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3229 = v2202 + v3227;
-    const bool v3230 = v3226 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3231 = v3229 < v75;
-    const bool v3232 = v3230 && v3231;
-    if (v3232) {
-      const float v3233 = v88.m[3][4].thread_elements()[1];
-      const uint v3235 = v3229 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3236 = v3235 < v2;
-      const bool v3237 = v3230 && v3236;
-      if (v3237) {
-        const half v3238 = half(v3233);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3239 = v3226 * v2;
-        const uint v3240 = v3239 + v3229;
-        const uint v3241 = v3240 - v74;
-        out[v3241] = v3238;
-      }
-    }
-    const uint v3242 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3244 = v2199 + v3242;
-    const uint v3245 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3247 = v2202 + v3245;
-    const bool v3248 = v3244 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3249 = v3247 < v75;
-    const bool v3250 = v3248 && v3249;
-    if (v3250) {
-      const float v3251 = v88.m[3][5].thread_elements()[0];
-      const uint v3253 = v3247 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3254 = v3253 < v2;
-      const bool v3255 = v3248 && v3254;
-      if (v3255) {
-        const half v3256 = half(v3251);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3257 = v3244 * v2;
-        const uint v3258 = v3257 + v3247;
-        const uint v3259 = v3258 - v74;
-        out[v3259] = v3256;
-      }
-    }
-    const uint v3260 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3262 = v2199 + v3260;
-    const uint v3263 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3265 = v2202 + v3263;
-    const bool v3266 = v3262 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3267 = v3265 < v75;
-    const bool v3268 = v3266 && v3267;
-    if (v3268) {
-      const float v3269 = v88.m[3][5].thread_elements()[1];
-      const uint v3271 = v3265 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3272 = v3271 < v2;
-      const bool v3273 = v3266 && v3272;
-      if (v3273) {
-        const half v3274 = half(v3269);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3275 = v3262 * v2;
-        const uint v3276 = v3275 + v3265;
-        const uint v3277 = v3276 - v74;
-        out[v3277] = v3274;
-      }
-    }
-    const uint v3278 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3280 = v2199 + v3278;
-    const uint v3281 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3283 = v2202 + v3281;
-    const bool v3284 = v3280 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3285 = v3283 < v75;
-    const bool v3286 = v3284 && v3285;
-    if (v3286) {
-      const float v3287 = v88.m[3][6].thread_elements()[0];
-      const uint v3289 = v3283 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3290 = v3289 < v2;
-      const bool v3291 = v3284 && v3290;
-      if (v3291) {
-        const half v3292 = half(v3287);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3293 = v3280 * v2;
-        const uint v3294 = v3293 + v3283;
-        const uint v3295 = v3294 - v74;
-        out[v3295] = v3292;
-      }
-    }
-    const uint v3296 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3298 = v2199 + v3296;
-    const uint v3299 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3301 = v2202 + v3299;
-    const bool v3302 = v3298 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3303 = v3301 < v75;
-    const bool v3304 = v3302 && v3303;
-    if (v3304) {
-      const float v3305 = v88.m[3][6].thread_elements()[1];
-      const uint v3307 = v3301 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3308 = v3307 < v2;
-      const bool v3309 = v3302 && v3308;
-      if (v3309) {
-        const half v3310 = half(v3305);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3311 = v3298 * v2;
-        const uint v3312 = v3311 + v3301;
-        const uint v3313 = v3312 - v74;
-        out[v3313] = v3310;
-      }
-    }
-    const uint v3314 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3316 = v2199 + v3314;
-    const uint v3317 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3319 = v2202 + v3317;
-    const bool v3320 = v3316 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3321 = v3319 < v75;
-    const bool v3322 = v3320 && v3321;
-    if (v3322) {
-      const float v3323 = v88.m[3][7].thread_elements()[0];
-      const uint v3325 = v3319 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3326 = v3325 < v2;
-      const bool v3327 = v3320 && v3326;
-      if (v3327) {
-        const half v3328 = half(v3323);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3329 = v3316 * v2;
-        const uint v3330 = v3329 + v3319;
-        const uint v3331 = v3330 - v74;
-        out[v3331] = v3328;
-      }
-    }
-    const uint v3332 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3334 = v2199 + v3332;
-    const uint v3335 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3337 = v2202 + v3335;
-    const bool v3338 = v3334 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3339 = v3337 < v75;
-    const bool v3340 = v3338 && v3339;
-    if (v3340) {
-      const float v3341 = v88.m[3][7].thread_elements()[1];
-      const uint v3343 = v3337 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3344 = v3343 < v2;
-      const bool v3345 = v3338 && v3344;
-      if (v3345) {
-        const half v3346 = half(v3341);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3347 = v3334 * v2;
-        const uint v3348 = v3347 + v3337;
-        const uint v3349 = v3348 - v74;
-        out[v3349] = v3346;
-      }
-    }
-    const uint v3350 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3352 = v2199 + v3350;
-    const uint v3353 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3355 = v2202 + v3353;
-    const bool v3356 = v3352 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3357 = v3355 < v75;
-    const bool v3358 = v3356 && v3357;
-    if (v3358) {
-      const float v3359 = v88.m[4][0].thread_elements()[0];
-      const uint v3361 = v3355 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3362 = v3361 < v2;
-      const bool v3363 = v3356 && v3362;
-      if (v3363) {
-        const half v3364 = half(v3359);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3365 = v3352 * v2;
-        const uint v3366 = v3365 + v3355;
-        const uint v3367 = v3366 - v74;
-        out[v3367] = v3364;
-      }
-    }
-    const uint v3368 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3370 = v2199 + v3368;
-    const uint v3371 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3373 = v2202 + v3371;
-    const bool v3374 = v3370 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3375 = v3373 < v75;
-    const bool v3376 = v3374 && v3375;
-    if (v3376) {
-      const float v3377 = v88.m[4][0].thread_elements()[1];
-      const uint v3379 = v3373 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3380 = v3379 < v2;
-      const bool v3381 = v3374 && v3380;
-      if (v3381) {
-        const half v3382 = half(v3377);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3383 = v3370 * v2;
-        const uint v3384 = v3383 + v3373;
-        const uint v3385 = v3384 - v74;
-        out[v3385] = v3382;
-      }
-    }
-    const uint v3386 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3388 = v2199 + v3386;
-    const uint v3389 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3391 = v2202 + v3389;
-    const bool v3392 = v3388 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3393 = v3391 < v75;
-    const bool v3394 = v3392 && v3393;
-    if (v3394) {
-      const float v3395 = v88.m[4][1].thread_elements()[0];
-      const uint v3397 = v3391 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3398 = v3397 < v2;
-      const bool v3399 = v3392 && v3398;
-      if (v3399) {
-        const half v3400 = half(v3395);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3401 = v3388 * v2;
-        const uint v3402 = v3401 + v3391;
-        const uint v3403 = v3402 - v74;
-        out[v3403] = v3400;
-      }
-    }
-    const uint v3404 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3406 = v2199 + v3404;
-    const uint v3407 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3409 = v2202 + v3407;
-    const bool v3410 = v3406 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3411 = v3409 < v75;
-    const bool v3412 = v3410 && v3411;
-    if (v3412) {
-      const float v3413 = v88.m[4][1].thread_elements()[1];
-      const uint v3415 = v3409 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3416 = v3415 < v2;
-      const bool v3417 = v3410 && v3416;
-      if (v3417) {
-        const half v3418 = half(v3413);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3419 = v3406 * v2;
-        const uint v3420 = v3419 + v3409;
-        const uint v3421 = v3420 - v74;
-        out[v3421] = v3418;
-      }
-    }
-    const uint v3422 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3424 = v2199 + v3422;
-    const uint v3425 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3427 = v2202 + v3425;
-    const bool v3428 = v3424 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3429 = v3427 < v75;
-    const bool v3430 = v3428 && v3429;
-    if (v3430) {
-      const float v3431 = v88.m[4][2].thread_elements()[0];
-      const uint v3433 = v3427 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3434 = v3433 < v2;
-      const bool v3435 = v3428 && v3434;
-      if (v3435) {
-        const half v3436 = half(v3431);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3437 = v3424 * v2;
-        const uint v3438 = v3437 + v3427;
-        const uint v3439 = v3438 - v74;
-        out[v3439] = v3436;
-      }
-    }
-    const uint v3440 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3442 = v2199 + v3440;
-    const uint v3443 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3445 = v2202 + v3443;
-    const bool v3446 = v3442 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3447 = v3445 < v75;
-    const bool v3448 = v3446 && v3447;
-    if (v3448) {
-      const float v3449 = v88.m[4][2].thread_elements()[1];
-      const uint v3451 = v3445 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3452 = v3451 < v2;
-      const bool v3453 = v3446 && v3452;
-      if (v3453) {
-        const half v3454 = half(v3449);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3455 = v3442 * v2;
-        const uint v3456 = v3455 + v3445;
-        const uint v3457 = v3456 - v74;
-        out[v3457] = v3454;
-      }
-    }
-    const uint v3458 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3460 = v2199 + v3458;
-    const uint v3461 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3463 = v2202 + v3461;
-    const bool v3464 = v3460 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3465 = v3463 < v75;
-    const bool v3466 = v3464 && v3465;
-    if (v3466) {
-      const float v3467 = v88.m[4][3].thread_elements()[0];
-      const uint v3469 = v3463 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3470 = v3469 < v2;
-      const bool v3471 = v3464 && v3470;
-      if (v3471) {
-        const half v3472 = half(v3467);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3473 = v3460 * v2;
-        const uint v3474 = v3473 + v3463;
-        const uint v3475 = v3474 - v74;
-        out[v3475] = v3472;
-      }
-    }
-    const uint v3476 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3478 = v2199 + v3476;
-    const uint v3479 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3481 = v2202 + v3479;
-    const bool v3482 = v3478 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3483 = v3481 < v75;
-    const bool v3484 = v3482 && v3483;
-    if (v3484) {
-      const float v3485 = v88.m[4][3].thread_elements()[1];
-      const uint v3487 = v3481 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3488 = v3487 < v2;
-      const bool v3489 = v3482 && v3488;
-      if (v3489) {
-        const half v3490 = half(v3485);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3491 = v3478 * v2;
-        const uint v3492 = v3491 + v3481;
-        const uint v3493 = v3492 - v74;
-        out[v3493] = v3490;
-      }
-    }
-    const uint v3494 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3496 = v2199 + v3494;
-    const uint v3497 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3499 = v2202 + v3497;
-    const bool v3500 = v3496 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3501 = v3499 < v75;
-    const bool v3502 = v3500 && v3501;
-    if (v3502) {
-      const float v3503 = v88.m[4][4].thread_elements()[0];
-      const uint v3505 = v3499 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3506 = v3505 < v2;
-      const bool v3507 = v3500 && v3506;
-      if (v3507) {
-        const half v3508 = half(v3503);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3509 = v3496 * v2;
-        const uint v3510 = v3509 + v3499;
-        const uint v3511 = v3510 - v74;
-        out[v3511] = v3508;
-      }
-    }
-    const uint v3512 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3514 = v2199 + v3512;
-    const uint v3515 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3517 = v2202 + v3515;
-    const bool v3518 = v3514 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3519 = v3517 < v75;
-    const bool v3520 = v3518 && v3519;
-    if (v3520) {
-      const float v3521 = v88.m[4][4].thread_elements()[1];
-      const uint v3523 = v3517 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3524 = v3523 < v2;
-      const bool v3525 = v3518 && v3524;
-      if (v3525) {
-        const half v3526 = half(v3521);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3527 = v3514 * v2;
-        const uint v3528 = v3527 + v3517;
-        const uint v3529 = v3528 - v74;
-        out[v3529] = v3526;
-      }
-    }
-    const uint v3530 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3532 = v2199 + v3530;
-    const uint v3533 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3535 = v2202 + v3533;
-    const bool v3536 = v3532 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3537 = v3535 < v75;
-    const bool v3538 = v3536 && v3537;
-    if (v3538) {
-      const float v3539 = v88.m[4][5].thread_elements()[0];
-      const uint v3541 = v3535 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3542 = v3541 < v2;
-      const bool v3543 = v3536 && v3542;
-      if (v3543) {
-        const half v3544 = half(v3539);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3545 = v3532 * v2;
-        const uint v3546 = v3545 + v3535;
-        const uint v3547 = v3546 - v74;
-        out[v3547] = v3544;
-      }
-    }
-    const uint v3548 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3550 = v2199 + v3548;
-    const uint v3551 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3553 = v2202 + v3551;
-    const bool v3554 = v3550 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3555 = v3553 < v75;
-    const bool v3556 = v3554 && v3555;
-    if (v3556) {
-      const float v3557 = v88.m[4][5].thread_elements()[1];
-      const uint v3559 = v3553 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3560 = v3559 < v2;
-      const bool v3561 = v3554 && v3560;
-      if (v3561) {
-        const half v3562 = half(v3557);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3563 = v3550 * v2;
-        const uint v3564 = v3563 + v3553;
-        const uint v3565 = v3564 - v74;
-        out[v3565] = v3562;
-      }
-    }
-    const uint v3566 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3568 = v2199 + v3566;
-    const uint v3569 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3571 = v2202 + v3569;
-    const bool v3572 = v3568 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3573 = v3571 < v75;
-    const bool v3574 = v3572 && v3573;
-    if (v3574) {
-      const float v3575 = v88.m[4][6].thread_elements()[0];
-      const uint v3577 = v3571 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3578 = v3577 < v2;
-      const bool v3579 = v3572 && v3578;
-      if (v3579) {
-        const half v3580 = half(v3575);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3581 = v3568 * v2;
-        const uint v3582 = v3581 + v3571;
-        const uint v3583 = v3582 - v74;
-        out[v3583] = v3580;
-      }
-    }
-    const uint v3584 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3586 = v2199 + v3584;
-    const uint v3587 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3589 = v2202 + v3587;
-    const bool v3590 = v3586 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3591 = v3589 < v75;
-    const bool v3592 = v3590 && v3591;
-    if (v3592) {
-      const float v3593 = v88.m[4][6].thread_elements()[1];
-      const uint v3595 = v3589 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3596 = v3595 < v2;
-      const bool v3597 = v3590 && v3596;
-      if (v3597) {
-        const half v3598 = half(v3593);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3599 = v3586 * v2;
-        const uint v3600 = v3599 + v3589;
-        const uint v3601 = v3600 - v74;
-        out[v3601] = v3598;
-      }
-    }
-    const uint v3602 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3604 = v2199 + v3602;
-    const uint v3605 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3607 = v2202 + v3605;
-    const bool v3608 = v3604 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3609 = v3607 < v75;
-    const bool v3610 = v3608 && v3609;
-    if (v3610) {
-      const float v3611 = v88.m[4][7].thread_elements()[0];
-      const uint v3613 = v3607 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3614 = v3613 < v2;
-      const bool v3615 = v3608 && v3614;
-      if (v3615) {
-        const half v3616 = half(v3611);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3617 = v3604 * v2;
-        const uint v3618 = v3617 + v3607;
-        const uint v3619 = v3618 - v74;
-        out[v3619] = v3616;
-      }
-    }
-    const uint v3620 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3622 = v2199 + v3620;
-    const uint v3623 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3625 = v2202 + v3623;
-    const bool v3626 = v3622 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3627 = v3625 < v75;
-    const bool v3628 = v3626 && v3627;
-    if (v3628) {
-      const float v3629 = v88.m[4][7].thread_elements()[1];
-      const uint v3631 = v3625 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3632 = v3631 < v2;
-      const bool v3633 = v3626 && v3632;
-      if (v3633) {
-        const half v3634 = half(v3629);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3635 = v3622 * v2;
-        const uint v3636 = v3635 + v3625;
-        const uint v3637 = v3636 - v74;
-        out[v3637] = v3634;
-      }
-    }
-    const uint v3638 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3640 = v2199 + v3638;
-    const uint v3641 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3643 = v2202 + v3641;
-    const bool v3644 = v3640 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3645 = v3643 < v75;
-    const bool v3646 = v3644 && v3645;
-    if (v3646) {
-      const float v3647 = v88.m[5][0].thread_elements()[0];
-      const uint v3649 = v3643 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3650 = v3649 < v2;
-      const bool v3651 = v3644 && v3650;
-      if (v3651) {
-        const half v3652 = half(v3647);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3653 = v3640 * v2;
-        const uint v3654 = v3653 + v3643;
-        const uint v3655 = v3654 - v74;
-        out[v3655] = v3652;
-      }
-    }
-    const uint v3656 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3658 = v2199 + v3656;
-    const uint v3659 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3661 = v2202 + v3659;
-    const bool v3662 = v3658 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3663 = v3661 < v75;
-    const bool v3664 = v3662 && v3663;
-    if (v3664) {
-      const float v3665 = v88.m[5][0].thread_elements()[1];
-      const uint v3667 = v3661 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3668 = v3667 < v2;
-      const bool v3669 = v3662 && v3668;
-      if (v3669) {
-        const half v3670 = half(v3665);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3671 = v3658 * v2;
-        const uint v3672 = v3671 + v3661;
-        const uint v3673 = v3672 - v74;
-        out[v3673] = v3670;
-      }
-    }
-    const uint v3674 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3676 = v2199 + v3674;
-    const uint v3677 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3679 = v2202 + v3677;
-    const bool v3680 = v3676 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3681 = v3679 < v75;
-    const bool v3682 = v3680 && v3681;
-    if (v3682) {
-      const float v3683 = v88.m[5][1].thread_elements()[0];
-      const uint v3685 = v3679 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3686 = v3685 < v2;
-      const bool v3687 = v3680 && v3686;
-      if (v3687) {
-        const half v3688 = half(v3683);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3689 = v3676 * v2;
-        const uint v3690 = v3689 + v3679;
-        const uint v3691 = v3690 - v74;
-        out[v3691] = v3688;
-      }
-    }
-    const uint v3692 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3694 = v2199 + v3692;
-    const uint v3695 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3697 = v2202 + v3695;
-    const bool v3698 = v3694 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3699 = v3697 < v75;
-    const bool v3700 = v3698 && v3699;
-    if (v3700) {
-      const float v3701 = v88.m[5][1].thread_elements()[1];
-      const uint v3703 = v3697 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3704 = v3703 < v2;
-      const bool v3705 = v3698 && v3704;
-      if (v3705) {
-        const half v3706 = half(v3701);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3707 = v3694 * v2;
-        const uint v3708 = v3707 + v3697;
-        const uint v3709 = v3708 - v74;
-        out[v3709] = v3706;
-      }
-    }
-    const uint v3710 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3712 = v2199 + v3710;
-    const uint v3713 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3715 = v2202 + v3713;
-    const bool v3716 = v3712 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3717 = v3715 < v75;
-    const bool v3718 = v3716 && v3717;
-    if (v3718) {
-      const float v3719 = v88.m[5][2].thread_elements()[0];
-      const uint v3721 = v3715 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3722 = v3721 < v2;
-      const bool v3723 = v3716 && v3722;
-      if (v3723) {
-        const half v3724 = half(v3719);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3725 = v3712 * v2;
-        const uint v3726 = v3725 + v3715;
-        const uint v3727 = v3726 - v74;
-        out[v3727] = v3724;
-      }
-    }
-    const uint v3728 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3730 = v2199 + v3728;
-    const uint v3731 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3733 = v2202 + v3731;
-    const bool v3734 = v3730 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3735 = v3733 < v75;
-    const bool v3736 = v3734 && v3735;
-    if (v3736) {
-      const float v3737 = v88.m[5][2].thread_elements()[1];
-      const uint v3739 = v3733 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3740 = v3739 < v2;
-      const bool v3741 = v3734 && v3740;
-      if (v3741) {
-        const half v3742 = half(v3737);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3743 = v3730 * v2;
-        const uint v3744 = v3743 + v3733;
-        const uint v3745 = v3744 - v74;
-        out[v3745] = v3742;
-      }
-    }
-    const uint v3746 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3748 = v2199 + v3746;
-    const uint v3749 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3751 = v2202 + v3749;
-    const bool v3752 = v3748 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3753 = v3751 < v75;
-    const bool v3754 = v3752 && v3753;
-    if (v3754) {
-      const float v3755 = v88.m[5][3].thread_elements()[0];
-      const uint v3757 = v3751 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3758 = v3757 < v2;
-      const bool v3759 = v3752 && v3758;
-      if (v3759) {
-        const half v3760 = half(v3755);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3761 = v3748 * v2;
-        const uint v3762 = v3761 + v3751;
-        const uint v3763 = v3762 - v74;
-        out[v3763] = v3760;
-      }
-    }
-    const uint v3764 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3766 = v2199 + v3764;
-    const uint v3767 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3769 = v2202 + v3767;
-    const bool v3770 = v3766 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3771 = v3769 < v75;
-    const bool v3772 = v3770 && v3771;
-    if (v3772) {
-      const float v3773 = v88.m[5][3].thread_elements()[1];
-      const uint v3775 = v3769 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3776 = v3775 < v2;
-      const bool v3777 = v3770 && v3776;
-      if (v3777) {
-        const half v3778 = half(v3773);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3779 = v3766 * v2;
-        const uint v3780 = v3779 + v3769;
-        const uint v3781 = v3780 - v74;
-        out[v3781] = v3778;
-      }
-    }
-    const uint v3782 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3784 = v2199 + v3782;
-    const uint v3785 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3787 = v2202 + v3785;
-    const bool v3788 = v3784 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3789 = v3787 < v75;
-    const bool v3790 = v3788 && v3789;
-    if (v3790) {
-      const float v3791 = v88.m[5][4].thread_elements()[0];
-      const uint v3793 = v3787 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3794 = v3793 < v2;
-      const bool v3795 = v3788 && v3794;
-      if (v3795) {
-        const half v3796 = half(v3791);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3797 = v3784 * v2;
-        const uint v3798 = v3797 + v3787;
-        const uint v3799 = v3798 - v74;
-        out[v3799] = v3796;
-      }
-    }
-    const uint v3800 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3802 = v2199 + v3800;
-    const uint v3803 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3805 = v2202 + v3803;
-    const bool v3806 = v3802 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3807 = v3805 < v75;
-    const bool v3808 = v3806 && v3807;
-    if (v3808) {
-      const float v3809 = v88.m[5][4].thread_elements()[1];
-      const uint v3811 = v3805 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3812 = v3811 < v2;
-      const bool v3813 = v3806 && v3812;
-      if (v3813) {
-        const half v3814 = half(v3809);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3815 = v3802 * v2;
-        const uint v3816 = v3815 + v3805;
-        const uint v3817 = v3816 - v74;
-        out[v3817] = v3814;
-      }
-    }
-    const uint v3818 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3820 = v2199 + v3818;
-    const uint v3821 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3823 = v2202 + v3821;
-    const bool v3824 = v3820 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3825 = v3823 < v75;
-    const bool v3826 = v3824 && v3825;
-    if (v3826) {
-      const float v3827 = v88.m[5][5].thread_elements()[0];
-      const uint v3829 = v3823 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3830 = v3829 < v2;
-      const bool v3831 = v3824 && v3830;
-      if (v3831) {
-        const half v3832 = half(v3827);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3833 = v3820 * v2;
-        const uint v3834 = v3833 + v3823;
-        const uint v3835 = v3834 - v74;
-        out[v3835] = v3832;
-      }
-    }
-    const uint v3836 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3838 = v2199 + v3836;
-    const uint v3839 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3841 = v2202 + v3839;
-    const bool v3842 = v3838 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3843 = v3841 < v75;
-    const bool v3844 = v3842 && v3843;
-    if (v3844) {
-      const float v3845 = v88.m[5][5].thread_elements()[1];
-      const uint v3847 = v3841 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3848 = v3847 < v2;
-      const bool v3849 = v3842 && v3848;
-      if (v3849) {
-        const half v3850 = half(v3845);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3851 = v3838 * v2;
-        const uint v3852 = v3851 + v3841;
-        const uint v3853 = v3852 - v74;
-        out[v3853] = v3850;
-      }
-    }
-    const uint v3854 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3856 = v2199 + v3854;
-    const uint v3857 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3859 = v2202 + v3857;
-    const bool v3860 = v3856 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3861 = v3859 < v75;
-    const bool v3862 = v3860 && v3861;
-    if (v3862) {
-      const float v3863 = v88.m[5][6].thread_elements()[0];
-      const uint v3865 = v3859 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3866 = v3865 < v2;
-      const bool v3867 = v3860 && v3866;
-      if (v3867) {
-        const half v3868 = half(v3863);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3869 = v3856 * v2;
-        const uint v3870 = v3869 + v3859;
-        const uint v3871 = v3870 - v74;
-        out[v3871] = v3868;
-      }
-    }
-    const uint v3872 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3874 = v2199 + v3872;
-    const uint v3875 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3877 = v2202 + v3875;
-    const bool v3878 = v3874 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3879 = v3877 < v75;
-    const bool v3880 = v3878 && v3879;
-    if (v3880) {
-      const float v3881 = v88.m[5][6].thread_elements()[1];
-      const uint v3883 = v3877 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3884 = v3883 < v2;
-      const bool v3885 = v3878 && v3884;
-      if (v3885) {
-        const half v3886 = half(v3881);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3887 = v3874 * v2;
-        const uint v3888 = v3887 + v3877;
-        const uint v3889 = v3888 - v74;
-        out[v3889] = v3886;
-      }
-    }
-    const uint v3890 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3892 = v2199 + v3890;
-    const uint v3893 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3895 = v2202 + v3893;
-    const bool v3896 = v3892 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3897 = v3895 < v75;
-    const bool v3898 = v3896 && v3897;
-    if (v3898) {
-      const float v3899 = v88.m[5][7].thread_elements()[0];
-      const uint v3901 = v3895 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3902 = v3901 < v2;
-      const bool v3903 = v3896 && v3902;
-      if (v3903) {
-        const half v3904 = half(v3899);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3905 = v3892 * v2;
-        const uint v3906 = v3905 + v3895;
-        const uint v3907 = v3906 - v74;
-        out[v3907] = v3904;
-      }
-    }
-    const uint v3908 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3910 = v2199 + v3908;
-    const uint v3911 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3913 = v2202 + v3911;
-    const bool v3914 = v3910 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3915 = v3913 < v75;
-    const bool v3916 = v3914 && v3915;
-    if (v3916) {
-      const float v3917 = v88.m[5][7].thread_elements()[1];
-      const uint v3919 = v3913 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3920 = v3919 < v2;
-      const bool v3921 = v3914 && v3920;
-      if (v3921) {
-        const half v3922 = half(v3917);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3923 = v3910 * v2;
-        const uint v3924 = v3923 + v3913;
-        const uint v3925 = v3924 - v74;
-        out[v3925] = v3922;
-      }
-    }
-    const uint v3926 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3928 = v2199 + v3926;
-    const uint v3929 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3931 = v2202 + v3929;
-    const bool v3932 = v3928 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3933 = v3931 < v75;
-    const bool v3934 = v3932 && v3933;
-    if (v3934) {
-      const float v3935 = v88.m[6][0].thread_elements()[0];
-      const uint v3937 = v3931 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3938 = v3937 < v2;
-      const bool v3939 = v3932 && v3938;
-      if (v3939) {
-        const half v3940 = half(v3935);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3941 = v3928 * v2;
-        const uint v3942 = v3941 + v3931;
-        const uint v3943 = v3942 - v74;
-        out[v3943] = v3940;
-      }
-    }
-    const uint v3944 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3946 = v2199 + v3944;
-    const uint v3947 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3949 = v2202 + v3947;
-    const bool v3950 = v3946 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3951 = v3949 < v75;
-    const bool v3952 = v3950 && v3951;
-    if (v3952) {
-      const float v3953 = v88.m[6][0].thread_elements()[1];
-      const uint v3955 = v3949 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3956 = v3955 < v2;
-      const bool v3957 = v3950 && v3956;
-      if (v3957) {
-        const half v3958 = half(v3953);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3959 = v3946 * v2;
-        const uint v3960 = v3959 + v3949;
-        const uint v3961 = v3960 - v74;
-        out[v3961] = v3958;
-      }
-    }
-    const uint v3962 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3964 = v2199 + v3962;
-    const uint v3965 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3967 = v2202 + v3965;
-    const bool v3968 = v3964 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3969 = v3967 < v75;
-    const bool v3970 = v3968 && v3969;
-    if (v3970) {
-      const float v3971 = v88.m[6][1].thread_elements()[0];
-      const uint v3973 = v3967 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3974 = v3973 < v2;
-      const bool v3975 = v3968 && v3974;
-      if (v3975) {
-        const half v3976 = half(v3971);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3977 = v3964 * v2;
-        const uint v3978 = v3977 + v3967;
-        const uint v3979 = v3978 - v74;
-        out[v3979] = v3976;
-      }
-    }
-    const uint v3980 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3982 = v2199 + v3980;
-    const uint v3983 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3985 = v2202 + v3983;
-    const bool v3986 = v3982 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3987 = v3985 < v75;
-    const bool v3988 = v3986 && v3987;
-    if (v3988) {
-      const float v3989 = v88.m[6][1].thread_elements()[1];
-      const uint v3991 = v3985 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3992 = v3991 < v2;
-      const bool v3993 = v3986 && v3992;
-      if (v3993) {
-        const half v3994 = half(v3989);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3995 = v3982 * v2;
-        const uint v3996 = v3995 + v3985;
-        const uint v3997 = v3996 - v74;
-        out[v3997] = v3994;
-      }
-    }
-    const uint v3998 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4000 = v2199 + v3998;
-    const uint v4001 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4003 = v2202 + v4001;
-    const bool v4004 = v4000 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4005 = v4003 < v75;
-    const bool v4006 = v4004 && v4005;
-    if (v4006) {
-      const float v4007 = v88.m[6][2].thread_elements()[0];
-      const uint v4009 = v4003 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4010 = v4009 < v2;
-      const bool v4011 = v4004 && v4010;
-      if (v4011) {
-        const half v4012 = half(v4007);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4013 = v4000 * v2;
-        const uint v4014 = v4013 + v4003;
-        const uint v4015 = v4014 - v74;
-        out[v4015] = v4012;
-      }
-    }
-    const uint v4016 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4018 = v2199 + v4016;
-    const uint v4019 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4021 = v2202 + v4019;
-    const bool v4022 = v4018 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4023 = v4021 < v75;
-    const bool v4024 = v4022 && v4023;
-    if (v4024) {
-      const float v4025 = v88.m[6][2].thread_elements()[1];
-      const uint v4027 = v4021 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4028 = v4027 < v2;
-      const bool v4029 = v4022 && v4028;
-      if (v4029) {
-        const half v4030 = half(v4025);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4031 = v4018 * v2;
-        const uint v4032 = v4031 + v4021;
-        const uint v4033 = v4032 - v74;
-        out[v4033] = v4030;
-      }
-    }
-    const uint v4034 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4036 = v2199 + v4034;
-    const uint v4037 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4039 = v2202 + v4037;
-    const bool v4040 = v4036 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4041 = v4039 < v75;
-    const bool v4042 = v4040 && v4041;
-    if (v4042) {
-      const float v4043 = v88.m[6][3].thread_elements()[0];
-      const uint v4045 = v4039 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4046 = v4045 < v2;
-      const bool v4047 = v4040 && v4046;
-      if (v4047) {
-        const half v4048 = half(v4043);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4049 = v4036 * v2;
-        const uint v4050 = v4049 + v4039;
-        const uint v4051 = v4050 - v74;
-        out[v4051] = v4048;
-      }
-    }
-    const uint v4052 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4054 = v2199 + v4052;
-    const uint v4055 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4057 = v2202 + v4055;
-    const bool v4058 = v4054 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4059 = v4057 < v75;
-    const bool v4060 = v4058 && v4059;
-    if (v4060) {
-      const float v4061 = v88.m[6][3].thread_elements()[1];
-      const uint v4063 = v4057 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4064 = v4063 < v2;
-      const bool v4065 = v4058 && v4064;
-      if (v4065) {
-        const half v4066 = half(v4061);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4067 = v4054 * v2;
-        const uint v4068 = v4067 + v4057;
-        const uint v4069 = v4068 - v74;
-        out[v4069] = v4066;
-      }
-    }
-    const uint v4070 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4072 = v2199 + v4070;
-    const uint v4073 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4075 = v2202 + v4073;
-    const bool v4076 = v4072 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4077 = v4075 < v75;
-    const bool v4078 = v4076 && v4077;
-    if (v4078) {
-      const float v4079 = v88.m[6][4].thread_elements()[0];
-      const uint v4081 = v4075 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4082 = v4081 < v2;
-      const bool v4083 = v4076 && v4082;
-      if (v4083) {
-        const half v4084 = half(v4079);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4085 = v4072 * v2;
-        const uint v4086 = v4085 + v4075;
-        const uint v4087 = v4086 - v74;
-        out[v4087] = v4084;
-      }
-    }
-    const uint v4088 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4090 = v2199 + v4088;
-    const uint v4091 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4093 = v2202 + v4091;
-    const bool v4094 = v4090 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4095 = v4093 < v75;
-    const bool v4096 = v4094 && v4095;
-    if (v4096) {
-      const float v4097 = v88.m[6][4].thread_elements()[1];
-      const uint v4099 = v4093 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4100 = v4099 < v2;
-      const bool v4101 = v4094 && v4100;
-      if (v4101) {
-        const half v4102 = half(v4097);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4103 = v4090 * v2;
-        const uint v4104 = v4103 + v4093;
-        const uint v4105 = v4104 - v74;
-        out[v4105] = v4102;
-      }
-    }
-    const uint v4106 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4108 = v2199 + v4106;
-    const uint v4109 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4111 = v2202 + v4109;
-    const bool v4112 = v4108 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4113 = v4111 < v75;
-    const bool v4114 = v4112 && v4113;
-    if (v4114) {
-      const float v4115 = v88.m[6][5].thread_elements()[0];
-      const uint v4117 = v4111 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4118 = v4117 < v2;
-      const bool v4119 = v4112 && v4118;
-      if (v4119) {
-        const half v4120 = half(v4115);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4121 = v4108 * v2;
-        const uint v4122 = v4121 + v4111;
-        const uint v4123 = v4122 - v74;
-        out[v4123] = v4120;
-      }
-    }
-    const uint v4124 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4126 = v2199 + v4124;
-    const uint v4127 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4129 = v2202 + v4127;
-    const bool v4130 = v4126 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4131 = v4129 < v75;
-    const bool v4132 = v4130 && v4131;
-    if (v4132) {
-      const float v4133 = v88.m[6][5].thread_elements()[1];
-      const uint v4135 = v4129 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4136 = v4135 < v2;
-      const bool v4137 = v4130 && v4136;
-      if (v4137) {
-        const half v4138 = half(v4133);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4139 = v4126 * v2;
-        const uint v4140 = v4139 + v4129;
-        const uint v4141 = v4140 - v74;
-        out[v4141] = v4138;
-      }
-    }
-    const uint v4142 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4144 = v2199 + v4142;
-    const uint v4145 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4147 = v2202 + v4145;
-    const bool v4148 = v4144 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4149 = v4147 < v75;
-    const bool v4150 = v4148 && v4149;
-    if (v4150) {
-      const float v4151 = v88.m[6][6].thread_elements()[0];
-      const uint v4153 = v4147 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4154 = v4153 < v2;
-      const bool v4155 = v4148 && v4154;
-      if (v4155) {
-        const half v4156 = half(v4151);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4157 = v4144 * v2;
-        const uint v4158 = v4157 + v4147;
-        const uint v4159 = v4158 - v74;
-        out[v4159] = v4156;
-      }
-    }
-    const uint v4160 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4162 = v2199 + v4160;
-    const uint v4163 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4165 = v2202 + v4163;
-    const bool v4166 = v4162 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4167 = v4165 < v75;
-    const bool v4168 = v4166 && v4167;
-    if (v4168) {
-      const float v4169 = v88.m[6][6].thread_elements()[1];
-      const uint v4171 = v4165 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4172 = v4171 < v2;
-      const bool v4173 = v4166 && v4172;
-      if (v4173) {
-        const half v4174 = half(v4169);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4175 = v4162 * v2;
-        const uint v4176 = v4175 + v4165;
-        const uint v4177 = v4176 - v74;
-        out[v4177] = v4174;
-      }
-    }
-    const uint v4178 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4180 = v2199 + v4178;
-    const uint v4181 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4183 = v2202 + v4181;
-    const bool v4184 = v4180 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4185 = v4183 < v75;
-    const bool v4186 = v4184 && v4185;
-    if (v4186) {
-      const float v4187 = v88.m[6][7].thread_elements()[0];
-      const uint v4189 = v4183 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4190 = v4189 < v2;
-      const bool v4191 = v4184 && v4190;
-      if (v4191) {
-        const half v4192 = half(v4187);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4193 = v4180 * v2;
-        const uint v4194 = v4193 + v4183;
-        const uint v4195 = v4194 - v74;
-        out[v4195] = v4192;
-      }
-    }
-    const uint v4196 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4198 = v2199 + v4196;
-    const uint v4199 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4201 = v2202 + v4199;
-    const bool v4202 = v4198 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4203 = v4201 < v75;
-    const bool v4204 = v4202 && v4203;
-    if (v4204) {
-      const float v4205 = v88.m[6][7].thread_elements()[1];
-      const uint v4207 = v4201 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4208 = v4207 < v2;
-      const bool v4209 = v4202 && v4208;
-      if (v4209) {
-        const half v4210 = half(v4205);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4211 = v4198 * v2;
-        const uint v4212 = v4211 + v4201;
-        const uint v4213 = v4212 - v74;
-        out[v4213] = v4210;
-      }
-    }
-    const uint v4214 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4216 = v2199 + v4214;
-    const uint v4217 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4219 = v2202 + v4217;
-    const bool v4220 = v4216 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4221 = v4219 < v75;
-    const bool v4222 = v4220 && v4221;
-    if (v4222) {
-      const float v4223 = v88.m[7][0].thread_elements()[0];
-      const uint v4225 = v4219 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4226 = v4225 < v2;
-      const bool v4227 = v4220 && v4226;
-      if (v4227) {
-        const half v4228 = half(v4223);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4229 = v4216 * v2;
-        const uint v4230 = v4229 + v4219;
-        const uint v4231 = v4230 - v74;
-        out[v4231] = v4228;
-      }
-    }
-    const uint v4232 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4234 = v2199 + v4232;
-    const uint v4235 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4237 = v2202 + v4235;
-    const bool v4238 = v4234 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4239 = v4237 < v75;
-    const bool v4240 = v4238 && v4239;
-    if (v4240) {
-      const float v4241 = v88.m[7][0].thread_elements()[1];
-      const uint v4243 = v4237 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4244 = v4243 < v2;
-      const bool v4245 = v4238 && v4244;
-      if (v4245) {
-        const half v4246 = half(v4241);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4247 = v4234 * v2;
-        const uint v4248 = v4247 + v4237;
-        const uint v4249 = v4248 - v74;
-        out[v4249] = v4246;
-      }
-    }
-    const uint v4250 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4252 = v2199 + v4250;
-    const uint v4253 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4255 = v2202 + v4253;
-    const bool v4256 = v4252 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4257 = v4255 < v75;
-    const bool v4258 = v4256 && v4257;
-    if (v4258) {
-      const float v4259 = v88.m[7][1].thread_elements()[0];
-      const uint v4261 = v4255 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4262 = v4261 < v2;
-      const bool v4263 = v4256 && v4262;
-      if (v4263) {
-        const half v4264 = half(v4259);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4265 = v4252 * v2;
-        const uint v4266 = v4265 + v4255;
-        const uint v4267 = v4266 - v74;
-        out[v4267] = v4264;
-      }
-    }
-    const uint v4268 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4270 = v2199 + v4268;
-    const uint v4271 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4273 = v2202 + v4271;
-    const bool v4274 = v4270 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4275 = v4273 < v75;
-    const bool v4276 = v4274 && v4275;
-    if (v4276) {
-      const float v4277 = v88.m[7][1].thread_elements()[1];
-      const uint v4279 = v4273 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4280 = v4279 < v2;
-      const bool v4281 = v4274 && v4280;
-      if (v4281) {
-        const half v4282 = half(v4277);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4283 = v4270 * v2;
-        const uint v4284 = v4283 + v4273;
-        const uint v4285 = v4284 - v74;
-        out[v4285] = v4282;
-      }
-    }
-    const uint v4286 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4288 = v2199 + v4286;
-    const uint v4289 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4291 = v2202 + v4289;
-    const bool v4292 = v4288 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4293 = v4291 < v75;
-    const bool v4294 = v4292 && v4293;
-    if (v4294) {
-      const float v4295 = v88.m[7][2].thread_elements()[0];
-      const uint v4297 = v4291 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4298 = v4297 < v2;
-      const bool v4299 = v4292 && v4298;
-      if (v4299) {
-        const half v4300 = half(v4295);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4301 = v4288 * v2;
-        const uint v4302 = v4301 + v4291;
-        const uint v4303 = v4302 - v74;
-        out[v4303] = v4300;
-      }
-    }
-    const uint v4304 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4306 = v2199 + v4304;
-    const uint v4307 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4309 = v2202 + v4307;
-    const bool v4310 = v4306 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4311 = v4309 < v75;
-    const bool v4312 = v4310 && v4311;
-    if (v4312) {
-      const float v4313 = v88.m[7][2].thread_elements()[1];
-      const uint v4315 = v4309 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4316 = v4315 < v2;
-      const bool v4317 = v4310 && v4316;
-      if (v4317) {
-        const half v4318 = half(v4313);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4319 = v4306 * v2;
-        const uint v4320 = v4319 + v4309;
-        const uint v4321 = v4320 - v74;
-        out[v4321] = v4318;
-      }
-    }
-    const uint v4322 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4324 = v2199 + v4322;
-    const uint v4325 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4327 = v2202 + v4325;
-    const bool v4328 = v4324 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4329 = v4327 < v75;
-    const bool v4330 = v4328 && v4329;
-    if (v4330) {
-      const float v4331 = v88.m[7][3].thread_elements()[0];
-      const uint v4333 = v4327 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4334 = v4333 < v2;
-      const bool v4335 = v4328 && v4334;
-      if (v4335) {
-        const half v4336 = half(v4331);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4337 = v4324 * v2;
-        const uint v4338 = v4337 + v4327;
-        const uint v4339 = v4338 - v74;
-        out[v4339] = v4336;
-      }
-    }
-    const uint v4340 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4342 = v2199 + v4340;
-    const uint v4343 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4345 = v2202 + v4343;
-    const bool v4346 = v4342 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4347 = v4345 < v75;
-    const bool v4348 = v4346 && v4347;
-    if (v4348) {
-      const float v4349 = v88.m[7][3].thread_elements()[1];
-      const uint v4351 = v4345 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4352 = v4351 < v2;
-      const bool v4353 = v4346 && v4352;
-      if (v4353) {
-        const half v4354 = half(v4349);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4355 = v4342 * v2;
-        const uint v4356 = v4355 + v4345;
-        const uint v4357 = v4356 - v74;
-        out[v4357] = v4354;
-      }
-    }
-    const uint v4358 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4360 = v2199 + v4358;
-    const uint v4361 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4363 = v2202 + v4361;
-    const bool v4364 = v4360 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4365 = v4363 < v75;
-    const bool v4366 = v4364 && v4365;
-    if (v4366) {
-      const float v4367 = v88.m[7][4].thread_elements()[0];
-      const uint v4369 = v4363 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4370 = v4369 < v2;
-      const bool v4371 = v4364 && v4370;
-      if (v4371) {
-        const half v4372 = half(v4367);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4373 = v4360 * v2;
-        const uint v4374 = v4373 + v4363;
-        const uint v4375 = v4374 - v74;
-        out[v4375] = v4372;
-      }
-    }
-    const uint v4376 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4378 = v2199 + v4376;
-    const uint v4379 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4381 = v2202 + v4379;
-    const bool v4382 = v4378 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4383 = v4381 < v75;
-    const bool v4384 = v4382 && v4383;
-    if (v4384) {
-      const float v4385 = v88.m[7][4].thread_elements()[1];
-      const uint v4387 = v4381 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4388 = v4387 < v2;
-      const bool v4389 = v4382 && v4388;
-      if (v4389) {
-        const half v4390 = half(v4385);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4391 = v4378 * v2;
-        const uint v4392 = v4391 + v4381;
-        const uint v4393 = v4392 - v74;
-        out[v4393] = v4390;
-      }
-    }
-    const uint v4394 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4396 = v2199 + v4394;
-    const uint v4397 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4399 = v2202 + v4397;
-    const bool v4400 = v4396 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4401 = v4399 < v75;
-    const bool v4402 = v4400 && v4401;
-    if (v4402) {
-      const float v4403 = v88.m[7][5].thread_elements()[0];
-      const uint v4405 = v4399 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4406 = v4405 < v2;
-      const bool v4407 = v4400 && v4406;
-      if (v4407) {
-        const half v4408 = half(v4403);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4409 = v4396 * v2;
-        const uint v4410 = v4409 + v4399;
-        const uint v4411 = v4410 - v74;
-        out[v4411] = v4408;
-      }
-    }
-    const uint v4412 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4414 = v2199 + v4412;
-    const uint v4415 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4417 = v2202 + v4415;
-    const bool v4418 = v4414 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4419 = v4417 < v75;
-    const bool v4420 = v4418 && v4419;
-    if (v4420) {
-      const float v4421 = v88.m[7][5].thread_elements()[1];
-      const uint v4423 = v4417 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4424 = v4423 < v2;
-      const bool v4425 = v4418 && v4424;
-      if (v4425) {
-        const half v4426 = half(v4421);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4427 = v4414 * v2;
-        const uint v4428 = v4427 + v4417;
-        const uint v4429 = v4428 - v74;
-        out[v4429] = v4426;
-      }
-    }
-    const uint v4430 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4432 = v2199 + v4430;
-    const uint v4433 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4435 = v2202 + v4433;
-    const bool v4436 = v4432 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4437 = v4435 < v75;
-    const bool v4438 = v4436 && v4437;
-    if (v4438) {
-      const float v4439 = v88.m[7][6].thread_elements()[0];
-      const uint v4441 = v4435 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4442 = v4441 < v2;
-      const bool v4443 = v4436 && v4442;
-      if (v4443) {
-        const half v4444 = half(v4439);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4445 = v4432 * v2;
-        const uint v4446 = v4445 + v4435;
-        const uint v4447 = v4446 - v74;
-        out[v4447] = v4444;
-      }
-    }
-    const uint v4448 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4450 = v2199 + v4448;
-    const uint v4451 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4453 = v2202 + v4451;
-    const bool v4454 = v4450 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4455 = v4453 < v75;
-    const bool v4456 = v4454 && v4455;
-    if (v4456) {
-      const float v4457 = v88.m[7][6].thread_elements()[1];
-      const uint v4459 = v4453 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4460 = v4459 < v2;
-      const bool v4461 = v4454 && v4460;
-      if (v4461) {
-        const half v4462 = half(v4457);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4463 = v4450 * v2;
-        const uint v4464 = v4463 + v4453;
-        const uint v4465 = v4464 - v74;
-        out[v4465] = v4462;
-      }
-    }
-    const uint v4466 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4468 = v2199 + v4466;
-    const uint v4469 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4471 = v2202 + v4469;
-    const bool v4472 = v4468 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4473 = v4471 < v75;
-    const bool v4474 = v4472 && v4473;
-    if (v4474) {
-      const float v4475 = v88.m[7][7].thread_elements()[0];
-      const uint v4477 = v4471 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4478 = v4477 < v2;
-      const bool v4479 = v4472 && v4478;
-      if (v4479) {
-        const half v4480 = half(v4475);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4481 = v4468 * v2;
-        const uint v4482 = v4481 + v4471;
-        const uint v4483 = v4482 - v74;
-        out[v4483] = v4480;
-      }
-    }
-    const uint v4484 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v4486 = v2199 + v4484;
-    const uint v4487 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v4489 = v2202 + v4487;
-    const bool v4490 = v4486 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v4491 = v4489 < v75;
-    const bool v4492 = v4490 && v4491;
-    if (v4492) {
-      const float v4493 = v88.m[7][7].thread_elements()[1];
-      const uint v4495 = v4489 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v4496 = v4495 < v2;
-      const bool v4497 = v4490 && v4496;
-      if (v4497) {
-        const half v4498 = half(v4493);  // kernels/moe/grouped_gemm.cpp:94
-        const uint v4499 = v4486 * v2;
-        const uint v4500 = v4499 + v4489;
-        const uint v4501 = v4500 - v74;
-        out[v4501] = v4498;
+    const uint v2292 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2294 = v2203 + v2292;
+    const uint v2295 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2297 = v2206 + v2295;
+    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2299 = v2297 < v79;
+    const bool v2300 = v2298 && v2299;
+    if (v2300) {
+      const float v2301 = v92.m[0][2].thread_elements()[1];
+      const uint v2303 = v2297 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2304 = v2303 < v2;
+      const bool v2305 = v2298 && v2304;
+      if (v2305) {
+        const half v2306 = half(v2301);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2307 = v2294 * v2;
+        const uint v2308 = v2307 + v2297;
+        const uint v2309 = v2308 - v78;
+        out[v2309] = v2306;
+      }
+    }
+    const uint v2310 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2312 = v2203 + v2310;
+    const uint v2313 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2315 = v2206 + v2313;
+    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2317 = v2315 < v79;
+    const bool v2318 = v2316 && v2317;
+    if (v2318) {
+      const float v2319 = v92.m[0][3].thread_elements()[0];
+      const uint v2321 = v2315 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2322 = v2321 < v2;
+      const bool v2323 = v2316 && v2322;
+      if (v2323) {
+        const half v2324 = half(v2319);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2325 = v2312 * v2;
+        const uint v2326 = v2325 + v2315;
+        const uint v2327 = v2326 - v78;
+        out[v2327] = v2324;
+      }
+    }
+    const uint v2328 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2330 = v2203 + v2328;
+    const uint v2331 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2333 = v2206 + v2331;
+    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2335 = v2333 < v79;
+    const bool v2336 = v2334 && v2335;
+    if (v2336) {
+      const float v2337 = v92.m[0][3].thread_elements()[1];
+      const uint v2339 = v2333 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2340 = v2339 < v2;
+      const bool v2341 = v2334 && v2340;
+      if (v2341) {
+        const half v2342 = half(v2337);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2343 = v2330 * v2;
+        const uint v2344 = v2343 + v2333;
+        const uint v2345 = v2344 - v78;
+        out[v2345] = v2342;
+      }
+    }
+    const uint v2346 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2348 = v2203 + v2346;
+    const uint v2349 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2351 = v2206 + v2349;
+    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2353 = v2351 < v79;
+    const bool v2354 = v2352 && v2353;
+    if (v2354) {
+      const float v2355 = v92.m[0][4].thread_elements()[0];
+      const uint v2357 = v2351 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2358 = v2357 < v2;
+      const bool v2359 = v2352 && v2358;
+      if (v2359) {
+        const half v2360 = half(v2355);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2361 = v2348 * v2;
+        const uint v2362 = v2361 + v2351;
+        const uint v2363 = v2362 - v78;
+        out[v2363] = v2360;
+      }
+    }
+    const uint v2364 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2366 = v2203 + v2364;
+    const uint v2367 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2369 = v2206 + v2367;
+    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2371 = v2369 < v79;
+    const bool v2372 = v2370 && v2371;
+    if (v2372) {
+      const float v2373 = v92.m[0][4].thread_elements()[1];
+      const uint v2375 = v2369 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2376 = v2375 < v2;
+      const bool v2377 = v2370 && v2376;
+      if (v2377) {
+        const half v2378 = half(v2373);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2379 = v2366 * v2;
+        const uint v2380 = v2379 + v2369;
+        const uint v2381 = v2380 - v78;
+        out[v2381] = v2378;
+      }
+    }
+    const uint v2382 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2384 = v2203 + v2382;
+    const uint v2385 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2387 = v2206 + v2385;
+    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2389 = v2387 < v79;
+    const bool v2390 = v2388 && v2389;
+    if (v2390) {
+      const float v2391 = v92.m[0][5].thread_elements()[0];
+      const uint v2393 = v2387 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2394 = v2393 < v2;
+      const bool v2395 = v2388 && v2394;
+      if (v2395) {
+        const half v2396 = half(v2391);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2397 = v2384 * v2;
+        const uint v2398 = v2397 + v2387;
+        const uint v2399 = v2398 - v78;
+        out[v2399] = v2396;
+      }
+    }
+    const uint v2400 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2402 = v2203 + v2400;
+    const uint v2403 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2405 = v2206 + v2403;
+    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2407 = v2405 < v79;
+    const bool v2408 = v2406 && v2407;
+    if (v2408) {
+      const float v2409 = v92.m[0][5].thread_elements()[1];
+      const uint v2411 = v2405 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2412 = v2411 < v2;
+      const bool v2413 = v2406 && v2412;
+      if (v2413) {
+        const half v2414 = half(v2409);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2415 = v2402 * v2;
+        const uint v2416 = v2415 + v2405;
+        const uint v2417 = v2416 - v78;
+        out[v2417] = v2414;
+      }
+    }
+    const uint v2418 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2420 = v2203 + v2418;
+    const uint v2421 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2423 = v2206 + v2421;
+    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2425 = v2423 < v79;
+    const bool v2426 = v2424 && v2425;
+    if (v2426) {
+      const float v2427 = v92.m[0][6].thread_elements()[0];
+      const uint v2429 = v2423 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2430 = v2429 < v2;
+      const bool v2431 = v2424 && v2430;
+      if (v2431) {
+        const half v2432 = half(v2427);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2433 = v2420 * v2;
+        const uint v2434 = v2433 + v2423;
+        const uint v2435 = v2434 - v78;
+        out[v2435] = v2432;
+      }
+    }
+    const uint v2436 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2438 = v2203 + v2436;
+    const uint v2439 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2441 = v2206 + v2439;
+    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2443 = v2441 < v79;
+    const bool v2444 = v2442 && v2443;
+    if (v2444) {
+      const float v2445 = v92.m[0][6].thread_elements()[1];
+      const uint v2447 = v2441 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2448 = v2447 < v2;
+      const bool v2449 = v2442 && v2448;
+      if (v2449) {
+        const half v2450 = half(v2445);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2451 = v2438 * v2;
+        const uint v2452 = v2451 + v2441;
+        const uint v2453 = v2452 - v78;
+        out[v2453] = v2450;
+      }
+    }
+    const uint v2454 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2456 = v2203 + v2454;
+    const uint v2457 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2459 = v2206 + v2457;
+    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2461 = v2459 < v79;
+    const bool v2462 = v2460 && v2461;
+    if (v2462) {
+      const float v2463 = v92.m[0][7].thread_elements()[0];
+      const uint v2465 = v2459 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2466 = v2465 < v2;
+      const bool v2467 = v2460 && v2466;
+      if (v2467) {
+        const half v2468 = half(v2463);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2469 = v2456 * v2;
+        const uint v2470 = v2469 + v2459;
+        const uint v2471 = v2470 - v78;
+        out[v2471] = v2468;
+      }
+    }
+    const uint v2472 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2474 = v2203 + v2472;
+    const uint v2475 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2477 = v2206 + v2475;
+    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2479 = v2477 < v79;
+    const bool v2480 = v2478 && v2479;
+    if (v2480) {
+      const float v2481 = v92.m[0][7].thread_elements()[1];
+      const uint v2483 = v2477 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2478 && v2484;
+      if (v2485) {
+        const half v2486 = half(v2481);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2487 = v2474 * v2;
+        const uint v2488 = v2487 + v2477;
+        const uint v2489 = v2488 - v78;
+        out[v2489] = v2486;
+      }
+    }
+    const uint v2490 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2492 = v2203 + v2490;
+    const uint v2493 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2495 = v2206 + v2493;
+    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2497 = v2495 < v79;
+    const bool v2498 = v2496 && v2497;
+    if (v2498) {
+      const float v2499 = v92.m[1][0].thread_elements()[0];
+      const uint v2501 = v2495 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2502 = v2501 < v2;
+      const bool v2503 = v2496 && v2502;
+      if (v2503) {
+        const half v2504 = half(v2499);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2505 = v2492 * v2;
+        const uint v2506 = v2505 + v2495;
+        const uint v2507 = v2506 - v78;
+        out[v2507] = v2504;
+      }
+    }
+    const uint v2508 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2510 = v2203 + v2508;
+    const uint v2511 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2513 = v2206 + v2511;
+    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2515 = v2513 < v79;
+    const bool v2516 = v2514 && v2515;
+    if (v2516) {
+      const float v2517 = v92.m[1][0].thread_elements()[1];
+      const uint v2519 = v2513 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2520 = v2519 < v2;
+      const bool v2521 = v2514 && v2520;
+      if (v2521) {
+        const half v2522 = half(v2517);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2523 = v2510 * v2;
+        const uint v2524 = v2523 + v2513;
+        const uint v2525 = v2524 - v78;
+        out[v2525] = v2522;
+      }
+    }
+    const uint v2526 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2528 = v2203 + v2526;
+    const uint v2529 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2531 = v2206 + v2529;
+    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2533 = v2531 < v79;
+    const bool v2534 = v2532 && v2533;
+    if (v2534) {
+      const float v2535 = v92.m[1][1].thread_elements()[0];
+      const uint v2537 = v2531 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2538 = v2537 < v2;
+      const bool v2539 = v2532 && v2538;
+      if (v2539) {
+        const half v2540 = half(v2535);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2541 = v2528 * v2;
+        const uint v2542 = v2541 + v2531;
+        const uint v2543 = v2542 - v78;
+        out[v2543] = v2540;
+      }
+    }
+    const uint v2544 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2546 = v2203 + v2544;
+    const uint v2547 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2549 = v2206 + v2547;
+    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2551 = v2549 < v79;
+    const bool v2552 = v2550 && v2551;
+    if (v2552) {
+      const float v2553 = v92.m[1][1].thread_elements()[1];
+      const uint v2555 = v2549 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2556 = v2555 < v2;
+      const bool v2557 = v2550 && v2556;
+      if (v2557) {
+        const half v2558 = half(v2553);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2559 = v2546 * v2;
+        const uint v2560 = v2559 + v2549;
+        const uint v2561 = v2560 - v78;
+        out[v2561] = v2558;
+      }
+    }
+    const uint v2562 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2564 = v2203 + v2562;
+    const uint v2565 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2567 = v2206 + v2565;
+    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2569 = v2567 < v79;
+    const bool v2570 = v2568 && v2569;
+    if (v2570) {
+      const float v2571 = v92.m[1][2].thread_elements()[0];
+      const uint v2573 = v2567 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2574 = v2573 < v2;
+      const bool v2575 = v2568 && v2574;
+      if (v2575) {
+        const half v2576 = half(v2571);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2577 = v2564 * v2;
+        const uint v2578 = v2577 + v2567;
+        const uint v2579 = v2578 - v78;
+        out[v2579] = v2576;
+      }
+    }
+    const uint v2580 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2582 = v2203 + v2580;
+    const uint v2583 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2585 = v2206 + v2583;
+    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2587 = v2585 < v79;
+    const bool v2588 = v2586 && v2587;
+    if (v2588) {
+      const float v2589 = v92.m[1][2].thread_elements()[1];
+      const uint v2591 = v2585 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2592 = v2591 < v2;
+      const bool v2593 = v2586 && v2592;
+      if (v2593) {
+        const half v2594 = half(v2589);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2595 = v2582 * v2;
+        const uint v2596 = v2595 + v2585;
+        const uint v2597 = v2596 - v78;
+        out[v2597] = v2594;
+      }
+    }
+    const uint v2598 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2600 = v2203 + v2598;
+    const uint v2601 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2603 = v2206 + v2601;
+    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2605 = v2603 < v79;
+    const bool v2606 = v2604 && v2605;
+    if (v2606) {
+      const float v2607 = v92.m[1][3].thread_elements()[0];
+      const uint v2609 = v2603 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2610 = v2609 < v2;
+      const bool v2611 = v2604 && v2610;
+      if (v2611) {
+        const half v2612 = half(v2607);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2613 = v2600 * v2;
+        const uint v2614 = v2613 + v2603;
+        const uint v2615 = v2614 - v78;
+        out[v2615] = v2612;
+      }
+    }
+    const uint v2616 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2618 = v2203 + v2616;
+    const uint v2619 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2621 = v2206 + v2619;
+    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2623 = v2621 < v79;
+    const bool v2624 = v2622 && v2623;
+    if (v2624) {
+      const float v2625 = v92.m[1][3].thread_elements()[1];
+      const uint v2627 = v2621 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2628 = v2627 < v2;
+      const bool v2629 = v2622 && v2628;
+      if (v2629) {
+        const half v2630 = half(v2625);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2631 = v2618 * v2;
+        const uint v2632 = v2631 + v2621;
+        const uint v2633 = v2632 - v78;
+        out[v2633] = v2630;
+      }
+    }
+    const uint v2634 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2636 = v2203 + v2634;
+    const uint v2637 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2639 = v2206 + v2637;
+    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2641 = v2639 < v79;
+    const bool v2642 = v2640 && v2641;
+    if (v2642) {
+      const float v2643 = v92.m[1][4].thread_elements()[0];
+      const uint v2645 = v2639 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2646 = v2645 < v2;
+      const bool v2647 = v2640 && v2646;
+      if (v2647) {
+        const half v2648 = half(v2643);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2649 = v2636 * v2;
+        const uint v2650 = v2649 + v2639;
+        const uint v2651 = v2650 - v78;
+        out[v2651] = v2648;
+      }
+    }
+    const uint v2652 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2654 = v2203 + v2652;
+    const uint v2655 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2657 = v2206 + v2655;
+    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2659 = v2657 < v79;
+    const bool v2660 = v2658 && v2659;
+    if (v2660) {
+      const float v2661 = v92.m[1][4].thread_elements()[1];
+      const uint v2663 = v2657 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2664 = v2663 < v2;
+      const bool v2665 = v2658 && v2664;
+      if (v2665) {
+        const half v2666 = half(v2661);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2667 = v2654 * v2;
+        const uint v2668 = v2667 + v2657;
+        const uint v2669 = v2668 - v78;
+        out[v2669] = v2666;
+      }
+    }
+    const uint v2670 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2672 = v2203 + v2670;
+    const uint v2673 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2675 = v2206 + v2673;
+    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2677 = v2675 < v79;
+    const bool v2678 = v2676 && v2677;
+    if (v2678) {
+      const float v2679 = v92.m[1][5].thread_elements()[0];
+      const uint v2681 = v2675 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2682 = v2681 < v2;
+      const bool v2683 = v2676 && v2682;
+      if (v2683) {
+        const half v2684 = half(v2679);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2685 = v2672 * v2;
+        const uint v2686 = v2685 + v2675;
+        const uint v2687 = v2686 - v78;
+        out[v2687] = v2684;
+      }
+    }
+    const uint v2688 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2690 = v2203 + v2688;
+    const uint v2691 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2693 = v2206 + v2691;
+    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2695 = v2693 < v79;
+    const bool v2696 = v2694 && v2695;
+    if (v2696) {
+      const float v2697 = v92.m[1][5].thread_elements()[1];
+      const uint v2699 = v2693 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2700 = v2699 < v2;
+      const bool v2701 = v2694 && v2700;
+      if (v2701) {
+        const half v2702 = half(v2697);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2703 = v2690 * v2;
+        const uint v2704 = v2703 + v2693;
+        const uint v2705 = v2704 - v78;
+        out[v2705] = v2702;
+      }
+    }
+    const uint v2706 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2708 = v2203 + v2706;
+    const uint v2709 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2711 = v2206 + v2709;
+    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2713 = v2711 < v79;
+    const bool v2714 = v2712 && v2713;
+    if (v2714) {
+      const float v2715 = v92.m[1][6].thread_elements()[0];
+      const uint v2717 = v2711 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2718 = v2717 < v2;
+      const bool v2719 = v2712 && v2718;
+      if (v2719) {
+        const half v2720 = half(v2715);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2721 = v2708 * v2;
+        const uint v2722 = v2721 + v2711;
+        const uint v2723 = v2722 - v78;
+        out[v2723] = v2720;
+      }
+    }
+    const uint v2724 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2726 = v2203 + v2724;
+    const uint v2727 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2729 = v2206 + v2727;
+    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2731 = v2729 < v79;
+    const bool v2732 = v2730 && v2731;
+    if (v2732) {
+      const float v2733 = v92.m[1][6].thread_elements()[1];
+      const uint v2735 = v2729 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2736 = v2735 < v2;
+      const bool v2737 = v2730 && v2736;
+      if (v2737) {
+        const half v2738 = half(v2733);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2739 = v2726 * v2;
+        const uint v2740 = v2739 + v2729;
+        const uint v2741 = v2740 - v78;
+        out[v2741] = v2738;
+      }
+    }
+    const uint v2742 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2744 = v2203 + v2742;
+    const uint v2745 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2747 = v2206 + v2745;
+    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2749 = v2747 < v79;
+    const bool v2750 = v2748 && v2749;
+    if (v2750) {
+      const float v2751 = v92.m[1][7].thread_elements()[0];
+      const uint v2753 = v2747 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2754 = v2753 < v2;
+      const bool v2755 = v2748 && v2754;
+      if (v2755) {
+        const half v2756 = half(v2751);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2757 = v2744 * v2;
+        const uint v2758 = v2757 + v2747;
+        const uint v2759 = v2758 - v78;
+        out[v2759] = v2756;
+      }
+    }
+    const uint v2760 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2762 = v2203 + v2760;
+    const uint v2763 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2765 = v2206 + v2763;
+    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2767 = v2765 < v79;
+    const bool v2768 = v2766 && v2767;
+    if (v2768) {
+      const float v2769 = v92.m[1][7].thread_elements()[1];
+      const uint v2771 = v2765 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2772 = v2771 < v2;
+      const bool v2773 = v2766 && v2772;
+      if (v2773) {
+        const half v2774 = half(v2769);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2775 = v2762 * v2;
+        const uint v2776 = v2775 + v2765;
+        const uint v2777 = v2776 - v78;
+        out[v2777] = v2774;
+      }
+    }
+    const uint v2778 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2780 = v2203 + v2778;
+    const uint v2781 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2783 = v2206 + v2781;
+    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2785 = v2783 < v79;
+    const bool v2786 = v2784 && v2785;
+    if (v2786) {
+      const float v2787 = v92.m[2][0].thread_elements()[0];
+      const uint v2789 = v2783 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2790 = v2789 < v2;
+      const bool v2791 = v2784 && v2790;
+      if (v2791) {
+        const half v2792 = half(v2787);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2793 = v2780 * v2;
+        const uint v2794 = v2793 + v2783;
+        const uint v2795 = v2794 - v78;
+        out[v2795] = v2792;
+      }
+    }
+    const uint v2796 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2798 = v2203 + v2796;
+    const uint v2799 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2801 = v2206 + v2799;
+    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2803 = v2801 < v79;
+    const bool v2804 = v2802 && v2803;
+    if (v2804) {
+      const float v2805 = v92.m[2][0].thread_elements()[1];
+      const uint v2807 = v2801 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2808 = v2807 < v2;
+      const bool v2809 = v2802 && v2808;
+      if (v2809) {
+        const half v2810 = half(v2805);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2811 = v2798 * v2;
+        const uint v2812 = v2811 + v2801;
+        const uint v2813 = v2812 - v78;
+        out[v2813] = v2810;
+      }
+    }
+    const uint v2814 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2816 = v2203 + v2814;
+    const uint v2817 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2819 = v2206 + v2817;
+    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2821 = v2819 < v79;
+    const bool v2822 = v2820 && v2821;
+    if (v2822) {
+      const float v2823 = v92.m[2][1].thread_elements()[0];
+      const uint v2825 = v2819 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2826 = v2825 < v2;
+      const bool v2827 = v2820 && v2826;
+      if (v2827) {
+        const half v2828 = half(v2823);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2829 = v2816 * v2;
+        const uint v2830 = v2829 + v2819;
+        const uint v2831 = v2830 - v78;
+        out[v2831] = v2828;
+      }
+    }
+    const uint v2832 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2834 = v2203 + v2832;
+    const uint v2835 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2837 = v2206 + v2835;
+    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2839 = v2837 < v79;
+    const bool v2840 = v2838 && v2839;
+    if (v2840) {
+      const float v2841 = v92.m[2][1].thread_elements()[1];
+      const uint v2843 = v2837 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2844 = v2843 < v2;
+      const bool v2845 = v2838 && v2844;
+      if (v2845) {
+        const half v2846 = half(v2841);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2847 = v2834 * v2;
+        const uint v2848 = v2847 + v2837;
+        const uint v2849 = v2848 - v78;
+        out[v2849] = v2846;
+      }
+    }
+    const uint v2850 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2852 = v2203 + v2850;
+    const uint v2853 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2855 = v2206 + v2853;
+    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2857 = v2855 < v79;
+    const bool v2858 = v2856 && v2857;
+    if (v2858) {
+      const float v2859 = v92.m[2][2].thread_elements()[0];
+      const uint v2861 = v2855 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2862 = v2861 < v2;
+      const bool v2863 = v2856 && v2862;
+      if (v2863) {
+        const half v2864 = half(v2859);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2865 = v2852 * v2;
+        const uint v2866 = v2865 + v2855;
+        const uint v2867 = v2866 - v78;
+        out[v2867] = v2864;
+      }
+    }
+    const uint v2868 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2870 = v2203 + v2868;
+    const uint v2871 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2873 = v2206 + v2871;
+    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2875 = v2873 < v79;
+    const bool v2876 = v2874 && v2875;
+    if (v2876) {
+      const float v2877 = v92.m[2][2].thread_elements()[1];
+      const uint v2879 = v2873 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2880 = v2879 < v2;
+      const bool v2881 = v2874 && v2880;
+      if (v2881) {
+        const half v2882 = half(v2877);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2883 = v2870 * v2;
+        const uint v2884 = v2883 + v2873;
+        const uint v2885 = v2884 - v78;
+        out[v2885] = v2882;
+      }
+    }
+    const uint v2886 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2888 = v2203 + v2886;
+    const uint v2889 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2891 = v2206 + v2889;
+    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2893 = v2891 < v79;
+    const bool v2894 = v2892 && v2893;
+    if (v2894) {
+      const float v2895 = v92.m[2][3].thread_elements()[0];
+      const uint v2897 = v2891 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2898 = v2897 < v2;
+      const bool v2899 = v2892 && v2898;
+      if (v2899) {
+        const half v2900 = half(v2895);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2901 = v2888 * v2;
+        const uint v2902 = v2901 + v2891;
+        const uint v2903 = v2902 - v78;
+        out[v2903] = v2900;
+      }
+    }
+    const uint v2904 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2906 = v2203 + v2904;
+    const uint v2907 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2909 = v2206 + v2907;
+    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2911 = v2909 < v79;
+    const bool v2912 = v2910 && v2911;
+    if (v2912) {
+      const float v2913 = v92.m[2][3].thread_elements()[1];
+      const uint v2915 = v2909 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2916 = v2915 < v2;
+      const bool v2917 = v2910 && v2916;
+      if (v2917) {
+        const half v2918 = half(v2913);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2919 = v2906 * v2;
+        const uint v2920 = v2919 + v2909;
+        const uint v2921 = v2920 - v78;
+        out[v2921] = v2918;
+      }
+    }
+    const uint v2922 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2924 = v2203 + v2922;
+    const uint v2925 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2927 = v2206 + v2925;
+    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2929 = v2927 < v79;
+    const bool v2930 = v2928 && v2929;
+    if (v2930) {
+      const float v2931 = v92.m[2][4].thread_elements()[0];
+      const uint v2933 = v2927 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2934 = v2933 < v2;
+      const bool v2935 = v2928 && v2934;
+      if (v2935) {
+        const half v2936 = half(v2931);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2937 = v2924 * v2;
+        const uint v2938 = v2937 + v2927;
+        const uint v2939 = v2938 - v78;
+        out[v2939] = v2936;
+      }
+    }
+    const uint v2940 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2942 = v2203 + v2940;
+    const uint v2943 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2945 = v2206 + v2943;
+    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2947 = v2945 < v79;
+    const bool v2948 = v2946 && v2947;
+    if (v2948) {
+      const float v2949 = v92.m[2][4].thread_elements()[1];
+      const uint v2951 = v2945 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2952 = v2951 < v2;
+      const bool v2953 = v2946 && v2952;
+      if (v2953) {
+        const half v2954 = half(v2949);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2955 = v2942 * v2;
+        const uint v2956 = v2955 + v2945;
+        const uint v2957 = v2956 - v78;
+        out[v2957] = v2954;
+      }
+    }
+    const uint v2958 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2960 = v2203 + v2958;
+    const uint v2961 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2963 = v2206 + v2961;
+    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2965 = v2963 < v79;
+    const bool v2966 = v2964 && v2965;
+    if (v2966) {
+      const float v2967 = v92.m[2][5].thread_elements()[0];
+      const uint v2969 = v2963 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2970 = v2969 < v2;
+      const bool v2971 = v2964 && v2970;
+      if (v2971) {
+        const half v2972 = half(v2967);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2973 = v2960 * v2;
+        const uint v2974 = v2973 + v2963;
+        const uint v2975 = v2974 - v78;
+        out[v2975] = v2972;
+      }
+    }
+    const uint v2976 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2978 = v2203 + v2976;
+    const uint v2979 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2981 = v2206 + v2979;
+    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2983 = v2981 < v79;
+    const bool v2984 = v2982 && v2983;
+    if (v2984) {
+      const float v2985 = v92.m[2][5].thread_elements()[1];
+      const uint v2987 = v2981 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2988 = v2987 < v2;
+      const bool v2989 = v2982 && v2988;
+      if (v2989) {
+        const half v2990 = half(v2985);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2991 = v2978 * v2;
+        const uint v2992 = v2991 + v2981;
+        const uint v2993 = v2992 - v78;
+        out[v2993] = v2990;
+      }
+    }
+    const uint v2994 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2996 = v2203 + v2994;
+    const uint v2997 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2999 = v2206 + v2997;
+    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3001 = v2999 < v79;
+    const bool v3002 = v3000 && v3001;
+    if (v3002) {
+      const float v3003 = v92.m[2][6].thread_elements()[0];
+      const uint v3005 = v2999 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3006 = v3005 < v2;
+      const bool v3007 = v3000 && v3006;
+      if (v3007) {
+        const half v3008 = half(v3003);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3009 = v2996 * v2;
+        const uint v3010 = v3009 + v2999;
+        const uint v3011 = v3010 - v78;
+        out[v3011] = v3008;
+      }
+    }
+    const uint v3012 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3014 = v2203 + v3012;
+    const uint v3015 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3017 = v2206 + v3015;
+    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3019 = v3017 < v79;
+    const bool v3020 = v3018 && v3019;
+    if (v3020) {
+      const float v3021 = v92.m[2][6].thread_elements()[1];
+      const uint v3023 = v3017 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3024 = v3023 < v2;
+      const bool v3025 = v3018 && v3024;
+      if (v3025) {
+        const half v3026 = half(v3021);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3027 = v3014 * v2;
+        const uint v3028 = v3027 + v3017;
+        const uint v3029 = v3028 - v78;
+        out[v3029] = v3026;
+      }
+    }
+    const uint v3030 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3032 = v2203 + v3030;
+    const uint v3033 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3035 = v2206 + v3033;
+    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3037 = v3035 < v79;
+    const bool v3038 = v3036 && v3037;
+    if (v3038) {
+      const float v3039 = v92.m[2][7].thread_elements()[0];
+      const uint v3041 = v3035 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3042 = v3041 < v2;
+      const bool v3043 = v3036 && v3042;
+      if (v3043) {
+        const half v3044 = half(v3039);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3045 = v3032 * v2;
+        const uint v3046 = v3045 + v3035;
+        const uint v3047 = v3046 - v78;
+        out[v3047] = v3044;
+      }
+    }
+    const uint v3048 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3050 = v2203 + v3048;
+    const uint v3051 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3053 = v2206 + v3051;
+    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3055 = v3053 < v79;
+    const bool v3056 = v3054 && v3055;
+    if (v3056) {
+      const float v3057 = v92.m[2][7].thread_elements()[1];
+      const uint v3059 = v3053 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3060 = v3059 < v2;
+      const bool v3061 = v3054 && v3060;
+      if (v3061) {
+        const half v3062 = half(v3057);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3063 = v3050 * v2;
+        const uint v3064 = v3063 + v3053;
+        const uint v3065 = v3064 - v78;
+        out[v3065] = v3062;
+      }
+    }
+    const uint v3066 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3068 = v2203 + v3066;
+    const uint v3069 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3071 = v2206 + v3069;
+    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3073 = v3071 < v79;
+    const bool v3074 = v3072 && v3073;
+    if (v3074) {
+      const float v3075 = v92.m[3][0].thread_elements()[0];
+      const uint v3077 = v3071 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3078 = v3077 < v2;
+      const bool v3079 = v3072 && v3078;
+      if (v3079) {
+        const half v3080 = half(v3075);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3081 = v3068 * v2;
+        const uint v3082 = v3081 + v3071;
+        const uint v3083 = v3082 - v78;
+        out[v3083] = v3080;
+      }
+    }
+    const uint v3084 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3086 = v2203 + v3084;
+    const uint v3087 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3089 = v2206 + v3087;
+    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3091 = v3089 < v79;
+    const bool v3092 = v3090 && v3091;
+    if (v3092) {
+      const float v3093 = v92.m[3][0].thread_elements()[1];
+      const uint v3095 = v3089 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3096 = v3095 < v2;
+      const bool v3097 = v3090 && v3096;
+      if (v3097) {
+        const half v3098 = half(v3093);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3099 = v3086 * v2;
+        const uint v3100 = v3099 + v3089;
+        const uint v3101 = v3100 - v78;
+        out[v3101] = v3098;
+      }
+    }
+    const uint v3102 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3104 = v2203 + v3102;
+    const uint v3105 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3107 = v2206 + v3105;
+    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3109 = v3107 < v79;
+    const bool v3110 = v3108 && v3109;
+    if (v3110) {
+      const float v3111 = v92.m[3][1].thread_elements()[0];
+      const uint v3113 = v3107 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3114 = v3113 < v2;
+      const bool v3115 = v3108 && v3114;
+      if (v3115) {
+        const half v3116 = half(v3111);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3117 = v3104 * v2;
+        const uint v3118 = v3117 + v3107;
+        const uint v3119 = v3118 - v78;
+        out[v3119] = v3116;
+      }
+    }
+    const uint v3120 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3122 = v2203 + v3120;
+    const uint v3123 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3125 = v2206 + v3123;
+    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3127 = v3125 < v79;
+    const bool v3128 = v3126 && v3127;
+    if (v3128) {
+      const float v3129 = v92.m[3][1].thread_elements()[1];
+      const uint v3131 = v3125 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3132 = v3131 < v2;
+      const bool v3133 = v3126 && v3132;
+      if (v3133) {
+        const half v3134 = half(v3129);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3135 = v3122 * v2;
+        const uint v3136 = v3135 + v3125;
+        const uint v3137 = v3136 - v78;
+        out[v3137] = v3134;
+      }
+    }
+    const uint v3138 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3140 = v2203 + v3138;
+    const uint v3141 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3143 = v2206 + v3141;
+    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3145 = v3143 < v79;
+    const bool v3146 = v3144 && v3145;
+    if (v3146) {
+      const float v3147 = v92.m[3][2].thread_elements()[0];
+      const uint v3149 = v3143 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3150 = v3149 < v2;
+      const bool v3151 = v3144 && v3150;
+      if (v3151) {
+        const half v3152 = half(v3147);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3153 = v3140 * v2;
+        const uint v3154 = v3153 + v3143;
+        const uint v3155 = v3154 - v78;
+        out[v3155] = v3152;
+      }
+    }
+    const uint v3156 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3158 = v2203 + v3156;
+    const uint v3159 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3161 = v2206 + v3159;
+    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3163 = v3161 < v79;
+    const bool v3164 = v3162 && v3163;
+    if (v3164) {
+      const float v3165 = v92.m[3][2].thread_elements()[1];
+      const uint v3167 = v3161 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3168 = v3167 < v2;
+      const bool v3169 = v3162 && v3168;
+      if (v3169) {
+        const half v3170 = half(v3165);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3171 = v3158 * v2;
+        const uint v3172 = v3171 + v3161;
+        const uint v3173 = v3172 - v78;
+        out[v3173] = v3170;
+      }
+    }
+    const uint v3174 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3176 = v2203 + v3174;
+    const uint v3177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3179 = v2206 + v3177;
+    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3181 = v3179 < v79;
+    const bool v3182 = v3180 && v3181;
+    if (v3182) {
+      const float v3183 = v92.m[3][3].thread_elements()[0];
+      const uint v3185 = v3179 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3186 = v3185 < v2;
+      const bool v3187 = v3180 && v3186;
+      if (v3187) {
+        const half v3188 = half(v3183);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3189 = v3176 * v2;
+        const uint v3190 = v3189 + v3179;
+        const uint v3191 = v3190 - v78;
+        out[v3191] = v3188;
+      }
+    }
+    const uint v3192 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3194 = v2203 + v3192;
+    const uint v3195 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3197 = v2206 + v3195;
+    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3199 = v3197 < v79;
+    const bool v3200 = v3198 && v3199;
+    if (v3200) {
+      const float v3201 = v92.m[3][3].thread_elements()[1];
+      const uint v3203 = v3197 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3204 = v3203 < v2;
+      const bool v3205 = v3198 && v3204;
+      if (v3205) {
+        const half v3206 = half(v3201);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3207 = v3194 * v2;
+        const uint v3208 = v3207 + v3197;
+        const uint v3209 = v3208 - v78;
+        out[v3209] = v3206;
+      }
+    }
+    const uint v3210 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3212 = v2203 + v3210;
+    const uint v3213 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3215 = v2206 + v3213;
+    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3217 = v3215 < v79;
+    const bool v3218 = v3216 && v3217;
+    if (v3218) {
+      const float v3219 = v92.m[3][4].thread_elements()[0];
+      const uint v3221 = v3215 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3222 = v3221 < v2;
+      const bool v3223 = v3216 && v3222;
+      if (v3223) {
+        const half v3224 = half(v3219);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3225 = v3212 * v2;
+        const uint v3226 = v3225 + v3215;
+        const uint v3227 = v3226 - v78;
+        out[v3227] = v3224;
+      }
+    }
+    const uint v3228 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3230 = v2203 + v3228;
+    const uint v3231 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3233 = v2206 + v3231;
+    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3235 = v3233 < v79;
+    const bool v3236 = v3234 && v3235;
+    if (v3236) {
+      const float v3237 = v92.m[3][4].thread_elements()[1];
+      const uint v3239 = v3233 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3240 = v3239 < v2;
+      const bool v3241 = v3234 && v3240;
+      if (v3241) {
+        const half v3242 = half(v3237);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3243 = v3230 * v2;
+        const uint v3244 = v3243 + v3233;
+        const uint v3245 = v3244 - v78;
+        out[v3245] = v3242;
+      }
+    }
+    const uint v3246 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3248 = v2203 + v3246;
+    const uint v3249 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3251 = v2206 + v3249;
+    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3253 = v3251 < v79;
+    const bool v3254 = v3252 && v3253;
+    if (v3254) {
+      const float v3255 = v92.m[3][5].thread_elements()[0];
+      const uint v3257 = v3251 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3258 = v3257 < v2;
+      const bool v3259 = v3252 && v3258;
+      if (v3259) {
+        const half v3260 = half(v3255);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3261 = v3248 * v2;
+        const uint v3262 = v3261 + v3251;
+        const uint v3263 = v3262 - v78;
+        out[v3263] = v3260;
+      }
+    }
+    const uint v3264 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3266 = v2203 + v3264;
+    const uint v3267 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3269 = v2206 + v3267;
+    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3271 = v3269 < v79;
+    const bool v3272 = v3270 && v3271;
+    if (v3272) {
+      const float v3273 = v92.m[3][5].thread_elements()[1];
+      const uint v3275 = v3269 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3276 = v3275 < v2;
+      const bool v3277 = v3270 && v3276;
+      if (v3277) {
+        const half v3278 = half(v3273);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3279 = v3266 * v2;
+        const uint v3280 = v3279 + v3269;
+        const uint v3281 = v3280 - v78;
+        out[v3281] = v3278;
+      }
+    }
+    const uint v3282 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3284 = v2203 + v3282;
+    const uint v3285 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3287 = v2206 + v3285;
+    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3289 = v3287 < v79;
+    const bool v3290 = v3288 && v3289;
+    if (v3290) {
+      const float v3291 = v92.m[3][6].thread_elements()[0];
+      const uint v3293 = v3287 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3294 = v3293 < v2;
+      const bool v3295 = v3288 && v3294;
+      if (v3295) {
+        const half v3296 = half(v3291);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3297 = v3284 * v2;
+        const uint v3298 = v3297 + v3287;
+        const uint v3299 = v3298 - v78;
+        out[v3299] = v3296;
+      }
+    }
+    const uint v3300 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3302 = v2203 + v3300;
+    const uint v3303 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3305 = v2206 + v3303;
+    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3307 = v3305 < v79;
+    const bool v3308 = v3306 && v3307;
+    if (v3308) {
+      const float v3309 = v92.m[3][6].thread_elements()[1];
+      const uint v3311 = v3305 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3312 = v3311 < v2;
+      const bool v3313 = v3306 && v3312;
+      if (v3313) {
+        const half v3314 = half(v3309);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3315 = v3302 * v2;
+        const uint v3316 = v3315 + v3305;
+        const uint v3317 = v3316 - v78;
+        out[v3317] = v3314;
+      }
+    }
+    const uint v3318 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3320 = v2203 + v3318;
+    const uint v3321 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3323 = v2206 + v3321;
+    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3325 = v3323 < v79;
+    const bool v3326 = v3324 && v3325;
+    if (v3326) {
+      const float v3327 = v92.m[3][7].thread_elements()[0];
+      const uint v3329 = v3323 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3330 = v3329 < v2;
+      const bool v3331 = v3324 && v3330;
+      if (v3331) {
+        const half v3332 = half(v3327);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3333 = v3320 * v2;
+        const uint v3334 = v3333 + v3323;
+        const uint v3335 = v3334 - v78;
+        out[v3335] = v3332;
+      }
+    }
+    const uint v3336 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3338 = v2203 + v3336;
+    const uint v3339 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3341 = v2206 + v3339;
+    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3343 = v3341 < v79;
+    const bool v3344 = v3342 && v3343;
+    if (v3344) {
+      const float v3345 = v92.m[3][7].thread_elements()[1];
+      const uint v3347 = v3341 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3348 = v3347 < v2;
+      const bool v3349 = v3342 && v3348;
+      if (v3349) {
+        const half v3350 = half(v3345);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3351 = v3338 * v2;
+        const uint v3352 = v3351 + v3341;
+        const uint v3353 = v3352 - v78;
+        out[v3353] = v3350;
+      }
+    }
+    const uint v3354 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3356 = v2203 + v3354;
+    const uint v3357 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3359 = v2206 + v3357;
+    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3361 = v3359 < v79;
+    const bool v3362 = v3360 && v3361;
+    if (v3362) {
+      const float v3363 = v92.m[4][0].thread_elements()[0];
+      const uint v3365 = v3359 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3366 = v3365 < v2;
+      const bool v3367 = v3360 && v3366;
+      if (v3367) {
+        const half v3368 = half(v3363);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3369 = v3356 * v2;
+        const uint v3370 = v3369 + v3359;
+        const uint v3371 = v3370 - v78;
+        out[v3371] = v3368;
+      }
+    }
+    const uint v3372 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3374 = v2203 + v3372;
+    const uint v3375 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3377 = v2206 + v3375;
+    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3379 = v3377 < v79;
+    const bool v3380 = v3378 && v3379;
+    if (v3380) {
+      const float v3381 = v92.m[4][0].thread_elements()[1];
+      const uint v3383 = v3377 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3384 = v3383 < v2;
+      const bool v3385 = v3378 && v3384;
+      if (v3385) {
+        const half v3386 = half(v3381);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3387 = v3374 * v2;
+        const uint v3388 = v3387 + v3377;
+        const uint v3389 = v3388 - v78;
+        out[v3389] = v3386;
+      }
+    }
+    const uint v3390 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3392 = v2203 + v3390;
+    const uint v3393 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3395 = v2206 + v3393;
+    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3397 = v3395 < v79;
+    const bool v3398 = v3396 && v3397;
+    if (v3398) {
+      const float v3399 = v92.m[4][1].thread_elements()[0];
+      const uint v3401 = v3395 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3402 = v3401 < v2;
+      const bool v3403 = v3396 && v3402;
+      if (v3403) {
+        const half v3404 = half(v3399);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3405 = v3392 * v2;
+        const uint v3406 = v3405 + v3395;
+        const uint v3407 = v3406 - v78;
+        out[v3407] = v3404;
+      }
+    }
+    const uint v3408 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3410 = v2203 + v3408;
+    const uint v3411 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3413 = v2206 + v3411;
+    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3415 = v3413 < v79;
+    const bool v3416 = v3414 && v3415;
+    if (v3416) {
+      const float v3417 = v92.m[4][1].thread_elements()[1];
+      const uint v3419 = v3413 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3420 = v3419 < v2;
+      const bool v3421 = v3414 && v3420;
+      if (v3421) {
+        const half v3422 = half(v3417);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3423 = v3410 * v2;
+        const uint v3424 = v3423 + v3413;
+        const uint v3425 = v3424 - v78;
+        out[v3425] = v3422;
+      }
+    }
+    const uint v3426 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3428 = v2203 + v3426;
+    const uint v3429 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3431 = v2206 + v3429;
+    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3433 = v3431 < v79;
+    const bool v3434 = v3432 && v3433;
+    if (v3434) {
+      const float v3435 = v92.m[4][2].thread_elements()[0];
+      const uint v3437 = v3431 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3438 = v3437 < v2;
+      const bool v3439 = v3432 && v3438;
+      if (v3439) {
+        const half v3440 = half(v3435);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3441 = v3428 * v2;
+        const uint v3442 = v3441 + v3431;
+        const uint v3443 = v3442 - v78;
+        out[v3443] = v3440;
+      }
+    }
+    const uint v3444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3446 = v2203 + v3444;
+    const uint v3447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3449 = v2206 + v3447;
+    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3451 = v3449 < v79;
+    const bool v3452 = v3450 && v3451;
+    if (v3452) {
+      const float v3453 = v92.m[4][2].thread_elements()[1];
+      const uint v3455 = v3449 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3456 = v3455 < v2;
+      const bool v3457 = v3450 && v3456;
+      if (v3457) {
+        const half v3458 = half(v3453);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3459 = v3446 * v2;
+        const uint v3460 = v3459 + v3449;
+        const uint v3461 = v3460 - v78;
+        out[v3461] = v3458;
+      }
+    }
+    const uint v3462 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3464 = v2203 + v3462;
+    const uint v3465 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3467 = v2206 + v3465;
+    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3469 = v3467 < v79;
+    const bool v3470 = v3468 && v3469;
+    if (v3470) {
+      const float v3471 = v92.m[4][3].thread_elements()[0];
+      const uint v3473 = v3467 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3474 = v3473 < v2;
+      const bool v3475 = v3468 && v3474;
+      if (v3475) {
+        const half v3476 = half(v3471);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3477 = v3464 * v2;
+        const uint v3478 = v3477 + v3467;
+        const uint v3479 = v3478 - v78;
+        out[v3479] = v3476;
+      }
+    }
+    const uint v3480 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3482 = v2203 + v3480;
+    const uint v3483 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3485 = v2206 + v3483;
+    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3487 = v3485 < v79;
+    const bool v3488 = v3486 && v3487;
+    if (v3488) {
+      const float v3489 = v92.m[4][3].thread_elements()[1];
+      const uint v3491 = v3485 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3492 = v3491 < v2;
+      const bool v3493 = v3486 && v3492;
+      if (v3493) {
+        const half v3494 = half(v3489);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3495 = v3482 * v2;
+        const uint v3496 = v3495 + v3485;
+        const uint v3497 = v3496 - v78;
+        out[v3497] = v3494;
+      }
+    }
+    const uint v3498 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3500 = v2203 + v3498;
+    const uint v3501 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3503 = v2206 + v3501;
+    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3505 = v3503 < v79;
+    const bool v3506 = v3504 && v3505;
+    if (v3506) {
+      const float v3507 = v92.m[4][4].thread_elements()[0];
+      const uint v3509 = v3503 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3510 = v3509 < v2;
+      const bool v3511 = v3504 && v3510;
+      if (v3511) {
+        const half v3512 = half(v3507);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3513 = v3500 * v2;
+        const uint v3514 = v3513 + v3503;
+        const uint v3515 = v3514 - v78;
+        out[v3515] = v3512;
+      }
+    }
+    const uint v3516 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3518 = v2203 + v3516;
+    const uint v3519 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3521 = v2206 + v3519;
+    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3523 = v3521 < v79;
+    const bool v3524 = v3522 && v3523;
+    if (v3524) {
+      const float v3525 = v92.m[4][4].thread_elements()[1];
+      const uint v3527 = v3521 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3528 = v3527 < v2;
+      const bool v3529 = v3522 && v3528;
+      if (v3529) {
+        const half v3530 = half(v3525);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3531 = v3518 * v2;
+        const uint v3532 = v3531 + v3521;
+        const uint v3533 = v3532 - v78;
+        out[v3533] = v3530;
+      }
+    }
+    const uint v3534 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3536 = v2203 + v3534;
+    const uint v3537 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3539 = v2206 + v3537;
+    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3541 = v3539 < v79;
+    const bool v3542 = v3540 && v3541;
+    if (v3542) {
+      const float v3543 = v92.m[4][5].thread_elements()[0];
+      const uint v3545 = v3539 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3546 = v3545 < v2;
+      const bool v3547 = v3540 && v3546;
+      if (v3547) {
+        const half v3548 = half(v3543);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3549 = v3536 * v2;
+        const uint v3550 = v3549 + v3539;
+        const uint v3551 = v3550 - v78;
+        out[v3551] = v3548;
+      }
+    }
+    const uint v3552 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3554 = v2203 + v3552;
+    const uint v3555 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3557 = v2206 + v3555;
+    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3559 = v3557 < v79;
+    const bool v3560 = v3558 && v3559;
+    if (v3560) {
+      const float v3561 = v92.m[4][5].thread_elements()[1];
+      const uint v3563 = v3557 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3564 = v3563 < v2;
+      const bool v3565 = v3558 && v3564;
+      if (v3565) {
+        const half v3566 = half(v3561);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3567 = v3554 * v2;
+        const uint v3568 = v3567 + v3557;
+        const uint v3569 = v3568 - v78;
+        out[v3569] = v3566;
+      }
+    }
+    const uint v3570 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3572 = v2203 + v3570;
+    const uint v3573 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3575 = v2206 + v3573;
+    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3577 = v3575 < v79;
+    const bool v3578 = v3576 && v3577;
+    if (v3578) {
+      const float v3579 = v92.m[4][6].thread_elements()[0];
+      const uint v3581 = v3575 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3582 = v3581 < v2;
+      const bool v3583 = v3576 && v3582;
+      if (v3583) {
+        const half v3584 = half(v3579);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3585 = v3572 * v2;
+        const uint v3586 = v3585 + v3575;
+        const uint v3587 = v3586 - v78;
+        out[v3587] = v3584;
+      }
+    }
+    const uint v3588 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3590 = v2203 + v3588;
+    const uint v3591 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3593 = v2206 + v3591;
+    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3595 = v3593 < v79;
+    const bool v3596 = v3594 && v3595;
+    if (v3596) {
+      const float v3597 = v92.m[4][6].thread_elements()[1];
+      const uint v3599 = v3593 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3600 = v3599 < v2;
+      const bool v3601 = v3594 && v3600;
+      if (v3601) {
+        const half v3602 = half(v3597);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3603 = v3590 * v2;
+        const uint v3604 = v3603 + v3593;
+        const uint v3605 = v3604 - v78;
+        out[v3605] = v3602;
+      }
+    }
+    const uint v3606 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3608 = v2203 + v3606;
+    const uint v3609 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3611 = v2206 + v3609;
+    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3613 = v3611 < v79;
+    const bool v3614 = v3612 && v3613;
+    if (v3614) {
+      const float v3615 = v92.m[4][7].thread_elements()[0];
+      const uint v3617 = v3611 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3618 = v3617 < v2;
+      const bool v3619 = v3612 && v3618;
+      if (v3619) {
+        const half v3620 = half(v3615);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3621 = v3608 * v2;
+        const uint v3622 = v3621 + v3611;
+        const uint v3623 = v3622 - v78;
+        out[v3623] = v3620;
+      }
+    }
+    const uint v3624 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3626 = v2203 + v3624;
+    const uint v3627 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3629 = v2206 + v3627;
+    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3631 = v3629 < v79;
+    const bool v3632 = v3630 && v3631;
+    if (v3632) {
+      const float v3633 = v92.m[4][7].thread_elements()[1];
+      const uint v3635 = v3629 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3636 = v3635 < v2;
+      const bool v3637 = v3630 && v3636;
+      if (v3637) {
+        const half v3638 = half(v3633);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3639 = v3626 * v2;
+        const uint v3640 = v3639 + v3629;
+        const uint v3641 = v3640 - v78;
+        out[v3641] = v3638;
+      }
+    }
+    const uint v3642 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3644 = v2203 + v3642;
+    const uint v3645 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3647 = v2206 + v3645;
+    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3649 = v3647 < v79;
+    const bool v3650 = v3648 && v3649;
+    if (v3650) {
+      const float v3651 = v92.m[5][0].thread_elements()[0];
+      const uint v3653 = v3647 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3654 = v3653 < v2;
+      const bool v3655 = v3648 && v3654;
+      if (v3655) {
+        const half v3656 = half(v3651);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3657 = v3644 * v2;
+        const uint v3658 = v3657 + v3647;
+        const uint v3659 = v3658 - v78;
+        out[v3659] = v3656;
+      }
+    }
+    const uint v3660 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3662 = v2203 + v3660;
+    const uint v3663 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3665 = v2206 + v3663;
+    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3667 = v3665 < v79;
+    const bool v3668 = v3666 && v3667;
+    if (v3668) {
+      const float v3669 = v92.m[5][0].thread_elements()[1];
+      const uint v3671 = v3665 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3672 = v3671 < v2;
+      const bool v3673 = v3666 && v3672;
+      if (v3673) {
+        const half v3674 = half(v3669);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3675 = v3662 * v2;
+        const uint v3676 = v3675 + v3665;
+        const uint v3677 = v3676 - v78;
+        out[v3677] = v3674;
+      }
+    }
+    const uint v3678 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3680 = v2203 + v3678;
+    const uint v3681 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3683 = v2206 + v3681;
+    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3685 = v3683 < v79;
+    const bool v3686 = v3684 && v3685;
+    if (v3686) {
+      const float v3687 = v92.m[5][1].thread_elements()[0];
+      const uint v3689 = v3683 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3690 = v3689 < v2;
+      const bool v3691 = v3684 && v3690;
+      if (v3691) {
+        const half v3692 = half(v3687);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3693 = v3680 * v2;
+        const uint v3694 = v3693 + v3683;
+        const uint v3695 = v3694 - v78;
+        out[v3695] = v3692;
+      }
+    }
+    const uint v3696 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3698 = v2203 + v3696;
+    const uint v3699 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3701 = v2206 + v3699;
+    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3703 = v3701 < v79;
+    const bool v3704 = v3702 && v3703;
+    if (v3704) {
+      const float v3705 = v92.m[5][1].thread_elements()[1];
+      const uint v3707 = v3701 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3708 = v3707 < v2;
+      const bool v3709 = v3702 && v3708;
+      if (v3709) {
+        const half v3710 = half(v3705);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3711 = v3698 * v2;
+        const uint v3712 = v3711 + v3701;
+        const uint v3713 = v3712 - v78;
+        out[v3713] = v3710;
+      }
+    }
+    const uint v3714 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3716 = v2203 + v3714;
+    const uint v3717 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3719 = v2206 + v3717;
+    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3721 = v3719 < v79;
+    const bool v3722 = v3720 && v3721;
+    if (v3722) {
+      const float v3723 = v92.m[5][2].thread_elements()[0];
+      const uint v3725 = v3719 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3726 = v3725 < v2;
+      const bool v3727 = v3720 && v3726;
+      if (v3727) {
+        const half v3728 = half(v3723);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3729 = v3716 * v2;
+        const uint v3730 = v3729 + v3719;
+        const uint v3731 = v3730 - v78;
+        out[v3731] = v3728;
+      }
+    }
+    const uint v3732 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3734 = v2203 + v3732;
+    const uint v3735 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3737 = v2206 + v3735;
+    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3739 = v3737 < v79;
+    const bool v3740 = v3738 && v3739;
+    if (v3740) {
+      const float v3741 = v92.m[5][2].thread_elements()[1];
+      const uint v3743 = v3737 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3744 = v3743 < v2;
+      const bool v3745 = v3738 && v3744;
+      if (v3745) {
+        const half v3746 = half(v3741);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3747 = v3734 * v2;
+        const uint v3748 = v3747 + v3737;
+        const uint v3749 = v3748 - v78;
+        out[v3749] = v3746;
+      }
+    }
+    const uint v3750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3752 = v2203 + v3750;
+    const uint v3753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3755 = v2206 + v3753;
+    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3757 = v3755 < v79;
+    const bool v3758 = v3756 && v3757;
+    if (v3758) {
+      const float v3759 = v92.m[5][3].thread_elements()[0];
+      const uint v3761 = v3755 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3762 = v3761 < v2;
+      const bool v3763 = v3756 && v3762;
+      if (v3763) {
+        const half v3764 = half(v3759);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3765 = v3752 * v2;
+        const uint v3766 = v3765 + v3755;
+        const uint v3767 = v3766 - v78;
+        out[v3767] = v3764;
+      }
+    }
+    const uint v3768 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3770 = v2203 + v3768;
+    const uint v3771 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3773 = v2206 + v3771;
+    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3775 = v3773 < v79;
+    const bool v3776 = v3774 && v3775;
+    if (v3776) {
+      const float v3777 = v92.m[5][3].thread_elements()[1];
+      const uint v3779 = v3773 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3780 = v3779 < v2;
+      const bool v3781 = v3774 && v3780;
+      if (v3781) {
+        const half v3782 = half(v3777);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3783 = v3770 * v2;
+        const uint v3784 = v3783 + v3773;
+        const uint v3785 = v3784 - v78;
+        out[v3785] = v3782;
+      }
+    }
+    const uint v3786 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3788 = v2203 + v3786;
+    const uint v3789 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3791 = v2206 + v3789;
+    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3793 = v3791 < v79;
+    const bool v3794 = v3792 && v3793;
+    if (v3794) {
+      const float v3795 = v92.m[5][4].thread_elements()[0];
+      const uint v3797 = v3791 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3798 = v3797 < v2;
+      const bool v3799 = v3792 && v3798;
+      if (v3799) {
+        const half v3800 = half(v3795);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3801 = v3788 * v2;
+        const uint v3802 = v3801 + v3791;
+        const uint v3803 = v3802 - v78;
+        out[v3803] = v3800;
+      }
+    }
+    const uint v3804 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3806 = v2203 + v3804;
+    const uint v3807 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3809 = v2206 + v3807;
+    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3811 = v3809 < v79;
+    const bool v3812 = v3810 && v3811;
+    if (v3812) {
+      const float v3813 = v92.m[5][4].thread_elements()[1];
+      const uint v3815 = v3809 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3816 = v3815 < v2;
+      const bool v3817 = v3810 && v3816;
+      if (v3817) {
+        const half v3818 = half(v3813);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3819 = v3806 * v2;
+        const uint v3820 = v3819 + v3809;
+        const uint v3821 = v3820 - v78;
+        out[v3821] = v3818;
+      }
+    }
+    const uint v3822 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3824 = v2203 + v3822;
+    const uint v3825 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3827 = v2206 + v3825;
+    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3829 = v3827 < v79;
+    const bool v3830 = v3828 && v3829;
+    if (v3830) {
+      const float v3831 = v92.m[5][5].thread_elements()[0];
+      const uint v3833 = v3827 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3834 = v3833 < v2;
+      const bool v3835 = v3828 && v3834;
+      if (v3835) {
+        const half v3836 = half(v3831);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3837 = v3824 * v2;
+        const uint v3838 = v3837 + v3827;
+        const uint v3839 = v3838 - v78;
+        out[v3839] = v3836;
+      }
+    }
+    const uint v3840 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3842 = v2203 + v3840;
+    const uint v3843 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3845 = v2206 + v3843;
+    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3847 = v3845 < v79;
+    const bool v3848 = v3846 && v3847;
+    if (v3848) {
+      const float v3849 = v92.m[5][5].thread_elements()[1];
+      const uint v3851 = v3845 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3852 = v3851 < v2;
+      const bool v3853 = v3846 && v3852;
+      if (v3853) {
+        const half v3854 = half(v3849);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3855 = v3842 * v2;
+        const uint v3856 = v3855 + v3845;
+        const uint v3857 = v3856 - v78;
+        out[v3857] = v3854;
+      }
+    }
+    const uint v3858 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3860 = v2203 + v3858;
+    const uint v3861 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3863 = v2206 + v3861;
+    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3865 = v3863 < v79;
+    const bool v3866 = v3864 && v3865;
+    if (v3866) {
+      const float v3867 = v92.m[5][6].thread_elements()[0];
+      const uint v3869 = v3863 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3870 = v3869 < v2;
+      const bool v3871 = v3864 && v3870;
+      if (v3871) {
+        const half v3872 = half(v3867);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3873 = v3860 * v2;
+        const uint v3874 = v3873 + v3863;
+        const uint v3875 = v3874 - v78;
+        out[v3875] = v3872;
+      }
+    }
+    const uint v3876 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3878 = v2203 + v3876;
+    const uint v3879 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3881 = v2206 + v3879;
+    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3883 = v3881 < v79;
+    const bool v3884 = v3882 && v3883;
+    if (v3884) {
+      const float v3885 = v92.m[5][6].thread_elements()[1];
+      const uint v3887 = v3881 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3888 = v3887 < v2;
+      const bool v3889 = v3882 && v3888;
+      if (v3889) {
+        const half v3890 = half(v3885);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3891 = v3878 * v2;
+        const uint v3892 = v3891 + v3881;
+        const uint v3893 = v3892 - v78;
+        out[v3893] = v3890;
+      }
+    }
+    const uint v3894 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3896 = v2203 + v3894;
+    const uint v3897 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3899 = v2206 + v3897;
+    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3901 = v3899 < v79;
+    const bool v3902 = v3900 && v3901;
+    if (v3902) {
+      const float v3903 = v92.m[5][7].thread_elements()[0];
+      const uint v3905 = v3899 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3906 = v3905 < v2;
+      const bool v3907 = v3900 && v3906;
+      if (v3907) {
+        const half v3908 = half(v3903);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3909 = v3896 * v2;
+        const uint v3910 = v3909 + v3899;
+        const uint v3911 = v3910 - v78;
+        out[v3911] = v3908;
+      }
+    }
+    const uint v3912 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3914 = v2203 + v3912;
+    const uint v3915 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3917 = v2206 + v3915;
+    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3919 = v3917 < v79;
+    const bool v3920 = v3918 && v3919;
+    if (v3920) {
+      const float v3921 = v92.m[5][7].thread_elements()[1];
+      const uint v3923 = v3917 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3924 = v3923 < v2;
+      const bool v3925 = v3918 && v3924;
+      if (v3925) {
+        const half v3926 = half(v3921);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3927 = v3914 * v2;
+        const uint v3928 = v3927 + v3917;
+        const uint v3929 = v3928 - v78;
+        out[v3929] = v3926;
+      }
+    }
+    const uint v3930 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3932 = v2203 + v3930;
+    const uint v3933 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3935 = v2206 + v3933;
+    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3937 = v3935 < v79;
+    const bool v3938 = v3936 && v3937;
+    if (v3938) {
+      const float v3939 = v92.m[6][0].thread_elements()[0];
+      const uint v3941 = v3935 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3942 = v3941 < v2;
+      const bool v3943 = v3936 && v3942;
+      if (v3943) {
+        const half v3944 = half(v3939);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3945 = v3932 * v2;
+        const uint v3946 = v3945 + v3935;
+        const uint v3947 = v3946 - v78;
+        out[v3947] = v3944;
+      }
+    }
+    const uint v3948 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3950 = v2203 + v3948;
+    const uint v3951 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3953 = v2206 + v3951;
+    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3955 = v3953 < v79;
+    const bool v3956 = v3954 && v3955;
+    if (v3956) {
+      const float v3957 = v92.m[6][0].thread_elements()[1];
+      const uint v3959 = v3953 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3960 = v3959 < v2;
+      const bool v3961 = v3954 && v3960;
+      if (v3961) {
+        const half v3962 = half(v3957);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3963 = v3950 * v2;
+        const uint v3964 = v3963 + v3953;
+        const uint v3965 = v3964 - v78;
+        out[v3965] = v3962;
+      }
+    }
+    const uint v3966 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3968 = v2203 + v3966;
+    const uint v3969 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3971 = v2206 + v3969;
+    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3973 = v3971 < v79;
+    const bool v3974 = v3972 && v3973;
+    if (v3974) {
+      const float v3975 = v92.m[6][1].thread_elements()[0];
+      const uint v3977 = v3971 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3978 = v3977 < v2;
+      const bool v3979 = v3972 && v3978;
+      if (v3979) {
+        const half v3980 = half(v3975);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3981 = v3968 * v2;
+        const uint v3982 = v3981 + v3971;
+        const uint v3983 = v3982 - v78;
+        out[v3983] = v3980;
+      }
+    }
+    const uint v3984 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3986 = v2203 + v3984;
+    const uint v3987 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3989 = v2206 + v3987;
+    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3991 = v3989 < v79;
+    const bool v3992 = v3990 && v3991;
+    if (v3992) {
+      const float v3993 = v92.m[6][1].thread_elements()[1];
+      const uint v3995 = v3989 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3996 = v3995 < v2;
+      const bool v3997 = v3990 && v3996;
+      if (v3997) {
+        const half v3998 = half(v3993);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3999 = v3986 * v2;
+        const uint v4000 = v3999 + v3989;
+        const uint v4001 = v4000 - v78;
+        out[v4001] = v3998;
+      }
+    }
+    const uint v4002 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4004 = v2203 + v4002;
+    const uint v4005 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4007 = v2206 + v4005;
+    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4009 = v4007 < v79;
+    const bool v4010 = v4008 && v4009;
+    if (v4010) {
+      const float v4011 = v92.m[6][2].thread_elements()[0];
+      const uint v4013 = v4007 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4014 = v4013 < v2;
+      const bool v4015 = v4008 && v4014;
+      if (v4015) {
+        const half v4016 = half(v4011);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4017 = v4004 * v2;
+        const uint v4018 = v4017 + v4007;
+        const uint v4019 = v4018 - v78;
+        out[v4019] = v4016;
+      }
+    }
+    const uint v4020 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4022 = v2203 + v4020;
+    const uint v4023 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4025 = v2206 + v4023;
+    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4027 = v4025 < v79;
+    const bool v4028 = v4026 && v4027;
+    if (v4028) {
+      const float v4029 = v92.m[6][2].thread_elements()[1];
+      const uint v4031 = v4025 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4032 = v4031 < v2;
+      const bool v4033 = v4026 && v4032;
+      if (v4033) {
+        const half v4034 = half(v4029);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4035 = v4022 * v2;
+        const uint v4036 = v4035 + v4025;
+        const uint v4037 = v4036 - v78;
+        out[v4037] = v4034;
+      }
+    }
+    const uint v4038 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4040 = v2203 + v4038;
+    const uint v4041 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4043 = v2206 + v4041;
+    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4045 = v4043 < v79;
+    const bool v4046 = v4044 && v4045;
+    if (v4046) {
+      const float v4047 = v92.m[6][3].thread_elements()[0];
+      const uint v4049 = v4043 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4050 = v4049 < v2;
+      const bool v4051 = v4044 && v4050;
+      if (v4051) {
+        const half v4052 = half(v4047);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4053 = v4040 * v2;
+        const uint v4054 = v4053 + v4043;
+        const uint v4055 = v4054 - v78;
+        out[v4055] = v4052;
+      }
+    }
+    const uint v4056 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4058 = v2203 + v4056;
+    const uint v4059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4061 = v2206 + v4059;
+    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4063 = v4061 < v79;
+    const bool v4064 = v4062 && v4063;
+    if (v4064) {
+      const float v4065 = v92.m[6][3].thread_elements()[1];
+      const uint v4067 = v4061 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4068 = v4067 < v2;
+      const bool v4069 = v4062 && v4068;
+      if (v4069) {
+        const half v4070 = half(v4065);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4071 = v4058 * v2;
+        const uint v4072 = v4071 + v4061;
+        const uint v4073 = v4072 - v78;
+        out[v4073] = v4070;
+      }
+    }
+    const uint v4074 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4076 = v2203 + v4074;
+    const uint v4077 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4079 = v2206 + v4077;
+    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4081 = v4079 < v79;
+    const bool v4082 = v4080 && v4081;
+    if (v4082) {
+      const float v4083 = v92.m[6][4].thread_elements()[0];
+      const uint v4085 = v4079 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4086 = v4085 < v2;
+      const bool v4087 = v4080 && v4086;
+      if (v4087) {
+        const half v4088 = half(v4083);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4089 = v4076 * v2;
+        const uint v4090 = v4089 + v4079;
+        const uint v4091 = v4090 - v78;
+        out[v4091] = v4088;
+      }
+    }
+    const uint v4092 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4094 = v2203 + v4092;
+    const uint v4095 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4097 = v2206 + v4095;
+    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4099 = v4097 < v79;
+    const bool v4100 = v4098 && v4099;
+    if (v4100) {
+      const float v4101 = v92.m[6][4].thread_elements()[1];
+      const uint v4103 = v4097 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4104 = v4103 < v2;
+      const bool v4105 = v4098 && v4104;
+      if (v4105) {
+        const half v4106 = half(v4101);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4107 = v4094 * v2;
+        const uint v4108 = v4107 + v4097;
+        const uint v4109 = v4108 - v78;
+        out[v4109] = v4106;
+      }
+    }
+    const uint v4110 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4112 = v2203 + v4110;
+    const uint v4113 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4115 = v2206 + v4113;
+    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4117 = v4115 < v79;
+    const bool v4118 = v4116 && v4117;
+    if (v4118) {
+      const float v4119 = v92.m[6][5].thread_elements()[0];
+      const uint v4121 = v4115 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4122 = v4121 < v2;
+      const bool v4123 = v4116 && v4122;
+      if (v4123) {
+        const half v4124 = half(v4119);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4125 = v4112 * v2;
+        const uint v4126 = v4125 + v4115;
+        const uint v4127 = v4126 - v78;
+        out[v4127] = v4124;
+      }
+    }
+    const uint v4128 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4130 = v2203 + v4128;
+    const uint v4131 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4133 = v2206 + v4131;
+    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4135 = v4133 < v79;
+    const bool v4136 = v4134 && v4135;
+    if (v4136) {
+      const float v4137 = v92.m[6][5].thread_elements()[1];
+      const uint v4139 = v4133 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4140 = v4139 < v2;
+      const bool v4141 = v4134 && v4140;
+      if (v4141) {
+        const half v4142 = half(v4137);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4143 = v4130 * v2;
+        const uint v4144 = v4143 + v4133;
+        const uint v4145 = v4144 - v78;
+        out[v4145] = v4142;
+      }
+    }
+    const uint v4146 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4148 = v2203 + v4146;
+    const uint v4149 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4151 = v2206 + v4149;
+    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4153 = v4151 < v79;
+    const bool v4154 = v4152 && v4153;
+    if (v4154) {
+      const float v4155 = v92.m[6][6].thread_elements()[0];
+      const uint v4157 = v4151 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4158 = v4157 < v2;
+      const bool v4159 = v4152 && v4158;
+      if (v4159) {
+        const half v4160 = half(v4155);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4161 = v4148 * v2;
+        const uint v4162 = v4161 + v4151;
+        const uint v4163 = v4162 - v78;
+        out[v4163] = v4160;
+      }
+    }
+    const uint v4164 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4166 = v2203 + v4164;
+    const uint v4167 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4169 = v2206 + v4167;
+    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4171 = v4169 < v79;
+    const bool v4172 = v4170 && v4171;
+    if (v4172) {
+      const float v4173 = v92.m[6][6].thread_elements()[1];
+      const uint v4175 = v4169 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4176 = v4175 < v2;
+      const bool v4177 = v4170 && v4176;
+      if (v4177) {
+        const half v4178 = half(v4173);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4179 = v4166 * v2;
+        const uint v4180 = v4179 + v4169;
+        const uint v4181 = v4180 - v78;
+        out[v4181] = v4178;
+      }
+    }
+    const uint v4182 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4184 = v2203 + v4182;
+    const uint v4185 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4187 = v2206 + v4185;
+    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4189 = v4187 < v79;
+    const bool v4190 = v4188 && v4189;
+    if (v4190) {
+      const float v4191 = v92.m[6][7].thread_elements()[0];
+      const uint v4193 = v4187 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4194 = v4193 < v2;
+      const bool v4195 = v4188 && v4194;
+      if (v4195) {
+        const half v4196 = half(v4191);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4197 = v4184 * v2;
+        const uint v4198 = v4197 + v4187;
+        const uint v4199 = v4198 - v78;
+        out[v4199] = v4196;
+      }
+    }
+    const uint v4200 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4202 = v2203 + v4200;
+    const uint v4203 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4205 = v2206 + v4203;
+    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4207 = v4205 < v79;
+    const bool v4208 = v4206 && v4207;
+    if (v4208) {
+      const float v4209 = v92.m[6][7].thread_elements()[1];
+      const uint v4211 = v4205 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4212 = v4211 < v2;
+      const bool v4213 = v4206 && v4212;
+      if (v4213) {
+        const half v4214 = half(v4209);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4215 = v4202 * v2;
+        const uint v4216 = v4215 + v4205;
+        const uint v4217 = v4216 - v78;
+        out[v4217] = v4214;
+      }
+    }
+    const uint v4218 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4220 = v2203 + v4218;
+    const uint v4221 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4223 = v2206 + v4221;
+    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4225 = v4223 < v79;
+    const bool v4226 = v4224 && v4225;
+    if (v4226) {
+      const float v4227 = v92.m[7][0].thread_elements()[0];
+      const uint v4229 = v4223 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4230 = v4229 < v2;
+      const bool v4231 = v4224 && v4230;
+      if (v4231) {
+        const half v4232 = half(v4227);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4233 = v4220 * v2;
+        const uint v4234 = v4233 + v4223;
+        const uint v4235 = v4234 - v78;
+        out[v4235] = v4232;
+      }
+    }
+    const uint v4236 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4238 = v2203 + v4236;
+    const uint v4239 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4241 = v2206 + v4239;
+    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4243 = v4241 < v79;
+    const bool v4244 = v4242 && v4243;
+    if (v4244) {
+      const float v4245 = v92.m[7][0].thread_elements()[1];
+      const uint v4247 = v4241 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4248 = v4247 < v2;
+      const bool v4249 = v4242 && v4248;
+      if (v4249) {
+        const half v4250 = half(v4245);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4251 = v4238 * v2;
+        const uint v4252 = v4251 + v4241;
+        const uint v4253 = v4252 - v78;
+        out[v4253] = v4250;
+      }
+    }
+    const uint v4254 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4256 = v2203 + v4254;
+    const uint v4257 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4259 = v2206 + v4257;
+    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4261 = v4259 < v79;
+    const bool v4262 = v4260 && v4261;
+    if (v4262) {
+      const float v4263 = v92.m[7][1].thread_elements()[0];
+      const uint v4265 = v4259 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4266 = v4265 < v2;
+      const bool v4267 = v4260 && v4266;
+      if (v4267) {
+        const half v4268 = half(v4263);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4269 = v4256 * v2;
+        const uint v4270 = v4269 + v4259;
+        const uint v4271 = v4270 - v78;
+        out[v4271] = v4268;
+      }
+    }
+    const uint v4272 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4274 = v2203 + v4272;
+    const uint v4275 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4277 = v2206 + v4275;
+    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4279 = v4277 < v79;
+    const bool v4280 = v4278 && v4279;
+    if (v4280) {
+      const float v4281 = v92.m[7][1].thread_elements()[1];
+      const uint v4283 = v4277 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4284 = v4283 < v2;
+      const bool v4285 = v4278 && v4284;
+      if (v4285) {
+        const half v4286 = half(v4281);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4287 = v4274 * v2;
+        const uint v4288 = v4287 + v4277;
+        const uint v4289 = v4288 - v78;
+        out[v4289] = v4286;
+      }
+    }
+    const uint v4290 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4292 = v2203 + v4290;
+    const uint v4293 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4295 = v2206 + v4293;
+    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4297 = v4295 < v79;
+    const bool v4298 = v4296 && v4297;
+    if (v4298) {
+      const float v4299 = v92.m[7][2].thread_elements()[0];
+      const uint v4301 = v4295 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4302 = v4301 < v2;
+      const bool v4303 = v4296 && v4302;
+      if (v4303) {
+        const half v4304 = half(v4299);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4305 = v4292 * v2;
+        const uint v4306 = v4305 + v4295;
+        const uint v4307 = v4306 - v78;
+        out[v4307] = v4304;
+      }
+    }
+    const uint v4308 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4310 = v2203 + v4308;
+    const uint v4311 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4313 = v2206 + v4311;
+    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4315 = v4313 < v79;
+    const bool v4316 = v4314 && v4315;
+    if (v4316) {
+      const float v4317 = v92.m[7][2].thread_elements()[1];
+      const uint v4319 = v4313 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4320 = v4319 < v2;
+      const bool v4321 = v4314 && v4320;
+      if (v4321) {
+        const half v4322 = half(v4317);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4323 = v4310 * v2;
+        const uint v4324 = v4323 + v4313;
+        const uint v4325 = v4324 - v78;
+        out[v4325] = v4322;
+      }
+    }
+    const uint v4326 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4328 = v2203 + v4326;
+    const uint v4329 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4331 = v2206 + v4329;
+    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4333 = v4331 < v79;
+    const bool v4334 = v4332 && v4333;
+    if (v4334) {
+      const float v4335 = v92.m[7][3].thread_elements()[0];
+      const uint v4337 = v4331 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4338 = v4337 < v2;
+      const bool v4339 = v4332 && v4338;
+      if (v4339) {
+        const half v4340 = half(v4335);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4341 = v4328 * v2;
+        const uint v4342 = v4341 + v4331;
+        const uint v4343 = v4342 - v78;
+        out[v4343] = v4340;
+      }
+    }
+    const uint v4344 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4346 = v2203 + v4344;
+    const uint v4347 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4349 = v2206 + v4347;
+    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4351 = v4349 < v79;
+    const bool v4352 = v4350 && v4351;
+    if (v4352) {
+      const float v4353 = v92.m[7][3].thread_elements()[1];
+      const uint v4355 = v4349 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4356 = v4355 < v2;
+      const bool v4357 = v4350 && v4356;
+      if (v4357) {
+        const half v4358 = half(v4353);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4359 = v4346 * v2;
+        const uint v4360 = v4359 + v4349;
+        const uint v4361 = v4360 - v78;
+        out[v4361] = v4358;
+      }
+    }
+    const uint v4362 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4364 = v2203 + v4362;
+    const uint v4365 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4367 = v2206 + v4365;
+    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4369 = v4367 < v79;
+    const bool v4370 = v4368 && v4369;
+    if (v4370) {
+      const float v4371 = v92.m[7][4].thread_elements()[0];
+      const uint v4373 = v4367 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4374 = v4373 < v2;
+      const bool v4375 = v4368 && v4374;
+      if (v4375) {
+        const half v4376 = half(v4371);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4377 = v4364 * v2;
+        const uint v4378 = v4377 + v4367;
+        const uint v4379 = v4378 - v78;
+        out[v4379] = v4376;
+      }
+    }
+    const uint v4380 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4382 = v2203 + v4380;
+    const uint v4383 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4385 = v2206 + v4383;
+    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4387 = v4385 < v79;
+    const bool v4388 = v4386 && v4387;
+    if (v4388) {
+      const float v4389 = v92.m[7][4].thread_elements()[1];
+      const uint v4391 = v4385 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4392 = v4391 < v2;
+      const bool v4393 = v4386 && v4392;
+      if (v4393) {
+        const half v4394 = half(v4389);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4395 = v4382 * v2;
+        const uint v4396 = v4395 + v4385;
+        const uint v4397 = v4396 - v78;
+        out[v4397] = v4394;
+      }
+    }
+    const uint v4398 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4400 = v2203 + v4398;
+    const uint v4401 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4403 = v2206 + v4401;
+    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4405 = v4403 < v79;
+    const bool v4406 = v4404 && v4405;
+    if (v4406) {
+      const float v4407 = v92.m[7][5].thread_elements()[0];
+      const uint v4409 = v4403 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4410 = v4409 < v2;
+      const bool v4411 = v4404 && v4410;
+      if (v4411) {
+        const half v4412 = half(v4407);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4413 = v4400 * v2;
+        const uint v4414 = v4413 + v4403;
+        const uint v4415 = v4414 - v78;
+        out[v4415] = v4412;
+      }
+    }
+    const uint v4416 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4418 = v2203 + v4416;
+    const uint v4419 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4421 = v2206 + v4419;
+    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4423 = v4421 < v79;
+    const bool v4424 = v4422 && v4423;
+    if (v4424) {
+      const float v4425 = v92.m[7][5].thread_elements()[1];
+      const uint v4427 = v4421 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4428 = v4427 < v2;
+      const bool v4429 = v4422 && v4428;
+      if (v4429) {
+        const half v4430 = half(v4425);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4431 = v4418 * v2;
+        const uint v4432 = v4431 + v4421;
+        const uint v4433 = v4432 - v78;
+        out[v4433] = v4430;
+      }
+    }
+    const uint v4434 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4436 = v2203 + v4434;
+    const uint v4437 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4439 = v2206 + v4437;
+    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4441 = v4439 < v79;
+    const bool v4442 = v4440 && v4441;
+    if (v4442) {
+      const float v4443 = v92.m[7][6].thread_elements()[0];
+      const uint v4445 = v4439 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4446 = v4445 < v2;
+      const bool v4447 = v4440 && v4446;
+      if (v4447) {
+        const half v4448 = half(v4443);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4449 = v4436 * v2;
+        const uint v4450 = v4449 + v4439;
+        const uint v4451 = v4450 - v78;
+        out[v4451] = v4448;
+      }
+    }
+    const uint v4452 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4454 = v2203 + v4452;
+    const uint v4455 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4457 = v2206 + v4455;
+    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4459 = v4457 < v79;
+    const bool v4460 = v4458 && v4459;
+    if (v4460) {
+      const float v4461 = v92.m[7][6].thread_elements()[1];
+      const uint v4463 = v4457 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4464 = v4463 < v2;
+      const bool v4465 = v4458 && v4464;
+      if (v4465) {
+        const half v4466 = half(v4461);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4467 = v4454 * v2;
+        const uint v4468 = v4467 + v4457;
+        const uint v4469 = v4468 - v78;
+        out[v4469] = v4466;
+      }
+    }
+    const uint v4470 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4472 = v2203 + v4470;
+    const uint v4473 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4475 = v2206 + v4473;
+    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4477 = v4475 < v79;
+    const bool v4478 = v4476 && v4477;
+    if (v4478) {
+      const float v4479 = v92.m[7][7].thread_elements()[0];
+      const uint v4481 = v4475 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4482 = v4481 < v2;
+      const bool v4483 = v4476 && v4482;
+      if (v4483) {
+        const half v4484 = half(v4479);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4485 = v4472 * v2;
+        const uint v4486 = v4485 + v4475;
+        const uint v4487 = v4486 - v78;
+        out[v4487] = v4484;
+      }
+    }
+    const uint v4488 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4490 = v2203 + v4488;
+    const uint v4491 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4493 = v2206 + v4491;
+    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4495 = v4493 < v79;
+    const bool v4496 = v4494 && v4495;
+    if (v4496) {
+      const float v4497 = v92.m[7][7].thread_elements()[1];
+      const uint v4499 = v4493 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v4500 = v4499 < v2;
+      const bool v4501 = v4494 && v4500;
+      if (v4501) {
+        const half v4502 = half(v4497);  // kernels/moe/grouped_gemm.cpp:94
+        const uint v4503 = v4490 * v2;
+        const uint v4504 = v4503 + v4493;
+        const uint v4505 = v4504 - v78;
+        out[v4505] = v4502;
       }
     }
   } else {
-    const uint v4502 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:60
-    const uint v4503 = iron_tid.x;
+    const uint v4506 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v4507 = iron_tid.x;
 
-    for (uint v4505 = v4503; v4505 < 16384u; v4505 += v4502) {
-      const uint v4507 = v4505 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const uint v4508 = v71 + v4507;
-      const uint v4510 = v4505 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const uint v4511 = v26 + v4510;
-      const bool v4512 = v4508 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v4513 = v4511 < v2;
-      const bool v4514 = v4512 && v4513;
-      if (v4514) {
-        const uint v4517 = v4508 * v2;
-        const uint v4518 = v4517 + v4511;
-        out[v4518] = half(0.0f);
+    for (uint v4509 = v4507; v4509 < 16384u; v4509 += v4506) {
+      const uint v4511 = v4509 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v4512 = v75 + v4511;
+      const uint v4514 = v4509 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v4515 = v26 + v4514;
+      const bool v4516 = v4512 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v4517 = v4515 < v2;
+      const bool v4518 = v4516 && v4517;
+      if (v4518) {
+        const uint v4521 = v4512 * v2;
+        const uint v4522 = v4521 + v4515;
+        out[v4522] = half(0.0f);
       }
     }
   }

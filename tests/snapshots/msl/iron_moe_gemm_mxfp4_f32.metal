@@ -104,3201 +104,3204 @@ kernel void iron_moe_gemm_mxfp4_f32(
   const uint v21 = v13 + v20;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:27
-  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:28
-  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:29
-  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:30
-  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:31
-  uint v35 = v34;
+  uint v27 = v1;  // kernels/moe/expert_tiles.hpp:29
+  uint v29 = 0u;  // kernels/moe/expert_tiles.hpp:30
+  uint v30 = v0;  // kernels/moe/expert_tiles.hpp:31
+  uint v32 = 0u;  // kernels/moe/expert_tiles.hpp:32
+  const uint v34 = offsets[0u];  // kernels/moe/expert_tiles.hpp:35
+  const uint v35 = min(v34, v0);
+  uint v36 = v35;
 
-  for (uint v38 = 0u; v38 < v1; v38 += 1u) {  // kernels/moe/expert_tiles.hpp:32
-    const uint v40 = v38 + 1u;  // kernels/moe/expert_tiles.hpp:33
-    const uint v41 = offsets[v40];
-    const uint v44 = v35;  // kernels/moe/expert_tiles.hpp:34
-    const uint v45 = v41 - v44;
-    const uint v46 = v45 + 127u;
-    const uint v47 = v46 >> 7u;
-    const uint v48 = v32;  // kernels/moe/expert_tiles.hpp:35
-    const bool v49 = v21 >= v48;
-    const uint v51 = v48 + v47;
-    const bool v52 = v21 < v51;
-    const bool v53 = v49 && v52;
-    const uint v56 = v21 - v48;  // kernels/moe/expert_tiles.hpp:37
-    const uint v57 = v56 << 7u;
-    const uint v59 = v44 + v57;
-    const uint v4232 = v27;  // kernels/moe/expert_tiles.hpp:35
-    const uint v4233 = v53 ? v38 : v4232;  // kernels/moe/expert_tiles.hpp:36
-    v27 = v4233;
-    const uint v4234 = v29;  // kernels/moe/expert_tiles.hpp:35
-    const uint v4235 = v53 ? v59 : v4234;  // kernels/moe/expert_tiles.hpp:37
-    v29 = v4235;
-    const uint v4236 = v30;  // kernels/moe/expert_tiles.hpp:35
-    const uint v4237 = v53 ? v41 : v4236;  // kernels/moe/expert_tiles.hpp:38
-    v30 = v4237;
-    const uint v60 = v32;  // kernels/moe/expert_tiles.hpp:40
-    const uint v61 = v60 + v47;
-    v32 = v61;
-    v35 = v41;  // kernels/moe/expert_tiles.hpp:41
+  for (uint v39 = 0u; v39 < v1; v39 += 1u) {  // kernels/moe/expert_tiles.hpp:36
+    const uint v40 = v36;  // kernels/moe/expert_tiles.hpp:37
+    const uint v42 = v39 + 1u;
+    const uint v43 = offsets[v42];
+    const uint v44 = max(v43, v40);
+    const uint v45 = min(v44, v0);
+    const uint v49 = v45 - v40;  // kernels/moe/expert_tiles.hpp:38
+    const uint v50 = v49 + 127u;
+    const uint v51 = v50 >> 7u;
+    const uint v52 = v32;  // kernels/moe/expert_tiles.hpp:39
+    const bool v53 = v21 >= v52;
+    const uint v55 = v52 + v51;
+    const bool v56 = v21 < v55;
+    const bool v57 = v53 && v56;
+    const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
+    const uint v61 = v60 << 7u;
+    const uint v63 = v40 + v61;
+    const uint v4236 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4237 = v57 ? v39 : v4236;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4237;
+    const uint v4238 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4239 = v57 ? v63 : v4238;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4239;
+    const uint v4240 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v4241 = v57 ? v45 : v4240;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4241;
+    const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
+    const uint v65 = v64 + v51;
+    v32 = v65;
+    v36 = v45;  // kernels/moe/expert_tiles.hpp:45
   }
-  const uint v62 = v27;  // kernels/moe/expert_tiles.hpp:43
-  const bool v63 = v62 == v1;
-  const uint v65 = v32;
-  const uint v66 = v21 - v65;
-  const uint v67 = v66 << 7u;
-  const uint v68 = v35;
-  const uint v69 = v68 + v67;
-  const uint v4238 = v29;
-  const uint v4239 = v63 ? v69 : v4238;
-  v29 = v4239;
-  const uint v70 = v27;  // kernels/moe/expert_tiles.hpp:44
-  const uint v71 = v29;
-  const uint v72 = v30;
-  const bool v73 = v70 < v1;  // kernels/moe/grouped_gemm.cpp:87
-  if (v73) {
-    const uint v74 = v70 * v2;  // kernels/moe/grouped_gemm.cpp:172
-    const uint v75 = v1 * v2;
-    const uint v76 = v74 + v26;  // kernels/moe/grouped_gemm.cpp:92
-    const uint v78 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-    const uint v81 = v78 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
-    const uint v82 = v81 << 6u;
-    const uint v85 = v78 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v66 = v27;  // kernels/moe/expert_tiles.hpp:47
+  const bool v67 = v66 == v1;
+  const uint v69 = v32;
+  const uint v70 = v21 - v69;
+  const uint v71 = v70 << 7u;
+  const uint v72 = v36;
+  const uint v73 = v72 + v71;
+  const uint v4242 = v29;
+  const uint v4243 = v67 ? v73 : v4242;
+  v29 = v4243;
+  const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
+  const uint v75 = v29;
+  const uint v76 = v30;
+  const bool v77 = v74 < v1;  // kernels/moe/grouped_gemm.cpp:87
+  if (v77) {
+    const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:172
+    const uint v79 = v1 * v2;
+    const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:92
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
     const uint v86 = v85 << 6u;
-    iron_frag<float, 64, 64> v88;  // kernels/gemm/gemm_tiles.hpp:200
-    iron_frag_fill(v88, float(0.0f));
-    iron_frag<float, 64, 16> v90;  // kernels/gemm/gemm_tiles.hpp:201
-    iron_frag_fill(v90, float(0.0f));
-    iron_frag<float, 16, 64> v92;  // kernels/gemm/gemm_tiles.hpp:202
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v90 = v89 << 6u;
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
     iron_frag_fill(v92, float(0.0f));
-    const uint v95 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
-    const bool v96 = v95 == 0u;
-    if (v96) {
-      const uint v3575 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3578 = v3575 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3581 = v3575 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3582 = v3581 << 2u;
-      const uint v3583 = v71 + v3578;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3584 = v3583 < v72;
-      const uint v3589 = v3583 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3595 = v3578 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3600 = v3575 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3602 = v3600 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3605 = v3600 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3606 = v3605 << 2u;
-      const uint v3607 = v71 + v3602;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3608 = v3607 < v72;
-      const uint v3613 = v3607 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3619 = v3602 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3624 = v3575 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3626 = v3624 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3629 = v3624 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3630 = v3629 << 2u;
-      const uint v3631 = v71 + v3626;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3632 = v3631 < v72;
-      const uint v3637 = v3631 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3643 = v3626 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3648 = v3575 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
-      const uint v3650 = v3648 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
-      const uint v3653 = v3648 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
-      const uint v3654 = v3653 << 2u;
-      const uint v3655 = v71 + v3650;  // kernels/gemm/gemm_tiles.hpp:80
-      const bool v3656 = v3655 < v72;
-      const uint v3661 = v3655 * v3;  // kernels/gemm/gemm_tiles.hpp:81
-      const uint v3667 = v3650 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
-      const uint v3676 = v3575 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v3679 = v3575 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v3680 = v3679 << 3u;
-      const uint v3681 = v76 + v3676;  // kernels/gemm/quant_b.hpp:137
-      const bool v3682 = v3681 < v75;
-      const uint v3687 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v3691 = v75 - 1u;
-      const uint v3693 = min(v3681, v3691);
-      const uint v3697 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v3698 = v3693 * v3697;
-      const uint v3704 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v3705 = v3693 * v3704;
-      const uint v3894 = v3676 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v3920 = v3600 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v3923 = v3600 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v3924 = v3923 << 3u;
-      const uint v3925 = v76 + v3920;  // kernels/gemm/quant_b.hpp:137
-      const bool v3926 = v3925 < v75;
-      const uint v3937 = min(v3925, v3691);  // kernels/gemm/quant_b.hpp:138
-      const uint v3942 = v3937 * v3697;  // kernels/gemm/quant_b.hpp:71
-      const uint v3949 = v3937 * v3704;  // kernels/gemm/quant_b.hpp:72
-      const uint v4138 = v3920 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v4167 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v4173 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+    iron_frag<float, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag_fill(v94, float(0.0f));
+    iron_frag<float, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag_fill(v96, float(0.0f));
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const bool v100 = v99 == 0u;
+    if (v100) {
+      const uint v3579 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3582 = v3579 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3585 = v3579 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3586 = v3585 << 2u;
+      const uint v3587 = v75 + v3582;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3588 = v3587 < v76;
+      const uint v3593 = v3587 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3599 = v3582 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3604 = v3579 + 128u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3606 = v3604 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3609 = v3604 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3610 = v3609 << 2u;
+      const uint v3611 = v75 + v3606;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3612 = v3611 < v76;
+      const uint v3617 = v3611 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3623 = v3606 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3628 = v3579 + 256u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3630 = v3628 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3633 = v3628 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3634 = v3633 << 2u;
+      const uint v3635 = v75 + v3630;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3636 = v3635 < v76;
+      const uint v3641 = v3635 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3647 = v3630 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3652 = v3579 + 384u;  // kernels/gemm/gemm_tiles.hpp:77
+      const uint v3654 = v3652 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
+      const uint v3657 = v3652 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
+      const uint v3658 = v3657 << 2u;
+      const uint v3659 = v75 + v3654;  // kernels/gemm/gemm_tiles.hpp:80
+      const bool v3660 = v3659 < v76;
+      const uint v3665 = v3659 * v3;  // kernels/gemm/gemm_tiles.hpp:81
+      const uint v3671 = v3654 * 20u;  // kernels/gemm/gemm_tiles.hpp:82
+      const uint v3680 = v3579 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v3683 = v3579 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v3684 = v3683 << 3u;
+      const uint v3685 = v80 + v3680;  // kernels/gemm/quant_b.hpp:137
+      const bool v3686 = v3685 < v79;
+      const uint v3691 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v3695 = v79 - 1u;
+      const uint v3697 = min(v3685, v3695);
+      const uint v3701 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v3702 = v3697 * v3701;
+      const uint v3708 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v3709 = v3697 * v3708;
+      const uint v3898 = v3680 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v3924 = v3604 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v3927 = v3604 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v3928 = v3927 << 3u;
+      const uint v3929 = v80 + v3924;  // kernels/gemm/quant_b.hpp:137
+      const bool v3930 = v3929 < v79;
+      const uint v3941 = min(v3929, v3695);  // kernels/gemm/quant_b.hpp:138
+      const uint v3946 = v3941 * v3701;  // kernels/gemm/quant_b.hpp:71
+      const uint v3953 = v3941 * v3708;  // kernels/gemm/quant_b.hpp:72
+      const uint v4142 = v3924 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v4171 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v4177 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v3567 = 0u; v3567 < v3; v3567 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
-        const uint v3569 = v3567 >> 4u;
-        const uint v3571 = v3569 % 1u;
+      for (uint v3571 = 0u; v3571 < v3; v3571 += 16u) {  // kernels/gemm/gemm_tiles.hpp:222
+        const uint v3573 = v3571 >> 4u;
+        const uint v3575 = v3573 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3573 = v3571 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
-        const uint v3585 = v3567 + v3582;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3586 = v3585 < v3;
-        const bool v3587 = v3584 && v3586;
-        const uint v3591 = v3589 + v3567;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3592 = v3591 + v3582;
-        const uint v3593 = v3587 ? v3592 : 0u;
-        const uint v3596 = v3573 + v3595;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3597 = v3596 + v3582;
+        const uint v3577 = v3575 * 2560u;  // kernels/gemm/gemm_tiles.hpp:219
+        const uint v3589 = v3571 + v3586;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3590 = v3589 < v3;
+        const bool v3591 = v3588 && v3590;
+        const uint v3595 = v3593 + v3571;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3596 = v3595 + v3586;
+        const uint v3597 = v3591 ? v3596 : 0u;
+        const uint v3600 = v3577 + v3599;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3601 = v3600 + v3586;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3597 + e] = v3587 ? x_sorted[v3593 + e] : float(0);
+          shm0[v3601 + e] = v3591 ? x_sorted[v3597 + e] : float(0);
         }
-        const uint v3609 = v3567 + v3606;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3610 = v3609 < v3;
-        const bool v3611 = v3608 && v3610;
-        const uint v3615 = v3613 + v3567;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3616 = v3615 + v3606;
-        const uint v3617 = v3611 ? v3616 : 0u;
-        const uint v3620 = v3573 + v3619;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3621 = v3620 + v3606;
+        const uint v3613 = v3571 + v3610;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3614 = v3613 < v3;
+        const bool v3615 = v3612 && v3614;
+        const uint v3619 = v3617 + v3571;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3620 = v3619 + v3610;
+        const uint v3621 = v3615 ? v3620 : 0u;
+        const uint v3624 = v3577 + v3623;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3625 = v3624 + v3610;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3621 + e] = v3611 ? x_sorted[v3617 + e] : float(0);
+          shm0[v3625 + e] = v3615 ? x_sorted[v3621 + e] : float(0);
         }
-        const uint v3633 = v3567 + v3630;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3634 = v3633 < v3;
-        const bool v3635 = v3632 && v3634;
-        const uint v3639 = v3637 + v3567;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3640 = v3639 + v3630;
-        const uint v3641 = v3635 ? v3640 : 0u;
-        const uint v3644 = v3573 + v3643;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3645 = v3644 + v3630;
+        const uint v3637 = v3571 + v3634;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3638 = v3637 < v3;
+        const bool v3639 = v3636 && v3638;
+        const uint v3643 = v3641 + v3571;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3644 = v3643 + v3634;
+        const uint v3645 = v3639 ? v3644 : 0u;
+        const uint v3648 = v3577 + v3647;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3649 = v3648 + v3634;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3645 + e] = v3635 ? x_sorted[v3641 + e] : float(0);
+          shm0[v3649 + e] = v3639 ? x_sorted[v3645 + e] : float(0);
         }
-        const uint v3657 = v3567 + v3654;  // kernels/gemm/gemm_tiles.hpp:80
-        const bool v3658 = v3657 < v3;
-        const bool v3659 = v3656 && v3658;
-        const uint v3663 = v3661 + v3567;  // kernels/gemm/gemm_tiles.hpp:81
-        const uint v3664 = v3663 + v3654;
-        const uint v3665 = v3659 ? v3664 : 0u;
-        const uint v3668 = v3573 + v3667;  // kernels/gemm/gemm_tiles.hpp:82
-        const uint v3669 = v3668 + v3654;
+        const uint v3661 = v3571 + v3658;  // kernels/gemm/gemm_tiles.hpp:80
+        const bool v3662 = v3661 < v3;
+        const bool v3663 = v3660 && v3662;
+        const uint v3667 = v3665 + v3571;  // kernels/gemm/gemm_tiles.hpp:81
+        const uint v3668 = v3667 + v3658;
+        const uint v3669 = v3663 ? v3668 : 0u;
+        const uint v3672 = v3577 + v3671;  // kernels/gemm/gemm_tiles.hpp:82
+        const uint v3673 = v3672 + v3658;
         for (uint e = 0; e < 4u; ++e) {
-          shm0[v3669 + e] = v3659 ? x_sorted[v3665 + e] : float(0);
+          shm0[v3673 + e] = v3663 ? x_sorted[v3669 + e] : float(0);
         }
-        const uint v3683 = v3567 + v3680;  // kernels/gemm/quant_b.hpp:137
-        const bool v3684 = v3683 < v3;
-        const bool v3685 = v3682 && v3684;
-        const uint v3689 = min(v3683, v3687);  // kernels/gemm/quant_b.hpp:138
-        const uint v3695 = v3689 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v3699 = v3698 + v3695;
-        const uint v3700 = packed[v3699];
-        const uint v3702 = v3689 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v3706 = v3705 + v3702;
-        const uchar v3707 = scales[v3706];
-        const uint v3708 = uint(v3707);
-        const uint v3710 = v3708 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v3713 = v3708 == 255u;
-        const uint v3714 = v3713 ? 2143289344u : v3710;
-        const bool v3716 = v3708 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v3718 = v3716 ? 4194304u : v3714;
-        const float v3719 = as_type<float>(v3718);
-        const uint v3721 = v3700 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v3723 = v3721 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3725 = v3723 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3727 = v3725 << 22u;
-        const uint v3729 = v3723 * 1056964608u;
-        const bool v3731 = v3723 < 2u;
-        const uint v3732 = v3731 ? v3729 : v3727;
-        const uint v3734 = v3721 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3736 = v3734 << 28u;
-        const uint v3737 = v3732 | v3736;
-        const float v3738 = as_type<float>(v3737);
-        const float v3739 = v3738 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const uint v3741 = v3700 >> 4u;
-        const uint v3743 = v3741 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3745 = v3743 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3747 = v3745 << 22u;
-        const uint v3749 = v3743 * 1056964608u;
-        const bool v3751 = v3743 < 2u;
-        const uint v3752 = v3751 ? v3749 : v3747;
-        const uint v3754 = v3741 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3756 = v3754 << 28u;
-        const uint v3757 = v3752 | v3756;
-        const float v3758 = as_type<float>(v3757);
-        const float v3759 = v3758 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const uint v3761 = v3700 >> 8u;
-        const uint v3763 = v3761 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3765 = v3763 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3767 = v3765 << 22u;
-        const uint v3769 = v3763 * 1056964608u;
-        const bool v3771 = v3763 < 2u;
-        const uint v3772 = v3771 ? v3769 : v3767;
-        const uint v3774 = v3761 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3776 = v3774 << 28u;
-        const uint v3777 = v3772 | v3776;
-        const float v3778 = as_type<float>(v3777);
-        const float v3779 = v3778 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const uint v3781 = v3700 >> 12u;
-        const uint v3783 = v3781 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3785 = v3783 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3787 = v3785 << 22u;
-        const uint v3789 = v3783 * 1056964608u;
-        const bool v3791 = v3783 < 2u;
-        const uint v3792 = v3791 ? v3789 : v3787;
-        const uint v3794 = v3781 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3796 = v3794 << 28u;
-        const uint v3797 = v3792 | v3796;
-        const float v3798 = as_type<float>(v3797);
-        const float v3799 = v3798 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const uint v3801 = v3700 >> 16u;
-        const uint v3803 = v3801 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3805 = v3803 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3807 = v3805 << 22u;
-        const uint v3809 = v3803 * 1056964608u;
-        const bool v3811 = v3803 < 2u;
-        const uint v3812 = v3811 ? v3809 : v3807;
-        const uint v3814 = v3801 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3816 = v3814 << 28u;
-        const uint v3817 = v3812 | v3816;
-        const float v3818 = as_type<float>(v3817);
-        const float v3819 = v3818 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const uint v3821 = v3700 >> 20u;
-        const uint v3823 = v3821 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3825 = v3823 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3827 = v3825 << 22u;
-        const uint v3829 = v3823 * 1056964608u;
-        const bool v3831 = v3823 < 2u;
-        const uint v3832 = v3831 ? v3829 : v3827;
-        const uint v3834 = v3821 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3836 = v3834 << 28u;
-        const uint v3837 = v3832 | v3836;
-        const float v3838 = as_type<float>(v3837);
-        const float v3839 = v3838 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const uint v3841 = v3700 >> 24u;
-        const uint v3843 = v3841 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3845 = v3843 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3847 = v3845 << 22u;
-        const uint v3849 = v3843 * 1056964608u;
-        const bool v3851 = v3843 < 2u;
-        const uint v3852 = v3851 ? v3849 : v3847;
-        const uint v3854 = v3841 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3856 = v3854 << 28u;
-        const uint v3857 = v3852 | v3856;
-        const float v3858 = as_type<float>(v3857);
-        const float v3859 = v3858 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const uint v3861 = v3700 >> 28u;
-        const uint v3863 = v3861 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3865 = v3863 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3867 = v3865 << 22u;
-        const uint v3869 = v3863 * 1056964608u;
-        const bool v3871 = v3863 < 2u;
-        const uint v3872 = v3871 ? v3869 : v3867;
-        const uint v3874 = v3861 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3876 = v3874 << 28u;
-        const uint v3877 = v3872 | v3876;
-        const float v3878 = as_type<float>(v3877);
-        const float v3879 = v3878 * v3719;  // kernels/gemm/quant_b.hpp:80
-        const float v3881 = v3685 ? v3739 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v3884 = v3685 ? v3759 : 0.0f;
-        const float v3887 = v3685 ? v3779 : 0.0f;
-        const float v3890 = v3685 ? v3799 : 0.0f;
-        const uint v3895 = v3573 + v3894;  // kernels/gemm/quant_b.hpp:146
-        const uint v3896 = v3895 + v3680;
-        *(threadgroup float4*)(shm1 + v3896) = float4(v3881, v3884, v3887, v3890);
-        const float v3899 = v3685 ? v3819 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v3902 = v3685 ? v3839 : 0.0f;
-        const float v3905 = v3685 ? v3859 : 0.0f;
-        const float v3908 = v3685 ? v3879 : 0.0f;
-        const uint v3915 = v3896 + 4u;  // kernels/gemm/quant_b.hpp:146
-        *(threadgroup float4*)(shm1 + v3915) = float4(v3899, v3902, v3905, v3908);
-        const uint v3927 = v3567 + v3924;  // kernels/gemm/quant_b.hpp:137
-        const bool v3928 = v3927 < v3;
-        const bool v3929 = v3926 && v3928;
-        const uint v3933 = min(v3927, v3687);  // kernels/gemm/quant_b.hpp:138
-        const uint v3939 = v3933 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v3943 = v3942 + v3939;
-        const uint v3944 = packed[v3943];
-        const uint v3946 = v3933 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v3950 = v3949 + v3946;
-        const uchar v3951 = scales[v3950];
-        const uint v3952 = uint(v3951);
-        const uint v3954 = v3952 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v3957 = v3952 == 255u;
-        const uint v3958 = v3957 ? 2143289344u : v3954;
-        const bool v3960 = v3952 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v3962 = v3960 ? 4194304u : v3958;
-        const float v3963 = as_type<float>(v3962);
-        const uint v3965 = v3944 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v3967 = v3965 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3969 = v3967 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3971 = v3969 << 22u;
-        const uint v3973 = v3967 * 1056964608u;
-        const bool v3975 = v3967 < 2u;
-        const uint v3976 = v3975 ? v3973 : v3971;
-        const uint v3978 = v3965 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v3980 = v3978 << 28u;
-        const uint v3981 = v3976 | v3980;
-        const float v3982 = as_type<float>(v3981);
-        const float v3983 = v3982 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const uint v3985 = v3944 >> 4u;
-        const uint v3987 = v3985 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v3989 = v3987 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v3991 = v3989 << 22u;
-        const uint v3993 = v3987 * 1056964608u;
-        const bool v3995 = v3987 < 2u;
-        const uint v3996 = v3995 ? v3993 : v3991;
-        const uint v3998 = v3985 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4000 = v3998 << 28u;
-        const uint v4001 = v3996 | v4000;
-        const float v4002 = as_type<float>(v4001);
-        const float v4003 = v4002 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const uint v4005 = v3944 >> 8u;
-        const uint v4007 = v4005 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4009 = v4007 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4011 = v4009 << 22u;
-        const uint v4013 = v4007 * 1056964608u;
-        const bool v4015 = v4007 < 2u;
-        const uint v4016 = v4015 ? v4013 : v4011;
-        const uint v4018 = v4005 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4020 = v4018 << 28u;
-        const uint v4021 = v4016 | v4020;
-        const float v4022 = as_type<float>(v4021);
-        const float v4023 = v4022 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const uint v4025 = v3944 >> 12u;
-        const uint v4027 = v4025 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4029 = v4027 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4031 = v4029 << 22u;
-        const uint v4033 = v4027 * 1056964608u;
-        const bool v4035 = v4027 < 2u;
-        const uint v4036 = v4035 ? v4033 : v4031;
-        const uint v4038 = v4025 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4040 = v4038 << 28u;
-        const uint v4041 = v4036 | v4040;
-        const float v4042 = as_type<float>(v4041);
-        const float v4043 = v4042 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const uint v4045 = v3944 >> 16u;
-        const uint v4047 = v4045 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4049 = v4047 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4051 = v4049 << 22u;
-        const uint v4053 = v4047 * 1056964608u;
-        const bool v4055 = v4047 < 2u;
-        const uint v4056 = v4055 ? v4053 : v4051;
-        const uint v4058 = v4045 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4060 = v4058 << 28u;
-        const uint v4061 = v4056 | v4060;
-        const float v4062 = as_type<float>(v4061);
-        const float v4063 = v4062 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const uint v4065 = v3944 >> 20u;
-        const uint v4067 = v4065 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4069 = v4067 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4071 = v4069 << 22u;
-        const uint v4073 = v4067 * 1056964608u;
-        const bool v4075 = v4067 < 2u;
-        const uint v4076 = v4075 ? v4073 : v4071;
-        const uint v4078 = v4065 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4080 = v4078 << 28u;
-        const uint v4081 = v4076 | v4080;
-        const float v4082 = as_type<float>(v4081);
-        const float v4083 = v4082 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const uint v4085 = v3944 >> 24u;
-        const uint v4087 = v4085 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4089 = v4087 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4091 = v4089 << 22u;
-        const uint v4093 = v4087 * 1056964608u;
-        const bool v4095 = v4087 < 2u;
-        const uint v4096 = v4095 ? v4093 : v4091;
-        const uint v4098 = v4085 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4100 = v4098 << 28u;
-        const uint v4101 = v4096 | v4100;
-        const float v4102 = as_type<float>(v4101);
-        const float v4103 = v4102 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const uint v4105 = v3944 >> 28u;
-        const uint v4107 = v4105 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v4109 = v4107 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v4111 = v4109 << 22u;
-        const uint v4113 = v4107 * 1056964608u;
-        const bool v4115 = v4107 < 2u;
-        const uint v4116 = v4115 ? v4113 : v4111;
-        const uint v4118 = v4105 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v4120 = v4118 << 28u;
-        const uint v4121 = v4116 | v4120;
-        const float v4122 = as_type<float>(v4121);
-        const float v4123 = v4122 * v3963;  // kernels/gemm/quant_b.hpp:80
-        const float v4125 = v3929 ? v3983 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v4128 = v3929 ? v4003 : 0.0f;
-        const float v4131 = v3929 ? v4023 : 0.0f;
-        const float v4134 = v3929 ? v4043 : 0.0f;
-        const uint v4139 = v3573 + v4138;  // kernels/gemm/quant_b.hpp:146
-        const uint v4140 = v4139 + v3924;
-        *(threadgroup float4*)(shm1 + v4140) = float4(v4125, v4128, v4131, v4134);
-        const float v4143 = v3929 ? v4063 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v4146 = v3929 ? v4083 : 0.0f;
-        const float v4149 = v3929 ? v4103 : 0.0f;
-        const float v4152 = v3929 ? v4123 : 0.0f;
-        const uint v4159 = v4140 + 4u;  // kernels/gemm/quant_b.hpp:146
-        *(threadgroup float4*)(shm1 + v4159) = float4(v4143, v4146, v4149, v4152);
+        const uint v3687 = v3571 + v3684;  // kernels/gemm/quant_b.hpp:137
+        const bool v3688 = v3687 < v3;
+        const bool v3689 = v3686 && v3688;
+        const uint v3693 = min(v3687, v3691);  // kernels/gemm/quant_b.hpp:138
+        const uint v3699 = v3693 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v3703 = v3702 + v3699;
+        const uint v3704 = packed[v3703];
+        const uint v3706 = v3693 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v3710 = v3709 + v3706;
+        const uchar v3711 = scales[v3710];
+        const uint v3712 = uint(v3711);
+        const uint v3714 = v3712 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3717 = v3712 == 255u;
+        const uint v3718 = v3717 ? 2143289344u : v3714;
+        const bool v3720 = v3712 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v3722 = v3720 ? 4194304u : v3718;
+        const float v3723 = as_type<float>(v3722);
+        const uint v3725 = v3704 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v3727 = v3725 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3729 = v3727 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3731 = v3729 << 22u;
+        const uint v3733 = v3727 * 1056964608u;
+        const bool v3735 = v3727 < 2u;
+        const uint v3736 = v3735 ? v3733 : v3731;
+        const uint v3738 = v3725 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3740 = v3738 << 28u;
+        const uint v3741 = v3736 | v3740;
+        const float v3742 = as_type<float>(v3741);
+        const float v3743 = v3742 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const uint v3745 = v3704 >> 4u;
+        const uint v3747 = v3745 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3749 = v3747 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3751 = v3749 << 22u;
+        const uint v3753 = v3747 * 1056964608u;
+        const bool v3755 = v3747 < 2u;
+        const uint v3756 = v3755 ? v3753 : v3751;
+        const uint v3758 = v3745 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3760 = v3758 << 28u;
+        const uint v3761 = v3756 | v3760;
+        const float v3762 = as_type<float>(v3761);
+        const float v3763 = v3762 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const uint v3765 = v3704 >> 8u;
+        const uint v3767 = v3765 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3769 = v3767 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3771 = v3769 << 22u;
+        const uint v3773 = v3767 * 1056964608u;
+        const bool v3775 = v3767 < 2u;
+        const uint v3776 = v3775 ? v3773 : v3771;
+        const uint v3778 = v3765 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3780 = v3778 << 28u;
+        const uint v3781 = v3776 | v3780;
+        const float v3782 = as_type<float>(v3781);
+        const float v3783 = v3782 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const uint v3785 = v3704 >> 12u;
+        const uint v3787 = v3785 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3789 = v3787 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3791 = v3789 << 22u;
+        const uint v3793 = v3787 * 1056964608u;
+        const bool v3795 = v3787 < 2u;
+        const uint v3796 = v3795 ? v3793 : v3791;
+        const uint v3798 = v3785 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3800 = v3798 << 28u;
+        const uint v3801 = v3796 | v3800;
+        const float v3802 = as_type<float>(v3801);
+        const float v3803 = v3802 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const uint v3805 = v3704 >> 16u;
+        const uint v3807 = v3805 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3809 = v3807 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3811 = v3809 << 22u;
+        const uint v3813 = v3807 * 1056964608u;
+        const bool v3815 = v3807 < 2u;
+        const uint v3816 = v3815 ? v3813 : v3811;
+        const uint v3818 = v3805 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3820 = v3818 << 28u;
+        const uint v3821 = v3816 | v3820;
+        const float v3822 = as_type<float>(v3821);
+        const float v3823 = v3822 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const uint v3825 = v3704 >> 20u;
+        const uint v3827 = v3825 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3829 = v3827 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3831 = v3829 << 22u;
+        const uint v3833 = v3827 * 1056964608u;
+        const bool v3835 = v3827 < 2u;
+        const uint v3836 = v3835 ? v3833 : v3831;
+        const uint v3838 = v3825 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3840 = v3838 << 28u;
+        const uint v3841 = v3836 | v3840;
+        const float v3842 = as_type<float>(v3841);
+        const float v3843 = v3842 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const uint v3845 = v3704 >> 24u;
+        const uint v3847 = v3845 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3849 = v3847 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3851 = v3849 << 22u;
+        const uint v3853 = v3847 * 1056964608u;
+        const bool v3855 = v3847 < 2u;
+        const uint v3856 = v3855 ? v3853 : v3851;
+        const uint v3858 = v3845 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3860 = v3858 << 28u;
+        const uint v3861 = v3856 | v3860;
+        const float v3862 = as_type<float>(v3861);
+        const float v3863 = v3862 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const uint v3865 = v3704 >> 28u;
+        const uint v3867 = v3865 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3869 = v3867 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3871 = v3869 << 22u;
+        const uint v3873 = v3867 * 1056964608u;
+        const bool v3875 = v3867 < 2u;
+        const uint v3876 = v3875 ? v3873 : v3871;
+        const uint v3878 = v3865 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3880 = v3878 << 28u;
+        const uint v3881 = v3876 | v3880;
+        const float v3882 = as_type<float>(v3881);
+        const float v3883 = v3882 * v3723;  // kernels/gemm/quant_b.hpp:80
+        const float v3885 = v3689 ? v3743 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v3888 = v3689 ? v3763 : 0.0f;
+        const float v3891 = v3689 ? v3783 : 0.0f;
+        const float v3894 = v3689 ? v3803 : 0.0f;
+        const uint v3899 = v3577 + v3898;  // kernels/gemm/quant_b.hpp:146
+        const uint v3900 = v3899 + v3684;
+        *(threadgroup float4*)(shm1 + v3900) = float4(v3885, v3888, v3891, v3894);
+        const float v3903 = v3689 ? v3823 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v3906 = v3689 ? v3843 : 0.0f;
+        const float v3909 = v3689 ? v3863 : 0.0f;
+        const float v3912 = v3689 ? v3883 : 0.0f;
+        const uint v3919 = v3900 + 4u;  // kernels/gemm/quant_b.hpp:146
+        *(threadgroup float4*)(shm1 + v3919) = float4(v3903, v3906, v3909, v3912);
+        const uint v3931 = v3571 + v3928;  // kernels/gemm/quant_b.hpp:137
+        const bool v3932 = v3931 < v3;
+        const bool v3933 = v3930 && v3932;
+        const uint v3937 = min(v3931, v3691);  // kernels/gemm/quant_b.hpp:138
+        const uint v3943 = v3937 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v3947 = v3946 + v3943;
+        const uint v3948 = packed[v3947];
+        const uint v3950 = v3937 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v3954 = v3953 + v3950;
+        const uchar v3955 = scales[v3954];
+        const uint v3956 = uint(v3955);
+        const uint v3958 = v3956 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v3961 = v3956 == 255u;
+        const uint v3962 = v3961 ? 2143289344u : v3958;
+        const bool v3964 = v3956 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v3966 = v3964 ? 4194304u : v3962;
+        const float v3967 = as_type<float>(v3966);
+        const uint v3969 = v3948 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v3971 = v3969 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3973 = v3971 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3975 = v3973 << 22u;
+        const uint v3977 = v3971 * 1056964608u;
+        const bool v3979 = v3971 < 2u;
+        const uint v3980 = v3979 ? v3977 : v3975;
+        const uint v3982 = v3969 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v3984 = v3982 << 28u;
+        const uint v3985 = v3980 | v3984;
+        const float v3986 = as_type<float>(v3985);
+        const float v3987 = v3986 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const uint v3989 = v3948 >> 4u;
+        const uint v3991 = v3989 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v3993 = v3991 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v3995 = v3993 << 22u;
+        const uint v3997 = v3991 * 1056964608u;
+        const bool v3999 = v3991 < 2u;
+        const uint v4000 = v3999 ? v3997 : v3995;
+        const uint v4002 = v3989 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4004 = v4002 << 28u;
+        const uint v4005 = v4000 | v4004;
+        const float v4006 = as_type<float>(v4005);
+        const float v4007 = v4006 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const uint v4009 = v3948 >> 8u;
+        const uint v4011 = v4009 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4013 = v4011 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4015 = v4013 << 22u;
+        const uint v4017 = v4011 * 1056964608u;
+        const bool v4019 = v4011 < 2u;
+        const uint v4020 = v4019 ? v4017 : v4015;
+        const uint v4022 = v4009 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4024 = v4022 << 28u;
+        const uint v4025 = v4020 | v4024;
+        const float v4026 = as_type<float>(v4025);
+        const float v4027 = v4026 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const uint v4029 = v3948 >> 12u;
+        const uint v4031 = v4029 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4033 = v4031 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4035 = v4033 << 22u;
+        const uint v4037 = v4031 * 1056964608u;
+        const bool v4039 = v4031 < 2u;
+        const uint v4040 = v4039 ? v4037 : v4035;
+        const uint v4042 = v4029 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4044 = v4042 << 28u;
+        const uint v4045 = v4040 | v4044;
+        const float v4046 = as_type<float>(v4045);
+        const float v4047 = v4046 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const uint v4049 = v3948 >> 16u;
+        const uint v4051 = v4049 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4053 = v4051 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4055 = v4053 << 22u;
+        const uint v4057 = v4051 * 1056964608u;
+        const bool v4059 = v4051 < 2u;
+        const uint v4060 = v4059 ? v4057 : v4055;
+        const uint v4062 = v4049 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4064 = v4062 << 28u;
+        const uint v4065 = v4060 | v4064;
+        const float v4066 = as_type<float>(v4065);
+        const float v4067 = v4066 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const uint v4069 = v3948 >> 20u;
+        const uint v4071 = v4069 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4073 = v4071 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4075 = v4073 << 22u;
+        const uint v4077 = v4071 * 1056964608u;
+        const bool v4079 = v4071 < 2u;
+        const uint v4080 = v4079 ? v4077 : v4075;
+        const uint v4082 = v4069 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4084 = v4082 << 28u;
+        const uint v4085 = v4080 | v4084;
+        const float v4086 = as_type<float>(v4085);
+        const float v4087 = v4086 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const uint v4089 = v3948 >> 24u;
+        const uint v4091 = v4089 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4093 = v4091 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4095 = v4093 << 22u;
+        const uint v4097 = v4091 * 1056964608u;
+        const bool v4099 = v4091 < 2u;
+        const uint v4100 = v4099 ? v4097 : v4095;
+        const uint v4102 = v4089 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4104 = v4102 << 28u;
+        const uint v4105 = v4100 | v4104;
+        const float v4106 = as_type<float>(v4105);
+        const float v4107 = v4106 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const uint v4109 = v3948 >> 28u;
+        const uint v4111 = v4109 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v4113 = v4111 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v4115 = v4113 << 22u;
+        const uint v4117 = v4111 * 1056964608u;
+        const bool v4119 = v4111 < 2u;
+        const uint v4120 = v4119 ? v4117 : v4115;
+        const uint v4122 = v4109 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v4124 = v4122 << 28u;
+        const uint v4125 = v4120 | v4124;
+        const float v4126 = as_type<float>(v4125);
+        const float v4127 = v4126 * v3967;  // kernels/gemm/quant_b.hpp:80
+        const float v4129 = v3933 ? v3987 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v4132 = v3933 ? v4007 : 0.0f;
+        const float v4135 = v3933 ? v4027 : 0.0f;
+        const float v4138 = v3933 ? v4047 : 0.0f;
+        const uint v4143 = v3577 + v4142;  // kernels/gemm/quant_b.hpp:146
+        const uint v4144 = v4143 + v3928;
+        *(threadgroup float4*)(shm1 + v4144) = float4(v4129, v4132, v4135, v4138);
+        const float v4147 = v3933 ? v4067 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v4150 = v3933 ? v4087 : 0.0f;
+        const float v4153 = v3933 ? v4107 : 0.0f;
+        const float v4156 = v3933 ? v4127 : 0.0f;
+        const uint v4163 = v4144 + 4u;  // kernels/gemm/quant_b.hpp:146
+        *(threadgroup float4*)(shm1 + v4163) = float4(v4147, v4150, v4153, v4156);
         // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4168 = v3573 + v4167;  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<false>(v90, shm0, long(v4168), long(20u));
-        const uint v4174 = v3573 + v4173;  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_load<true>(v92, shm1, long(v4174), long(20u));
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        const uint v4172 = v3577 + v4171;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<false>(v94, shm0, long(v4172), long(20u));
+        const uint v4178 = v3577 + v4177;  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_load<true>(v96, shm1, long(v4178), long(20u));
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
     } else {
-      const uint v717 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
-      const uint v718 = iron_tid.x;
-      const uint v748 = v718 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v751 = v718 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v752 = v751 << 3u;
-      const uint v753 = v76 + v748;  // kernels/gemm/quant_b.hpp:137
-      const bool v754 = v753 < v75;
-      const uint v759 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
-      const uint v763 = v75 - 1u;
-      const uint v765 = min(v753, v763);
-      const uint v769 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
-      const uint v770 = v765 * v769;
-      const uint v776 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
-      const uint v777 = v765 * v776;
-      const uint v966 = v748 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v968 = v966 + v752;
-      const uint v987 = v968 + 4u;
-      const uint v990 = v718 + 128u;  // kernels/gemm/quant_b.hpp:133
-      const uint v992 = v990 >> 1u;  // kernels/gemm/quant_b.hpp:135
-      const uint v995 = v990 & 1u;  // kernels/gemm/quant_b.hpp:136
-      const uint v996 = v995 << 3u;
-      const uint v997 = v76 + v992;  // kernels/gemm/quant_b.hpp:137
-      const bool v998 = v997 < v75;
-      const uint v1009 = min(v997, v763);  // kernels/gemm/quant_b.hpp:138
-      const uint v1014 = v1009 * v769;  // kernels/gemm/quant_b.hpp:71
-      const uint v1021 = v1009 * v776;  // kernels/gemm/quant_b.hpp:72
-      const uint v1210 = v992 * 20u;  // kernels/gemm/quant_b.hpp:146
-      const uint v1212 = v1210 + v996;
-      const uint v1231 = v1212 + 4u;
-      const uint v1237 = v82 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v1243 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v721 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
+      const uint v722 = iron_tid.x;
+      const uint v752 = v722 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v755 = v722 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v756 = v755 << 3u;
+      const uint v757 = v80 + v752;  // kernels/gemm/quant_b.hpp:137
+      const bool v758 = v757 < v79;
+      const uint v763 = v3 - 8u;  // kernels/gemm/quant_b.hpp:138
+      const uint v767 = v79 - 1u;
+      const uint v769 = min(v757, v767);
+      const uint v773 = v3 >> 3u;  // kernels/gemm/quant_b.hpp:71
+      const uint v774 = v769 * v773;
+      const uint v780 = v3 >> 5u;  // kernels/gemm/quant_b.hpp:72
+      const uint v781 = v769 * v780;
+      const uint v970 = v752 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v972 = v970 + v756;
+      const uint v991 = v972 + 4u;
+      const uint v994 = v722 + 128u;  // kernels/gemm/quant_b.hpp:133
+      const uint v996 = v994 >> 1u;  // kernels/gemm/quant_b.hpp:135
+      const uint v999 = v994 & 1u;  // kernels/gemm/quant_b.hpp:136
+      const uint v1000 = v999 << 3u;
+      const uint v1001 = v80 + v996;  // kernels/gemm/quant_b.hpp:137
+      const bool v1002 = v1001 < v79;
+      const uint v1013 = min(v1001, v767);  // kernels/gemm/quant_b.hpp:138
+      const uint v1018 = v1013 * v773;  // kernels/gemm/quant_b.hpp:71
+      const uint v1025 = v1013 * v780;  // kernels/gemm/quant_b.hpp:72
+      const uint v1214 = v996 * 20u;  // kernels/gemm/quant_b.hpp:146
+      const uint v1216 = v1214 + v1000;
+      const uint v1235 = v1216 + 4u;
+      const uint v1241 = v86 * 20u;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v1247 = v90 * 20u;  // kernels/gemm/gemm_tiles.hpp:210
 
-      for (uint v716 = 0u; v716 < v3; v716 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
-        for (uint v720 = v718; v720 < 2048u; v720 += v717) {  // kernels/gemm/gemm_tiles.hpp:93
-          const uint v722 = v720 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
-          const uint v724 = v720 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
-          const uint v725 = v71 + v722;  // kernels/gemm/gemm_tiles.hpp:96
-          const bool v726 = v725 < v72;
-          const uint v727 = v716 + v724;
-          const bool v728 = v727 < v3;
-          const bool v729 = v726 && v728;
-          if (v729) {
-            const uint v731 = v725 * v3;  // kernels/gemm/gemm_tiles.hpp:97
-            const uint v733 = v731 + v716;
-            const uint v734 = v733 + v724;
-            const float v735 = x_sorted[v734];
-            const uint v737 = v722 * 20u;
-            const uint v738 = v737 + v724;
-            shm0[v738] = v735;
+      for (uint v720 = 0u; v720 < v3; v720 += 16u) {  // kernels/gemm/gemm_tiles.hpp:227
+        for (uint v724 = v722; v724 < 2048u; v724 += v721) {  // kernels/gemm/gemm_tiles.hpp:93
+          const uint v726 = v724 >> 4u;  // kernels/gemm/gemm_tiles.hpp:94
+          const uint v728 = v724 & 15u;  // kernels/gemm/gemm_tiles.hpp:95
+          const uint v729 = v75 + v726;  // kernels/gemm/gemm_tiles.hpp:96
+          const bool v730 = v729 < v76;
+          const uint v731 = v720 + v728;
+          const bool v732 = v731 < v3;
+          const bool v733 = v730 && v732;
+          if (v733) {
+            const uint v735 = v729 * v3;  // kernels/gemm/gemm_tiles.hpp:97
+            const uint v737 = v735 + v720;
+            const uint v738 = v737 + v728;
+            const float v739 = x_sorted[v738];
+            const uint v741 = v726 * 20u;
+            const uint v742 = v741 + v728;
+            shm0[v742] = v739;
           } else {
-            const uint v740 = v722 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
-            const uint v741 = v740 + v724;
-            shm0[v741] = 0.0f;
+            const uint v744 = v726 * 20u;  // kernels/gemm/gemm_tiles.hpp:99
+            const uint v745 = v744 + v728;
+            shm0[v745] = 0.0f;
           }
         }
-        const uint v755 = v716 + v752;  // kernels/gemm/quant_b.hpp:137
-        const bool v756 = v755 < v3;
-        const bool v757 = v754 && v756;
-        const uint v761 = min(v755, v759);  // kernels/gemm/quant_b.hpp:138
-        const uint v767 = v761 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v771 = v770 + v767;
-        const uint v772 = packed[v771];
-        const uint v774 = v761 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v778 = v777 + v774;
-        const uchar v779 = scales[v778];
-        const uint v780 = uint(v779);
-        const uint v782 = v780 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v785 = v780 == 255u;
-        const uint v786 = v785 ? 2143289344u : v782;
-        const bool v788 = v780 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v790 = v788 ? 4194304u : v786;
-        const float v791 = as_type<float>(v790);
-        const uint v793 = v772 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v795 = v793 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v797 = v795 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v799 = v797 << 22u;
-        const uint v801 = v795 * 1056964608u;
-        const bool v803 = v795 < 2u;
-        const uint v804 = v803 ? v801 : v799;
-        const uint v806 = v793 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v808 = v806 << 28u;
-        const uint v809 = v804 | v808;
-        const float v810 = as_type<float>(v809);
-        const float v811 = v810 * v791;  // kernels/gemm/quant_b.hpp:80
-        const uint v813 = v772 >> 4u;
-        const uint v815 = v813 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v817 = v815 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v819 = v817 << 22u;
-        const uint v821 = v815 * 1056964608u;
-        const bool v823 = v815 < 2u;
-        const uint v824 = v823 ? v821 : v819;
-        const uint v826 = v813 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v828 = v826 << 28u;
-        const uint v829 = v824 | v828;
-        const float v830 = as_type<float>(v829);
-        const float v831 = v830 * v791;  // kernels/gemm/quant_b.hpp:80
-        const uint v833 = v772 >> 8u;
-        const uint v835 = v833 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v837 = v835 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v839 = v837 << 22u;
-        const uint v841 = v835 * 1056964608u;
-        const bool v843 = v835 < 2u;
-        const uint v844 = v843 ? v841 : v839;
-        const uint v846 = v833 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v848 = v846 << 28u;
-        const uint v849 = v844 | v848;
-        const float v850 = as_type<float>(v849);
-        const float v851 = v850 * v791;  // kernels/gemm/quant_b.hpp:80
-        const uint v853 = v772 >> 12u;
-        const uint v855 = v853 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v857 = v855 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v859 = v857 << 22u;
-        const uint v861 = v855 * 1056964608u;
-        const bool v863 = v855 < 2u;
-        const uint v864 = v863 ? v861 : v859;
-        const uint v866 = v853 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v868 = v866 << 28u;
-        const uint v869 = v864 | v868;
-        const float v870 = as_type<float>(v869);
-        const float v871 = v870 * v791;  // kernels/gemm/quant_b.hpp:80
-        const uint v873 = v772 >> 16u;
-        const uint v875 = v873 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v877 = v875 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v879 = v877 << 22u;
-        const uint v881 = v875 * 1056964608u;
-        const bool v883 = v875 < 2u;
-        const uint v884 = v883 ? v881 : v879;
-        const uint v886 = v873 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v888 = v886 << 28u;
-        const uint v889 = v884 | v888;
-        const float v890 = as_type<float>(v889);
-        const float v891 = v890 * v791;  // kernels/gemm/quant_b.hpp:80
-        const uint v893 = v772 >> 20u;
-        const uint v895 = v893 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v897 = v895 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v899 = v897 << 22u;
-        const uint v901 = v895 * 1056964608u;
-        const bool v903 = v895 < 2u;
-        const uint v904 = v903 ? v901 : v899;
-        const uint v906 = v893 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v908 = v906 << 28u;
-        const uint v909 = v904 | v908;
-        const float v910 = as_type<float>(v909);
-        const float v911 = v910 * v791;  // kernels/gemm/quant_b.hpp:80
-        const uint v913 = v772 >> 24u;
-        const uint v915 = v913 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v917 = v915 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v919 = v917 << 22u;
-        const uint v921 = v915 * 1056964608u;
-        const bool v923 = v915 < 2u;
-        const uint v924 = v923 ? v921 : v919;
-        const uint v926 = v913 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v928 = v926 << 28u;
-        const uint v929 = v924 | v928;
-        const float v930 = as_type<float>(v929);
-        const float v931 = v930 * v791;  // kernels/gemm/quant_b.hpp:80
-        const uint v933 = v772 >> 28u;
-        const uint v935 = v933 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v937 = v935 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v939 = v937 << 22u;
-        const uint v941 = v935 * 1056964608u;
-        const bool v943 = v935 < 2u;
-        const uint v944 = v943 ? v941 : v939;
-        const uint v946 = v933 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v948 = v946 << 28u;
-        const uint v949 = v944 | v948;
-        const float v950 = as_type<float>(v949);
-        const float v951 = v950 * v791;  // kernels/gemm/quant_b.hpp:80
-        const float v953 = v757 ? v811 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v956 = v757 ? v831 : 0.0f;
-        const float v959 = v757 ? v851 : 0.0f;
-        const float v962 = v757 ? v871 : 0.0f;
-        *(threadgroup float4*)(shm1 + v968) = float4(v953, v956, v959, v962);  // kernels/gemm/quant_b.hpp:146
-        const float v971 = v757 ? v891 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v974 = v757 ? v911 : 0.0f;
-        const float v977 = v757 ? v931 : 0.0f;
-        const float v980 = v757 ? v951 : 0.0f;
-        *(threadgroup float4*)(shm1 + v987) = float4(v971, v974, v977, v980);  // kernels/gemm/quant_b.hpp:146
-        const uint v999 = v716 + v996;  // kernels/gemm/quant_b.hpp:137
-        const bool v1000 = v999 < v3;
-        const bool v1001 = v998 && v1000;
-        const uint v1005 = min(v999, v759);  // kernels/gemm/quant_b.hpp:138
-        const uint v1011 = v1005 >> 3u;  // kernels/gemm/quant_b.hpp:71
-        const uint v1015 = v1014 + v1011;
-        const uint v1016 = packed[v1015];
-        const uint v1018 = v1005 >> 5u;  // kernels/gemm/quant_b.hpp:72
-        const uint v1022 = v1021 + v1018;
-        const uchar v1023 = scales[v1022];
-        const uint v1024 = uint(v1023);
-        const uint v1026 = v1024 << 23u;  // kernels/primitives/mxfp4.hpp:29
-        const bool v1029 = v1024 == 255u;
-        const uint v1030 = v1029 ? 2143289344u : v1026;
-        const bool v1032 = v1024 == 0u;  // kernels/primitives/mxfp4.hpp:30
-        const uint v1034 = v1032 ? 4194304u : v1030;
-        const float v1035 = as_type<float>(v1034);
-        const uint v1037 = v1016 >> 0u;  // kernels/gemm/quant_b.hpp:80
-        const uint v1039 = v1037 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1041 = v1039 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1043 = v1041 << 22u;
-        const uint v1045 = v1039 * 1056964608u;
-        const bool v1047 = v1039 < 2u;
-        const uint v1048 = v1047 ? v1045 : v1043;
-        const uint v1050 = v1037 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1052 = v1050 << 28u;
-        const uint v1053 = v1048 | v1052;
-        const float v1054 = as_type<float>(v1053);
-        const float v1055 = v1054 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const uint v1057 = v1016 >> 4u;
-        const uint v1059 = v1057 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1061 = v1059 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1063 = v1061 << 22u;
-        const uint v1065 = v1059 * 1056964608u;
-        const bool v1067 = v1059 < 2u;
-        const uint v1068 = v1067 ? v1065 : v1063;
-        const uint v1070 = v1057 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1072 = v1070 << 28u;
-        const uint v1073 = v1068 | v1072;
-        const float v1074 = as_type<float>(v1073);
-        const float v1075 = v1074 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const uint v1077 = v1016 >> 8u;
-        const uint v1079 = v1077 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1081 = v1079 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1083 = v1081 << 22u;
-        const uint v1085 = v1079 * 1056964608u;
-        const bool v1087 = v1079 < 2u;
-        const uint v1088 = v1087 ? v1085 : v1083;
-        const uint v1090 = v1077 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1092 = v1090 << 28u;
-        const uint v1093 = v1088 | v1092;
-        const float v1094 = as_type<float>(v1093);
-        const float v1095 = v1094 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const uint v1097 = v1016 >> 12u;
-        const uint v1099 = v1097 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1101 = v1099 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1103 = v1101 << 22u;
-        const uint v1105 = v1099 * 1056964608u;
-        const bool v1107 = v1099 < 2u;
-        const uint v1108 = v1107 ? v1105 : v1103;
-        const uint v1110 = v1097 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1112 = v1110 << 28u;
-        const uint v1113 = v1108 | v1112;
-        const float v1114 = as_type<float>(v1113);
-        const float v1115 = v1114 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const uint v1117 = v1016 >> 16u;
-        const uint v1119 = v1117 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1121 = v1119 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1123 = v1121 << 22u;
-        const uint v1125 = v1119 * 1056964608u;
-        const bool v1127 = v1119 < 2u;
-        const uint v1128 = v1127 ? v1125 : v1123;
-        const uint v1130 = v1117 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1132 = v1130 << 28u;
-        const uint v1133 = v1128 | v1132;
-        const float v1134 = as_type<float>(v1133);
-        const float v1135 = v1134 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const uint v1137 = v1016 >> 20u;
-        const uint v1139 = v1137 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1141 = v1139 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1143 = v1141 << 22u;
-        const uint v1145 = v1139 * 1056964608u;
-        const bool v1147 = v1139 < 2u;
-        const uint v1148 = v1147 ? v1145 : v1143;
-        const uint v1150 = v1137 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1152 = v1150 << 28u;
-        const uint v1153 = v1148 | v1152;
-        const float v1154 = as_type<float>(v1153);
-        const float v1155 = v1154 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const uint v1157 = v1016 >> 24u;
-        const uint v1159 = v1157 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1161 = v1159 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1163 = v1161 << 22u;
-        const uint v1165 = v1159 * 1056964608u;
-        const bool v1167 = v1159 < 2u;
-        const uint v1168 = v1167 ? v1165 : v1163;
-        const uint v1170 = v1157 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1172 = v1170 << 28u;
-        const uint v1173 = v1168 | v1172;
-        const float v1174 = as_type<float>(v1173);
-        const float v1175 = v1174 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const uint v1177 = v1016 >> 28u;
-        const uint v1179 = v1177 & 7u;  // kernels/primitives/mxfp4.hpp:17
-        const uint v1181 = v1179 + 252u;  // kernels/primitives/mxfp4.hpp:21
-        const uint v1183 = v1181 << 22u;
-        const uint v1185 = v1179 * 1056964608u;
-        const bool v1187 = v1179 < 2u;
-        const uint v1188 = v1187 ? v1185 : v1183;
-        const uint v1190 = v1177 & 8u;  // kernels/primitives/mxfp4.hpp:22
-        const uint v1192 = v1190 << 28u;
-        const uint v1193 = v1188 | v1192;
-        const float v1194 = as_type<float>(v1193);
-        const float v1195 = v1194 * v1035;  // kernels/gemm/quant_b.hpp:80
-        const float v1197 = v1001 ? v1055 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v1200 = v1001 ? v1075 : 0.0f;
-        const float v1203 = v1001 ? v1095 : 0.0f;
-        const float v1206 = v1001 ? v1115 : 0.0f;
-        *(threadgroup float4*)(shm1 + v1212) = float4(v1197, v1200, v1203, v1206);  // kernels/gemm/quant_b.hpp:146
-        const float v1215 = v1001 ? v1135 : 0.0f;  // kernels/gemm/quant_b.hpp:144
-        const float v1218 = v1001 ? v1155 : 0.0f;
-        const float v1221 = v1001 ? v1175 : 0.0f;
-        const float v1224 = v1001 ? v1195 : 0.0f;
-        *(threadgroup float4*)(shm1 + v1231) = float4(v1215, v1218, v1221, v1224);  // kernels/gemm/quant_b.hpp:146
+        const uint v759 = v720 + v756;  // kernels/gemm/quant_b.hpp:137
+        const bool v760 = v759 < v3;
+        const bool v761 = v758 && v760;
+        const uint v765 = min(v759, v763);  // kernels/gemm/quant_b.hpp:138
+        const uint v771 = v765 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v775 = v774 + v771;
+        const uint v776 = packed[v775];
+        const uint v778 = v765 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v782 = v781 + v778;
+        const uchar v783 = scales[v782];
+        const uint v784 = uint(v783);
+        const uint v786 = v784 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v789 = v784 == 255u;
+        const uint v790 = v789 ? 2143289344u : v786;
+        const bool v792 = v784 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v794 = v792 ? 4194304u : v790;
+        const float v795 = as_type<float>(v794);
+        const uint v797 = v776 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v799 = v797 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v801 = v799 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v803 = v801 << 22u;
+        const uint v805 = v799 * 1056964608u;
+        const bool v807 = v799 < 2u;
+        const uint v808 = v807 ? v805 : v803;
+        const uint v810 = v797 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v812 = v810 << 28u;
+        const uint v813 = v808 | v812;
+        const float v814 = as_type<float>(v813);
+        const float v815 = v814 * v795;  // kernels/gemm/quant_b.hpp:80
+        const uint v817 = v776 >> 4u;
+        const uint v819 = v817 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v821 = v819 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v823 = v821 << 22u;
+        const uint v825 = v819 * 1056964608u;
+        const bool v827 = v819 < 2u;
+        const uint v828 = v827 ? v825 : v823;
+        const uint v830 = v817 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v832 = v830 << 28u;
+        const uint v833 = v828 | v832;
+        const float v834 = as_type<float>(v833);
+        const float v835 = v834 * v795;  // kernels/gemm/quant_b.hpp:80
+        const uint v837 = v776 >> 8u;
+        const uint v839 = v837 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v841 = v839 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v843 = v841 << 22u;
+        const uint v845 = v839 * 1056964608u;
+        const bool v847 = v839 < 2u;
+        const uint v848 = v847 ? v845 : v843;
+        const uint v850 = v837 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v852 = v850 << 28u;
+        const uint v853 = v848 | v852;
+        const float v854 = as_type<float>(v853);
+        const float v855 = v854 * v795;  // kernels/gemm/quant_b.hpp:80
+        const uint v857 = v776 >> 12u;
+        const uint v859 = v857 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v861 = v859 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v863 = v861 << 22u;
+        const uint v865 = v859 * 1056964608u;
+        const bool v867 = v859 < 2u;
+        const uint v868 = v867 ? v865 : v863;
+        const uint v870 = v857 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v872 = v870 << 28u;
+        const uint v873 = v868 | v872;
+        const float v874 = as_type<float>(v873);
+        const float v875 = v874 * v795;  // kernels/gemm/quant_b.hpp:80
+        const uint v877 = v776 >> 16u;
+        const uint v879 = v877 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v881 = v879 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v883 = v881 << 22u;
+        const uint v885 = v879 * 1056964608u;
+        const bool v887 = v879 < 2u;
+        const uint v888 = v887 ? v885 : v883;
+        const uint v890 = v877 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v892 = v890 << 28u;
+        const uint v893 = v888 | v892;
+        const float v894 = as_type<float>(v893);
+        const float v895 = v894 * v795;  // kernels/gemm/quant_b.hpp:80
+        const uint v897 = v776 >> 20u;
+        const uint v899 = v897 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v901 = v899 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v903 = v901 << 22u;
+        const uint v905 = v899 * 1056964608u;
+        const bool v907 = v899 < 2u;
+        const uint v908 = v907 ? v905 : v903;
+        const uint v910 = v897 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v912 = v910 << 28u;
+        const uint v913 = v908 | v912;
+        const float v914 = as_type<float>(v913);
+        const float v915 = v914 * v795;  // kernels/gemm/quant_b.hpp:80
+        const uint v917 = v776 >> 24u;
+        const uint v919 = v917 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v921 = v919 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v923 = v921 << 22u;
+        const uint v925 = v919 * 1056964608u;
+        const bool v927 = v919 < 2u;
+        const uint v928 = v927 ? v925 : v923;
+        const uint v930 = v917 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v932 = v930 << 28u;
+        const uint v933 = v928 | v932;
+        const float v934 = as_type<float>(v933);
+        const float v935 = v934 * v795;  // kernels/gemm/quant_b.hpp:80
+        const uint v937 = v776 >> 28u;
+        const uint v939 = v937 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v941 = v939 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v943 = v941 << 22u;
+        const uint v945 = v939 * 1056964608u;
+        const bool v947 = v939 < 2u;
+        const uint v948 = v947 ? v945 : v943;
+        const uint v950 = v937 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v952 = v950 << 28u;
+        const uint v953 = v948 | v952;
+        const float v954 = as_type<float>(v953);
+        const float v955 = v954 * v795;  // kernels/gemm/quant_b.hpp:80
+        const float v957 = v761 ? v815 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v960 = v761 ? v835 : 0.0f;
+        const float v963 = v761 ? v855 : 0.0f;
+        const float v966 = v761 ? v875 : 0.0f;
+        *(threadgroup float4*)(shm1 + v972) = float4(v957, v960, v963, v966);  // kernels/gemm/quant_b.hpp:146
+        const float v975 = v761 ? v895 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v978 = v761 ? v915 : 0.0f;
+        const float v981 = v761 ? v935 : 0.0f;
+        const float v984 = v761 ? v955 : 0.0f;
+        *(threadgroup float4*)(shm1 + v991) = float4(v975, v978, v981, v984);  // kernels/gemm/quant_b.hpp:146
+        const uint v1003 = v720 + v1000;  // kernels/gemm/quant_b.hpp:137
+        const bool v1004 = v1003 < v3;
+        const bool v1005 = v1002 && v1004;
+        const uint v1009 = min(v1003, v763);  // kernels/gemm/quant_b.hpp:138
+        const uint v1015 = v1009 >> 3u;  // kernels/gemm/quant_b.hpp:71
+        const uint v1019 = v1018 + v1015;
+        const uint v1020 = packed[v1019];
+        const uint v1022 = v1009 >> 5u;  // kernels/gemm/quant_b.hpp:72
+        const uint v1026 = v1025 + v1022;
+        const uchar v1027 = scales[v1026];
+        const uint v1028 = uint(v1027);
+        const uint v1030 = v1028 << 23u;  // kernels/primitives/mxfp4.hpp:29
+        const bool v1033 = v1028 == 255u;
+        const uint v1034 = v1033 ? 2143289344u : v1030;
+        const bool v1036 = v1028 == 0u;  // kernels/primitives/mxfp4.hpp:30
+        const uint v1038 = v1036 ? 4194304u : v1034;
+        const float v1039 = as_type<float>(v1038);
+        const uint v1041 = v1020 >> 0u;  // kernels/gemm/quant_b.hpp:80
+        const uint v1043 = v1041 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1045 = v1043 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1047 = v1045 << 22u;
+        const uint v1049 = v1043 * 1056964608u;
+        const bool v1051 = v1043 < 2u;
+        const uint v1052 = v1051 ? v1049 : v1047;
+        const uint v1054 = v1041 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1056 = v1054 << 28u;
+        const uint v1057 = v1052 | v1056;
+        const float v1058 = as_type<float>(v1057);
+        const float v1059 = v1058 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const uint v1061 = v1020 >> 4u;
+        const uint v1063 = v1061 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1065 = v1063 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1067 = v1065 << 22u;
+        const uint v1069 = v1063 * 1056964608u;
+        const bool v1071 = v1063 < 2u;
+        const uint v1072 = v1071 ? v1069 : v1067;
+        const uint v1074 = v1061 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1076 = v1074 << 28u;
+        const uint v1077 = v1072 | v1076;
+        const float v1078 = as_type<float>(v1077);
+        const float v1079 = v1078 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const uint v1081 = v1020 >> 8u;
+        const uint v1083 = v1081 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1085 = v1083 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1087 = v1085 << 22u;
+        const uint v1089 = v1083 * 1056964608u;
+        const bool v1091 = v1083 < 2u;
+        const uint v1092 = v1091 ? v1089 : v1087;
+        const uint v1094 = v1081 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1096 = v1094 << 28u;
+        const uint v1097 = v1092 | v1096;
+        const float v1098 = as_type<float>(v1097);
+        const float v1099 = v1098 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const uint v1101 = v1020 >> 12u;
+        const uint v1103 = v1101 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1105 = v1103 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1107 = v1105 << 22u;
+        const uint v1109 = v1103 * 1056964608u;
+        const bool v1111 = v1103 < 2u;
+        const uint v1112 = v1111 ? v1109 : v1107;
+        const uint v1114 = v1101 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1116 = v1114 << 28u;
+        const uint v1117 = v1112 | v1116;
+        const float v1118 = as_type<float>(v1117);
+        const float v1119 = v1118 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const uint v1121 = v1020 >> 16u;
+        const uint v1123 = v1121 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1125 = v1123 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1127 = v1125 << 22u;
+        const uint v1129 = v1123 * 1056964608u;
+        const bool v1131 = v1123 < 2u;
+        const uint v1132 = v1131 ? v1129 : v1127;
+        const uint v1134 = v1121 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1136 = v1134 << 28u;
+        const uint v1137 = v1132 | v1136;
+        const float v1138 = as_type<float>(v1137);
+        const float v1139 = v1138 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const uint v1141 = v1020 >> 20u;
+        const uint v1143 = v1141 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1145 = v1143 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1147 = v1145 << 22u;
+        const uint v1149 = v1143 * 1056964608u;
+        const bool v1151 = v1143 < 2u;
+        const uint v1152 = v1151 ? v1149 : v1147;
+        const uint v1154 = v1141 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1156 = v1154 << 28u;
+        const uint v1157 = v1152 | v1156;
+        const float v1158 = as_type<float>(v1157);
+        const float v1159 = v1158 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const uint v1161 = v1020 >> 24u;
+        const uint v1163 = v1161 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1165 = v1163 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1167 = v1165 << 22u;
+        const uint v1169 = v1163 * 1056964608u;
+        const bool v1171 = v1163 < 2u;
+        const uint v1172 = v1171 ? v1169 : v1167;
+        const uint v1174 = v1161 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1176 = v1174 << 28u;
+        const uint v1177 = v1172 | v1176;
+        const float v1178 = as_type<float>(v1177);
+        const float v1179 = v1178 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const uint v1181 = v1020 >> 28u;
+        const uint v1183 = v1181 & 7u;  // kernels/primitives/mxfp4.hpp:17
+        const uint v1185 = v1183 + 252u;  // kernels/primitives/mxfp4.hpp:21
+        const uint v1187 = v1185 << 22u;
+        const uint v1189 = v1183 * 1056964608u;
+        const bool v1191 = v1183 < 2u;
+        const uint v1192 = v1191 ? v1189 : v1187;
+        const uint v1194 = v1181 & 8u;  // kernels/primitives/mxfp4.hpp:22
+        const uint v1196 = v1194 << 28u;
+        const uint v1197 = v1192 | v1196;
+        const float v1198 = as_type<float>(v1197);
+        const float v1199 = v1198 * v1039;  // kernels/gemm/quant_b.hpp:80
+        const float v1201 = v1005 ? v1059 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v1204 = v1005 ? v1079 : 0.0f;
+        const float v1207 = v1005 ? v1099 : 0.0f;
+        const float v1210 = v1005 ? v1119 : 0.0f;
+        *(threadgroup float4*)(shm1 + v1216) = float4(v1201, v1204, v1207, v1210);  // kernels/gemm/quant_b.hpp:146
+        const float v1219 = v1005 ? v1139 : 0.0f;  // kernels/gemm/quant_b.hpp:144
+        const float v1222 = v1005 ? v1159 : 0.0f;
+        const float v1225 = v1005 ? v1179 : 0.0f;
+        const float v1228 = v1005 ? v1199 : 0.0f;
+        *(threadgroup float4*)(shm1 + v1235) = float4(v1219, v1222, v1225, v1228);  // kernels/gemm/quant_b.hpp:146
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load<false>(v90, shm0, long(v1237), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v92, shm1, long(v1243), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v88, v90, v92);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_load<false>(v94, shm0, long(v1241), long(20u));  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_load<true>(v96, shm1, long(v1247), long(20u));  // kernels/gemm/gemm_tiles.hpp:210
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
       }
     }
-    const uint v1246 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1247 = v71 + v82;
-    const uint v1248 = v1247 + v1246;
-    const uint v1249 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1250 = v76 + v86;
-    const uint v1251 = v1250 + v1249;
-    const bool v1252 = v1248 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1253 = v1251 < v75;
-    const bool v1254 = v1252 && v1253;
-    if (v1254) {
-      const float v1255 = v88.m[0][0].thread_elements()[0];
-      const uint v1257 = v1251 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1258 = v1257 < v2;
-      const bool v1259 = v1252 && v1258;
-      if (v1259) {
-        const uint v1261 = v1248 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1262 = v1261 + v1251;
-        const uint v1263 = v1262 - v74;
-        out[v1263] = v1255;
-      }
-    }
-    const uint v1264 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1266 = v1247 + v1264;
-    const uint v1267 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1269 = v1250 + v1267;
-    const bool v1270 = v1266 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1271 = v1269 < v75;
-    const bool v1272 = v1270 && v1271;
-    if (v1272) {
-      const float v1273 = v88.m[0][0].thread_elements()[1];
-      const uint v1275 = v1269 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1276 = v1275 < v2;
-      const bool v1277 = v1270 && v1276;
-      if (v1277) {
-        const uint v1279 = v1266 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1280 = v1279 + v1269;
-        const uint v1281 = v1280 - v74;
-        out[v1281] = v1273;
-      }
-    }
-    const uint v1282 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1284 = v1247 + v1282;
-    const uint v1285 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1287 = v1250 + v1285;
-    const bool v1288 = v1284 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1289 = v1287 < v75;
-    const bool v1290 = v1288 && v1289;
-    if (v1290) {
-      const float v1291 = v88.m[0][1].thread_elements()[0];
-      const uint v1293 = v1287 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1294 = v1293 < v2;
-      const bool v1295 = v1288 && v1294;
-      if (v1295) {
-        const uint v1297 = v1284 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1298 = v1297 + v1287;
-        const uint v1299 = v1298 - v74;
-        out[v1299] = v1291;
-      }
-    }
-    const uint v1300 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1302 = v1247 + v1300;
-    const uint v1303 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1305 = v1250 + v1303;
-    const bool v1306 = v1302 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1307 = v1305 < v75;
-    const bool v1308 = v1306 && v1307;
-    if (v1308) {
-      const float v1309 = v88.m[0][1].thread_elements()[1];
-      const uint v1311 = v1305 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1312 = v1311 < v2;
-      const bool v1313 = v1306 && v1312;
-      if (v1313) {
-        const uint v1315 = v1302 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1316 = v1315 + v1305;
-        const uint v1317 = v1316 - v74;
-        out[v1317] = v1309;
-      }
-    }
-    const uint v1318 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1320 = v1247 + v1318;
-    const uint v1321 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1323 = v1250 + v1321;
-    const bool v1324 = v1320 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1325 = v1323 < v75;
-    const bool v1326 = v1324 && v1325;
-    if (v1326) {
-      const float v1327 = v88.m[0][2].thread_elements()[0];
-      const uint v1329 = v1323 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1330 = v1329 < v2;
-      const bool v1331 = v1324 && v1330;
-      if (v1331) {
-        const uint v1333 = v1320 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1334 = v1333 + v1323;
-        const uint v1335 = v1334 - v74;
-        out[v1335] = v1327;
-      }
-    }
-    const uint v1336 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1338 = v1247 + v1336;
-    const uint v1339 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1341 = v1250 + v1339;
-    const bool v1342 = v1338 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1343 = v1341 < v75;
-    const bool v1344 = v1342 && v1343;
-    if (v1344) {
-      const float v1345 = v88.m[0][2].thread_elements()[1];
-      const uint v1347 = v1341 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1348 = v1347 < v2;
-      const bool v1349 = v1342 && v1348;
-      if (v1349) {
-        const uint v1351 = v1338 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1352 = v1351 + v1341;
-        const uint v1353 = v1352 - v74;
-        out[v1353] = v1345;
-      }
-    }
-    const uint v1354 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1356 = v1247 + v1354;
-    const uint v1357 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1359 = v1250 + v1357;
-    const bool v1360 = v1356 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1361 = v1359 < v75;
-    const bool v1362 = v1360 && v1361;
-    if (v1362) {
-      const float v1363 = v88.m[0][3].thread_elements()[0];
-      const uint v1365 = v1359 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1366 = v1365 < v2;
-      const bool v1367 = v1360 && v1366;
-      if (v1367) {
-        const uint v1369 = v1356 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1370 = v1369 + v1359;
-        const uint v1371 = v1370 - v74;
-        out[v1371] = v1363;
-      }
-    }
-    const uint v1372 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1374 = v1247 + v1372;
-    const uint v1375 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1377 = v1250 + v1375;
-    const bool v1378 = v1374 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1379 = v1377 < v75;
-    const bool v1380 = v1378 && v1379;
-    if (v1380) {
-      const float v1381 = v88.m[0][3].thread_elements()[1];
-      const uint v1383 = v1377 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1384 = v1383 < v2;
-      const bool v1385 = v1378 && v1384;
-      if (v1385) {
-        const uint v1387 = v1374 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1388 = v1387 + v1377;
-        const uint v1389 = v1388 - v74;
-        out[v1389] = v1381;
-      }
-    }
-    const uint v1390 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1392 = v1247 + v1390;
-    const uint v1393 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1395 = v1250 + v1393;
-    const bool v1396 = v1392 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1397 = v1395 < v75;
-    const bool v1398 = v1396 && v1397;
-    if (v1398) {
-      const float v1399 = v88.m[0][4].thread_elements()[0];
-      const uint v1401 = v1395 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1402 = v1401 < v2;
-      const bool v1403 = v1396 && v1402;
-      if (v1403) {
-        const uint v1405 = v1392 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1406 = v1405 + v1395;
-        const uint v1407 = v1406 - v74;
-        out[v1407] = v1399;
-      }
-    }
-    const uint v1408 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1410 = v1247 + v1408;
-    const uint v1411 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1413 = v1250 + v1411;
-    const bool v1414 = v1410 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1415 = v1413 < v75;
-    const bool v1416 = v1414 && v1415;
-    if (v1416) {
-      const float v1417 = v88.m[0][4].thread_elements()[1];
-      const uint v1419 = v1413 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1420 = v1419 < v2;
-      const bool v1421 = v1414 && v1420;
-      if (v1421) {
-        const uint v1423 = v1410 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1424 = v1423 + v1413;
-        const uint v1425 = v1424 - v74;
-        out[v1425] = v1417;
-      }
-    }
-    const uint v1426 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1428 = v1247 + v1426;
-    const uint v1429 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1431 = v1250 + v1429;
-    const bool v1432 = v1428 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1433 = v1431 < v75;
-    const bool v1434 = v1432 && v1433;
-    if (v1434) {
-      const float v1435 = v88.m[0][5].thread_elements()[0];
-      const uint v1437 = v1431 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1438 = v1437 < v2;
-      const bool v1439 = v1432 && v1438;
-      if (v1439) {
-        const uint v1441 = v1428 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1442 = v1441 + v1431;
-        const uint v1443 = v1442 - v74;
-        out[v1443] = v1435;
-      }
-    }
-    const uint v1444 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1446 = v1247 + v1444;
-    const uint v1447 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1449 = v1250 + v1447;
-    const bool v1450 = v1446 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1451 = v1449 < v75;
-    const bool v1452 = v1450 && v1451;
-    if (v1452) {
-      const float v1453 = v88.m[0][5].thread_elements()[1];
-      const uint v1455 = v1449 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1456 = v1455 < v2;
-      const bool v1457 = v1450 && v1456;
-      if (v1457) {
-        const uint v1459 = v1446 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1460 = v1459 + v1449;
-        const uint v1461 = v1460 - v74;
-        out[v1461] = v1453;
-      }
-    }
-    const uint v1462 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1464 = v1247 + v1462;
-    const uint v1465 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1467 = v1250 + v1465;
-    const bool v1468 = v1464 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1469 = v1467 < v75;
-    const bool v1470 = v1468 && v1469;
-    if (v1470) {
-      const float v1471 = v88.m[0][6].thread_elements()[0];
-      const uint v1473 = v1467 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1474 = v1473 < v2;
-      const bool v1475 = v1468 && v1474;
-      if (v1475) {
-        const uint v1477 = v1464 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1478 = v1477 + v1467;
-        const uint v1479 = v1478 - v74;
-        out[v1479] = v1471;
-      }
-    }
-    const uint v1480 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1482 = v1247 + v1480;
-    const uint v1483 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1485 = v1250 + v1483;
-    const bool v1486 = v1482 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1487 = v1485 < v75;
-    const bool v1488 = v1486 && v1487;
-    if (v1488) {
-      const float v1489 = v88.m[0][6].thread_elements()[1];
-      const uint v1491 = v1485 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1492 = v1491 < v2;
-      const bool v1493 = v1486 && v1492;
-      if (v1493) {
-        const uint v1495 = v1482 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1496 = v1495 + v1485;
-        const uint v1497 = v1496 - v74;
-        out[v1497] = v1489;
-      }
-    }
-    const uint v1498 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1500 = v1247 + v1498;
-    const uint v1501 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1503 = v1250 + v1501;
-    const bool v1504 = v1500 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1505 = v1503 < v75;
-    const bool v1506 = v1504 && v1505;
-    if (v1506) {
-      const float v1507 = v88.m[0][7].thread_elements()[0];
-      const uint v1509 = v1503 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1510 = v1509 < v2;
-      const bool v1511 = v1504 && v1510;
-      if (v1511) {
-        const uint v1513 = v1500 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1514 = v1513 + v1503;
-        const uint v1515 = v1514 - v74;
-        out[v1515] = v1507;
-      }
-    }
-    const uint v1516 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1518 = v1247 + v1516;
-    const uint v1519 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1521 = v1250 + v1519;
-    const bool v1522 = v1518 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1523 = v1521 < v75;
-    const bool v1524 = v1522 && v1523;
-    if (v1524) {
-      const float v1525 = v88.m[0][7].thread_elements()[1];
-      const uint v1527 = v1521 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1528 = v1527 < v2;
-      const bool v1529 = v1522 && v1528;
-      if (v1529) {
-        const uint v1531 = v1518 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1532 = v1531 + v1521;
-        const uint v1533 = v1532 - v74;
-        out[v1533] = v1525;
-      }
-    }
-    const uint v1534 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1536 = v1247 + v1534;
-    const uint v1537 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1539 = v1250 + v1537;
-    const bool v1540 = v1536 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1541 = v1539 < v75;
-    const bool v1542 = v1540 && v1541;
-    if (v1542) {
-      const float v1543 = v88.m[1][0].thread_elements()[0];
-      const uint v1545 = v1539 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1546 = v1545 < v2;
-      const bool v1547 = v1540 && v1546;
-      if (v1547) {
-        const uint v1549 = v1536 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1550 = v1549 + v1539;
-        const uint v1551 = v1550 - v74;
-        out[v1551] = v1543;
-      }
-    }
-    const uint v1552 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1554 = v1247 + v1552;
-    const uint v1555 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1557 = v1250 + v1555;
-    const bool v1558 = v1554 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1559 = v1557 < v75;
-    const bool v1560 = v1558 && v1559;
-    if (v1560) {
-      const float v1561 = v88.m[1][0].thread_elements()[1];
-      const uint v1563 = v1557 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1564 = v1563 < v2;
-      const bool v1565 = v1558 && v1564;
-      if (v1565) {
-        const uint v1567 = v1554 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1568 = v1567 + v1557;
-        const uint v1569 = v1568 - v74;
-        out[v1569] = v1561;
-      }
-    }
-    const uint v1570 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1572 = v1247 + v1570;
-    const uint v1573 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1575 = v1250 + v1573;
-    const bool v1576 = v1572 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1577 = v1575 < v75;
-    const bool v1578 = v1576 && v1577;
-    if (v1578) {
-      const float v1579 = v88.m[1][1].thread_elements()[0];
-      const uint v1581 = v1575 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1582 = v1581 < v2;
-      const bool v1583 = v1576 && v1582;
-      if (v1583) {
-        const uint v1585 = v1572 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1586 = v1585 + v1575;
-        const uint v1587 = v1586 - v74;
-        out[v1587] = v1579;
-      }
-    }
-    const uint v1588 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1590 = v1247 + v1588;
-    const uint v1591 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1593 = v1250 + v1591;
-    const bool v1594 = v1590 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1595 = v1593 < v75;
-    const bool v1596 = v1594 && v1595;
-    if (v1596) {
-      const float v1597 = v88.m[1][1].thread_elements()[1];
-      const uint v1599 = v1593 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1600 = v1599 < v2;
-      const bool v1601 = v1594 && v1600;
-      if (v1601) {
-        const uint v1603 = v1590 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1604 = v1603 + v1593;
-        const uint v1605 = v1604 - v74;
-        out[v1605] = v1597;
-      }
-    }
-    const uint v1606 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1608 = v1247 + v1606;
-    const uint v1609 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1611 = v1250 + v1609;
-    const bool v1612 = v1608 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1613 = v1611 < v75;
-    const bool v1614 = v1612 && v1613;
-    if (v1614) {
-      const float v1615 = v88.m[1][2].thread_elements()[0];
-      const uint v1617 = v1611 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1618 = v1617 < v2;
-      const bool v1619 = v1612 && v1618;
-      if (v1619) {
-        const uint v1621 = v1608 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1622 = v1621 + v1611;
-        const uint v1623 = v1622 - v74;
-        out[v1623] = v1615;
-      }
-    }
-    const uint v1624 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1626 = v1247 + v1624;
-    const uint v1627 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1629 = v1250 + v1627;
-    const bool v1630 = v1626 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1631 = v1629 < v75;
-    const bool v1632 = v1630 && v1631;
-    if (v1632) {
-      const float v1633 = v88.m[1][2].thread_elements()[1];
-      const uint v1635 = v1629 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1636 = v1635 < v2;
-      const bool v1637 = v1630 && v1636;
-      if (v1637) {
-        const uint v1639 = v1626 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1640 = v1639 + v1629;
-        const uint v1641 = v1640 - v74;
-        out[v1641] = v1633;
-      }
-    }
-    const uint v1642 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1644 = v1247 + v1642;
-    const uint v1645 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1647 = v1250 + v1645;
-    const bool v1648 = v1644 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1649 = v1647 < v75;
-    const bool v1650 = v1648 && v1649;
-    if (v1650) {
-      const float v1651 = v88.m[1][3].thread_elements()[0];
-      const uint v1653 = v1647 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1654 = v1653 < v2;
-      const bool v1655 = v1648 && v1654;
-      if (v1655) {
-        const uint v1657 = v1644 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1658 = v1657 + v1647;
-        const uint v1659 = v1658 - v74;
-        out[v1659] = v1651;
-      }
-    }
-    const uint v1660 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1662 = v1247 + v1660;
-    const uint v1663 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1665 = v1250 + v1663;
-    const bool v1666 = v1662 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1667 = v1665 < v75;
-    const bool v1668 = v1666 && v1667;
-    if (v1668) {
-      const float v1669 = v88.m[1][3].thread_elements()[1];
-      const uint v1671 = v1665 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1672 = v1671 < v2;
-      const bool v1673 = v1666 && v1672;
-      if (v1673) {
-        const uint v1675 = v1662 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1676 = v1675 + v1665;
-        const uint v1677 = v1676 - v74;
-        out[v1677] = v1669;
-      }
-    }
-    const uint v1678 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1680 = v1247 + v1678;
-    const uint v1681 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1683 = v1250 + v1681;
-    const bool v1684 = v1680 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1685 = v1683 < v75;
-    const bool v1686 = v1684 && v1685;
-    if (v1686) {
-      const float v1687 = v88.m[1][4].thread_elements()[0];
-      const uint v1689 = v1683 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1690 = v1689 < v2;
-      const bool v1691 = v1684 && v1690;
-      if (v1691) {
-        const uint v1693 = v1680 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1694 = v1693 + v1683;
-        const uint v1695 = v1694 - v74;
-        out[v1695] = v1687;
-      }
-    }
-    const uint v1696 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1698 = v1247 + v1696;
-    const uint v1699 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1701 = v1250 + v1699;
-    const bool v1702 = v1698 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1703 = v1701 < v75;
-    const bool v1704 = v1702 && v1703;
-    if (v1704) {
-      const float v1705 = v88.m[1][4].thread_elements()[1];
-      const uint v1707 = v1701 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1708 = v1707 < v2;
-      const bool v1709 = v1702 && v1708;
-      if (v1709) {
-        const uint v1711 = v1698 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1712 = v1711 + v1701;
-        const uint v1713 = v1712 - v74;
-        out[v1713] = v1705;
-      }
-    }
-    const uint v1714 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1716 = v1247 + v1714;
-    const uint v1717 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1719 = v1250 + v1717;
-    const bool v1720 = v1716 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1721 = v1719 < v75;
-    const bool v1722 = v1720 && v1721;
-    if (v1722) {
-      const float v1723 = v88.m[1][5].thread_elements()[0];
-      const uint v1725 = v1719 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1726 = v1725 < v2;
-      const bool v1727 = v1720 && v1726;
-      if (v1727) {
-        const uint v1729 = v1716 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1730 = v1729 + v1719;
-        const uint v1731 = v1730 - v74;
-        out[v1731] = v1723;
-      }
-    }
-    const uint v1732 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1734 = v1247 + v1732;
-    const uint v1735 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1737 = v1250 + v1735;
-    const bool v1738 = v1734 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1739 = v1737 < v75;
-    const bool v1740 = v1738 && v1739;
-    if (v1740) {
-      const float v1741 = v88.m[1][5].thread_elements()[1];
-      const uint v1743 = v1737 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1744 = v1743 < v2;
-      const bool v1745 = v1738 && v1744;
-      if (v1745) {
-        const uint v1747 = v1734 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1748 = v1747 + v1737;
-        const uint v1749 = v1748 - v74;
-        out[v1749] = v1741;
-      }
-    }
-    const uint v1750 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1752 = v1247 + v1750;
-    const uint v1753 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1755 = v1250 + v1753;
-    const bool v1756 = v1752 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1757 = v1755 < v75;
-    const bool v1758 = v1756 && v1757;
-    if (v1758) {
-      const float v1759 = v88.m[1][6].thread_elements()[0];
-      const uint v1761 = v1755 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1762 = v1761 < v2;
-      const bool v1763 = v1756 && v1762;
-      if (v1763) {
-        const uint v1765 = v1752 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1766 = v1765 + v1755;
-        const uint v1767 = v1766 - v74;
-        out[v1767] = v1759;
-      }
-    }
-    const uint v1768 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1770 = v1247 + v1768;
-    const uint v1771 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1773 = v1250 + v1771;
-    const bool v1774 = v1770 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1775 = v1773 < v75;
-    const bool v1776 = v1774 && v1775;
-    if (v1776) {
-      const float v1777 = v88.m[1][6].thread_elements()[1];
-      const uint v1779 = v1773 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1780 = v1779 < v2;
-      const bool v1781 = v1774 && v1780;
-      if (v1781) {
-        const uint v1783 = v1770 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1784 = v1783 + v1773;
-        const uint v1785 = v1784 - v74;
-        out[v1785] = v1777;
-      }
-    }
-    const uint v1786 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1788 = v1247 + v1786;
-    const uint v1789 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1791 = v1250 + v1789;
-    const bool v1792 = v1788 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1793 = v1791 < v75;
-    const bool v1794 = v1792 && v1793;
-    if (v1794) {
-      const float v1795 = v88.m[1][7].thread_elements()[0];
-      const uint v1797 = v1791 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1798 = v1797 < v2;
-      const bool v1799 = v1792 && v1798;
-      if (v1799) {
-        const uint v1801 = v1788 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1802 = v1801 + v1791;
-        const uint v1803 = v1802 - v74;
-        out[v1803] = v1795;
-      }
-    }
-    const uint v1804 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1806 = v1247 + v1804;
-    const uint v1807 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1809 = v1250 + v1807;
-    const bool v1810 = v1806 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1811 = v1809 < v75;
-    const bool v1812 = v1810 && v1811;
-    if (v1812) {
-      const float v1813 = v88.m[1][7].thread_elements()[1];
-      const uint v1815 = v1809 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1816 = v1815 < v2;
-      const bool v1817 = v1810 && v1816;
-      if (v1817) {
-        const uint v1819 = v1806 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1820 = v1819 + v1809;
-        const uint v1821 = v1820 - v74;
-        out[v1821] = v1813;
-      }
-    }
-    const uint v1822 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1824 = v1247 + v1822;
-    const uint v1825 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1827 = v1250 + v1825;
-    const bool v1828 = v1824 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1829 = v1827 < v75;
-    const bool v1830 = v1828 && v1829;
-    if (v1830) {
-      const float v1831 = v88.m[2][0].thread_elements()[0];
-      const uint v1833 = v1827 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1834 = v1833 < v2;
-      const bool v1835 = v1828 && v1834;
-      if (v1835) {
-        const uint v1837 = v1824 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1838 = v1837 + v1827;
-        const uint v1839 = v1838 - v74;
-        out[v1839] = v1831;
-      }
-    }
-    const uint v1840 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1842 = v1247 + v1840;
-    const uint v1843 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1845 = v1250 + v1843;
-    const bool v1846 = v1842 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1847 = v1845 < v75;
-    const bool v1848 = v1846 && v1847;
-    if (v1848) {
-      const float v1849 = v88.m[2][0].thread_elements()[1];
-      const uint v1851 = v1845 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1852 = v1851 < v2;
-      const bool v1853 = v1846 && v1852;
-      if (v1853) {
-        const uint v1855 = v1842 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1856 = v1855 + v1845;
-        const uint v1857 = v1856 - v74;
-        out[v1857] = v1849;
-      }
-    }
-    const uint v1858 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1860 = v1247 + v1858;
-    const uint v1861 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1863 = v1250 + v1861;
-    const bool v1864 = v1860 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1865 = v1863 < v75;
-    const bool v1866 = v1864 && v1865;
-    if (v1866) {
-      const float v1867 = v88.m[2][1].thread_elements()[0];
-      const uint v1869 = v1863 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1870 = v1869 < v2;
-      const bool v1871 = v1864 && v1870;
-      if (v1871) {
-        const uint v1873 = v1860 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1874 = v1873 + v1863;
-        const uint v1875 = v1874 - v74;
-        out[v1875] = v1867;
-      }
-    }
-    const uint v1876 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1878 = v1247 + v1876;
-    const uint v1879 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1881 = v1250 + v1879;
-    const bool v1882 = v1878 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1883 = v1881 < v75;
-    const bool v1884 = v1882 && v1883;
-    if (v1884) {
-      const float v1885 = v88.m[2][1].thread_elements()[1];
-      const uint v1887 = v1881 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1888 = v1887 < v2;
-      const bool v1889 = v1882 && v1888;
-      if (v1889) {
-        const uint v1891 = v1878 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1892 = v1891 + v1881;
-        const uint v1893 = v1892 - v74;
-        out[v1893] = v1885;
-      }
-    }
-    const uint v1894 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1896 = v1247 + v1894;
-    const uint v1897 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1899 = v1250 + v1897;
-    const bool v1900 = v1896 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1901 = v1899 < v75;
-    const bool v1902 = v1900 && v1901;
-    if (v1902) {
-      const float v1903 = v88.m[2][2].thread_elements()[0];
-      const uint v1905 = v1899 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1906 = v1905 < v2;
-      const bool v1907 = v1900 && v1906;
-      if (v1907) {
-        const uint v1909 = v1896 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1910 = v1909 + v1899;
-        const uint v1911 = v1910 - v74;
-        out[v1911] = v1903;
-      }
-    }
-    const uint v1912 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1914 = v1247 + v1912;
-    const uint v1915 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1917 = v1250 + v1915;
-    const bool v1918 = v1914 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1919 = v1917 < v75;
-    const bool v1920 = v1918 && v1919;
-    if (v1920) {
-      const float v1921 = v88.m[2][2].thread_elements()[1];
-      const uint v1923 = v1917 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1924 = v1923 < v2;
-      const bool v1925 = v1918 && v1924;
-      if (v1925) {
-        const uint v1927 = v1914 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1928 = v1927 + v1917;
-        const uint v1929 = v1928 - v74;
-        out[v1929] = v1921;
-      }
-    }
-    const uint v1930 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1932 = v1247 + v1930;
-    const uint v1933 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1935 = v1250 + v1933;
-    const bool v1936 = v1932 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1937 = v1935 < v75;
-    const bool v1938 = v1936 && v1937;
-    if (v1938) {
-      const float v1939 = v88.m[2][3].thread_elements()[0];
-      const uint v1941 = v1935 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1942 = v1941 < v2;
-      const bool v1943 = v1936 && v1942;
-      if (v1943) {
-        const uint v1945 = v1932 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1946 = v1945 + v1935;
-        const uint v1947 = v1946 - v74;
-        out[v1947] = v1939;
-      }
-    }
-    const uint v1948 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1950 = v1247 + v1948;
-    const uint v1951 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1953 = v1250 + v1951;
-    const bool v1954 = v1950 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1955 = v1953 < v75;
-    const bool v1956 = v1954 && v1955;
-    if (v1956) {
-      const float v1957 = v88.m[2][3].thread_elements()[1];
-      const uint v1959 = v1953 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1960 = v1959 < v2;
-      const bool v1961 = v1954 && v1960;
-      if (v1961) {
-        const uint v1963 = v1950 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1964 = v1963 + v1953;
-        const uint v1965 = v1964 - v74;
-        out[v1965] = v1957;
-      }
-    }
-    const uint v1966 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1968 = v1247 + v1966;
-    const uint v1969 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1971 = v1250 + v1969;
-    const bool v1972 = v1968 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1973 = v1971 < v75;
-    const bool v1974 = v1972 && v1973;
-    if (v1974) {
-      const float v1975 = v88.m[2][4].thread_elements()[0];
-      const uint v1977 = v1971 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1978 = v1977 < v2;
-      const bool v1979 = v1972 && v1978;
-      if (v1979) {
-        const uint v1981 = v1968 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v1982 = v1981 + v1971;
-        const uint v1983 = v1982 - v74;
-        out[v1983] = v1975;
-      }
-    }
-    const uint v1984 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v1986 = v1247 + v1984;
-    const uint v1987 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v1989 = v1250 + v1987;
-    const bool v1990 = v1986 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v1991 = v1989 < v75;
-    const bool v1992 = v1990 && v1991;
-    if (v1992) {
-      const float v1993 = v88.m[2][4].thread_elements()[1];
-      const uint v1995 = v1989 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v1996 = v1995 < v2;
-      const bool v1997 = v1990 && v1996;
-      if (v1997) {
-        const uint v1999 = v1986 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2000 = v1999 + v1989;
-        const uint v2001 = v2000 - v74;
-        out[v2001] = v1993;
-      }
-    }
-    const uint v2002 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2004 = v1247 + v2002;
-    const uint v2005 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2007 = v1250 + v2005;
-    const bool v2008 = v2004 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2009 = v2007 < v75;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v88.m[2][5].thread_elements()[0];
-      const uint v2013 = v2007 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2008 && v2014;
-      if (v2015) {
-        const uint v2017 = v2004 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2018 = v2017 + v2007;
-        const uint v2019 = v2018 - v74;
-        out[v2019] = v2011;
-      }
-    }
-    const uint v2020 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2022 = v1247 + v2020;
-    const uint v2023 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2025 = v1250 + v2023;
-    const bool v2026 = v2022 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2027 = v2025 < v75;
-    const bool v2028 = v2026 && v2027;
-    if (v2028) {
-      const float v2029 = v88.m[2][5].thread_elements()[1];
-      const uint v2031 = v2025 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2032 = v2031 < v2;
-      const bool v2033 = v2026 && v2032;
-      if (v2033) {
-        const uint v2035 = v2022 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2036 = v2035 + v2025;
-        const uint v2037 = v2036 - v74;
-        out[v2037] = v2029;
-      }
-    }
-    const uint v2038 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2040 = v1247 + v2038;
-    const uint v2041 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2043 = v1250 + v2041;
-    const bool v2044 = v2040 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2045 = v2043 < v75;
-    const bool v2046 = v2044 && v2045;
-    if (v2046) {
-      const float v2047 = v88.m[2][6].thread_elements()[0];
-      const uint v2049 = v2043 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2050 = v2049 < v2;
-      const bool v2051 = v2044 && v2050;
-      if (v2051) {
-        const uint v2053 = v2040 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2054 = v2053 + v2043;
-        const uint v2055 = v2054 - v74;
-        out[v2055] = v2047;
-      }
-    }
-    const uint v2056 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2058 = v1247 + v2056;
-    const uint v2059 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2061 = v1250 + v2059;
-    const bool v2062 = v2058 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2063 = v2061 < v75;
-    const bool v2064 = v2062 && v2063;
-    if (v2064) {
-      const float v2065 = v88.m[2][6].thread_elements()[1];
-      const uint v2067 = v2061 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2068 = v2067 < v2;
-      const bool v2069 = v2062 && v2068;
-      if (v2069) {
-        const uint v2071 = v2058 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2072 = v2071 + v2061;
-        const uint v2073 = v2072 - v74;
-        out[v2073] = v2065;
-      }
-    }
-    const uint v2074 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2076 = v1247 + v2074;
-    const uint v2077 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2079 = v1250 + v2077;
-    const bool v2080 = v2076 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2081 = v2079 < v75;
-    const bool v2082 = v2080 && v2081;
-    if (v2082) {
-      const float v2083 = v88.m[2][7].thread_elements()[0];
-      const uint v2085 = v2079 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2086 = v2085 < v2;
-      const bool v2087 = v2080 && v2086;
-      if (v2087) {
-        const uint v2089 = v2076 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2090 = v2089 + v2079;
-        const uint v2091 = v2090 - v74;
-        out[v2091] = v2083;
-      }
-    }
-    const uint v2092 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2094 = v1247 + v2092;
-    const uint v2095 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2097 = v1250 + v2095;
-    const bool v2098 = v2094 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2099 = v2097 < v75;
-    const bool v2100 = v2098 && v2099;
-    if (v2100) {
-      const float v2101 = v88.m[2][7].thread_elements()[1];
-      const uint v2103 = v2097 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2104 = v2103 < v2;
-      const bool v2105 = v2098 && v2104;
-      if (v2105) {
-        const uint v2107 = v2094 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2108 = v2107 + v2097;
-        const uint v2109 = v2108 - v74;
-        out[v2109] = v2101;
-      }
-    }
-    const uint v2110 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2112 = v1247 + v2110;
-    const uint v2113 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2115 = v1250 + v2113;
-    const bool v2116 = v2112 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2117 = v2115 < v75;
-    const bool v2118 = v2116 && v2117;
-    if (v2118) {
-      const float v2119 = v88.m[3][0].thread_elements()[0];
-      const uint v2121 = v2115 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2122 = v2121 < v2;
-      const bool v2123 = v2116 && v2122;
-      if (v2123) {
-        const uint v2125 = v2112 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2126 = v2125 + v2115;
-        const uint v2127 = v2126 - v74;
-        out[v2127] = v2119;
-      }
-    }
-    const uint v2128 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2130 = v1247 + v2128;
-    const uint v2131 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2133 = v1250 + v2131;
-    const bool v2134 = v2130 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2135 = v2133 < v75;
-    const bool v2136 = v2134 && v2135;
-    if (v2136) {
-      const float v2137 = v88.m[3][0].thread_elements()[1];
-      const uint v2139 = v2133 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2140 = v2139 < v2;
-      const bool v2141 = v2134 && v2140;
-      if (v2141) {
-        const uint v2143 = v2130 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2144 = v2143 + v2133;
-        const uint v2145 = v2144 - v74;
-        out[v2145] = v2137;
-      }
-    }
-    const uint v2146 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2148 = v1247 + v2146;
-    const uint v2149 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2151 = v1250 + v2149;
-    const bool v2152 = v2148 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2153 = v2151 < v75;
-    const bool v2154 = v2152 && v2153;
-    if (v2154) {
-      const float v2155 = v88.m[3][1].thread_elements()[0];
-      const uint v2157 = v2151 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2158 = v2157 < v2;
-      const bool v2159 = v2152 && v2158;
-      if (v2159) {
-        const uint v2161 = v2148 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2162 = v2161 + v2151;
-        const uint v2163 = v2162 - v74;
-        out[v2163] = v2155;
-      }
-    }
-    const uint v2164 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2166 = v1247 + v2164;
-    const uint v2167 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2169 = v1250 + v2167;
-    const bool v2170 = v2166 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2171 = v2169 < v75;
-    const bool v2172 = v2170 && v2171;
-    if (v2172) {
-      const float v2173 = v88.m[3][1].thread_elements()[1];
-      const uint v2175 = v2169 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2176 = v2175 < v2;
-      const bool v2177 = v2170 && v2176;
-      if (v2177) {
-        const uint v2179 = v2166 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2180 = v2179 + v2169;
-        const uint v2181 = v2180 - v74;
-        out[v2181] = v2173;
-      }
-    }
-    const uint v2182 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2184 = v1247 + v2182;
-    const uint v2185 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2187 = v1250 + v2185;
-    const bool v2188 = v2184 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2189 = v2187 < v75;
-    const bool v2190 = v2188 && v2189;
-    if (v2190) {
-      const float v2191 = v88.m[3][2].thread_elements()[0];
-      const uint v2193 = v2187 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2194 = v2193 < v2;
-      const bool v2195 = v2188 && v2194;
-      if (v2195) {
-        const uint v2197 = v2184 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2198 = v2197 + v2187;
-        const uint v2199 = v2198 - v74;
-        out[v2199] = v2191;
-      }
-    }
-    const uint v2200 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2202 = v1247 + v2200;
-    const uint v2203 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2205 = v1250 + v2203;
-    const bool v2206 = v2202 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2207 = v2205 < v75;
-    const bool v2208 = v2206 && v2207;
-    if (v2208) {
-      const float v2209 = v88.m[3][2].thread_elements()[1];
-      const uint v2211 = v2205 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2212 = v2211 < v2;
-      const bool v2213 = v2206 && v2212;
-      if (v2213) {
-        const uint v2215 = v2202 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2216 = v2215 + v2205;
-        const uint v2217 = v2216 - v74;
-        out[v2217] = v2209;
-      }
-    }
-    const uint v2218 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2220 = v1247 + v2218;
-    const uint v2221 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2223 = v1250 + v2221;
-    const bool v2224 = v2220 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2225 = v2223 < v75;
-    const bool v2226 = v2224 && v2225;
-    if (v2226) {
-      const float v2227 = v88.m[3][3].thread_elements()[0];
-      const uint v2229 = v2223 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2230 = v2229 < v2;
-      const bool v2231 = v2224 && v2230;
-      if (v2231) {
-        const uint v2233 = v2220 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2234 = v2233 + v2223;
-        const uint v2235 = v2234 - v74;
-        out[v2235] = v2227;
-      }
-    }
-    const uint v2236 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2238 = v1247 + v2236;
-    const uint v2239 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2241 = v1250 + v2239;
-    const bool v2242 = v2238 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2243 = v2241 < v75;
-    const bool v2244 = v2242 && v2243;
-    if (v2244) {
-      const float v2245 = v88.m[3][3].thread_elements()[1];
-      const uint v2247 = v2241 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2248 = v2247 < v2;
-      const bool v2249 = v2242 && v2248;
-      if (v2249) {
-        const uint v2251 = v2238 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2252 = v2251 + v2241;
-        const uint v2253 = v2252 - v74;
-        out[v2253] = v2245;
-      }
-    }
-    const uint v2254 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2256 = v1247 + v2254;
-    const uint v2257 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2259 = v1250 + v2257;
-    const bool v2260 = v2256 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2261 = v2259 < v75;
-    const bool v2262 = v2260 && v2261;
-    if (v2262) {
-      const float v2263 = v88.m[3][4].thread_elements()[0];
-      const uint v2265 = v2259 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2266 = v2265 < v2;
-      const bool v2267 = v2260 && v2266;
-      if (v2267) {
-        const uint v2269 = v2256 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2270 = v2269 + v2259;
-        const uint v2271 = v2270 - v74;
-        out[v2271] = v2263;
-      }
-    }
-    const uint v2272 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2274 = v1247 + v2272;
-    const uint v2275 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2277 = v1250 + v2275;
-    const bool v2278 = v2274 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2279 = v2277 < v75;
-    const bool v2280 = v2278 && v2279;
-    if (v2280) {
-      const float v2281 = v88.m[3][4].thread_elements()[1];
-      const uint v2283 = v2277 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2284 = v2283 < v2;
-      const bool v2285 = v2278 && v2284;
-      if (v2285) {
-        const uint v2287 = v2274 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2288 = v2287 + v2277;
-        const uint v2289 = v2288 - v74;
-        out[v2289] = v2281;
-      }
-    }
-    const uint v2290 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2292 = v1247 + v2290;
-    const uint v2293 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2295 = v1250 + v2293;
-    const bool v2296 = v2292 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2297 = v2295 < v75;
-    const bool v2298 = v2296 && v2297;
-    if (v2298) {
-      const float v2299 = v88.m[3][5].thread_elements()[0];
-      const uint v2301 = v2295 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2302 = v2301 < v2;
-      const bool v2303 = v2296 && v2302;
-      if (v2303) {
-        const uint v2305 = v2292 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2306 = v2305 + v2295;
-        const uint v2307 = v2306 - v74;
-        out[v2307] = v2299;
-      }
-    }
-    const uint v2308 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2310 = v1247 + v2308;
-    const uint v2311 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2313 = v1250 + v2311;
-    const bool v2314 = v2310 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2315 = v2313 < v75;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v88.m[3][5].thread_elements()[1];
-      const uint v2319 = v2313 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2320 = v2319 < v2;
-      const bool v2321 = v2314 && v2320;
-      if (v2321) {
-        const uint v2323 = v2310 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2324 = v2323 + v2313;
-        const uint v2325 = v2324 - v74;
-        out[v2325] = v2317;
-      }
-    }
-    const uint v2326 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2328 = v1247 + v2326;
-    const uint v2329 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2331 = v1250 + v2329;
-    const bool v2332 = v2328 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2333 = v2331 < v75;
-    const bool v2334 = v2332 && v2333;
-    if (v2334) {
-      const float v2335 = v88.m[3][6].thread_elements()[0];
-      const uint v2337 = v2331 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2338 = v2337 < v2;
-      const bool v2339 = v2332 && v2338;
-      if (v2339) {
-        const uint v2341 = v2328 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2342 = v2341 + v2331;
-        const uint v2343 = v2342 - v74;
-        out[v2343] = v2335;
-      }
-    }
-    const uint v2344 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2346 = v1247 + v2344;
-    const uint v2347 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2349 = v1250 + v2347;
-    const bool v2350 = v2346 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2351 = v2349 < v75;
-    const bool v2352 = v2350 && v2351;
-    if (v2352) {
-      const float v2353 = v88.m[3][6].thread_elements()[1];
-      const uint v2355 = v2349 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2356 = v2355 < v2;
-      const bool v2357 = v2350 && v2356;
-      if (v2357) {
-        const uint v2359 = v2346 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2360 = v2359 + v2349;
-        const uint v2361 = v2360 - v74;
-        out[v2361] = v2353;
-      }
-    }
-    const uint v2362 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2364 = v1247 + v2362;
-    const uint v2365 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2367 = v1250 + v2365;
-    const bool v2368 = v2364 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2369 = v2367 < v75;
-    const bool v2370 = v2368 && v2369;
-    if (v2370) {
-      const float v2371 = v88.m[3][7].thread_elements()[0];
-      const uint v2373 = v2367 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2374 = v2373 < v2;
-      const bool v2375 = v2368 && v2374;
-      if (v2375) {
-        const uint v2377 = v2364 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2378 = v2377 + v2367;
-        const uint v2379 = v2378 - v74;
-        out[v2379] = v2371;
-      }
-    }
-    const uint v2380 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2382 = v1247 + v2380;
-    const uint v2383 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2385 = v1250 + v2383;
-    const bool v2386 = v2382 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2387 = v2385 < v75;
-    const bool v2388 = v2386 && v2387;
-    if (v2388) {
-      const float v2389 = v88.m[3][7].thread_elements()[1];
-      const uint v2391 = v2385 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2392 = v2391 < v2;
-      const bool v2393 = v2386 && v2392;
-      if (v2393) {
-        const uint v2395 = v2382 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2396 = v2395 + v2385;
-        const uint v2397 = v2396 - v74;
-        out[v2397] = v2389;
-      }
-    }
-    const uint v2398 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2400 = v1247 + v2398;
-    const uint v2401 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2403 = v1250 + v2401;
-    const bool v2404 = v2400 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2405 = v2403 < v75;
-    const bool v2406 = v2404 && v2405;
-    if (v2406) {
-      const float v2407 = v88.m[4][0].thread_elements()[0];
-      const uint v2409 = v2403 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2410 = v2409 < v2;
-      const bool v2411 = v2404 && v2410;
-      if (v2411) {
-        const uint v2413 = v2400 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2414 = v2413 + v2403;
-        const uint v2415 = v2414 - v74;
-        out[v2415] = v2407;
-      }
-    }
-    const uint v2416 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2418 = v1247 + v2416;
-    const uint v2419 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2421 = v1250 + v2419;
-    const bool v2422 = v2418 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2423 = v2421 < v75;
-    const bool v2424 = v2422 && v2423;
-    if (v2424) {
-      const float v2425 = v88.m[4][0].thread_elements()[1];
-      const uint v2427 = v2421 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2428 = v2427 < v2;
-      const bool v2429 = v2422 && v2428;
-      if (v2429) {
-        const uint v2431 = v2418 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2432 = v2431 + v2421;
-        const uint v2433 = v2432 - v74;
-        out[v2433] = v2425;
-      }
-    }
-    const uint v2434 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2436 = v1247 + v2434;
-    const uint v2437 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2439 = v1250 + v2437;
-    const bool v2440 = v2436 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2441 = v2439 < v75;
-    const bool v2442 = v2440 && v2441;
-    if (v2442) {
-      const float v2443 = v88.m[4][1].thread_elements()[0];
-      const uint v2445 = v2439 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2446 = v2445 < v2;
-      const bool v2447 = v2440 && v2446;
-      if (v2447) {
-        const uint v2449 = v2436 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2450 = v2449 + v2439;
-        const uint v2451 = v2450 - v74;
-        out[v2451] = v2443;
-      }
-    }
-    const uint v2452 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2454 = v1247 + v2452;
-    const uint v2455 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2457 = v1250 + v2455;
-    const bool v2458 = v2454 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2459 = v2457 < v75;
-    const bool v2460 = v2458 && v2459;
-    if (v2460) {
-      const float v2461 = v88.m[4][1].thread_elements()[1];
-      const uint v2463 = v2457 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2464 = v2463 < v2;
-      const bool v2465 = v2458 && v2464;
-      if (v2465) {
-        const uint v2467 = v2454 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2468 = v2467 + v2457;
-        const uint v2469 = v2468 - v74;
-        out[v2469] = v2461;
-      }
-    }
-    const uint v2470 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2472 = v1247 + v2470;
-    const uint v2473 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2475 = v1250 + v2473;
-    const bool v2476 = v2472 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2477 = v2475 < v75;
-    const bool v2478 = v2476 && v2477;
-    if (v2478) {
-      const float v2479 = v88.m[4][2].thread_elements()[0];
-      const uint v2481 = v2475 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2482 = v2481 < v2;
-      const bool v2483 = v2476 && v2482;
-      if (v2483) {
-        const uint v2485 = v2472 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2486 = v2485 + v2475;
-        const uint v2487 = v2486 - v74;
-        out[v2487] = v2479;
-      }
-    }
-    const uint v2488 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2490 = v1247 + v2488;
-    const uint v2491 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2493 = v1250 + v2491;
-    const bool v2494 = v2490 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2495 = v2493 < v75;
-    const bool v2496 = v2494 && v2495;
-    if (v2496) {
-      const float v2497 = v88.m[4][2].thread_elements()[1];
-      const uint v2499 = v2493 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2500 = v2499 < v2;
-      const bool v2501 = v2494 && v2500;
-      if (v2501) {
-        const uint v2503 = v2490 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2504 = v2503 + v2493;
-        const uint v2505 = v2504 - v74;
-        out[v2505] = v2497;
-      }
-    }
-    const uint v2506 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2508 = v1247 + v2506;
-    const uint v2509 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2511 = v1250 + v2509;
-    const bool v2512 = v2508 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2513 = v2511 < v75;
-    const bool v2514 = v2512 && v2513;
-    if (v2514) {
-      const float v2515 = v88.m[4][3].thread_elements()[0];
-      const uint v2517 = v2511 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2518 = v2517 < v2;
-      const bool v2519 = v2512 && v2518;
-      if (v2519) {
-        const uint v2521 = v2508 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2522 = v2521 + v2511;
-        const uint v2523 = v2522 - v74;
-        out[v2523] = v2515;
-      }
-    }
-    const uint v2524 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2526 = v1247 + v2524;
-    const uint v2527 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2529 = v1250 + v2527;
-    const bool v2530 = v2526 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2531 = v2529 < v75;
-    const bool v2532 = v2530 && v2531;
-    if (v2532) {
-      const float v2533 = v88.m[4][3].thread_elements()[1];
-      const uint v2535 = v2529 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2536 = v2535 < v2;
-      const bool v2537 = v2530 && v2536;
-      if (v2537) {
-        const uint v2539 = v2526 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2540 = v2539 + v2529;
-        const uint v2541 = v2540 - v74;
-        out[v2541] = v2533;
-      }
-    }
-    const uint v2542 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2544 = v1247 + v2542;
-    const uint v2545 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2547 = v1250 + v2545;
-    const bool v2548 = v2544 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2549 = v2547 < v75;
-    const bool v2550 = v2548 && v2549;
-    if (v2550) {
-      const float v2551 = v88.m[4][4].thread_elements()[0];
-      const uint v2553 = v2547 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2554 = v2553 < v2;
-      const bool v2555 = v2548 && v2554;
-      if (v2555) {
-        const uint v2557 = v2544 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2558 = v2557 + v2547;
-        const uint v2559 = v2558 - v74;
-        out[v2559] = v2551;
-      }
-    }
-    const uint v2560 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2562 = v1247 + v2560;
-    const uint v2563 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2565 = v1250 + v2563;
-    const bool v2566 = v2562 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2567 = v2565 < v75;
-    const bool v2568 = v2566 && v2567;
-    if (v2568) {
-      const float v2569 = v88.m[4][4].thread_elements()[1];
-      const uint v2571 = v2565 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2572 = v2571 < v2;
-      const bool v2573 = v2566 && v2572;
-      if (v2573) {
-        const uint v2575 = v2562 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2576 = v2575 + v2565;
-        const uint v2577 = v2576 - v74;
-        out[v2577] = v2569;
-      }
-    }
-    const uint v2578 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2580 = v1247 + v2578;
-    const uint v2581 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2583 = v1250 + v2581;
-    const bool v2584 = v2580 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2585 = v2583 < v75;
-    const bool v2586 = v2584 && v2585;
-    if (v2586) {
-      const float v2587 = v88.m[4][5].thread_elements()[0];
-      const uint v2589 = v2583 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2590 = v2589 < v2;
-      const bool v2591 = v2584 && v2590;
-      if (v2591) {
-        const uint v2593 = v2580 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2594 = v2593 + v2583;
-        const uint v2595 = v2594 - v74;
-        out[v2595] = v2587;
-      }
-    }
-    const uint v2596 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2598 = v1247 + v2596;
-    const uint v2599 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2601 = v1250 + v2599;
-    const bool v2602 = v2598 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2603 = v2601 < v75;
-    const bool v2604 = v2602 && v2603;
-    if (v2604) {
-      const float v2605 = v88.m[4][5].thread_elements()[1];
-      const uint v2607 = v2601 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2608 = v2607 < v2;
-      const bool v2609 = v2602 && v2608;
-      if (v2609) {
-        const uint v2611 = v2598 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2612 = v2611 + v2601;
-        const uint v2613 = v2612 - v74;
-        out[v2613] = v2605;
-      }
-    }
-    const uint v2614 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2616 = v1247 + v2614;
-    const uint v2617 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2619 = v1250 + v2617;
-    const bool v2620 = v2616 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2621 = v2619 < v75;
-    const bool v2622 = v2620 && v2621;
-    if (v2622) {
-      const float v2623 = v88.m[4][6].thread_elements()[0];
-      const uint v2625 = v2619 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2626 = v2625 < v2;
-      const bool v2627 = v2620 && v2626;
-      if (v2627) {
-        const uint v2629 = v2616 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2630 = v2629 + v2619;
-        const uint v2631 = v2630 - v74;
-        out[v2631] = v2623;
-      }
-    }
-    const uint v2632 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2634 = v1247 + v2632;
-    const uint v2635 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2637 = v1250 + v2635;
-    const bool v2638 = v2634 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2639 = v2637 < v75;
-    const bool v2640 = v2638 && v2639;
-    if (v2640) {
-      const float v2641 = v88.m[4][6].thread_elements()[1];
-      const uint v2643 = v2637 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2644 = v2643 < v2;
-      const bool v2645 = v2638 && v2644;
-      if (v2645) {
-        const uint v2647 = v2634 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2648 = v2647 + v2637;
-        const uint v2649 = v2648 - v74;
-        out[v2649] = v2641;
-      }
-    }
-    const uint v2650 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2652 = v1247 + v2650;
-    const uint v2653 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2655 = v1250 + v2653;
-    const bool v2656 = v2652 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2657 = v2655 < v75;
-    const bool v2658 = v2656 && v2657;
-    if (v2658) {
-      const float v2659 = v88.m[4][7].thread_elements()[0];
-      const uint v2661 = v2655 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2656 && v2662;
-      if (v2663) {
-        const uint v2665 = v2652 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2666 = v2665 + v2655;
-        const uint v2667 = v2666 - v74;
-        out[v2667] = v2659;
-      }
-    }
-    const uint v2668 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2670 = v1247 + v2668;
-    const uint v2671 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2673 = v1250 + v2671;
-    const bool v2674 = v2670 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2675 = v2673 < v75;
-    const bool v2676 = v2674 && v2675;
-    if (v2676) {
-      const float v2677 = v88.m[4][7].thread_elements()[1];
-      const uint v2679 = v2673 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2680 = v2679 < v2;
-      const bool v2681 = v2674 && v2680;
-      if (v2681) {
-        const uint v2683 = v2670 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2684 = v2683 + v2673;
-        const uint v2685 = v2684 - v74;
-        out[v2685] = v2677;
-      }
-    }
-    const uint v2686 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2688 = v1247 + v2686;
-    const uint v2689 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2691 = v1250 + v2689;
-    const bool v2692 = v2688 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2693 = v2691 < v75;
-    const bool v2694 = v2692 && v2693;
-    if (v2694) {
-      const float v2695 = v88.m[5][0].thread_elements()[0];
-      const uint v2697 = v2691 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2698 = v2697 < v2;
-      const bool v2699 = v2692 && v2698;
-      if (v2699) {
-        const uint v2701 = v2688 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2702 = v2701 + v2691;
-        const uint v2703 = v2702 - v74;
-        out[v2703] = v2695;
-      }
-    }
-    const uint v2704 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2706 = v1247 + v2704;
-    const uint v2707 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2709 = v1250 + v2707;
-    const bool v2710 = v2706 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2711 = v2709 < v75;
-    const bool v2712 = v2710 && v2711;
-    if (v2712) {
-      const float v2713 = v88.m[5][0].thread_elements()[1];
-      const uint v2715 = v2709 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2716 = v2715 < v2;
-      const bool v2717 = v2710 && v2716;
-      if (v2717) {
-        const uint v2719 = v2706 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2720 = v2719 + v2709;
-        const uint v2721 = v2720 - v74;
-        out[v2721] = v2713;
-      }
-    }
-    const uint v2722 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2724 = v1247 + v2722;
-    const uint v2725 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2727 = v1250 + v2725;
-    const bool v2728 = v2724 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2729 = v2727 < v75;
-    const bool v2730 = v2728 && v2729;
-    if (v2730) {
-      const float v2731 = v88.m[5][1].thread_elements()[0];
-      const uint v2733 = v2727 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2734 = v2733 < v2;
-      const bool v2735 = v2728 && v2734;
-      if (v2735) {
-        const uint v2737 = v2724 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2738 = v2737 + v2727;
-        const uint v2739 = v2738 - v74;
-        out[v2739] = v2731;
-      }
-    }
-    const uint v2740 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2742 = v1247 + v2740;
-    const uint v2743 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2745 = v1250 + v2743;
-    const bool v2746 = v2742 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2747 = v2745 < v75;
-    const bool v2748 = v2746 && v2747;
-    if (v2748) {
-      const float v2749 = v88.m[5][1].thread_elements()[1];
-      const uint v2751 = v2745 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2752 = v2751 < v2;
-      const bool v2753 = v2746 && v2752;
-      if (v2753) {
-        const uint v2755 = v2742 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2756 = v2755 + v2745;
-        const uint v2757 = v2756 - v74;
-        out[v2757] = v2749;
-      }
-    }
-    const uint v2758 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2760 = v1247 + v2758;
-    const uint v2761 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2763 = v1250 + v2761;
-    const bool v2764 = v2760 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2765 = v2763 < v75;
-    const bool v2766 = v2764 && v2765;
-    if (v2766) {
-      const float v2767 = v88.m[5][2].thread_elements()[0];
-      const uint v2769 = v2763 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2770 = v2769 < v2;
-      const bool v2771 = v2764 && v2770;
-      if (v2771) {
-        const uint v2773 = v2760 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2774 = v2773 + v2763;
-        const uint v2775 = v2774 - v74;
-        out[v2775] = v2767;
-      }
-    }
-    const uint v2776 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2778 = v1247 + v2776;
-    const uint v2779 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2781 = v1250 + v2779;
-    const bool v2782 = v2778 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2783 = v2781 < v75;
-    const bool v2784 = v2782 && v2783;
-    if (v2784) {
-      const float v2785 = v88.m[5][2].thread_elements()[1];
-      const uint v2787 = v2781 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2788 = v2787 < v2;
-      const bool v2789 = v2782 && v2788;
-      if (v2789) {
-        const uint v2791 = v2778 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2792 = v2791 + v2781;
-        const uint v2793 = v2792 - v74;
-        out[v2793] = v2785;
-      }
-    }
-    const uint v2794 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2796 = v1247 + v2794;
-    const uint v2797 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2799 = v1250 + v2797;
-    const bool v2800 = v2796 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2801 = v2799 < v75;
-    const bool v2802 = v2800 && v2801;
-    if (v2802) {
-      const float v2803 = v88.m[5][3].thread_elements()[0];
-      const uint v2805 = v2799 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2806 = v2805 < v2;
-      const bool v2807 = v2800 && v2806;
-      if (v2807) {
-        const uint v2809 = v2796 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2810 = v2809 + v2799;
-        const uint v2811 = v2810 - v74;
-        out[v2811] = v2803;
-      }
-    }
-    const uint v2812 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2814 = v1247 + v2812;
-    const uint v2815 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2817 = v1250 + v2815;
-    const bool v2818 = v2814 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2819 = v2817 < v75;
-    const bool v2820 = v2818 && v2819;
-    if (v2820) {
-      const float v2821 = v88.m[5][3].thread_elements()[1];
-      const uint v2823 = v2817 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2824 = v2823 < v2;
-      const bool v2825 = v2818 && v2824;
-      if (v2825) {
-        const uint v2827 = v2814 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2828 = v2827 + v2817;
-        const uint v2829 = v2828 - v74;
-        out[v2829] = v2821;
-      }
-    }
-    const uint v2830 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2832 = v1247 + v2830;
-    const uint v2833 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2835 = v1250 + v2833;
-    const bool v2836 = v2832 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2837 = v2835 < v75;
-    const bool v2838 = v2836 && v2837;
-    if (v2838) {
-      const float v2839 = v88.m[5][4].thread_elements()[0];
-      const uint v2841 = v2835 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2842 = v2841 < v2;
-      const bool v2843 = v2836 && v2842;
-      if (v2843) {
-        const uint v2845 = v2832 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2846 = v2845 + v2835;
-        const uint v2847 = v2846 - v74;
-        out[v2847] = v2839;
-      }
-    }
-    const uint v2848 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2850 = v1247 + v2848;
-    const uint v2851 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2853 = v1250 + v2851;
-    const bool v2854 = v2850 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2855 = v2853 < v75;
-    const bool v2856 = v2854 && v2855;
-    if (v2856) {
-      const float v2857 = v88.m[5][4].thread_elements()[1];
-      const uint v2859 = v2853 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2860 = v2859 < v2;
-      const bool v2861 = v2854 && v2860;
-      if (v2861) {
-        const uint v2863 = v2850 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2864 = v2863 + v2853;
-        const uint v2865 = v2864 - v74;
-        out[v2865] = v2857;
-      }
-    }
-    const uint v2866 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2868 = v1247 + v2866;
-    const uint v2869 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2871 = v1250 + v2869;
-    const bool v2872 = v2868 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2873 = v2871 < v75;
-    const bool v2874 = v2872 && v2873;
-    if (v2874) {
-      const float v2875 = v88.m[5][5].thread_elements()[0];
-      const uint v2877 = v2871 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2878 = v2877 < v2;
-      const bool v2879 = v2872 && v2878;
-      if (v2879) {
-        const uint v2881 = v2868 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2882 = v2881 + v2871;
-        const uint v2883 = v2882 - v74;
-        out[v2883] = v2875;
-      }
-    }
-    const uint v2884 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2886 = v1247 + v2884;
-    const uint v2887 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2889 = v1250 + v2887;
-    const bool v2890 = v2886 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2891 = v2889 < v75;
-    const bool v2892 = v2890 && v2891;
-    if (v2892) {
-      const float v2893 = v88.m[5][5].thread_elements()[1];
-      const uint v2895 = v2889 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2896 = v2895 < v2;
-      const bool v2897 = v2890 && v2896;
-      if (v2897) {
-        const uint v2899 = v2886 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2900 = v2899 + v2889;
-        const uint v2901 = v2900 - v74;
-        out[v2901] = v2893;
-      }
-    }
-    const uint v2902 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2904 = v1247 + v2902;
-    const uint v2905 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2907 = v1250 + v2905;
-    const bool v2908 = v2904 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2909 = v2907 < v75;
-    const bool v2910 = v2908 && v2909;
-    if (v2910) {
-      const float v2911 = v88.m[5][6].thread_elements()[0];
-      const uint v2913 = v2907 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2914 = v2913 < v2;
-      const bool v2915 = v2908 && v2914;
-      if (v2915) {
-        const uint v2917 = v2904 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2918 = v2917 + v2907;
-        const uint v2919 = v2918 - v74;
-        out[v2919] = v2911;
-      }
-    }
-    const uint v2920 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2922 = v1247 + v2920;
-    const uint v2923 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2925 = v1250 + v2923;
-    const bool v2926 = v2922 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2927 = v2925 < v75;
-    const bool v2928 = v2926 && v2927;
-    if (v2928) {
-      const float v2929 = v88.m[5][6].thread_elements()[1];
-      const uint v2931 = v2925 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2932 = v2931 < v2;
-      const bool v2933 = v2926 && v2932;
-      if (v2933) {
-        const uint v2935 = v2922 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2936 = v2935 + v2925;
-        const uint v2937 = v2936 - v74;
-        out[v2937] = v2929;
-      }
-    }
-    const uint v2938 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2940 = v1247 + v2938;
-    const uint v2941 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2943 = v1250 + v2941;
-    const bool v2944 = v2940 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2945 = v2943 < v75;
-    const bool v2946 = v2944 && v2945;
-    if (v2946) {
-      const float v2947 = v88.m[5][7].thread_elements()[0];
-      const uint v2949 = v2943 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2950 = v2949 < v2;
-      const bool v2951 = v2944 && v2950;
-      if (v2951) {
-        const uint v2953 = v2940 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2954 = v2953 + v2943;
-        const uint v2955 = v2954 - v74;
-        out[v2955] = v2947;
-      }
-    }
-    const uint v2956 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2958 = v1247 + v2956;
-    const uint v2959 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2961 = v1250 + v2959;
-    const bool v2962 = v2958 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2963 = v2961 < v75;
-    const bool v2964 = v2962 && v2963;
-    if (v2964) {
-      const float v2965 = v88.m[5][7].thread_elements()[1];
-      const uint v2967 = v2961 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2968 = v2967 < v2;
-      const bool v2969 = v2962 && v2968;
-      if (v2969) {
-        const uint v2971 = v2958 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2972 = v2971 + v2961;
-        const uint v2973 = v2972 - v74;
-        out[v2973] = v2965;
-      }
-    }
-    const uint v2974 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2976 = v1247 + v2974;
-    const uint v2977 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2979 = v1250 + v2977;
-    const bool v2980 = v2976 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2981 = v2979 < v75;
-    const bool v2982 = v2980 && v2981;
-    if (v2982) {
-      const float v2983 = v88.m[6][0].thread_elements()[0];
-      const uint v2985 = v2979 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v2986 = v2985 < v2;
-      const bool v2987 = v2980 && v2986;
-      if (v2987) {
-        const uint v2989 = v2976 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v2990 = v2989 + v2979;
-        const uint v2991 = v2990 - v74;
-        out[v2991] = v2983;
-      }
-    }
-    const uint v2992 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v2994 = v1247 + v2992;
-    const uint v2995 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v2997 = v1250 + v2995;
-    const bool v2998 = v2994 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v2999 = v2997 < v75;
-    const bool v3000 = v2998 && v2999;
-    if (v3000) {
-      const float v3001 = v88.m[6][0].thread_elements()[1];
-      const uint v3003 = v2997 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3004 = v3003 < v2;
-      const bool v3005 = v2998 && v3004;
-      if (v3005) {
-        const uint v3007 = v2994 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3008 = v3007 + v2997;
-        const uint v3009 = v3008 - v74;
-        out[v3009] = v3001;
-      }
-    }
-    const uint v3010 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3012 = v1247 + v3010;
-    const uint v3013 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3015 = v1250 + v3013;
-    const bool v3016 = v3012 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3017 = v3015 < v75;
-    const bool v3018 = v3016 && v3017;
-    if (v3018) {
-      const float v3019 = v88.m[6][1].thread_elements()[0];
-      const uint v3021 = v3015 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3022 = v3021 < v2;
-      const bool v3023 = v3016 && v3022;
-      if (v3023) {
-        const uint v3025 = v3012 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3026 = v3025 + v3015;
-        const uint v3027 = v3026 - v74;
-        out[v3027] = v3019;
-      }
-    }
-    const uint v3028 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3030 = v1247 + v3028;
-    const uint v3031 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3033 = v1250 + v3031;
-    const bool v3034 = v3030 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3035 = v3033 < v75;
-    const bool v3036 = v3034 && v3035;
-    if (v3036) {
-      const float v3037 = v88.m[6][1].thread_elements()[1];
-      const uint v3039 = v3033 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3040 = v3039 < v2;
-      const bool v3041 = v3034 && v3040;
-      if (v3041) {
-        const uint v3043 = v3030 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3044 = v3043 + v3033;
-        const uint v3045 = v3044 - v74;
-        out[v3045] = v3037;
-      }
-    }
-    const uint v3046 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3048 = v1247 + v3046;
-    const uint v3049 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3051 = v1250 + v3049;
-    const bool v3052 = v3048 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3053 = v3051 < v75;
-    const bool v3054 = v3052 && v3053;
-    if (v3054) {
-      const float v3055 = v88.m[6][2].thread_elements()[0];
-      const uint v3057 = v3051 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3058 = v3057 < v2;
-      const bool v3059 = v3052 && v3058;
-      if (v3059) {
-        const uint v3061 = v3048 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3062 = v3061 + v3051;
-        const uint v3063 = v3062 - v74;
-        out[v3063] = v3055;
-      }
-    }
-    const uint v3064 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3066 = v1247 + v3064;
-    const uint v3067 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3069 = v1250 + v3067;
-    const bool v3070 = v3066 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3071 = v3069 < v75;
-    const bool v3072 = v3070 && v3071;
-    if (v3072) {
-      const float v3073 = v88.m[6][2].thread_elements()[1];
-      const uint v3075 = v3069 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3076 = v3075 < v2;
-      const bool v3077 = v3070 && v3076;
-      if (v3077) {
-        const uint v3079 = v3066 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3080 = v3079 + v3069;
-        const uint v3081 = v3080 - v74;
-        out[v3081] = v3073;
-      }
-    }
-    const uint v3082 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3084 = v1247 + v3082;
-    const uint v3085 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3087 = v1250 + v3085;
-    const bool v3088 = v3084 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3089 = v3087 < v75;
-    const bool v3090 = v3088 && v3089;
-    if (v3090) {
-      const float v3091 = v88.m[6][3].thread_elements()[0];
-      const uint v3093 = v3087 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3094 = v3093 < v2;
-      const bool v3095 = v3088 && v3094;
-      if (v3095) {
-        const uint v3097 = v3084 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3098 = v3097 + v3087;
-        const uint v3099 = v3098 - v74;
-        out[v3099] = v3091;
-      }
-    }
-    const uint v3100 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3102 = v1247 + v3100;
-    const uint v3103 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3105 = v1250 + v3103;
-    const bool v3106 = v3102 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3107 = v3105 < v75;
-    const bool v3108 = v3106 && v3107;
-    if (v3108) {
-      const float v3109 = v88.m[6][3].thread_elements()[1];
-      const uint v3111 = v3105 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3112 = v3111 < v2;
-      const bool v3113 = v3106 && v3112;
-      if (v3113) {
-        const uint v3115 = v3102 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3116 = v3115 + v3105;
-        const uint v3117 = v3116 - v74;
-        out[v3117] = v3109;
-      }
-    }
-    const uint v3118 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3120 = v1247 + v3118;
-    const uint v3121 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3123 = v1250 + v3121;
-    const bool v3124 = v3120 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3125 = v3123 < v75;
-    const bool v3126 = v3124 && v3125;
-    if (v3126) {
-      const float v3127 = v88.m[6][4].thread_elements()[0];
-      const uint v3129 = v3123 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3130 = v3129 < v2;
-      const bool v3131 = v3124 && v3130;
-      if (v3131) {
-        const uint v3133 = v3120 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3134 = v3133 + v3123;
-        const uint v3135 = v3134 - v74;
-        out[v3135] = v3127;
-      }
-    }
-    const uint v3136 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3138 = v1247 + v3136;
-    const uint v3139 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3141 = v1250 + v3139;
-    const bool v3142 = v3138 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3143 = v3141 < v75;
-    const bool v3144 = v3142 && v3143;
-    if (v3144) {
-      const float v3145 = v88.m[6][4].thread_elements()[1];
-      const uint v3147 = v3141 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3148 = v3147 < v2;
-      const bool v3149 = v3142 && v3148;
-      if (v3149) {
-        const uint v3151 = v3138 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3152 = v3151 + v3141;
-        const uint v3153 = v3152 - v74;
-        out[v3153] = v3145;
-      }
-    }
-    const uint v3154 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3156 = v1247 + v3154;
-    const uint v3157 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3159 = v1250 + v3157;
-    const bool v3160 = v3156 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3161 = v3159 < v75;
-    const bool v3162 = v3160 && v3161;
-    if (v3162) {
-      const float v3163 = v88.m[6][5].thread_elements()[0];
-      const uint v3165 = v3159 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3166 = v3165 < v2;
-      const bool v3167 = v3160 && v3166;
-      if (v3167) {
-        const uint v3169 = v3156 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3170 = v3169 + v3159;
-        const uint v3171 = v3170 - v74;
-        out[v3171] = v3163;
-      }
-    }
-    const uint v3172 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3174 = v1247 + v3172;
-    const uint v3175 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3177 = v1250 + v3175;
-    const bool v3178 = v3174 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3179 = v3177 < v75;
-    const bool v3180 = v3178 && v3179;
-    if (v3180) {
-      const float v3181 = v88.m[6][5].thread_elements()[1];
-      const uint v3183 = v3177 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3184 = v3183 < v2;
-      const bool v3185 = v3178 && v3184;
-      if (v3185) {
-        const uint v3187 = v3174 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3188 = v3187 + v3177;
-        const uint v3189 = v3188 - v74;
-        out[v3189] = v3181;
-      }
-    }
-    const uint v3190 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3192 = v1247 + v3190;
-    const uint v3193 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3195 = v1250 + v3193;
-    const bool v3196 = v3192 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3197 = v3195 < v75;
-    const bool v3198 = v3196 && v3197;
-    if (v3198) {
-      const float v3199 = v88.m[6][6].thread_elements()[0];
-      const uint v3201 = v3195 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3202 = v3201 < v2;
-      const bool v3203 = v3196 && v3202;
-      if (v3203) {
-        const uint v3205 = v3192 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3206 = v3205 + v3195;
-        const uint v3207 = v3206 - v74;
-        out[v3207] = v3199;
-      }
-    }
-    const uint v3208 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3210 = v1247 + v3208;
-    const uint v3211 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3213 = v1250 + v3211;
-    const bool v3214 = v3210 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3215 = v3213 < v75;
-    const bool v3216 = v3214 && v3215;
-    if (v3216) {
-      const float v3217 = v88.m[6][6].thread_elements()[1];
-      const uint v3219 = v3213 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3220 = v3219 < v2;
-      const bool v3221 = v3214 && v3220;
-      if (v3221) {
-        const uint v3223 = v3210 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3224 = v3223 + v3213;
-        const uint v3225 = v3224 - v74;
-        out[v3225] = v3217;
-      }
-    }
-    const uint v3226 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3228 = v1247 + v3226;
-    const uint v3229 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3231 = v1250 + v3229;
-    const bool v3232 = v3228 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3233 = v3231 < v75;
-    const bool v3234 = v3232 && v3233;
-    if (v3234) {
-      const float v3235 = v88.m[6][7].thread_elements()[0];
-      const uint v3237 = v3231 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3238 = v3237 < v2;
-      const bool v3239 = v3232 && v3238;
-      if (v3239) {
-        const uint v3241 = v3228 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3242 = v3241 + v3231;
-        const uint v3243 = v3242 - v74;
-        out[v3243] = v3235;
-      }
-    }
-    const uint v3244 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3246 = v1247 + v3244;
-    const uint v3247 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3249 = v1250 + v3247;
-    const bool v3250 = v3246 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3251 = v3249 < v75;
-    const bool v3252 = v3250 && v3251;
-    if (v3252) {
-      const float v3253 = v88.m[6][7].thread_elements()[1];
-      const uint v3255 = v3249 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3256 = v3255 < v2;
-      const bool v3257 = v3250 && v3256;
-      if (v3257) {
-        const uint v3259 = v3246 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3260 = v3259 + v3249;
-        const uint v3261 = v3260 - v74;
-        out[v3261] = v3253;
-      }
-    }
-    const uint v3262 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3264 = v1247 + v3262;
-    const uint v3265 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3267 = v1250 + v3265;
-    const bool v3268 = v3264 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3269 = v3267 < v75;
-    const bool v3270 = v3268 && v3269;
-    if (v3270) {
-      const float v3271 = v88.m[7][0].thread_elements()[0];
-      const uint v3273 = v3267 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3274 = v3273 < v2;
-      const bool v3275 = v3268 && v3274;
-      if (v3275) {
-        const uint v3277 = v3264 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3278 = v3277 + v3267;
-        const uint v3279 = v3278 - v74;
-        out[v3279] = v3271;
-      }
-    }
-    const uint v3280 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3282 = v1247 + v3280;
-    const uint v3283 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3285 = v1250 + v3283;
-    const bool v3286 = v3282 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3287 = v3285 < v75;
-    const bool v3288 = v3286 && v3287;
-    if (v3288) {
-      const float v3289 = v88.m[7][0].thread_elements()[1];
-      const uint v3291 = v3285 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3292 = v3291 < v2;
-      const bool v3293 = v3286 && v3292;
-      if (v3293) {
-        const uint v3295 = v3282 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3296 = v3295 + v3285;
-        const uint v3297 = v3296 - v74;
-        out[v3297] = v3289;
-      }
-    }
-    const uint v3298 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3300 = v1247 + v3298;
-    const uint v3301 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3303 = v1250 + v3301;
-    const bool v3304 = v3300 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3305 = v3303 < v75;
-    const bool v3306 = v3304 && v3305;
-    if (v3306) {
-      const float v3307 = v88.m[7][1].thread_elements()[0];
-      const uint v3309 = v3303 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3310 = v3309 < v2;
-      const bool v3311 = v3304 && v3310;
-      if (v3311) {
-        const uint v3313 = v3300 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3314 = v3313 + v3303;
-        const uint v3315 = v3314 - v74;
-        out[v3315] = v3307;
-      }
-    }
-    const uint v3316 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3318 = v1247 + v3316;
-    const uint v3319 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3321 = v1250 + v3319;
-    const bool v3322 = v3318 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3323 = v3321 < v75;
-    const bool v3324 = v3322 && v3323;
-    if (v3324) {
-      const float v3325 = v88.m[7][1].thread_elements()[1];
-      const uint v3327 = v3321 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3328 = v3327 < v2;
-      const bool v3329 = v3322 && v3328;
-      if (v3329) {
-        const uint v3331 = v3318 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3332 = v3331 + v3321;
-        const uint v3333 = v3332 - v74;
-        out[v3333] = v3325;
-      }
-    }
-    const uint v3334 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3336 = v1247 + v3334;
-    const uint v3337 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3339 = v1250 + v3337;
-    const bool v3340 = v3336 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3341 = v3339 < v75;
-    const bool v3342 = v3340 && v3341;
-    if (v3342) {
-      const float v3343 = v88.m[7][2].thread_elements()[0];
-      const uint v3345 = v3339 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3346 = v3345 < v2;
-      const bool v3347 = v3340 && v3346;
-      if (v3347) {
-        const uint v3349 = v3336 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3350 = v3349 + v3339;
-        const uint v3351 = v3350 - v74;
-        out[v3351] = v3343;
-      }
-    }
-    const uint v3352 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3354 = v1247 + v3352;
-    const uint v3355 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3357 = v1250 + v3355;
-    const bool v3358 = v3354 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3359 = v3357 < v75;
-    const bool v3360 = v3358 && v3359;
-    if (v3360) {
-      const float v3361 = v88.m[7][2].thread_elements()[1];
-      const uint v3363 = v3357 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3364 = v3363 < v2;
-      const bool v3365 = v3358 && v3364;
-      if (v3365) {
-        const uint v3367 = v3354 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3368 = v3367 + v3357;
-        const uint v3369 = v3368 - v74;
-        out[v3369] = v3361;
-      }
-    }
-    const uint v3370 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3372 = v1247 + v3370;
-    const uint v3373 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3375 = v1250 + v3373;
-    const bool v3376 = v3372 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3377 = v3375 < v75;
-    const bool v3378 = v3376 && v3377;
-    if (v3378) {
-      const float v3379 = v88.m[7][3].thread_elements()[0];
-      const uint v3381 = v3375 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3382 = v3381 < v2;
-      const bool v3383 = v3376 && v3382;
-      if (v3383) {
-        const uint v3385 = v3372 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3386 = v3385 + v3375;
-        const uint v3387 = v3386 - v74;
-        out[v3387] = v3379;
-      }
-    }
-    const uint v3388 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3390 = v1247 + v3388;
-    const uint v3391 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3393 = v1250 + v3391;
-    const bool v3394 = v3390 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3395 = v3393 < v75;
-    const bool v3396 = v3394 && v3395;
-    if (v3396) {
-      const float v3397 = v88.m[7][3].thread_elements()[1];
-      const uint v3399 = v3393 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3400 = v3399 < v2;
-      const bool v3401 = v3394 && v3400;
-      if (v3401) {
-        const uint v3403 = v3390 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3404 = v3403 + v3393;
-        const uint v3405 = v3404 - v74;
-        out[v3405] = v3397;
-      }
-    }
-    const uint v3406 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3408 = v1247 + v3406;
-    const uint v3409 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3411 = v1250 + v3409;
-    const bool v3412 = v3408 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3413 = v3411 < v75;
-    const bool v3414 = v3412 && v3413;
-    if (v3414) {
-      const float v3415 = v88.m[7][4].thread_elements()[0];
-      const uint v3417 = v3411 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3418 = v3417 < v2;
-      const bool v3419 = v3412 && v3418;
-      if (v3419) {
-        const uint v3421 = v3408 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3422 = v3421 + v3411;
-        const uint v3423 = v3422 - v74;
-        out[v3423] = v3415;
-      }
-    }
-    const uint v3424 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3426 = v1247 + v3424;
-    const uint v3427 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3429 = v1250 + v3427;
-    const bool v3430 = v3426 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3431 = v3429 < v75;
-    const bool v3432 = v3430 && v3431;
-    if (v3432) {
-      const float v3433 = v88.m[7][4].thread_elements()[1];
-      const uint v3435 = v3429 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3436 = v3435 < v2;
-      const bool v3437 = v3430 && v3436;
-      if (v3437) {
-        const uint v3439 = v3426 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3440 = v3439 + v3429;
-        const uint v3441 = v3440 - v74;
-        out[v3441] = v3433;
-      }
-    }
-    const uint v3442 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3444 = v1247 + v3442;
-    const uint v3445 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3447 = v1250 + v3445;
-    const bool v3448 = v3444 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3449 = v3447 < v75;
-    const bool v3450 = v3448 && v3449;
-    if (v3450) {
-      const float v3451 = v88.m[7][5].thread_elements()[0];
-      const uint v3453 = v3447 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3454 = v3453 < v2;
-      const bool v3455 = v3448 && v3454;
-      if (v3455) {
-        const uint v3457 = v3444 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3458 = v3457 + v3447;
-        const uint v3459 = v3458 - v74;
-        out[v3459] = v3451;
-      }
-    }
-    const uint v3460 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3462 = v1247 + v3460;
-    const uint v3463 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3465 = v1250 + v3463;
-    const bool v3466 = v3462 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3467 = v3465 < v75;
-    const bool v3468 = v3466 && v3467;
-    if (v3468) {
-      const float v3469 = v88.m[7][5].thread_elements()[1];
-      const uint v3471 = v3465 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3472 = v3471 < v2;
-      const bool v3473 = v3466 && v3472;
-      if (v3473) {
-        const uint v3475 = v3462 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3476 = v3475 + v3465;
-        const uint v3477 = v3476 - v74;
-        out[v3477] = v3469;
-      }
-    }
-    const uint v3478 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3480 = v1247 + v3478;
-    const uint v3481 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3483 = v1250 + v3481;
-    const bool v3484 = v3480 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3485 = v3483 < v75;
-    const bool v3486 = v3484 && v3485;
-    if (v3486) {
-      const float v3487 = v88.m[7][6].thread_elements()[0];
-      const uint v3489 = v3483 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3490 = v3489 < v2;
-      const bool v3491 = v3484 && v3490;
-      if (v3491) {
-        const uint v3493 = v3480 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3494 = v3493 + v3483;
-        const uint v3495 = v3494 - v74;
-        out[v3495] = v3487;
-      }
-    }
-    const uint v3496 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3498 = v1247 + v3496;
-    const uint v3499 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3501 = v1250 + v3499;
-    const bool v3502 = v3498 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3503 = v3501 < v75;
-    const bool v3504 = v3502 && v3503;
-    if (v3504) {
-      const float v3505 = v88.m[7][6].thread_elements()[1];
-      const uint v3507 = v3501 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3508 = v3507 < v2;
-      const bool v3509 = v3502 && v3508;
-      if (v3509) {
-        const uint v3511 = v3498 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3512 = v3511 + v3501;
-        const uint v3513 = v3512 - v74;
-        out[v3513] = v3505;
-      }
-    }
-    const uint v3514 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3516 = v1247 + v3514;
-    const uint v3517 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3519 = v1250 + v3517;
-    const bool v3520 = v3516 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3521 = v3519 < v75;
-    const bool v3522 = v3520 && v3521;
-    if (v3522) {
-      const float v3523 = v88.m[7][7].thread_elements()[0];
-      const uint v3525 = v3519 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3526 = v3525 < v2;
-      const bool v3527 = v3520 && v3526;
-      if (v3527) {
-        const uint v3529 = v3516 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3530 = v3529 + v3519;
-        const uint v3531 = v3530 - v74;
-        out[v3531] = v3523;
-      }
-    }
-    const uint v3532 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
-    const uint v3534 = v1247 + v3532;
-    const uint v3535 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
-    const uint v3537 = v1250 + v3535;
-    const bool v3538 = v3534 < v72;  // kernels/gemm/gemm_tiles.hpp:239
-    const bool v3539 = v3537 < v75;
-    const bool v3540 = v3538 && v3539;
-    if (v3540) {
-      const float v3541 = v88.m[7][7].thread_elements()[1];
-      const uint v3543 = v3537 - v74;  // kernels/moe/grouped_gemm.cpp:93
-      const bool v3544 = v3543 < v2;
-      const bool v3545 = v3538 && v3544;
-      if (v3545) {
-        const uint v3547 = v3534 * v2;  // kernels/moe/grouped_gemm.cpp:94
-        const uint v3548 = v3547 + v3537;
-        const uint v3549 = v3548 - v74;
-        out[v3549] = v3541;
+    const uint v1250 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1251 = v75 + v86;
+    const uint v1252 = v1251 + v1250;
+    const uint v1253 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1254 = v80 + v90;
+    const uint v1255 = v1254 + v1253;
+    const bool v1256 = v1252 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1257 = v1255 < v79;
+    const bool v1258 = v1256 && v1257;
+    if (v1258) {
+      const float v1259 = v92.m[0][0].thread_elements()[0];
+      const uint v1261 = v1255 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1262 = v1261 < v2;
+      const bool v1263 = v1256 && v1262;
+      if (v1263) {
+        const uint v1265 = v1252 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1266 = v1265 + v1255;
+        const uint v1267 = v1266 - v78;
+        out[v1267] = v1259;
+      }
+    }
+    const uint v1268 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1270 = v1251 + v1268;
+    const uint v1271 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1273 = v1254 + v1271;
+    const bool v1274 = v1270 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1275 = v1273 < v79;
+    const bool v1276 = v1274 && v1275;
+    if (v1276) {
+      const float v1277 = v92.m[0][0].thread_elements()[1];
+      const uint v1279 = v1273 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1280 = v1279 < v2;
+      const bool v1281 = v1274 && v1280;
+      if (v1281) {
+        const uint v1283 = v1270 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1284 = v1283 + v1273;
+        const uint v1285 = v1284 - v78;
+        out[v1285] = v1277;
+      }
+    }
+    const uint v1286 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1288 = v1251 + v1286;
+    const uint v1289 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1291 = v1254 + v1289;
+    const bool v1292 = v1288 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1293 = v1291 < v79;
+    const bool v1294 = v1292 && v1293;
+    if (v1294) {
+      const float v1295 = v92.m[0][1].thread_elements()[0];
+      const uint v1297 = v1291 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1298 = v1297 < v2;
+      const bool v1299 = v1292 && v1298;
+      if (v1299) {
+        const uint v1301 = v1288 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1302 = v1301 + v1291;
+        const uint v1303 = v1302 - v78;
+        out[v1303] = v1295;
+      }
+    }
+    const uint v1304 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1306 = v1251 + v1304;
+    const uint v1307 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1309 = v1254 + v1307;
+    const bool v1310 = v1306 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1311 = v1309 < v79;
+    const bool v1312 = v1310 && v1311;
+    if (v1312) {
+      const float v1313 = v92.m[0][1].thread_elements()[1];
+      const uint v1315 = v1309 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1316 = v1315 < v2;
+      const bool v1317 = v1310 && v1316;
+      if (v1317) {
+        const uint v1319 = v1306 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1320 = v1319 + v1309;
+        const uint v1321 = v1320 - v78;
+        out[v1321] = v1313;
+      }
+    }
+    const uint v1322 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1324 = v1251 + v1322;
+    const uint v1325 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1327 = v1254 + v1325;
+    const bool v1328 = v1324 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1329 = v1327 < v79;
+    const bool v1330 = v1328 && v1329;
+    if (v1330) {
+      const float v1331 = v92.m[0][2].thread_elements()[0];
+      const uint v1333 = v1327 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1334 = v1333 < v2;
+      const bool v1335 = v1328 && v1334;
+      if (v1335) {
+        const uint v1337 = v1324 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1338 = v1337 + v1327;
+        const uint v1339 = v1338 - v78;
+        out[v1339] = v1331;
+      }
+    }
+    const uint v1340 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1342 = v1251 + v1340;
+    const uint v1343 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1345 = v1254 + v1343;
+    const bool v1346 = v1342 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1347 = v1345 < v79;
+    const bool v1348 = v1346 && v1347;
+    if (v1348) {
+      const float v1349 = v92.m[0][2].thread_elements()[1];
+      const uint v1351 = v1345 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1352 = v1351 < v2;
+      const bool v1353 = v1346 && v1352;
+      if (v1353) {
+        const uint v1355 = v1342 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1356 = v1355 + v1345;
+        const uint v1357 = v1356 - v78;
+        out[v1357] = v1349;
+      }
+    }
+    const uint v1358 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1360 = v1251 + v1358;
+    const uint v1361 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1363 = v1254 + v1361;
+    const bool v1364 = v1360 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1365 = v1363 < v79;
+    const bool v1366 = v1364 && v1365;
+    if (v1366) {
+      const float v1367 = v92.m[0][3].thread_elements()[0];
+      const uint v1369 = v1363 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1370 = v1369 < v2;
+      const bool v1371 = v1364 && v1370;
+      if (v1371) {
+        const uint v1373 = v1360 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1374 = v1373 + v1363;
+        const uint v1375 = v1374 - v78;
+        out[v1375] = v1367;
+      }
+    }
+    const uint v1376 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1378 = v1251 + v1376;
+    const uint v1379 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1381 = v1254 + v1379;
+    const bool v1382 = v1378 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1383 = v1381 < v79;
+    const bool v1384 = v1382 && v1383;
+    if (v1384) {
+      const float v1385 = v92.m[0][3].thread_elements()[1];
+      const uint v1387 = v1381 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1388 = v1387 < v2;
+      const bool v1389 = v1382 && v1388;
+      if (v1389) {
+        const uint v1391 = v1378 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1392 = v1391 + v1381;
+        const uint v1393 = v1392 - v78;
+        out[v1393] = v1385;
+      }
+    }
+    const uint v1394 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1396 = v1251 + v1394;
+    const uint v1397 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1399 = v1254 + v1397;
+    const bool v1400 = v1396 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1401 = v1399 < v79;
+    const bool v1402 = v1400 && v1401;
+    if (v1402) {
+      const float v1403 = v92.m[0][4].thread_elements()[0];
+      const uint v1405 = v1399 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1406 = v1405 < v2;
+      const bool v1407 = v1400 && v1406;
+      if (v1407) {
+        const uint v1409 = v1396 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1410 = v1409 + v1399;
+        const uint v1411 = v1410 - v78;
+        out[v1411] = v1403;
+      }
+    }
+    const uint v1412 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1414 = v1251 + v1412;
+    const uint v1415 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1417 = v1254 + v1415;
+    const bool v1418 = v1414 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1419 = v1417 < v79;
+    const bool v1420 = v1418 && v1419;
+    if (v1420) {
+      const float v1421 = v92.m[0][4].thread_elements()[1];
+      const uint v1423 = v1417 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1424 = v1423 < v2;
+      const bool v1425 = v1418 && v1424;
+      if (v1425) {
+        const uint v1427 = v1414 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1428 = v1427 + v1417;
+        const uint v1429 = v1428 - v78;
+        out[v1429] = v1421;
+      }
+    }
+    const uint v1430 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1432 = v1251 + v1430;
+    const uint v1433 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1435 = v1254 + v1433;
+    const bool v1436 = v1432 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1437 = v1435 < v79;
+    const bool v1438 = v1436 && v1437;
+    if (v1438) {
+      const float v1439 = v92.m[0][5].thread_elements()[0];
+      const uint v1441 = v1435 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1442 = v1441 < v2;
+      const bool v1443 = v1436 && v1442;
+      if (v1443) {
+        const uint v1445 = v1432 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1446 = v1445 + v1435;
+        const uint v1447 = v1446 - v78;
+        out[v1447] = v1439;
+      }
+    }
+    const uint v1448 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1450 = v1251 + v1448;
+    const uint v1451 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1453 = v1254 + v1451;
+    const bool v1454 = v1450 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1455 = v1453 < v79;
+    const bool v1456 = v1454 && v1455;
+    if (v1456) {
+      const float v1457 = v92.m[0][5].thread_elements()[1];
+      const uint v1459 = v1453 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1460 = v1459 < v2;
+      const bool v1461 = v1454 && v1460;
+      if (v1461) {
+        const uint v1463 = v1450 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1464 = v1463 + v1453;
+        const uint v1465 = v1464 - v78;
+        out[v1465] = v1457;
+      }
+    }
+    const uint v1466 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1468 = v1251 + v1466;
+    const uint v1469 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1471 = v1254 + v1469;
+    const bool v1472 = v1468 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1473 = v1471 < v79;
+    const bool v1474 = v1472 && v1473;
+    if (v1474) {
+      const float v1475 = v92.m[0][6].thread_elements()[0];
+      const uint v1477 = v1471 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1478 = v1477 < v2;
+      const bool v1479 = v1472 && v1478;
+      if (v1479) {
+        const uint v1481 = v1468 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1482 = v1481 + v1471;
+        const uint v1483 = v1482 - v78;
+        out[v1483] = v1475;
+      }
+    }
+    const uint v1484 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1486 = v1251 + v1484;
+    const uint v1487 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1489 = v1254 + v1487;
+    const bool v1490 = v1486 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1491 = v1489 < v79;
+    const bool v1492 = v1490 && v1491;
+    if (v1492) {
+      const float v1493 = v92.m[0][6].thread_elements()[1];
+      const uint v1495 = v1489 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1496 = v1495 < v2;
+      const bool v1497 = v1490 && v1496;
+      if (v1497) {
+        const uint v1499 = v1486 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1500 = v1499 + v1489;
+        const uint v1501 = v1500 - v78;
+        out[v1501] = v1493;
+      }
+    }
+    const uint v1502 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1504 = v1251 + v1502;
+    const uint v1505 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1507 = v1254 + v1505;
+    const bool v1508 = v1504 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1509 = v1507 < v79;
+    const bool v1510 = v1508 && v1509;
+    if (v1510) {
+      const float v1511 = v92.m[0][7].thread_elements()[0];
+      const uint v1513 = v1507 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1514 = v1513 < v2;
+      const bool v1515 = v1508 && v1514;
+      if (v1515) {
+        const uint v1517 = v1504 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1518 = v1517 + v1507;
+        const uint v1519 = v1518 - v78;
+        out[v1519] = v1511;
+      }
+    }
+    const uint v1520 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1522 = v1251 + v1520;
+    const uint v1523 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1525 = v1254 + v1523;
+    const bool v1526 = v1522 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1527 = v1525 < v79;
+    const bool v1528 = v1526 && v1527;
+    if (v1528) {
+      const float v1529 = v92.m[0][7].thread_elements()[1];
+      const uint v1531 = v1525 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1532 = v1531 < v2;
+      const bool v1533 = v1526 && v1532;
+      if (v1533) {
+        const uint v1535 = v1522 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1536 = v1535 + v1525;
+        const uint v1537 = v1536 - v78;
+        out[v1537] = v1529;
+      }
+    }
+    const uint v1538 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1540 = v1251 + v1538;
+    const uint v1541 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1543 = v1254 + v1541;
+    const bool v1544 = v1540 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1545 = v1543 < v79;
+    const bool v1546 = v1544 && v1545;
+    if (v1546) {
+      const float v1547 = v92.m[1][0].thread_elements()[0];
+      const uint v1549 = v1543 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1550 = v1549 < v2;
+      const bool v1551 = v1544 && v1550;
+      if (v1551) {
+        const uint v1553 = v1540 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1554 = v1553 + v1543;
+        const uint v1555 = v1554 - v78;
+        out[v1555] = v1547;
+      }
+    }
+    const uint v1556 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1558 = v1251 + v1556;
+    const uint v1559 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1561 = v1254 + v1559;
+    const bool v1562 = v1558 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1563 = v1561 < v79;
+    const bool v1564 = v1562 && v1563;
+    if (v1564) {
+      const float v1565 = v92.m[1][0].thread_elements()[1];
+      const uint v1567 = v1561 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1568 = v1567 < v2;
+      const bool v1569 = v1562 && v1568;
+      if (v1569) {
+        const uint v1571 = v1558 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1572 = v1571 + v1561;
+        const uint v1573 = v1572 - v78;
+        out[v1573] = v1565;
+      }
+    }
+    const uint v1574 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1576 = v1251 + v1574;
+    const uint v1577 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1579 = v1254 + v1577;
+    const bool v1580 = v1576 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1581 = v1579 < v79;
+    const bool v1582 = v1580 && v1581;
+    if (v1582) {
+      const float v1583 = v92.m[1][1].thread_elements()[0];
+      const uint v1585 = v1579 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1586 = v1585 < v2;
+      const bool v1587 = v1580 && v1586;
+      if (v1587) {
+        const uint v1589 = v1576 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1590 = v1589 + v1579;
+        const uint v1591 = v1590 - v78;
+        out[v1591] = v1583;
+      }
+    }
+    const uint v1592 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1594 = v1251 + v1592;
+    const uint v1595 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1597 = v1254 + v1595;
+    const bool v1598 = v1594 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1599 = v1597 < v79;
+    const bool v1600 = v1598 && v1599;
+    if (v1600) {
+      const float v1601 = v92.m[1][1].thread_elements()[1];
+      const uint v1603 = v1597 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1604 = v1603 < v2;
+      const bool v1605 = v1598 && v1604;
+      if (v1605) {
+        const uint v1607 = v1594 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1608 = v1607 + v1597;
+        const uint v1609 = v1608 - v78;
+        out[v1609] = v1601;
+      }
+    }
+    const uint v1610 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1612 = v1251 + v1610;
+    const uint v1613 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1615 = v1254 + v1613;
+    const bool v1616 = v1612 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1617 = v1615 < v79;
+    const bool v1618 = v1616 && v1617;
+    if (v1618) {
+      const float v1619 = v92.m[1][2].thread_elements()[0];
+      const uint v1621 = v1615 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1622 = v1621 < v2;
+      const bool v1623 = v1616 && v1622;
+      if (v1623) {
+        const uint v1625 = v1612 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1626 = v1625 + v1615;
+        const uint v1627 = v1626 - v78;
+        out[v1627] = v1619;
+      }
+    }
+    const uint v1628 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1630 = v1251 + v1628;
+    const uint v1631 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1633 = v1254 + v1631;
+    const bool v1634 = v1630 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1635 = v1633 < v79;
+    const bool v1636 = v1634 && v1635;
+    if (v1636) {
+      const float v1637 = v92.m[1][2].thread_elements()[1];
+      const uint v1639 = v1633 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1640 = v1639 < v2;
+      const bool v1641 = v1634 && v1640;
+      if (v1641) {
+        const uint v1643 = v1630 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1644 = v1643 + v1633;
+        const uint v1645 = v1644 - v78;
+        out[v1645] = v1637;
+      }
+    }
+    const uint v1646 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1648 = v1251 + v1646;
+    const uint v1649 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1651 = v1254 + v1649;
+    const bool v1652 = v1648 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1653 = v1651 < v79;
+    const bool v1654 = v1652 && v1653;
+    if (v1654) {
+      const float v1655 = v92.m[1][3].thread_elements()[0];
+      const uint v1657 = v1651 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1658 = v1657 < v2;
+      const bool v1659 = v1652 && v1658;
+      if (v1659) {
+        const uint v1661 = v1648 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1662 = v1661 + v1651;
+        const uint v1663 = v1662 - v78;
+        out[v1663] = v1655;
+      }
+    }
+    const uint v1664 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1666 = v1251 + v1664;
+    const uint v1667 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1669 = v1254 + v1667;
+    const bool v1670 = v1666 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1671 = v1669 < v79;
+    const bool v1672 = v1670 && v1671;
+    if (v1672) {
+      const float v1673 = v92.m[1][3].thread_elements()[1];
+      const uint v1675 = v1669 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1676 = v1675 < v2;
+      const bool v1677 = v1670 && v1676;
+      if (v1677) {
+        const uint v1679 = v1666 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1680 = v1679 + v1669;
+        const uint v1681 = v1680 - v78;
+        out[v1681] = v1673;
+      }
+    }
+    const uint v1682 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1684 = v1251 + v1682;
+    const uint v1685 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1687 = v1254 + v1685;
+    const bool v1688 = v1684 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1689 = v1687 < v79;
+    const bool v1690 = v1688 && v1689;
+    if (v1690) {
+      const float v1691 = v92.m[1][4].thread_elements()[0];
+      const uint v1693 = v1687 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1694 = v1693 < v2;
+      const bool v1695 = v1688 && v1694;
+      if (v1695) {
+        const uint v1697 = v1684 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1698 = v1697 + v1687;
+        const uint v1699 = v1698 - v78;
+        out[v1699] = v1691;
+      }
+    }
+    const uint v1700 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1702 = v1251 + v1700;
+    const uint v1703 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1705 = v1254 + v1703;
+    const bool v1706 = v1702 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1707 = v1705 < v79;
+    const bool v1708 = v1706 && v1707;
+    if (v1708) {
+      const float v1709 = v92.m[1][4].thread_elements()[1];
+      const uint v1711 = v1705 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1712 = v1711 < v2;
+      const bool v1713 = v1706 && v1712;
+      if (v1713) {
+        const uint v1715 = v1702 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1716 = v1715 + v1705;
+        const uint v1717 = v1716 - v78;
+        out[v1717] = v1709;
+      }
+    }
+    const uint v1718 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1720 = v1251 + v1718;
+    const uint v1721 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1723 = v1254 + v1721;
+    const bool v1724 = v1720 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1725 = v1723 < v79;
+    const bool v1726 = v1724 && v1725;
+    if (v1726) {
+      const float v1727 = v92.m[1][5].thread_elements()[0];
+      const uint v1729 = v1723 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1730 = v1729 < v2;
+      const bool v1731 = v1724 && v1730;
+      if (v1731) {
+        const uint v1733 = v1720 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1734 = v1733 + v1723;
+        const uint v1735 = v1734 - v78;
+        out[v1735] = v1727;
+      }
+    }
+    const uint v1736 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1738 = v1251 + v1736;
+    const uint v1739 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1741 = v1254 + v1739;
+    const bool v1742 = v1738 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1743 = v1741 < v79;
+    const bool v1744 = v1742 && v1743;
+    if (v1744) {
+      const float v1745 = v92.m[1][5].thread_elements()[1];
+      const uint v1747 = v1741 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1748 = v1747 < v2;
+      const bool v1749 = v1742 && v1748;
+      if (v1749) {
+        const uint v1751 = v1738 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1752 = v1751 + v1741;
+        const uint v1753 = v1752 - v78;
+        out[v1753] = v1745;
+      }
+    }
+    const uint v1754 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1756 = v1251 + v1754;
+    const uint v1757 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1759 = v1254 + v1757;
+    const bool v1760 = v1756 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1761 = v1759 < v79;
+    const bool v1762 = v1760 && v1761;
+    if (v1762) {
+      const float v1763 = v92.m[1][6].thread_elements()[0];
+      const uint v1765 = v1759 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1766 = v1765 < v2;
+      const bool v1767 = v1760 && v1766;
+      if (v1767) {
+        const uint v1769 = v1756 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1770 = v1769 + v1759;
+        const uint v1771 = v1770 - v78;
+        out[v1771] = v1763;
+      }
+    }
+    const uint v1772 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1774 = v1251 + v1772;
+    const uint v1775 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1777 = v1254 + v1775;
+    const bool v1778 = v1774 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1779 = v1777 < v79;
+    const bool v1780 = v1778 && v1779;
+    if (v1780) {
+      const float v1781 = v92.m[1][6].thread_elements()[1];
+      const uint v1783 = v1777 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1784 = v1783 < v2;
+      const bool v1785 = v1778 && v1784;
+      if (v1785) {
+        const uint v1787 = v1774 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1788 = v1787 + v1777;
+        const uint v1789 = v1788 - v78;
+        out[v1789] = v1781;
+      }
+    }
+    const uint v1790 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1792 = v1251 + v1790;
+    const uint v1793 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1795 = v1254 + v1793;
+    const bool v1796 = v1792 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1797 = v1795 < v79;
+    const bool v1798 = v1796 && v1797;
+    if (v1798) {
+      const float v1799 = v92.m[1][7].thread_elements()[0];
+      const uint v1801 = v1795 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1802 = v1801 < v2;
+      const bool v1803 = v1796 && v1802;
+      if (v1803) {
+        const uint v1805 = v1792 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1806 = v1805 + v1795;
+        const uint v1807 = v1806 - v78;
+        out[v1807] = v1799;
+      }
+    }
+    const uint v1808 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1810 = v1251 + v1808;
+    const uint v1811 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1813 = v1254 + v1811;
+    const bool v1814 = v1810 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1815 = v1813 < v79;
+    const bool v1816 = v1814 && v1815;
+    if (v1816) {
+      const float v1817 = v92.m[1][7].thread_elements()[1];
+      const uint v1819 = v1813 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1820 = v1819 < v2;
+      const bool v1821 = v1814 && v1820;
+      if (v1821) {
+        const uint v1823 = v1810 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1824 = v1823 + v1813;
+        const uint v1825 = v1824 - v78;
+        out[v1825] = v1817;
+      }
+    }
+    const uint v1826 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1828 = v1251 + v1826;
+    const uint v1829 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1831 = v1254 + v1829;
+    const bool v1832 = v1828 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1833 = v1831 < v79;
+    const bool v1834 = v1832 && v1833;
+    if (v1834) {
+      const float v1835 = v92.m[2][0].thread_elements()[0];
+      const uint v1837 = v1831 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1838 = v1837 < v2;
+      const bool v1839 = v1832 && v1838;
+      if (v1839) {
+        const uint v1841 = v1828 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1842 = v1841 + v1831;
+        const uint v1843 = v1842 - v78;
+        out[v1843] = v1835;
+      }
+    }
+    const uint v1844 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1846 = v1251 + v1844;
+    const uint v1847 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1849 = v1254 + v1847;
+    const bool v1850 = v1846 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1851 = v1849 < v79;
+    const bool v1852 = v1850 && v1851;
+    if (v1852) {
+      const float v1853 = v92.m[2][0].thread_elements()[1];
+      const uint v1855 = v1849 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1856 = v1855 < v2;
+      const bool v1857 = v1850 && v1856;
+      if (v1857) {
+        const uint v1859 = v1846 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1860 = v1859 + v1849;
+        const uint v1861 = v1860 - v78;
+        out[v1861] = v1853;
+      }
+    }
+    const uint v1862 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1864 = v1251 + v1862;
+    const uint v1865 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1867 = v1254 + v1865;
+    const bool v1868 = v1864 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1869 = v1867 < v79;
+    const bool v1870 = v1868 && v1869;
+    if (v1870) {
+      const float v1871 = v92.m[2][1].thread_elements()[0];
+      const uint v1873 = v1867 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1874 = v1873 < v2;
+      const bool v1875 = v1868 && v1874;
+      if (v1875) {
+        const uint v1877 = v1864 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1878 = v1877 + v1867;
+        const uint v1879 = v1878 - v78;
+        out[v1879] = v1871;
+      }
+    }
+    const uint v1880 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1882 = v1251 + v1880;
+    const uint v1883 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1885 = v1254 + v1883;
+    const bool v1886 = v1882 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1887 = v1885 < v79;
+    const bool v1888 = v1886 && v1887;
+    if (v1888) {
+      const float v1889 = v92.m[2][1].thread_elements()[1];
+      const uint v1891 = v1885 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1892 = v1891 < v2;
+      const bool v1893 = v1886 && v1892;
+      if (v1893) {
+        const uint v1895 = v1882 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1896 = v1895 + v1885;
+        const uint v1897 = v1896 - v78;
+        out[v1897] = v1889;
+      }
+    }
+    const uint v1898 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1900 = v1251 + v1898;
+    const uint v1901 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1903 = v1254 + v1901;
+    const bool v1904 = v1900 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1905 = v1903 < v79;
+    const bool v1906 = v1904 && v1905;
+    if (v1906) {
+      const float v1907 = v92.m[2][2].thread_elements()[0];
+      const uint v1909 = v1903 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1910 = v1909 < v2;
+      const bool v1911 = v1904 && v1910;
+      if (v1911) {
+        const uint v1913 = v1900 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1914 = v1913 + v1903;
+        const uint v1915 = v1914 - v78;
+        out[v1915] = v1907;
+      }
+    }
+    const uint v1916 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1918 = v1251 + v1916;
+    const uint v1919 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1921 = v1254 + v1919;
+    const bool v1922 = v1918 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1923 = v1921 < v79;
+    const bool v1924 = v1922 && v1923;
+    if (v1924) {
+      const float v1925 = v92.m[2][2].thread_elements()[1];
+      const uint v1927 = v1921 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1928 = v1927 < v2;
+      const bool v1929 = v1922 && v1928;
+      if (v1929) {
+        const uint v1931 = v1918 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1932 = v1931 + v1921;
+        const uint v1933 = v1932 - v78;
+        out[v1933] = v1925;
+      }
+    }
+    const uint v1934 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1936 = v1251 + v1934;
+    const uint v1937 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1939 = v1254 + v1937;
+    const bool v1940 = v1936 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1941 = v1939 < v79;
+    const bool v1942 = v1940 && v1941;
+    if (v1942) {
+      const float v1943 = v92.m[2][3].thread_elements()[0];
+      const uint v1945 = v1939 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1946 = v1945 < v2;
+      const bool v1947 = v1940 && v1946;
+      if (v1947) {
+        const uint v1949 = v1936 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1950 = v1949 + v1939;
+        const uint v1951 = v1950 - v78;
+        out[v1951] = v1943;
+      }
+    }
+    const uint v1952 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1954 = v1251 + v1952;
+    const uint v1955 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1957 = v1254 + v1955;
+    const bool v1958 = v1954 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1959 = v1957 < v79;
+    const bool v1960 = v1958 && v1959;
+    if (v1960) {
+      const float v1961 = v92.m[2][3].thread_elements()[1];
+      const uint v1963 = v1957 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1964 = v1963 < v2;
+      const bool v1965 = v1958 && v1964;
+      if (v1965) {
+        const uint v1967 = v1954 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1968 = v1967 + v1957;
+        const uint v1969 = v1968 - v78;
+        out[v1969] = v1961;
+      }
+    }
+    const uint v1970 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1972 = v1251 + v1970;
+    const uint v1973 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1975 = v1254 + v1973;
+    const bool v1976 = v1972 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1977 = v1975 < v79;
+    const bool v1978 = v1976 && v1977;
+    if (v1978) {
+      const float v1979 = v92.m[2][4].thread_elements()[0];
+      const uint v1981 = v1975 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v1982 = v1981 < v2;
+      const bool v1983 = v1976 && v1982;
+      if (v1983) {
+        const uint v1985 = v1972 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v1986 = v1985 + v1975;
+        const uint v1987 = v1986 - v78;
+        out[v1987] = v1979;
+      }
+    }
+    const uint v1988 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1990 = v1251 + v1988;
+    const uint v1991 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1993 = v1254 + v1991;
+    const bool v1994 = v1990 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1995 = v1993 < v79;
+    const bool v1996 = v1994 && v1995;
+    if (v1996) {
+      const float v1997 = v92.m[2][4].thread_elements()[1];
+      const uint v1999 = v1993 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2000 = v1999 < v2;
+      const bool v2001 = v1994 && v2000;
+      if (v2001) {
+        const uint v2003 = v1990 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2004 = v2003 + v1993;
+        const uint v2005 = v2004 - v78;
+        out[v2005] = v1997;
+      }
+    }
+    const uint v2006 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2008 = v1251 + v2006;
+    const uint v2009 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2011 = v1254 + v2009;
+    const bool v2012 = v2008 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2013 = v2011 < v79;
+    const bool v2014 = v2012 && v2013;
+    if (v2014) {
+      const float v2015 = v92.m[2][5].thread_elements()[0];
+      const uint v2017 = v2011 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2018 = v2017 < v2;
+      const bool v2019 = v2012 && v2018;
+      if (v2019) {
+        const uint v2021 = v2008 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2022 = v2021 + v2011;
+        const uint v2023 = v2022 - v78;
+        out[v2023] = v2015;
+      }
+    }
+    const uint v2024 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2026 = v1251 + v2024;
+    const uint v2027 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2029 = v1254 + v2027;
+    const bool v2030 = v2026 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2031 = v2029 < v79;
+    const bool v2032 = v2030 && v2031;
+    if (v2032) {
+      const float v2033 = v92.m[2][5].thread_elements()[1];
+      const uint v2035 = v2029 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2036 = v2035 < v2;
+      const bool v2037 = v2030 && v2036;
+      if (v2037) {
+        const uint v2039 = v2026 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2040 = v2039 + v2029;
+        const uint v2041 = v2040 - v78;
+        out[v2041] = v2033;
+      }
+    }
+    const uint v2042 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2044 = v1251 + v2042;
+    const uint v2045 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2047 = v1254 + v2045;
+    const bool v2048 = v2044 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2049 = v2047 < v79;
+    const bool v2050 = v2048 && v2049;
+    if (v2050) {
+      const float v2051 = v92.m[2][6].thread_elements()[0];
+      const uint v2053 = v2047 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2054 = v2053 < v2;
+      const bool v2055 = v2048 && v2054;
+      if (v2055) {
+        const uint v2057 = v2044 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2058 = v2057 + v2047;
+        const uint v2059 = v2058 - v78;
+        out[v2059] = v2051;
+      }
+    }
+    const uint v2060 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2062 = v1251 + v2060;
+    const uint v2063 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2065 = v1254 + v2063;
+    const bool v2066 = v2062 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2067 = v2065 < v79;
+    const bool v2068 = v2066 && v2067;
+    if (v2068) {
+      const float v2069 = v92.m[2][6].thread_elements()[1];
+      const uint v2071 = v2065 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2072 = v2071 < v2;
+      const bool v2073 = v2066 && v2072;
+      if (v2073) {
+        const uint v2075 = v2062 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2076 = v2075 + v2065;
+        const uint v2077 = v2076 - v78;
+        out[v2077] = v2069;
+      }
+    }
+    const uint v2078 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2080 = v1251 + v2078;
+    const uint v2081 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2083 = v1254 + v2081;
+    const bool v2084 = v2080 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2085 = v2083 < v79;
+    const bool v2086 = v2084 && v2085;
+    if (v2086) {
+      const float v2087 = v92.m[2][7].thread_elements()[0];
+      const uint v2089 = v2083 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2090 = v2089 < v2;
+      const bool v2091 = v2084 && v2090;
+      if (v2091) {
+        const uint v2093 = v2080 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2094 = v2093 + v2083;
+        const uint v2095 = v2094 - v78;
+        out[v2095] = v2087;
+      }
+    }
+    const uint v2096 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2098 = v1251 + v2096;
+    const uint v2099 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2101 = v1254 + v2099;
+    const bool v2102 = v2098 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2103 = v2101 < v79;
+    const bool v2104 = v2102 && v2103;
+    if (v2104) {
+      const float v2105 = v92.m[2][7].thread_elements()[1];
+      const uint v2107 = v2101 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2108 = v2107 < v2;
+      const bool v2109 = v2102 && v2108;
+      if (v2109) {
+        const uint v2111 = v2098 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2112 = v2111 + v2101;
+        const uint v2113 = v2112 - v78;
+        out[v2113] = v2105;
+      }
+    }
+    const uint v2114 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2116 = v1251 + v2114;
+    const uint v2117 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2119 = v1254 + v2117;
+    const bool v2120 = v2116 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2121 = v2119 < v79;
+    const bool v2122 = v2120 && v2121;
+    if (v2122) {
+      const float v2123 = v92.m[3][0].thread_elements()[0];
+      const uint v2125 = v2119 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2126 = v2125 < v2;
+      const bool v2127 = v2120 && v2126;
+      if (v2127) {
+        const uint v2129 = v2116 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2130 = v2129 + v2119;
+        const uint v2131 = v2130 - v78;
+        out[v2131] = v2123;
+      }
+    }
+    const uint v2132 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2134 = v1251 + v2132;
+    const uint v2135 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2137 = v1254 + v2135;
+    const bool v2138 = v2134 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2139 = v2137 < v79;
+    const bool v2140 = v2138 && v2139;
+    if (v2140) {
+      const float v2141 = v92.m[3][0].thread_elements()[1];
+      const uint v2143 = v2137 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2144 = v2143 < v2;
+      const bool v2145 = v2138 && v2144;
+      if (v2145) {
+        const uint v2147 = v2134 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2148 = v2147 + v2137;
+        const uint v2149 = v2148 - v78;
+        out[v2149] = v2141;
+      }
+    }
+    const uint v2150 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2152 = v1251 + v2150;
+    const uint v2153 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2155 = v1254 + v2153;
+    const bool v2156 = v2152 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2157 = v2155 < v79;
+    const bool v2158 = v2156 && v2157;
+    if (v2158) {
+      const float v2159 = v92.m[3][1].thread_elements()[0];
+      const uint v2161 = v2155 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2162 = v2161 < v2;
+      const bool v2163 = v2156 && v2162;
+      if (v2163) {
+        const uint v2165 = v2152 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2166 = v2165 + v2155;
+        const uint v2167 = v2166 - v78;
+        out[v2167] = v2159;
+      }
+    }
+    const uint v2168 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2170 = v1251 + v2168;
+    const uint v2171 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2173 = v1254 + v2171;
+    const bool v2174 = v2170 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2175 = v2173 < v79;
+    const bool v2176 = v2174 && v2175;
+    if (v2176) {
+      const float v2177 = v92.m[3][1].thread_elements()[1];
+      const uint v2179 = v2173 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2180 = v2179 < v2;
+      const bool v2181 = v2174 && v2180;
+      if (v2181) {
+        const uint v2183 = v2170 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2184 = v2183 + v2173;
+        const uint v2185 = v2184 - v78;
+        out[v2185] = v2177;
+      }
+    }
+    const uint v2186 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2188 = v1251 + v2186;
+    const uint v2189 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2191 = v1254 + v2189;
+    const bool v2192 = v2188 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2193 = v2191 < v79;
+    const bool v2194 = v2192 && v2193;
+    if (v2194) {
+      const float v2195 = v92.m[3][2].thread_elements()[0];
+      const uint v2197 = v2191 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2198 = v2197 < v2;
+      const bool v2199 = v2192 && v2198;
+      if (v2199) {
+        const uint v2201 = v2188 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2202 = v2201 + v2191;
+        const uint v2203 = v2202 - v78;
+        out[v2203] = v2195;
+      }
+    }
+    const uint v2204 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2206 = v1251 + v2204;
+    const uint v2207 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2209 = v1254 + v2207;
+    const bool v2210 = v2206 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2211 = v2209 < v79;
+    const bool v2212 = v2210 && v2211;
+    if (v2212) {
+      const float v2213 = v92.m[3][2].thread_elements()[1];
+      const uint v2215 = v2209 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2216 = v2215 < v2;
+      const bool v2217 = v2210 && v2216;
+      if (v2217) {
+        const uint v2219 = v2206 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2220 = v2219 + v2209;
+        const uint v2221 = v2220 - v78;
+        out[v2221] = v2213;
+      }
+    }
+    const uint v2222 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2224 = v1251 + v2222;
+    const uint v2225 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2227 = v1254 + v2225;
+    const bool v2228 = v2224 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2229 = v2227 < v79;
+    const bool v2230 = v2228 && v2229;
+    if (v2230) {
+      const float v2231 = v92.m[3][3].thread_elements()[0];
+      const uint v2233 = v2227 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2234 = v2233 < v2;
+      const bool v2235 = v2228 && v2234;
+      if (v2235) {
+        const uint v2237 = v2224 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2238 = v2237 + v2227;
+        const uint v2239 = v2238 - v78;
+        out[v2239] = v2231;
+      }
+    }
+    const uint v2240 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2242 = v1251 + v2240;
+    const uint v2243 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2245 = v1254 + v2243;
+    const bool v2246 = v2242 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2247 = v2245 < v79;
+    const bool v2248 = v2246 && v2247;
+    if (v2248) {
+      const float v2249 = v92.m[3][3].thread_elements()[1];
+      const uint v2251 = v2245 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2252 = v2251 < v2;
+      const bool v2253 = v2246 && v2252;
+      if (v2253) {
+        const uint v2255 = v2242 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2256 = v2255 + v2245;
+        const uint v2257 = v2256 - v78;
+        out[v2257] = v2249;
+      }
+    }
+    const uint v2258 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2260 = v1251 + v2258;
+    const uint v2261 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2263 = v1254 + v2261;
+    const bool v2264 = v2260 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2265 = v2263 < v79;
+    const bool v2266 = v2264 && v2265;
+    if (v2266) {
+      const float v2267 = v92.m[3][4].thread_elements()[0];
+      const uint v2269 = v2263 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2270 = v2269 < v2;
+      const bool v2271 = v2264 && v2270;
+      if (v2271) {
+        const uint v2273 = v2260 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2274 = v2273 + v2263;
+        const uint v2275 = v2274 - v78;
+        out[v2275] = v2267;
+      }
+    }
+    const uint v2276 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2278 = v1251 + v2276;
+    const uint v2279 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2281 = v1254 + v2279;
+    const bool v2282 = v2278 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2283 = v2281 < v79;
+    const bool v2284 = v2282 && v2283;
+    if (v2284) {
+      const float v2285 = v92.m[3][4].thread_elements()[1];
+      const uint v2287 = v2281 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2288 = v2287 < v2;
+      const bool v2289 = v2282 && v2288;
+      if (v2289) {
+        const uint v2291 = v2278 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2292 = v2291 + v2281;
+        const uint v2293 = v2292 - v78;
+        out[v2293] = v2285;
+      }
+    }
+    const uint v2294 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2296 = v1251 + v2294;
+    const uint v2297 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2299 = v1254 + v2297;
+    const bool v2300 = v2296 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2301 = v2299 < v79;
+    const bool v2302 = v2300 && v2301;
+    if (v2302) {
+      const float v2303 = v92.m[3][5].thread_elements()[0];
+      const uint v2305 = v2299 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2306 = v2305 < v2;
+      const bool v2307 = v2300 && v2306;
+      if (v2307) {
+        const uint v2309 = v2296 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2310 = v2309 + v2299;
+        const uint v2311 = v2310 - v78;
+        out[v2311] = v2303;
+      }
+    }
+    const uint v2312 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2314 = v1251 + v2312;
+    const uint v2315 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2317 = v1254 + v2315;
+    const bool v2318 = v2314 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2319 = v2317 < v79;
+    const bool v2320 = v2318 && v2319;
+    if (v2320) {
+      const float v2321 = v92.m[3][5].thread_elements()[1];
+      const uint v2323 = v2317 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2324 = v2323 < v2;
+      const bool v2325 = v2318 && v2324;
+      if (v2325) {
+        const uint v2327 = v2314 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2328 = v2327 + v2317;
+        const uint v2329 = v2328 - v78;
+        out[v2329] = v2321;
+      }
+    }
+    const uint v2330 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2332 = v1251 + v2330;
+    const uint v2333 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2335 = v1254 + v2333;
+    const bool v2336 = v2332 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2337 = v2335 < v79;
+    const bool v2338 = v2336 && v2337;
+    if (v2338) {
+      const float v2339 = v92.m[3][6].thread_elements()[0];
+      const uint v2341 = v2335 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2342 = v2341 < v2;
+      const bool v2343 = v2336 && v2342;
+      if (v2343) {
+        const uint v2345 = v2332 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2346 = v2345 + v2335;
+        const uint v2347 = v2346 - v78;
+        out[v2347] = v2339;
+      }
+    }
+    const uint v2348 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2350 = v1251 + v2348;
+    const uint v2351 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2353 = v1254 + v2351;
+    const bool v2354 = v2350 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2355 = v2353 < v79;
+    const bool v2356 = v2354 && v2355;
+    if (v2356) {
+      const float v2357 = v92.m[3][6].thread_elements()[1];
+      const uint v2359 = v2353 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2360 = v2359 < v2;
+      const bool v2361 = v2354 && v2360;
+      if (v2361) {
+        const uint v2363 = v2350 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2364 = v2363 + v2353;
+        const uint v2365 = v2364 - v78;
+        out[v2365] = v2357;
+      }
+    }
+    const uint v2366 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2368 = v1251 + v2366;
+    const uint v2369 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2371 = v1254 + v2369;
+    const bool v2372 = v2368 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2373 = v2371 < v79;
+    const bool v2374 = v2372 && v2373;
+    if (v2374) {
+      const float v2375 = v92.m[3][7].thread_elements()[0];
+      const uint v2377 = v2371 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2378 = v2377 < v2;
+      const bool v2379 = v2372 && v2378;
+      if (v2379) {
+        const uint v2381 = v2368 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2382 = v2381 + v2371;
+        const uint v2383 = v2382 - v78;
+        out[v2383] = v2375;
+      }
+    }
+    const uint v2384 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2386 = v1251 + v2384;
+    const uint v2387 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2389 = v1254 + v2387;
+    const bool v2390 = v2386 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2391 = v2389 < v79;
+    const bool v2392 = v2390 && v2391;
+    if (v2392) {
+      const float v2393 = v92.m[3][7].thread_elements()[1];
+      const uint v2395 = v2389 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2396 = v2395 < v2;
+      const bool v2397 = v2390 && v2396;
+      if (v2397) {
+        const uint v2399 = v2386 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2400 = v2399 + v2389;
+        const uint v2401 = v2400 - v78;
+        out[v2401] = v2393;
+      }
+    }
+    const uint v2402 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2404 = v1251 + v2402;
+    const uint v2405 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2407 = v1254 + v2405;
+    const bool v2408 = v2404 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2409 = v2407 < v79;
+    const bool v2410 = v2408 && v2409;
+    if (v2410) {
+      const float v2411 = v92.m[4][0].thread_elements()[0];
+      const uint v2413 = v2407 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2414 = v2413 < v2;
+      const bool v2415 = v2408 && v2414;
+      if (v2415) {
+        const uint v2417 = v2404 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2418 = v2417 + v2407;
+        const uint v2419 = v2418 - v78;
+        out[v2419] = v2411;
+      }
+    }
+    const uint v2420 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2422 = v1251 + v2420;
+    const uint v2423 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2425 = v1254 + v2423;
+    const bool v2426 = v2422 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2427 = v2425 < v79;
+    const bool v2428 = v2426 && v2427;
+    if (v2428) {
+      const float v2429 = v92.m[4][0].thread_elements()[1];
+      const uint v2431 = v2425 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2432 = v2431 < v2;
+      const bool v2433 = v2426 && v2432;
+      if (v2433) {
+        const uint v2435 = v2422 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2436 = v2435 + v2425;
+        const uint v2437 = v2436 - v78;
+        out[v2437] = v2429;
+      }
+    }
+    const uint v2438 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2440 = v1251 + v2438;
+    const uint v2441 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2443 = v1254 + v2441;
+    const bool v2444 = v2440 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2445 = v2443 < v79;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v92.m[4][1].thread_elements()[0];
+      const uint v2449 = v2443 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2450 = v2449 < v2;
+      const bool v2451 = v2444 && v2450;
+      if (v2451) {
+        const uint v2453 = v2440 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2454 = v2453 + v2443;
+        const uint v2455 = v2454 - v78;
+        out[v2455] = v2447;
+      }
+    }
+    const uint v2456 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2458 = v1251 + v2456;
+    const uint v2459 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2461 = v1254 + v2459;
+    const bool v2462 = v2458 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2463 = v2461 < v79;
+    const bool v2464 = v2462 && v2463;
+    if (v2464) {
+      const float v2465 = v92.m[4][1].thread_elements()[1];
+      const uint v2467 = v2461 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2468 = v2467 < v2;
+      const bool v2469 = v2462 && v2468;
+      if (v2469) {
+        const uint v2471 = v2458 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2472 = v2471 + v2461;
+        const uint v2473 = v2472 - v78;
+        out[v2473] = v2465;
+      }
+    }
+    const uint v2474 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2476 = v1251 + v2474;
+    const uint v2477 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2479 = v1254 + v2477;
+    const bool v2480 = v2476 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2481 = v2479 < v79;
+    const bool v2482 = v2480 && v2481;
+    if (v2482) {
+      const float v2483 = v92.m[4][2].thread_elements()[0];
+      const uint v2485 = v2479 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2486 = v2485 < v2;
+      const bool v2487 = v2480 && v2486;
+      if (v2487) {
+        const uint v2489 = v2476 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2490 = v2489 + v2479;
+        const uint v2491 = v2490 - v78;
+        out[v2491] = v2483;
+      }
+    }
+    const uint v2492 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2494 = v1251 + v2492;
+    const uint v2495 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2497 = v1254 + v2495;
+    const bool v2498 = v2494 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2499 = v2497 < v79;
+    const bool v2500 = v2498 && v2499;
+    if (v2500) {
+      const float v2501 = v92.m[4][2].thread_elements()[1];
+      const uint v2503 = v2497 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2504 = v2503 < v2;
+      const bool v2505 = v2498 && v2504;
+      if (v2505) {
+        const uint v2507 = v2494 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2508 = v2507 + v2497;
+        const uint v2509 = v2508 - v78;
+        out[v2509] = v2501;
+      }
+    }
+    const uint v2510 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2512 = v1251 + v2510;
+    const uint v2513 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2515 = v1254 + v2513;
+    const bool v2516 = v2512 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2517 = v2515 < v79;
+    const bool v2518 = v2516 && v2517;
+    if (v2518) {
+      const float v2519 = v92.m[4][3].thread_elements()[0];
+      const uint v2521 = v2515 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2522 = v2521 < v2;
+      const bool v2523 = v2516 && v2522;
+      if (v2523) {
+        const uint v2525 = v2512 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2526 = v2525 + v2515;
+        const uint v2527 = v2526 - v78;
+        out[v2527] = v2519;
+      }
+    }
+    const uint v2528 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2530 = v1251 + v2528;
+    const uint v2531 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2533 = v1254 + v2531;
+    const bool v2534 = v2530 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2535 = v2533 < v79;
+    const bool v2536 = v2534 && v2535;
+    if (v2536) {
+      const float v2537 = v92.m[4][3].thread_elements()[1];
+      const uint v2539 = v2533 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2540 = v2539 < v2;
+      const bool v2541 = v2534 && v2540;
+      if (v2541) {
+        const uint v2543 = v2530 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2544 = v2543 + v2533;
+        const uint v2545 = v2544 - v78;
+        out[v2545] = v2537;
+      }
+    }
+    const uint v2546 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2548 = v1251 + v2546;
+    const uint v2549 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2551 = v1254 + v2549;
+    const bool v2552 = v2548 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2553 = v2551 < v79;
+    const bool v2554 = v2552 && v2553;
+    if (v2554) {
+      const float v2555 = v92.m[4][4].thread_elements()[0];
+      const uint v2557 = v2551 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2558 = v2557 < v2;
+      const bool v2559 = v2552 && v2558;
+      if (v2559) {
+        const uint v2561 = v2548 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2562 = v2561 + v2551;
+        const uint v2563 = v2562 - v78;
+        out[v2563] = v2555;
+      }
+    }
+    const uint v2564 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2566 = v1251 + v2564;
+    const uint v2567 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2569 = v1254 + v2567;
+    const bool v2570 = v2566 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2571 = v2569 < v79;
+    const bool v2572 = v2570 && v2571;
+    if (v2572) {
+      const float v2573 = v92.m[4][4].thread_elements()[1];
+      const uint v2575 = v2569 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2576 = v2575 < v2;
+      const bool v2577 = v2570 && v2576;
+      if (v2577) {
+        const uint v2579 = v2566 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2580 = v2579 + v2569;
+        const uint v2581 = v2580 - v78;
+        out[v2581] = v2573;
+      }
+    }
+    const uint v2582 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2584 = v1251 + v2582;
+    const uint v2585 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2587 = v1254 + v2585;
+    const bool v2588 = v2584 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2589 = v2587 < v79;
+    const bool v2590 = v2588 && v2589;
+    if (v2590) {
+      const float v2591 = v92.m[4][5].thread_elements()[0];
+      const uint v2593 = v2587 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2594 = v2593 < v2;
+      const bool v2595 = v2588 && v2594;
+      if (v2595) {
+        const uint v2597 = v2584 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2598 = v2597 + v2587;
+        const uint v2599 = v2598 - v78;
+        out[v2599] = v2591;
+      }
+    }
+    const uint v2600 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2602 = v1251 + v2600;
+    const uint v2603 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2605 = v1254 + v2603;
+    const bool v2606 = v2602 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2607 = v2605 < v79;
+    const bool v2608 = v2606 && v2607;
+    if (v2608) {
+      const float v2609 = v92.m[4][5].thread_elements()[1];
+      const uint v2611 = v2605 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2612 = v2611 < v2;
+      const bool v2613 = v2606 && v2612;
+      if (v2613) {
+        const uint v2615 = v2602 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2616 = v2615 + v2605;
+        const uint v2617 = v2616 - v78;
+        out[v2617] = v2609;
+      }
+    }
+    const uint v2618 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2620 = v1251 + v2618;
+    const uint v2621 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2623 = v1254 + v2621;
+    const bool v2624 = v2620 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2625 = v2623 < v79;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v92.m[4][6].thread_elements()[0];
+      const uint v2629 = v2623 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2624 && v2630;
+      if (v2631) {
+        const uint v2633 = v2620 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2634 = v2633 + v2623;
+        const uint v2635 = v2634 - v78;
+        out[v2635] = v2627;
+      }
+    }
+    const uint v2636 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2638 = v1251 + v2636;
+    const uint v2639 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2641 = v1254 + v2639;
+    const bool v2642 = v2638 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2643 = v2641 < v79;
+    const bool v2644 = v2642 && v2643;
+    if (v2644) {
+      const float v2645 = v92.m[4][6].thread_elements()[1];
+      const uint v2647 = v2641 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2648 = v2647 < v2;
+      const bool v2649 = v2642 && v2648;
+      if (v2649) {
+        const uint v2651 = v2638 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2652 = v2651 + v2641;
+        const uint v2653 = v2652 - v78;
+        out[v2653] = v2645;
+      }
+    }
+    const uint v2654 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2656 = v1251 + v2654;
+    const uint v2657 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2659 = v1254 + v2657;
+    const bool v2660 = v2656 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2661 = v2659 < v79;
+    const bool v2662 = v2660 && v2661;
+    if (v2662) {
+      const float v2663 = v92.m[4][7].thread_elements()[0];
+      const uint v2665 = v2659 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2666 = v2665 < v2;
+      const bool v2667 = v2660 && v2666;
+      if (v2667) {
+        const uint v2669 = v2656 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2670 = v2669 + v2659;
+        const uint v2671 = v2670 - v78;
+        out[v2671] = v2663;
+      }
+    }
+    const uint v2672 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2674 = v1251 + v2672;
+    const uint v2675 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2677 = v1254 + v2675;
+    const bool v2678 = v2674 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2679 = v2677 < v79;
+    const bool v2680 = v2678 && v2679;
+    if (v2680) {
+      const float v2681 = v92.m[4][7].thread_elements()[1];
+      const uint v2683 = v2677 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2684 = v2683 < v2;
+      const bool v2685 = v2678 && v2684;
+      if (v2685) {
+        const uint v2687 = v2674 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2688 = v2687 + v2677;
+        const uint v2689 = v2688 - v78;
+        out[v2689] = v2681;
+      }
+    }
+    const uint v2690 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2692 = v1251 + v2690;
+    const uint v2693 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2695 = v1254 + v2693;
+    const bool v2696 = v2692 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2697 = v2695 < v79;
+    const bool v2698 = v2696 && v2697;
+    if (v2698) {
+      const float v2699 = v92.m[5][0].thread_elements()[0];
+      const uint v2701 = v2695 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2702 = v2701 < v2;
+      const bool v2703 = v2696 && v2702;
+      if (v2703) {
+        const uint v2705 = v2692 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2706 = v2705 + v2695;
+        const uint v2707 = v2706 - v78;
+        out[v2707] = v2699;
+      }
+    }
+    const uint v2708 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2710 = v1251 + v2708;
+    const uint v2711 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2713 = v1254 + v2711;
+    const bool v2714 = v2710 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2715 = v2713 < v79;
+    const bool v2716 = v2714 && v2715;
+    if (v2716) {
+      const float v2717 = v92.m[5][0].thread_elements()[1];
+      const uint v2719 = v2713 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2720 = v2719 < v2;
+      const bool v2721 = v2714 && v2720;
+      if (v2721) {
+        const uint v2723 = v2710 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2724 = v2723 + v2713;
+        const uint v2725 = v2724 - v78;
+        out[v2725] = v2717;
+      }
+    }
+    const uint v2726 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2728 = v1251 + v2726;
+    const uint v2729 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2731 = v1254 + v2729;
+    const bool v2732 = v2728 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2733 = v2731 < v79;
+    const bool v2734 = v2732 && v2733;
+    if (v2734) {
+      const float v2735 = v92.m[5][1].thread_elements()[0];
+      const uint v2737 = v2731 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2738 = v2737 < v2;
+      const bool v2739 = v2732 && v2738;
+      if (v2739) {
+        const uint v2741 = v2728 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2742 = v2741 + v2731;
+        const uint v2743 = v2742 - v78;
+        out[v2743] = v2735;
+      }
+    }
+    const uint v2744 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2746 = v1251 + v2744;
+    const uint v2747 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2749 = v1254 + v2747;
+    const bool v2750 = v2746 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2751 = v2749 < v79;
+    const bool v2752 = v2750 && v2751;
+    if (v2752) {
+      const float v2753 = v92.m[5][1].thread_elements()[1];
+      const uint v2755 = v2749 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2756 = v2755 < v2;
+      const bool v2757 = v2750 && v2756;
+      if (v2757) {
+        const uint v2759 = v2746 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2760 = v2759 + v2749;
+        const uint v2761 = v2760 - v78;
+        out[v2761] = v2753;
+      }
+    }
+    const uint v2762 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2764 = v1251 + v2762;
+    const uint v2765 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2767 = v1254 + v2765;
+    const bool v2768 = v2764 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2769 = v2767 < v79;
+    const bool v2770 = v2768 && v2769;
+    if (v2770) {
+      const float v2771 = v92.m[5][2].thread_elements()[0];
+      const uint v2773 = v2767 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2774 = v2773 < v2;
+      const bool v2775 = v2768 && v2774;
+      if (v2775) {
+        const uint v2777 = v2764 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2778 = v2777 + v2767;
+        const uint v2779 = v2778 - v78;
+        out[v2779] = v2771;
+      }
+    }
+    const uint v2780 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2782 = v1251 + v2780;
+    const uint v2783 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2785 = v1254 + v2783;
+    const bool v2786 = v2782 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2787 = v2785 < v79;
+    const bool v2788 = v2786 && v2787;
+    if (v2788) {
+      const float v2789 = v92.m[5][2].thread_elements()[1];
+      const uint v2791 = v2785 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2792 = v2791 < v2;
+      const bool v2793 = v2786 && v2792;
+      if (v2793) {
+        const uint v2795 = v2782 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2796 = v2795 + v2785;
+        const uint v2797 = v2796 - v78;
+        out[v2797] = v2789;
+      }
+    }
+    const uint v2798 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2800 = v1251 + v2798;
+    const uint v2801 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2803 = v1254 + v2801;
+    const bool v2804 = v2800 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2805 = v2803 < v79;
+    const bool v2806 = v2804 && v2805;
+    if (v2806) {
+      const float v2807 = v92.m[5][3].thread_elements()[0];
+      const uint v2809 = v2803 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2810 = v2809 < v2;
+      const bool v2811 = v2804 && v2810;
+      if (v2811) {
+        const uint v2813 = v2800 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2814 = v2813 + v2803;
+        const uint v2815 = v2814 - v78;
+        out[v2815] = v2807;
+      }
+    }
+    const uint v2816 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2818 = v1251 + v2816;
+    const uint v2819 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2821 = v1254 + v2819;
+    const bool v2822 = v2818 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2823 = v2821 < v79;
+    const bool v2824 = v2822 && v2823;
+    if (v2824) {
+      const float v2825 = v92.m[5][3].thread_elements()[1];
+      const uint v2827 = v2821 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2828 = v2827 < v2;
+      const bool v2829 = v2822 && v2828;
+      if (v2829) {
+        const uint v2831 = v2818 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2832 = v2831 + v2821;
+        const uint v2833 = v2832 - v78;
+        out[v2833] = v2825;
+      }
+    }
+    const uint v2834 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2836 = v1251 + v2834;
+    const uint v2837 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2839 = v1254 + v2837;
+    const bool v2840 = v2836 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2841 = v2839 < v79;
+    const bool v2842 = v2840 && v2841;
+    if (v2842) {
+      const float v2843 = v92.m[5][4].thread_elements()[0];
+      const uint v2845 = v2839 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2846 = v2845 < v2;
+      const bool v2847 = v2840 && v2846;
+      if (v2847) {
+        const uint v2849 = v2836 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2850 = v2849 + v2839;
+        const uint v2851 = v2850 - v78;
+        out[v2851] = v2843;
+      }
+    }
+    const uint v2852 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2854 = v1251 + v2852;
+    const uint v2855 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2857 = v1254 + v2855;
+    const bool v2858 = v2854 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2859 = v2857 < v79;
+    const bool v2860 = v2858 && v2859;
+    if (v2860) {
+      const float v2861 = v92.m[5][4].thread_elements()[1];
+      const uint v2863 = v2857 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2864 = v2863 < v2;
+      const bool v2865 = v2858 && v2864;
+      if (v2865) {
+        const uint v2867 = v2854 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2868 = v2867 + v2857;
+        const uint v2869 = v2868 - v78;
+        out[v2869] = v2861;
+      }
+    }
+    const uint v2870 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2872 = v1251 + v2870;
+    const uint v2873 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2875 = v1254 + v2873;
+    const bool v2876 = v2872 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2877 = v2875 < v79;
+    const bool v2878 = v2876 && v2877;
+    if (v2878) {
+      const float v2879 = v92.m[5][5].thread_elements()[0];
+      const uint v2881 = v2875 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2882 = v2881 < v2;
+      const bool v2883 = v2876 && v2882;
+      if (v2883) {
+        const uint v2885 = v2872 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2886 = v2885 + v2875;
+        const uint v2887 = v2886 - v78;
+        out[v2887] = v2879;
+      }
+    }
+    const uint v2888 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2890 = v1251 + v2888;
+    const uint v2891 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2893 = v1254 + v2891;
+    const bool v2894 = v2890 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2895 = v2893 < v79;
+    const bool v2896 = v2894 && v2895;
+    if (v2896) {
+      const float v2897 = v92.m[5][5].thread_elements()[1];
+      const uint v2899 = v2893 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2900 = v2899 < v2;
+      const bool v2901 = v2894 && v2900;
+      if (v2901) {
+        const uint v2903 = v2890 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2904 = v2903 + v2893;
+        const uint v2905 = v2904 - v78;
+        out[v2905] = v2897;
+      }
+    }
+    const uint v2906 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2908 = v1251 + v2906;
+    const uint v2909 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2911 = v1254 + v2909;
+    const bool v2912 = v2908 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2913 = v2911 < v79;
+    const bool v2914 = v2912 && v2913;
+    if (v2914) {
+      const float v2915 = v92.m[5][6].thread_elements()[0];
+      const uint v2917 = v2911 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2918 = v2917 < v2;
+      const bool v2919 = v2912 && v2918;
+      if (v2919) {
+        const uint v2921 = v2908 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2922 = v2921 + v2911;
+        const uint v2923 = v2922 - v78;
+        out[v2923] = v2915;
+      }
+    }
+    const uint v2924 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2926 = v1251 + v2924;
+    const uint v2927 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2929 = v1254 + v2927;
+    const bool v2930 = v2926 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2931 = v2929 < v79;
+    const bool v2932 = v2930 && v2931;
+    if (v2932) {
+      const float v2933 = v92.m[5][6].thread_elements()[1];
+      const uint v2935 = v2929 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2936 = v2935 < v2;
+      const bool v2937 = v2930 && v2936;
+      if (v2937) {
+        const uint v2939 = v2926 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2940 = v2939 + v2929;
+        const uint v2941 = v2940 - v78;
+        out[v2941] = v2933;
+      }
+    }
+    const uint v2942 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2944 = v1251 + v2942;
+    const uint v2945 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2947 = v1254 + v2945;
+    const bool v2948 = v2944 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2949 = v2947 < v79;
+    const bool v2950 = v2948 && v2949;
+    if (v2950) {
+      const float v2951 = v92.m[5][7].thread_elements()[0];
+      const uint v2953 = v2947 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2954 = v2953 < v2;
+      const bool v2955 = v2948 && v2954;
+      if (v2955) {
+        const uint v2957 = v2944 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2958 = v2957 + v2947;
+        const uint v2959 = v2958 - v78;
+        out[v2959] = v2951;
+      }
+    }
+    const uint v2960 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2962 = v1251 + v2960;
+    const uint v2963 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2965 = v1254 + v2963;
+    const bool v2966 = v2962 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2967 = v2965 < v79;
+    const bool v2968 = v2966 && v2967;
+    if (v2968) {
+      const float v2969 = v92.m[5][7].thread_elements()[1];
+      const uint v2971 = v2965 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2972 = v2971 < v2;
+      const bool v2973 = v2966 && v2972;
+      if (v2973) {
+        const uint v2975 = v2962 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2976 = v2975 + v2965;
+        const uint v2977 = v2976 - v78;
+        out[v2977] = v2969;
+      }
+    }
+    const uint v2978 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2980 = v1251 + v2978;
+    const uint v2981 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2983 = v1254 + v2981;
+    const bool v2984 = v2980 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2985 = v2983 < v79;
+    const bool v2986 = v2984 && v2985;
+    if (v2986) {
+      const float v2987 = v92.m[6][0].thread_elements()[0];
+      const uint v2989 = v2983 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v2990 = v2989 < v2;
+      const bool v2991 = v2984 && v2990;
+      if (v2991) {
+        const uint v2993 = v2980 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v2994 = v2993 + v2983;
+        const uint v2995 = v2994 - v78;
+        out[v2995] = v2987;
+      }
+    }
+    const uint v2996 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2998 = v1251 + v2996;
+    const uint v2999 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3001 = v1254 + v2999;
+    const bool v3002 = v2998 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3003 = v3001 < v79;
+    const bool v3004 = v3002 && v3003;
+    if (v3004) {
+      const float v3005 = v92.m[6][0].thread_elements()[1];
+      const uint v3007 = v3001 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3008 = v3007 < v2;
+      const bool v3009 = v3002 && v3008;
+      if (v3009) {
+        const uint v3011 = v2998 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3012 = v3011 + v3001;
+        const uint v3013 = v3012 - v78;
+        out[v3013] = v3005;
+      }
+    }
+    const uint v3014 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3016 = v1251 + v3014;
+    const uint v3017 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3019 = v1254 + v3017;
+    const bool v3020 = v3016 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3021 = v3019 < v79;
+    const bool v3022 = v3020 && v3021;
+    if (v3022) {
+      const float v3023 = v92.m[6][1].thread_elements()[0];
+      const uint v3025 = v3019 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3026 = v3025 < v2;
+      const bool v3027 = v3020 && v3026;
+      if (v3027) {
+        const uint v3029 = v3016 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3030 = v3029 + v3019;
+        const uint v3031 = v3030 - v78;
+        out[v3031] = v3023;
+      }
+    }
+    const uint v3032 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3034 = v1251 + v3032;
+    const uint v3035 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3037 = v1254 + v3035;
+    const bool v3038 = v3034 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3039 = v3037 < v79;
+    const bool v3040 = v3038 && v3039;
+    if (v3040) {
+      const float v3041 = v92.m[6][1].thread_elements()[1];
+      const uint v3043 = v3037 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3044 = v3043 < v2;
+      const bool v3045 = v3038 && v3044;
+      if (v3045) {
+        const uint v3047 = v3034 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3048 = v3047 + v3037;
+        const uint v3049 = v3048 - v78;
+        out[v3049] = v3041;
+      }
+    }
+    const uint v3050 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3052 = v1251 + v3050;
+    const uint v3053 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3055 = v1254 + v3053;
+    const bool v3056 = v3052 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3057 = v3055 < v79;
+    const bool v3058 = v3056 && v3057;
+    if (v3058) {
+      const float v3059 = v92.m[6][2].thread_elements()[0];
+      const uint v3061 = v3055 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3062 = v3061 < v2;
+      const bool v3063 = v3056 && v3062;
+      if (v3063) {
+        const uint v3065 = v3052 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3066 = v3065 + v3055;
+        const uint v3067 = v3066 - v78;
+        out[v3067] = v3059;
+      }
+    }
+    const uint v3068 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3070 = v1251 + v3068;
+    const uint v3071 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3073 = v1254 + v3071;
+    const bool v3074 = v3070 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3075 = v3073 < v79;
+    const bool v3076 = v3074 && v3075;
+    if (v3076) {
+      const float v3077 = v92.m[6][2].thread_elements()[1];
+      const uint v3079 = v3073 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3080 = v3079 < v2;
+      const bool v3081 = v3074 && v3080;
+      if (v3081) {
+        const uint v3083 = v3070 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3084 = v3083 + v3073;
+        const uint v3085 = v3084 - v78;
+        out[v3085] = v3077;
+      }
+    }
+    const uint v3086 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3088 = v1251 + v3086;
+    const uint v3089 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3091 = v1254 + v3089;
+    const bool v3092 = v3088 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3093 = v3091 < v79;
+    const bool v3094 = v3092 && v3093;
+    if (v3094) {
+      const float v3095 = v92.m[6][3].thread_elements()[0];
+      const uint v3097 = v3091 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3098 = v3097 < v2;
+      const bool v3099 = v3092 && v3098;
+      if (v3099) {
+        const uint v3101 = v3088 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3102 = v3101 + v3091;
+        const uint v3103 = v3102 - v78;
+        out[v3103] = v3095;
+      }
+    }
+    const uint v3104 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3106 = v1251 + v3104;
+    const uint v3107 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3109 = v1254 + v3107;
+    const bool v3110 = v3106 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3111 = v3109 < v79;
+    const bool v3112 = v3110 && v3111;
+    if (v3112) {
+      const float v3113 = v92.m[6][3].thread_elements()[1];
+      const uint v3115 = v3109 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3116 = v3115 < v2;
+      const bool v3117 = v3110 && v3116;
+      if (v3117) {
+        const uint v3119 = v3106 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3120 = v3119 + v3109;
+        const uint v3121 = v3120 - v78;
+        out[v3121] = v3113;
+      }
+    }
+    const uint v3122 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3124 = v1251 + v3122;
+    const uint v3125 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3127 = v1254 + v3125;
+    const bool v3128 = v3124 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3129 = v3127 < v79;
+    const bool v3130 = v3128 && v3129;
+    if (v3130) {
+      const float v3131 = v92.m[6][4].thread_elements()[0];
+      const uint v3133 = v3127 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3134 = v3133 < v2;
+      const bool v3135 = v3128 && v3134;
+      if (v3135) {
+        const uint v3137 = v3124 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3138 = v3137 + v3127;
+        const uint v3139 = v3138 - v78;
+        out[v3139] = v3131;
+      }
+    }
+    const uint v3140 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3142 = v1251 + v3140;
+    const uint v3143 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3145 = v1254 + v3143;
+    const bool v3146 = v3142 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3147 = v3145 < v79;
+    const bool v3148 = v3146 && v3147;
+    if (v3148) {
+      const float v3149 = v92.m[6][4].thread_elements()[1];
+      const uint v3151 = v3145 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3152 = v3151 < v2;
+      const bool v3153 = v3146 && v3152;
+      if (v3153) {
+        const uint v3155 = v3142 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3156 = v3155 + v3145;
+        const uint v3157 = v3156 - v78;
+        out[v3157] = v3149;
+      }
+    }
+    const uint v3158 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3160 = v1251 + v3158;
+    const uint v3161 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3163 = v1254 + v3161;
+    const bool v3164 = v3160 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3165 = v3163 < v79;
+    const bool v3166 = v3164 && v3165;
+    if (v3166) {
+      const float v3167 = v92.m[6][5].thread_elements()[0];
+      const uint v3169 = v3163 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3170 = v3169 < v2;
+      const bool v3171 = v3164 && v3170;
+      if (v3171) {
+        const uint v3173 = v3160 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3174 = v3173 + v3163;
+        const uint v3175 = v3174 - v78;
+        out[v3175] = v3167;
+      }
+    }
+    const uint v3176 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3178 = v1251 + v3176;
+    const uint v3179 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3181 = v1254 + v3179;
+    const bool v3182 = v3178 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3183 = v3181 < v79;
+    const bool v3184 = v3182 && v3183;
+    if (v3184) {
+      const float v3185 = v92.m[6][5].thread_elements()[1];
+      const uint v3187 = v3181 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3188 = v3187 < v2;
+      const bool v3189 = v3182 && v3188;
+      if (v3189) {
+        const uint v3191 = v3178 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3192 = v3191 + v3181;
+        const uint v3193 = v3192 - v78;
+        out[v3193] = v3185;
+      }
+    }
+    const uint v3194 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3196 = v1251 + v3194;
+    const uint v3197 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3199 = v1254 + v3197;
+    const bool v3200 = v3196 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3201 = v3199 < v79;
+    const bool v3202 = v3200 && v3201;
+    if (v3202) {
+      const float v3203 = v92.m[6][6].thread_elements()[0];
+      const uint v3205 = v3199 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3206 = v3205 < v2;
+      const bool v3207 = v3200 && v3206;
+      if (v3207) {
+        const uint v3209 = v3196 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3210 = v3209 + v3199;
+        const uint v3211 = v3210 - v78;
+        out[v3211] = v3203;
+      }
+    }
+    const uint v3212 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3214 = v1251 + v3212;
+    const uint v3215 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3217 = v1254 + v3215;
+    const bool v3218 = v3214 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3219 = v3217 < v79;
+    const bool v3220 = v3218 && v3219;
+    if (v3220) {
+      const float v3221 = v92.m[6][6].thread_elements()[1];
+      const uint v3223 = v3217 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3224 = v3223 < v2;
+      const bool v3225 = v3218 && v3224;
+      if (v3225) {
+        const uint v3227 = v3214 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3228 = v3227 + v3217;
+        const uint v3229 = v3228 - v78;
+        out[v3229] = v3221;
+      }
+    }
+    const uint v3230 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3232 = v1251 + v3230;
+    const uint v3233 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3235 = v1254 + v3233;
+    const bool v3236 = v3232 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3237 = v3235 < v79;
+    const bool v3238 = v3236 && v3237;
+    if (v3238) {
+      const float v3239 = v92.m[6][7].thread_elements()[0];
+      const uint v3241 = v3235 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3242 = v3241 < v2;
+      const bool v3243 = v3236 && v3242;
+      if (v3243) {
+        const uint v3245 = v3232 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3246 = v3245 + v3235;
+        const uint v3247 = v3246 - v78;
+        out[v3247] = v3239;
+      }
+    }
+    const uint v3248 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3250 = v1251 + v3248;
+    const uint v3251 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3253 = v1254 + v3251;
+    const bool v3254 = v3250 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3255 = v3253 < v79;
+    const bool v3256 = v3254 && v3255;
+    if (v3256) {
+      const float v3257 = v92.m[6][7].thread_elements()[1];
+      const uint v3259 = v3253 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3260 = v3259 < v2;
+      const bool v3261 = v3254 && v3260;
+      if (v3261) {
+        const uint v3263 = v3250 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3264 = v3263 + v3253;
+        const uint v3265 = v3264 - v78;
+        out[v3265] = v3257;
+      }
+    }
+    const uint v3266 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3268 = v1251 + v3266;
+    const uint v3269 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3271 = v1254 + v3269;
+    const bool v3272 = v3268 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3273 = v3271 < v79;
+    const bool v3274 = v3272 && v3273;
+    if (v3274) {
+      const float v3275 = v92.m[7][0].thread_elements()[0];
+      const uint v3277 = v3271 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3278 = v3277 < v2;
+      const bool v3279 = v3272 && v3278;
+      if (v3279) {
+        const uint v3281 = v3268 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3282 = v3281 + v3271;
+        const uint v3283 = v3282 - v78;
+        out[v3283] = v3275;
+      }
+    }
+    const uint v3284 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3286 = v1251 + v3284;
+    const uint v3287 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3289 = v1254 + v3287;
+    const bool v3290 = v3286 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3291 = v3289 < v79;
+    const bool v3292 = v3290 && v3291;
+    if (v3292) {
+      const float v3293 = v92.m[7][0].thread_elements()[1];
+      const uint v3295 = v3289 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3296 = v3295 < v2;
+      const bool v3297 = v3290 && v3296;
+      if (v3297) {
+        const uint v3299 = v3286 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3300 = v3299 + v3289;
+        const uint v3301 = v3300 - v78;
+        out[v3301] = v3293;
+      }
+    }
+    const uint v3302 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3304 = v1251 + v3302;
+    const uint v3305 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3307 = v1254 + v3305;
+    const bool v3308 = v3304 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3309 = v3307 < v79;
+    const bool v3310 = v3308 && v3309;
+    if (v3310) {
+      const float v3311 = v92.m[7][1].thread_elements()[0];
+      const uint v3313 = v3307 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3314 = v3313 < v2;
+      const bool v3315 = v3308 && v3314;
+      if (v3315) {
+        const uint v3317 = v3304 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3318 = v3317 + v3307;
+        const uint v3319 = v3318 - v78;
+        out[v3319] = v3311;
+      }
+    }
+    const uint v3320 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3322 = v1251 + v3320;
+    const uint v3323 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3325 = v1254 + v3323;
+    const bool v3326 = v3322 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3327 = v3325 < v79;
+    const bool v3328 = v3326 && v3327;
+    if (v3328) {
+      const float v3329 = v92.m[7][1].thread_elements()[1];
+      const uint v3331 = v3325 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3332 = v3331 < v2;
+      const bool v3333 = v3326 && v3332;
+      if (v3333) {
+        const uint v3335 = v3322 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3336 = v3335 + v3325;
+        const uint v3337 = v3336 - v78;
+        out[v3337] = v3329;
+      }
+    }
+    const uint v3338 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3340 = v1251 + v3338;
+    const uint v3341 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3343 = v1254 + v3341;
+    const bool v3344 = v3340 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3345 = v3343 < v79;
+    const bool v3346 = v3344 && v3345;
+    if (v3346) {
+      const float v3347 = v92.m[7][2].thread_elements()[0];
+      const uint v3349 = v3343 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3350 = v3349 < v2;
+      const bool v3351 = v3344 && v3350;
+      if (v3351) {
+        const uint v3353 = v3340 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3354 = v3353 + v3343;
+        const uint v3355 = v3354 - v78;
+        out[v3355] = v3347;
+      }
+    }
+    const uint v3356 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3358 = v1251 + v3356;
+    const uint v3359 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3361 = v1254 + v3359;
+    const bool v3362 = v3358 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3363 = v3361 < v79;
+    const bool v3364 = v3362 && v3363;
+    if (v3364) {
+      const float v3365 = v92.m[7][2].thread_elements()[1];
+      const uint v3367 = v3361 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3368 = v3367 < v2;
+      const bool v3369 = v3362 && v3368;
+      if (v3369) {
+        const uint v3371 = v3358 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3372 = v3371 + v3361;
+        const uint v3373 = v3372 - v78;
+        out[v3373] = v3365;
+      }
+    }
+    const uint v3374 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3376 = v1251 + v3374;
+    const uint v3377 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3379 = v1254 + v3377;
+    const bool v3380 = v3376 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3381 = v3379 < v79;
+    const bool v3382 = v3380 && v3381;
+    if (v3382) {
+      const float v3383 = v92.m[7][3].thread_elements()[0];
+      const uint v3385 = v3379 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3386 = v3385 < v2;
+      const bool v3387 = v3380 && v3386;
+      if (v3387) {
+        const uint v3389 = v3376 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3390 = v3389 + v3379;
+        const uint v3391 = v3390 - v78;
+        out[v3391] = v3383;
+      }
+    }
+    const uint v3392 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3394 = v1251 + v3392;
+    const uint v3395 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3397 = v1254 + v3395;
+    const bool v3398 = v3394 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3399 = v3397 < v79;
+    const bool v3400 = v3398 && v3399;
+    if (v3400) {
+      const float v3401 = v92.m[7][3].thread_elements()[1];
+      const uint v3403 = v3397 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3404 = v3403 < v2;
+      const bool v3405 = v3398 && v3404;
+      if (v3405) {
+        const uint v3407 = v3394 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3408 = v3407 + v3397;
+        const uint v3409 = v3408 - v78;
+        out[v3409] = v3401;
+      }
+    }
+    const uint v3410 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3412 = v1251 + v3410;
+    const uint v3413 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3415 = v1254 + v3413;
+    const bool v3416 = v3412 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3417 = v3415 < v79;
+    const bool v3418 = v3416 && v3417;
+    if (v3418) {
+      const float v3419 = v92.m[7][4].thread_elements()[0];
+      const uint v3421 = v3415 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3422 = v3421 < v2;
+      const bool v3423 = v3416 && v3422;
+      if (v3423) {
+        const uint v3425 = v3412 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3426 = v3425 + v3415;
+        const uint v3427 = v3426 - v78;
+        out[v3427] = v3419;
+      }
+    }
+    const uint v3428 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3430 = v1251 + v3428;
+    const uint v3431 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3433 = v1254 + v3431;
+    const bool v3434 = v3430 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3435 = v3433 < v79;
+    const bool v3436 = v3434 && v3435;
+    if (v3436) {
+      const float v3437 = v92.m[7][4].thread_elements()[1];
+      const uint v3439 = v3433 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3440 = v3439 < v2;
+      const bool v3441 = v3434 && v3440;
+      if (v3441) {
+        const uint v3443 = v3430 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3444 = v3443 + v3433;
+        const uint v3445 = v3444 - v78;
+        out[v3445] = v3437;
+      }
+    }
+    const uint v3446 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3448 = v1251 + v3446;
+    const uint v3449 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3451 = v1254 + v3449;
+    const bool v3452 = v3448 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3453 = v3451 < v79;
+    const bool v3454 = v3452 && v3453;
+    if (v3454) {
+      const float v3455 = v92.m[7][5].thread_elements()[0];
+      const uint v3457 = v3451 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3458 = v3457 < v2;
+      const bool v3459 = v3452 && v3458;
+      if (v3459) {
+        const uint v3461 = v3448 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3462 = v3461 + v3451;
+        const uint v3463 = v3462 - v78;
+        out[v3463] = v3455;
+      }
+    }
+    const uint v3464 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3466 = v1251 + v3464;
+    const uint v3467 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3469 = v1254 + v3467;
+    const bool v3470 = v3466 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3471 = v3469 < v79;
+    const bool v3472 = v3470 && v3471;
+    if (v3472) {
+      const float v3473 = v92.m[7][5].thread_elements()[1];
+      const uint v3475 = v3469 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3476 = v3475 < v2;
+      const bool v3477 = v3470 && v3476;
+      if (v3477) {
+        const uint v3479 = v3466 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3480 = v3479 + v3469;
+        const uint v3481 = v3480 - v78;
+        out[v3481] = v3473;
+      }
+    }
+    const uint v3482 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3484 = v1251 + v3482;
+    const uint v3485 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3487 = v1254 + v3485;
+    const bool v3488 = v3484 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3489 = v3487 < v79;
+    const bool v3490 = v3488 && v3489;
+    if (v3490) {
+      const float v3491 = v92.m[7][6].thread_elements()[0];
+      const uint v3493 = v3487 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3494 = v3493 < v2;
+      const bool v3495 = v3488 && v3494;
+      if (v3495) {
+        const uint v3497 = v3484 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3498 = v3497 + v3487;
+        const uint v3499 = v3498 - v78;
+        out[v3499] = v3491;
+      }
+    }
+    const uint v3500 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3502 = v1251 + v3500;
+    const uint v3503 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3505 = v1254 + v3503;
+    const bool v3506 = v3502 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3507 = v3505 < v79;
+    const bool v3508 = v3506 && v3507;
+    if (v3508) {
+      const float v3509 = v92.m[7][6].thread_elements()[1];
+      const uint v3511 = v3505 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3512 = v3511 < v2;
+      const bool v3513 = v3506 && v3512;
+      if (v3513) {
+        const uint v3515 = v3502 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3516 = v3515 + v3505;
+        const uint v3517 = v3516 - v78;
+        out[v3517] = v3509;
+      }
+    }
+    const uint v3518 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3520 = v1251 + v3518;
+    const uint v3521 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3523 = v1254 + v3521;
+    const bool v3524 = v3520 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3525 = v3523 < v79;
+    const bool v3526 = v3524 && v3525;
+    if (v3526) {
+      const float v3527 = v92.m[7][7].thread_elements()[0];
+      const uint v3529 = v3523 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3530 = v3529 < v2;
+      const bool v3531 = v3524 && v3530;
+      if (v3531) {
+        const uint v3533 = v3520 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3534 = v3533 + v3523;
+        const uint v3535 = v3534 - v78;
+        out[v3535] = v3527;
+      }
+    }
+    const uint v3536 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3538 = v1251 + v3536;
+    const uint v3539 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3541 = v1254 + v3539;
+    const bool v3542 = v3538 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3543 = v3541 < v79;
+    const bool v3544 = v3542 && v3543;
+    if (v3544) {
+      const float v3545 = v92.m[7][7].thread_elements()[1];
+      const uint v3547 = v3541 - v78;  // kernels/moe/grouped_gemm.cpp:93
+      const bool v3548 = v3547 < v2;
+      const bool v3549 = v3542 && v3548;
+      if (v3549) {
+        const uint v3551 = v3538 * v2;  // kernels/moe/grouped_gemm.cpp:94
+        const uint v3552 = v3551 + v3541;
+        const uint v3553 = v3552 - v78;
+        out[v3553] = v3545;
       }
     }
   } else {
-    const uint v3550 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:60
-    const uint v3551 = iron_tid.x;
+    const uint v3554 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v3555 = iron_tid.x;
 
-    for (uint v3553 = v3551; v3553 < 16384u; v3553 += v3550) {
-      const uint v3555 = v3553 >> 7u;  // kernels/moe/expert_tiles.hpp:61
-      const uint v3556 = v71 + v3555;
-      const uint v3558 = v3553 & 127u;  // kernels/moe/expert_tiles.hpp:62
-      const uint v3559 = v26 + v3558;
-      const bool v3560 = v3556 < v0;  // kernels/moe/expert_tiles.hpp:63
-      const bool v3561 = v3559 < v2;
-      const bool v3562 = v3560 && v3561;
-      if (v3562) {
-        const uint v3565 = v3556 * v2;
-        const uint v3566 = v3565 + v3559;
-        out[v3566] = 0.0f;
+    for (uint v3557 = v3555; v3557 < 16384u; v3557 += v3554) {
+      const uint v3559 = v3557 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v3560 = v75 + v3559;
+      const uint v3562 = v3557 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v3563 = v26 + v3562;
+      const bool v3564 = v3560 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3565 = v3563 < v2;
+      const bool v3566 = v3564 && v3565;
+      if (v3566) {
+        const uint v3569 = v3560 * v2;
+        const uint v3570 = v3569 + v3563;
+        out[v3570] = 0.0f;
       }
     }
   }
