@@ -21,19 +21,14 @@ Writes <device>-<date>-llama-layer.json and .md in OUT_DIR; the commit is $IRON_
 git's.
 """
 import argparse
-import datetime
-import json
 import math
-import os
-import pathlib
-import statistics
-import subprocess
 import sys
 
 import torch
 import torch.nn.functional as F
 
 import iron_torch
+import layer_report
 
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336
 ROPE_BASE, EPS = 500000.0, 1e-5
@@ -166,18 +161,6 @@ class IronLayer:
 
 # ── Checking and timing ─────────────────────────────────────────────────────────────────────────
 
-def median_us(fn, repeat, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
 
 
 def run_form(name, tokens, w, repeat, gen):
@@ -209,7 +192,7 @@ def run_form(name, tokens, w, repeat, gen):
     if not iron_error <= 2 * torch_error + 1 / 64:
         raise RuntimeError(f"{name}: Iron's largest error {iron_error:.3g} against the f32 layer, "
                            f"PyTorch's {torch_error:.3g}")
-    times = {"Iron": median_us(iron_run, repeat)}
+    times = {"Iron": layer_report.median_us(iron_run, repeat)}
     if tokens == 1:
         graph = torch.cuda.CUDAGraph()
         stream = torch.cuda.Stream()
@@ -219,11 +202,11 @@ def run_form(name, tokens, w, repeat, gen):
             with torch.cuda.graph(graph, stream=stream):
                 iron_run()
         torch.cuda.current_stream().wait_stream(stream)
-        times["Iron, CUDA graph"] = median_us(graph.replay, repeat)
-    times["PyTorch eager"] = median_us(torch_run(torch_layer), repeat)
+        times["Iron, CUDA graph"] = layer_report.median_us(graph.replay, repeat)
+    times["PyTorch eager"] = layer_report.median_us(torch_run(torch_layer), repeat)
     try:
         compiled = torch.compile(torch_layer)
-        times["torch.compile"] = median_us(torch_run(compiled), repeat)
+        times["torch.compile"] = layer_report.median_us(torch_run(compiled), repeat)
     except Exception as error:  # reported, not fatal
         times["torch.compile"] = f"failed: {type(error).__name__}: {error}".splitlines()[0][:200]
     best_torch = min(t for key, t in times.items() if key.startswith(("PyTorch", "torch")) and
@@ -237,14 +220,6 @@ def run_form(name, tokens, w, repeat, gen):
             "speedup_vs_best_torch": best_torch / best_iron}
 
 
-def commit():
-    if os.environ.get("IRON_COMMIT"):
-        return os.environ["IRON_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def markdown(report):
@@ -276,20 +251,11 @@ def main():
         sys.exit("bench/llama_layer.py: needs a CUDA GPU that both PyTorch and Iron can use")
     gen = torch.Generator(device="cuda").manual_seed(1)
     w = weights(gen)
-    now = datetime.datetime.now(datetime.timezone.utc)
-    forms = [run_form(f"prefill of {PREFILL_TOKENS} tokens", PREFILL_TOKENS, w, args.repeat, gen),
-             run_form(f"decode step at context {CONTEXT}", 1, w, args.repeat, gen)]
-    report = {"device": torch.cuda.get_device_name(), "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "commit": commit(), "torch": torch.__version__, "repeat": args.repeat,
-              "forms": forms}
-    out = pathlib.Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    device = report["device"].lower().replace("nvidia ", "nvidia-").replace(" ", "-")
-    stem = out / f"{device}-{now:%Y-%m-%d}-llama-layer"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(markdown(report))
-    print(f"wrote {stem}.json and .md")
-
+    report = layer_report.header(args.repeat)
+    report["forms"] = [
+        run_form(f"prefill of {PREFILL_TOKENS} tokens", PREFILL_TOKENS, w, args.repeat, gen),
+        run_form(f"decode step at context {CONTEXT}", 1, w, args.repeat, gen)]
+    layer_report.write(report, markdown(report), args.out_dir, "llama-layer")
 
 if __name__ == "__main__":
     main()

@@ -18,18 +18,13 @@ Usage: PYTHONPATH=build/python python3 bench/moe_layer.py OUT_DIR [--repeat N]
 Writes <device>-<date>-moe-layer.json and .md in OUT_DIR; the commit is $IRON_COMMIT, else git's.
 """
 import argparse
-import datetime
-import json
-import os
-import pathlib
-import statistics
-import subprocess
 import sys
 
 import torch
 import torch.nn.functional as F
 
 import iron_torch
+import layer_report
 
 LAYERS = [
     # name, tokens, experts, top_k, hidden, ffn
@@ -122,18 +117,6 @@ def torch_layer(x, w, top_k):
     return torch_experts(x, w, ids, route_weights)
 
 
-def median_us(fn, repeat, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
 
 
 def run_layer(name, tokens, experts, top_k, hidden, ffn, repeat):
@@ -149,8 +132,8 @@ def run_layer(name, tokens, experts, top_k, hidden, ffn, repeat):
         raise RuntimeError(f"{name}: Iron's layer differs from PyTorch's (relative error "
                            f"{error:.3g})")
     flops = 2 * tokens * top_k * 3 * hidden * ffn + 2 * tokens * hidden * experts
-    iron_us = median_us(lambda: layer(x, w), repeat)
-    torch_us = median_us(lambda: torch_layer(x, w, top_k), repeat)
+    iron_us = layer_report.median_us(lambda: layer(x, w), repeat)
+    torch_us = layer_report.median_us(lambda: torch_layer(x, w, top_k), repeat)
     print(f"{name}: Iron {iron_us:.1f} us, PyTorch loop {torch_us:.1f} us "
           f"({torch_us / iron_us:.2f}x), relative error {error:.2e}", flush=True)
     return {"layer": name, "tokens": tokens, "experts": experts, "top_k": top_k,
@@ -159,14 +142,6 @@ def run_layer(name, tokens, experts, top_k, hidden, ffn, repeat):
             "iron_tflops": flops / iron_us / 1e6}
 
 
-def commit():
-    if os.environ.get("IRON_COMMIT"):
-        return os.environ["IRON_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def markdown(report):
@@ -193,18 +168,9 @@ def main():
     args = parser.parse_args()
     if not torch.cuda.is_available() or not iron_torch.cuda_available():
         sys.exit("bench/moe_layer.py: needs a CUDA GPU that both PyTorch and Iron can use")
-    now = datetime.datetime.now(datetime.timezone.utc)
-    report = {"device": torch.cuda.get_device_name(), "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "commit": commit(), "torch": torch.__version__, "repeat": args.repeat,
-              "layers": [run_layer(*layer, args.repeat) for layer in LAYERS]}
-    out = pathlib.Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    device = report["device"].lower().replace("nvidia ", "nvidia-").replace(" ", "-")
-    stem = out / f"{device}-{now:%Y-%m-%d}-moe-layer"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(markdown(report))
-    print(f"wrote {stem}.json and .md")
-
+    report = layer_report.header(args.repeat)
+    report["layers"] = [run_layer(*layer, args.repeat) for layer in LAYERS]
+    layer_report.write(report, markdown(report), args.out_dir, "moe-layer")
 
 if __name__ == "__main__":
     main()

@@ -37,4 +37,39 @@ inline double max_abs_dot(const std::vector<float>& a, const std::vector<float>&
   return sums.empty() ? 0.0 : *std::max_element(sums.begin(), sums.end());
 }
 
+/// A product's expected output and its error bound's scales: the largest S = Σ_p |a[i, p] ·
+/// w(i, j, p)| and the largest X = Σ_p |a[i, p]|.
+struct ProductExpected {
+  std::vector<float> out;
+  double s = 0.0;
+  double x = 0.0;
+};
+
+/// The definition in double, out[i, j] = Σ_p a[i, p] · w(i, j, p) for a [m, k], with the scales
+/// of the error bound: for weights that are not a plain matrix (decoded from codes, or an
+/// expert's per row).
+template <class Weight>
+ProductExpected product_oracle(const std::vector<float>& a, std::size_t m, std::size_t n,
+                               std::size_t k, Weight&& w) {
+  ProductExpected e;
+  e.out.resize(m * n);
+  for (std::size_t i = 0; i < m; ++i) {
+    double row = 0.0;
+    for (std::size_t p = 0; p < k; ++p) row += std::fabs(double{a[i * k + p]});
+    e.x = std::max(e.x, row);
+    for (std::size_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      double magnitude = 0.0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const double product = double{a[i * k + p]} * w(i, j, p);
+        sum += product;
+        magnitude += std::fabs(product);
+      }
+      e.out[i * n + j] = static_cast<float>(sum);
+      e.s = std::max(e.s, magnitude);
+    }
+  }
+  return e;
+}
+
 }  // namespace iron::kernels

@@ -107,7 +107,7 @@ testing::TestSetup quant_setup(const std::string& kernel, const QuantWeights& q,
                                std::size_t n, std::size_t k, DType dt, testing::Rng& rng) {
   namespace tol = testing::tolerance;
   const auto x = testing::round_through(rng.uniform(m * k, -1.0f, 1.0f), dt);
-  const Expected want = quant_gemm_oracle(x, q, m, n, k);
+  const ProductExpected want = quant_gemm_oracle(x, q, m, n, k);
   // The doc comment's bound: each weight rounded to T, then the f32 sum of k products.
   const double eps = tol::unit_roundoff(dt) + tol::gamma(2);
   const double sum = tol::gamma(k);

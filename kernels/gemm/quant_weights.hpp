@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "gemm_oracle.hpp"
+
 namespace iron::kernels {
 
 /// A quantized weight [n, k]: its inputs (u32 words, values of T), and its codes and the
@@ -80,34 +82,11 @@ inline QuantWeights mxfp4_weights(std::size_t n, std::size_t k, std::uint32_t lo
   return q;
 }
 
-/// The definition in double, out[i, j] = Σ_p x[i, p] · w[j, p], and the error bound's scales:
-/// the largest S = Σ_p |x[i, p] · w[j, p]| and the largest X = Σ_p |x[i, p]|.
-struct Expected {
-  std::vector<float> out;
-  double s = 0.0;
-  double x = 0.0;
-};
-inline Expected quant_gemm_oracle(const std::vector<float>& x, const QuantWeights& q, std::size_t m,
-                                  std::size_t n, std::size_t k) {
-  Expected e;
-  e.out.resize(m * n);
-  for (std::size_t i = 0; i < m; ++i) {
-    double row = 0.0;
-    for (std::size_t p = 0; p < k; ++p) row += std::fabs(double{x[i * k + p]});
-    e.x = std::max(e.x, row);
-    for (std::size_t j = 0; j < n; ++j) {
-      double sum = 0.0;
-      double magnitude = 0.0;
-      for (std::size_t p = 0; p < k; ++p) {
-        const double product = double{x[i * k + p]} * q.w(j * k + p);
-        sum += product;
-        magnitude += std::fabs(product);
-      }
-      e.out[i * n + j] = static_cast<float>(sum);
-      e.s = std::max(e.s, magnitude);
-    }
-  }
-  return e;
+/// The definition in double, out[i, j] = Σ_p x[i, p] · w[j, p], with the error bound's scales.
+inline ProductExpected quant_gemm_oracle(const std::vector<float>& x, const QuantWeights& q,
+                                         std::size_t m, std::size_t n, std::size_t k) {
+  return product_oracle(x, m, n, k,
+                        [&](std::size_t, std::size_t j, std::size_t p) { return q.w(j * k + p); });
 }
 
 }  // namespace iron::kernels

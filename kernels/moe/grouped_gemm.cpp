@@ -210,6 +210,7 @@ IRON_GEOMETRY(iron_moe_gemm_mxfp4) { return grouped_geometry(q, gemm::kBN, gemm:
 #include <iron/testing/geometry.hpp>
 #include <iron/testing/registry.hpp>
 
+#include "../gemm/gemm_oracle.hpp"
 #include "../gemm/quant_weights.hpp"
 #include "assignments.hpp"
 
@@ -218,38 +219,19 @@ namespace iron::kernels {
 namespace {
 
 /// The definition in double: out[r, j] = Σ_p x[r, p] · weight(e, j, p) for the expert e whose
-/// rows hold r, zeros from offsets[experts] on; and the error bound's scales, the largest
-/// S = Σ_p |x[r, p] · w| and X = Σ_p |x[r, p]| over the kept rows.
-struct GroupedExpected {
-  std::vector<float> out;
-  double s = 0.0;
-  double x = 0.0;
-};
+/// rows hold r, zeros from offsets[experts] on; with the error bound's scales.
 template <class Weight>
-GroupedExpected grouped_oracle(const std::vector<float>& x,
+ProductExpected grouped_oracle(const std::vector<float>& x,
                                const std::vector<std::uint32_t>& offsets, std::size_t rows,
                                std::size_t n, std::size_t k, Weight&& weight) {
-  GroupedExpected want;
-  want.out.assign(rows * n, 0.0f);
-  for (std::size_t e = 0; e + 1 < offsets.size(); ++e) {
-    for (std::size_t r = offsets[e]; r < offsets[e + 1]; ++r) {
-      double row = 0.0;
-      for (std::size_t p = 0; p < k; ++p) row += std::fabs(double{x[r * k + p]});
-      want.x = std::max(want.x, row);
-      for (std::size_t j = 0; j < n; ++j) {
-        double sum = 0.0;
-        double magnitude = 0.0;
-        for (std::size_t p = 0; p < k; ++p) {
-          const double product = double{x[r * k + p]} * weight(e, j, p);
-          sum += product;
-          magnitude += std::fabs(product);
-        }
-        want.out[r * n + j] = static_cast<float>(sum);
-        want.s = std::max(want.s, magnitude);
-      }
-    }
+  const std::size_t experts = offsets.size() - 1;
+  std::vector<std::size_t> expert_of(rows, experts);
+  for (std::size_t e = 0; e < experts; ++e) {
+    std::fill(expert_of.begin() + offsets[e], expert_of.begin() + offsets[e + 1], e);
   }
-  return want;
+  return product_oracle(x, rows, n, k, [&](std::size_t r, std::size_t j, std::size_t p) {
+    return expert_of[r] < experts ? weight(expert_of[r], j, p) : 0.0;
+  });
 }
 
 /// A routing's rows: each expert's count from the ids, as iron_moe_sort gives them. `read`, when
@@ -267,7 +249,7 @@ Routing routing_of(const std::vector<std::uint32_t>& ids, std::size_t experts) {
 /// The setup's common part: x_sorted, the offsets, out, the constants and the grid.
 testing::TestSetup grouped_setup(const std::string& kernel, const Routing& g,
                                  const std::vector<float>& x, std::size_t n, std::size_t k,
-                                 const GroupedExpected& want, const testing::Tolerance& tolerance,
+                                 const ProductExpected& want, const testing::Tolerance& tolerance,
                                  DType dt) {
   testing::TestSetup setup(kernel, dt);
   setup.input("x_sorted", x)
