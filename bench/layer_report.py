@@ -1,13 +1,29 @@
 """What the layer benches (bench/moe_layer.py, bench/llama_layer.py) share: timing a whole layer
 with CUDA events, the commit a report names, and writing the report's JSON and Markdown."""
+import argparse
 import datetime
 import json
 import os
 import pathlib
 import statistics
 import subprocess
+import sys
 
 import torch
+
+import iron_torch
+
+
+def arguments(doc, script):
+    """OUT_DIR and --repeat from the command line (doc's first line is the description); exits
+    when there is no GPU both PyTorch and Iron can use."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("out_dir")
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    if not torch.cuda.is_available() or not iron_torch.cuda_available():
+        sys.exit(f"{script}: needs a CUDA GPU that both PyTorch and Iron can use")
+    return args
 
 
 def median_us(fn, repeat, warmup=3):

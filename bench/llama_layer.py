@@ -20,9 +20,7 @@ Usage: PYTHONPATH=build/python python3 bench/llama_layer.py OUT_DIR [--repeat N]
 Writes <device>-<date>-llama-layer.json and .md in OUT_DIR; the commit is $IRON_COMMIT, else
 git's.
 """
-import argparse
 import math
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -243,12 +241,7 @@ def markdown(report):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir")
-    parser.add_argument("--repeat", type=int, default=20)
-    args = parser.parse_args()
-    if not torch.cuda.is_available() or not iron_torch.cuda_available():
-        sys.exit("bench/llama_layer.py: needs a CUDA GPU that both PyTorch and Iron can use")
+    args = layer_report.arguments(__doc__, "bench/llama_layer.py")
     gen = torch.Generator(device="cuda").manual_seed(1)
     w = weights(gen)
     report = layer_report.header(args.repeat)

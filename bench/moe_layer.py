@@ -17,8 +17,6 @@ median of --repeat runs after a warm-up.
 Usage: PYTHONPATH=build/python python3 bench/moe_layer.py OUT_DIR [--repeat N]
 Writes <device>-<date>-moe-layer.json and .md in OUT_DIR; the commit is $IRON_COMMIT, else git's.
 """
-import argparse
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -162,12 +160,7 @@ def markdown(report):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir")
-    parser.add_argument("--repeat", type=int, default=20)
-    args = parser.parse_args()
-    if not torch.cuda.is_available() or not iron_torch.cuda_available():
-        sys.exit("bench/moe_layer.py: needs a CUDA GPU that both PyTorch and Iron can use")
+    args = layer_report.arguments(__doc__, "bench/moe_layer.py")
     report = layer_report.header(args.repeat)
     report["layers"] = [run_layer(*layer, args.repeat) for layer in LAYERS]
     layer_report.write(report, markdown(report), args.out_dir, "moe-layer")
