@@ -150,7 +150,7 @@ Bound rule_bound(const ir::Kernel& kernel, const std::vector<GuardArg>& args,
     refuse(kernel, fmt::format("a group-size rule names '{}', which is not a constexpr parameter",
                                r.constexpr_name));
   }
-  const Scalar& s = std::get<Scalar>(args[index]);
+  const auto& s = std::get<Scalar>(args[index]);
   if (!is_integer(s.dtype)) {
     refuse(kernel,
            fmt::format("a group-size rule names constexpr '{}', which is {}, not an integer",
