@@ -791,6 +791,53 @@ def _gemv_mxfp4_peers(dims, dtype):
     return {"torch eager LUT + matmul": lambda: eager, "torch.compile": compiled(eager)}
 
 
+# ── Vision ───────────────────────────────────────────────────────────────────────────────────
+
+def _vision_resize_inputs(dims, dtype, gen):
+    """A batch of HWC u8 RGB images and CLIP's mean and std."""
+    b, h, w = (d(dims, key) for key in ("batch", "height", "width"))
+    image = torch.randint(0, 256, (b, h, w, 3), device="cuda", generator=gen,
+                          dtype=torch.int32).to(torch.uint8)
+    mean = torch.tensor([0.48145466, 0.4578275, 0.40821073], device="cuda")
+    std = torch.tensor([0.26862954, 0.26130258, 0.27577711], device="cuda")
+    return (image, mean, std)
+
+
+def _vision_resize_peers(dims, dtype):
+    size = (d(dims, "out_h"), d(dims, "out_w"))
+    mode = "bicubic" if d(dims, "bicubic") else "bilinear"
+    antialias = bool(d(dims, "antialias"))
+    channels_last = bool(d(dims, "channels_last"))
+
+    def eager(image, mean, std):
+        """The float path of a vision preprocessor: HWC u8 to CHW f32, resize, scale to [0, 1],
+        normalize per channel, in the layout and dtype the encoder takes."""
+        x = image.permute(0, 3, 1, 2).float()
+        y = F.interpolate(x, size=size, mode=mode, align_corners=False, antialias=antialias)
+        y = (y / 255 - mean[:, None, None]) / std[:, None, None]
+        if channels_last:
+            y = y.permute(0, 2, 3, 1)
+        return y.to(dtype).contiguous()
+
+    return {"F.interpolate + normalize (eager)": lambda: eager, "torch.compile": compiled(eager)}
+
+
+def _vision_unfold_inputs(dims, dtype, gen):
+    b, h, w = (d(dims, key) for key in ("batch", "height", "width"))
+    return (uniform((b, 3, h, w), dtype, gen),)
+
+
+def _vision_unfold_peers(dims, dtype):
+    p = d(dims, "patch")
+
+    def eager(image):
+        """The patches as rows in a conv weight's order: F.unfold gives [batch, 3·p·p, N]."""
+        cols = F.unfold(image, kernel_size=p, stride=p)
+        return cols.transpose(1, 2).reshape(-1, cols.shape[1])
+
+    return {"F.unfold + transpose (eager)": lambda: eager, "torch.compile": compiled(eager)}
+
+
 CASES = {
     "copy": (_one, _copy_peers),
     "arange": (lambda dims, dtype, gen: (), _arange_peers),
@@ -849,4 +896,6 @@ CASES = {
     # The quantized GEMM takes gemv's inputs at any m: the same dequantize-then-matmul composites.
     "gemm_affine": (_gemv_affine_inputs, _gemv_affine_peers),
     "gemm_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),
+    "vision_resize_normalize": (_vision_resize_inputs, _vision_resize_peers),
+    "vision_unfold_patches": (_vision_unfold_inputs, _vision_unfold_peers),
 }
