@@ -791,6 +791,182 @@ def _gemv_mxfp4_peers(dims, dtype):
     return {"torch eager LUT + matmul": lambda: eager, "torch.compile": compiled(eager)}
 
 
+# ── State-space models ───────────────────────────────────────────────────────────────────────
+
+def _ssm_conv1d_inputs(dims, dtype, gen):
+    b, seq, ch, w = (d(dims, key) for key in ("batch", "seqlen", "channels", "width"))
+    return (uniform((b, seq, ch), dtype, gen), uniform((ch, w), dtype, gen, -0.5, 0.5),
+            uniform(ch, dtype, gen))
+
+
+def _ssm_conv1d_peers(dims, dtype):
+    seq, w = d(dims, "seqlen"), d(dims, "width")
+
+    def eager(x, weight, bias):
+        """Channels-last in and out, as Iron: F.conv1d over [batch, channels, seqlen] padded by
+        width − 1 and cut to seqlen, silu; the conv state is the last width − 1 inputs."""
+        xt = x.transpose(1, 2)
+        y = F.conv1d(xt, weight[:, None, :], bias, padding=w - 1, groups=x.shape[2])[..., :seq]
+        state = F.pad(xt[..., max(seq - (w - 1), 0):], (max(w - 1 - seq, 0), 0))
+        return F.silu(y).transpose(1, 2).contiguous(), state.contiguous()
+
+    return {"F.conv1d (cuDNN, groups=channels) + silu": lambda: eager,
+            "torch.compile": compiled(eager)}
+
+
+def _ssm_conv1d_update_inputs(dims, dtype, gen):
+    b, ch, w = (d(dims, key) for key in ("batch", "channels", "width"))
+    return (uniform((b, ch), dtype, gen), uniform((ch, w), dtype, gen, -0.5, 0.5),
+            uniform(ch, dtype, gen), uniform((b, ch, w - 1), dtype, gen))
+
+
+def _ssm_conv1d_update_peers(dims, dtype):
+    def composite(x, weight, bias, conv_state):
+        """The window is the state then x; its weighted sum through silu; the state rolls."""
+        window = torch.cat([conv_state, x[..., None]], -1)
+        y = F.silu((window.float() * weight.float()).sum(-1) + bias.float())
+        conv_state.copy_(window[..., 1:])
+        return y.to(x.dtype)
+
+    return {"torch eager (cat, mul, sum, silu)": lambda: composite,
+            "torch.compile": compiled(composite)}
+
+
+def _ssm_scan_inputs(dims, dtype, gen):
+    """u, delta, delta_bias, A, B, C, D, z in Iron's layouts (channels-last)."""
+    b, seq, dim, n = (d(dims, key) for key in ("batch", "seqlen", "dim", "states"))
+    return (uniform((b, seq, dim), dtype, gen), uniform((b, seq, dim), dtype, gen),
+            uniform(dim, torch.float32, gen, -6.0, -2.0),
+            uniform((dim, n), torch.float32, gen, -16.0, -1.0),
+            uniform((b, seq, n), dtype, gen), uniform((b, seq, n), dtype, gen),
+            uniform(dim, torch.float32, gen, 0.5, 1.5), uniform((b, seq, dim), dtype, gen))
+
+
+def _ssm_scan_prepare(u, delta, delta_bias, A, B):
+    """Every token's decay exp(dt·A) and input dt·u·B at once, as Mamba's selective_scan_ref."""
+    dt = F.softplus(delta.float() + delta_bias)
+    return torch.exp(dt[..., None] * A), (dt * u.float())[..., None] * B.float()[:, :, None, :]
+
+
+def _ssm_scan_step(h, decay, inp, c):
+    h = decay * h + inp
+    return h, (h * c[:, None, :]).sum(-1)
+
+
+def _ssm_scan(prepare, step):
+    def run(u, delta, delta_bias, A, B, C, D, z):
+        """The sequential scan: one step a token over the [batch, dim, states] state."""
+        decay, inp = prepare(u, delta, delta_bias, A, B)
+        h = torch.zeros((u.shape[0], u.shape[2], A.shape[1]), device="cuda", dtype=torch.float32)
+        ys = []
+        for t in range(u.shape[1]):
+            h, y = step(h, decay[:, t], inp[:, t], C[:, t].float())
+            ys.append(y)
+        y = (torch.stack(ys, 1) + D * u.float()) * F.silu(z.float())
+        return y.to(u.dtype), h
+    return run
+
+
+def _ssm_scan_peers(dims, dtype):
+    # torch.compile of the whole loop would unroll seqlen steps: compile the two parts instead.
+    return {"torch eager (sequential scan)": lambda: _ssm_scan(_ssm_scan_prepare, _ssm_scan_step),
+            "torch.compile (prepare and step)": lambda: _ssm_scan(
+                torch.compile(_ssm_scan_prepare, dynamic=False),
+                torch.compile(_ssm_scan_step, dynamic=False))}
+
+
+def _ssm_scan_update_inputs(dims, dtype, gen):
+    """state, x, dt, dt_bias, A, B, C, D, z in Iron's layouts."""
+    b, dim, n = (d(dims, key) for key in ("batch", "dim", "states"))
+    return (uniform((b, dim, n), torch.float32, gen), uniform((b, dim), dtype, gen),
+            uniform((b, dim), dtype, gen), uniform(dim, torch.float32, gen, -6.0, -2.0),
+            uniform((dim, n), torch.float32, gen, -16.0, -1.0), uniform((b, n), dtype, gen),
+            uniform((b, n), dtype, gen), uniform(dim, torch.float32, gen, 0.5, 1.5),
+            uniform((b, dim), dtype, gen))
+
+
+def _ssm_scan_update_peers(dims, dtype):
+    def composite(state, x, dt, dt_bias, A, B, C, D, z):
+        """Mamba's selective_state_update_ref, the state updated in place."""
+        step = F.softplus(dt.float() + dt_bias)
+        xf = x.float()
+        state.copy_(state * torch.exp(step[..., None] * A)
+                    + (step * xf)[..., None] * B.float()[:, None, :])
+        y = (state * C.float()[:, None, :]).sum(-1) + D * xf
+        return (y * F.silu(z.float())).to(x.dtype)
+
+    return {"torch eager (selective_state_update_ref)": lambda: composite,
+            "torch.compile": compiled(composite)}
+
+
+def _ssm_ssd_inputs(dims, dtype, gen):
+    """x, dt, dt_bias, A, B, C, D, z in Iron's layouts (channels-last)."""
+    b, seq, heads, p, g, n = (d(dims, key) for key in
+                              ("batch", "seqlen", "heads", "head_dim", "ngroups", "states"))
+    return (uniform((b, seq, heads, p), dtype, gen), uniform((b, seq, heads), dtype, gen),
+            uniform(heads, torch.float32, gen, -6.0, -2.0),
+            uniform(heads, torch.float32, gen, -16.0, -1.0),
+            uniform((b, seq, g, n), dtype, gen), uniform((b, seq, g, n), dtype, gen),
+            uniform(heads, torch.float32, gen, 0.5, 1.5), uniform((b, seq, heads, p), dtype, gen))
+
+
+def _ssm_ssd_step(s, decay, x_dt, b, c):
+    """One token of every head: s [batch, heads, head_dim, states], b and c [batch, heads, states]."""
+    s = decay[..., None, None] * s + x_dt[..., None] * b[:, :, None, :]
+    return s, (s * c[:, :, None, :]).sum(-1)
+
+
+def _ssm_ssd(step):
+    def run(x, dt, dt_bias, A, B, C, D, z):
+        """The sequential scan of Mamba-2's SSD layer, one step a token."""
+        heads, rep = x.shape[2], x.shape[2] // B.shape[2]
+        dt = F.softplus(dt.float() + dt_bias)
+        decay, x_dt = torch.exp(dt * A), x.float() * dt[..., None]
+        bh, ch = B.float().repeat_interleave(rep, 2), C.float().repeat_interleave(rep, 2)
+        s = torch.zeros((x.shape[0], heads, x.shape[3], B.shape[3]), device="cuda",
+                        dtype=torch.float32)
+        ys = []
+        for t in range(x.shape[1]):
+            s, y = step(s, decay[:, t], x_dt[:, t], bh[:, t], ch[:, t])
+            ys.append(y)
+        y = (torch.stack(ys, 1) + D[:, None] * x.float()) * F.silu(z.float())
+        return y.to(x.dtype), s
+    return run
+
+
+def _ssm_ssd_peers(dims, dtype):
+    return {"torch eager (sequential scan)": lambda: _ssm_ssd(_ssm_ssd_step),
+            "torch.compile (each step)": lambda: _ssm_ssd(
+                torch.compile(_ssm_ssd_step, dynamic=False))}
+
+
+def _ssm_ssd_update_inputs(dims, dtype, gen):
+    """state, x, dt, dt_bias, A, B, C, D, z in Iron's layouts."""
+    b, heads, p, g, n = (d(dims, key) for key in ("batch", "heads", "head_dim", "ngroups", "states"))
+    return (uniform((b, heads, p, n), torch.float32, gen), uniform((b, heads, p), dtype, gen),
+            uniform((b, heads), dtype, gen), uniform(heads, torch.float32, gen, -6.0, -2.0),
+            uniform(heads, torch.float32, gen, -16.0, -1.0), uniform((b, g, n), dtype, gen),
+            uniform((b, g, n), dtype, gen), uniform(heads, torch.float32, gen, 0.5, 1.5),
+            uniform((b, heads, p), dtype, gen))
+
+
+def _ssm_ssd_update_peers(dims, dtype):
+    rep = d(dims, "heads") // d(dims, "ngroups")
+
+    def composite(state, x, dt, dt_bias, A, B, C, D, z):
+        """Mamba-2's selective_state_update_ref for one token, the state updated in place."""
+        step = F.softplus(dt.float() + dt_bias)
+        bh, ch = B.float().repeat_interleave(rep, 1), C.float().repeat_interleave(rep, 1)
+        xf = x.float()
+        state.copy_(torch.exp(step * A)[..., None, None] * state
+                    + (xf * step[..., None])[..., None] * bh[:, :, None, :])
+        y = (state * ch[:, :, None, :]).sum(-1) + D[:, None] * xf
+        return (y * F.silu(z.float())).to(x.dtype)
+
+    return {"torch eager (selective_state_update_ref)": lambda: composite,
+            "torch.compile": compiled(composite)}
+
+
 # ── Vision ───────────────────────────────────────────────────────────────────────────────────
 
 def _vision_resize_inputs(dims, dtype, gen):
@@ -896,6 +1072,12 @@ CASES = {
     # The quantized GEMM takes gemv's inputs at any m: the same dequantize-then-matmul composites.
     "gemm_affine": (_gemv_affine_inputs, _gemv_affine_peers),
     "gemm_mxfp4": (_gemv_mxfp4_inputs, _gemv_mxfp4_peers),
+    "ssm_conv1d": (_ssm_conv1d_inputs, _ssm_conv1d_peers),
+    "ssm_conv1d_update": (_ssm_conv1d_update_inputs, _ssm_conv1d_update_peers),
+    "ssm_selective_scan": (_ssm_scan_inputs, _ssm_scan_peers),
+    "ssm_selective_scan_update": (_ssm_scan_update_inputs, _ssm_scan_update_peers),
+    "ssm_ssd_scan": (_ssm_ssd_inputs, _ssm_ssd_peers),
+    "ssm_ssd_update": (_ssm_ssd_update_inputs, _ssm_ssd_update_peers),
     "vision_resize_normalize": (_vision_resize_inputs, _vision_resize_peers),
     "vision_unfold_patches": (_vision_unfold_inputs, _vision_unfold_peers),
 }
