@@ -87,7 +87,9 @@ def run_case(result, l2_bytes, args):
             continue
         try:
             fn = build()
-            out = fn(*first)
+            # Each peer's checked run gets inputs of its own: a peer that updates a state in
+            # place must not see the state an earlier peer advanced.
+            out = fn(*(t.clone() if torch.is_tensor(t) else t for t in first))
             torch.cuda.synchronize()
             if reference is None:
                 reference = out
