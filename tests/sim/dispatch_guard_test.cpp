@@ -352,8 +352,7 @@ TEST(DispatchGuardLayouts, FactsDerivedOnceGiveTheSameChecks) {
   const Grid g = grid({32768, 1, 1}, {32, 1, 1});
   const std::vector<runtime::GuardArg> too_big = {extent(2147483648), extent(32768),
                                                   scalar(DType::U32, 65536)};
-  const std::vector<runtime::GuardArg> fits = {extent(65536), extent(32768),
-                                               scalar(DType::U32, 2)};
+  const std::vector<runtime::GuardArg> fits = {extent(65536), extent(32768), scalar(DType::U32, 2)};
   std::string with_facts;
   try {
     runtime::check_dispatch(k, too_big, g, {}, facts);
