@@ -51,7 +51,7 @@ using namespace iron::dsl;
 
 namespace {
 
-/// The dispatch and grid of tiles of tile_rows × tile_cols and `threads` threads.
+/// The dispatch and grid of tiles of kBM rows × tile_cols columns and `threads` threads.
 void declare_grouped(std::uint32_t tile_cols, std::uint32_t threads) {
   dispatch(tiled, {exactly(threads)});
   grid("[ceil_div(n, " + std::to_string(tile_cols) + "), " + moe::tile_rows_of_grid(gemm::kBM) +
@@ -64,6 +64,16 @@ std::pair<moe::ExpertTile, Expr<u32>> grouped_tile(const Tensor<u32>& offsets,
                                                    std::uint32_t tile_cols) {
   const auto [tile, col0] = gemm::banded_tile(1, tile_cols);
   return {moe::expert_tile(offsets, experts, rows, tile, gemm::kBM), col0};
+}
+
+/// The epilogue of a tile of one expert's rows: out[r, c − first] = sum for the rows before
+/// row_end and the expert's n columns (first … first + n − 1 of the experts' weight rows).
+template <class T>
+auto store_expert_rows(const Out<T>& out, const Expr<u32>& row_end, const Expr<u32>& first,
+                       const Expr<u32>& n) {
+  return [&out, row_end, first, n](const auto& r, const auto& c, const Expr<f32>& sum) {
+    IRON_IF(r < row_end && c - first < n) { store(out[r * n + c - first], cast<T>(sum)); }
+  };
 }
 
 /// A tile's b source on gemm::product's fragment tiles (f32 and quantized weights): the source,
@@ -86,14 +96,8 @@ void fragment_tiles(const Tensor<T>& x_sorted, const Tensor<u32>& offsets, const
   const auto [tile, col0] = grouped_tile(offsets, experts, rows, gemm::kBN);
   IRON_IF(tile.expert < experts) {
     const auto b = make_b(tile);
-    const auto& first = b.first;
-    const auto& row_end = tile.row_end;
     gemm::product_at(x_sorted, b.source, b.height, b.columns, k, Expr<u32>(0u), tile.row0,
-                     first + col0, [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-                       IRON_IF(r < row_end && c - first < n) {
-                         store(out[r * n + c - first], cast<T>(sum));
-                       }
-                     });
+                     b.first + col0, store_expert_rows(out, tile.row_end, b.first, n));
   }
   IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, gemm::kBM, gemm::kBN); }
 }
@@ -113,13 +117,8 @@ IRON_KERNEL(iron_moe_gemm,
     const auto [tile, col0] = grouped_tile(offsets, experts, rows, kBN);
     IRON_IF(tile.expert < experts) {
       auto first = tile.expert * n;
-      auto row_end = tile.row_end;
       gemm::warpgroup::tile_product_at(x_sorted, w, rows, experts * n, k, tile.row0, first + col0,
-                                       [&](const auto& r, const auto& c, const Expr<f32>& sum) {
-                                         IRON_IF(r < row_end && c - first < n) {
-                                           store(out[r * n + c - first], cast<T>(sum));
-                                         }
-                                       });
+                                       store_expert_rows(out, tile.row_end, first, n));
     }
     IRON_ELSE { moe::zero_tile(out, tile.row0, rows, col0, n, gemm::kBM, kBN); }
   } else {
