@@ -316,9 +316,16 @@ std::vector<float> resize_oracle(const std::vector<std::uint32_t>& image, const 
   return out;
 }
 
-testing::TestSetup resize_setup(const std::string& kernel, ResizeFilter filter, Antialias aa,
-                                ImageLayout layout, const ResizeCase& s, DType dt,
-                                testing::Rng& rng) {
+/// The kernel of a filter, antialias setting and layout:
+/// iron_vision_resize_normalize_{bilinear,bicubic}[_aa]_{chw,nhwc}.
+std::string resize_kernel(ResizeFilter filter, Antialias aa, ImageLayout layout) {
+  return std::string("iron_vision_resize_normalize_") +
+         (filter == ResizeFilter::Bilinear ? "bilinear" : "bicubic") +
+         (aa == Antialias::On ? "_aa" : "") + (layout == ImageLayout::Chw ? "_chw" : "_nhwc");
+}
+
+testing::TestSetup resize_setup(ResizeFilter filter, Antialias aa, ImageLayout layout,
+                                const ResizeCase& s, DType dt, testing::Rng& rng) {
   namespace tol = testing::tolerance;
   const auto image = rng.integers(s.batch * s.height * s.width * 3, 0, 256);
   const Axis ys = resize_axis(s.height, s.out_h, filter, aa);
@@ -329,7 +336,7 @@ testing::TestSetup resize_setup(const std::string& kernel, ResizeFilter filter, 
       (rho * (weight_error(xs) + weight_error(ys) + sums) +
        tol::gamma(3) * (rho + *std::max_element(kClipMean.begin(), kClipMean.end()))) /
       *std::min_element(kClipStd.begin(), kClipStd.end());
-  testing::TestSetup setup(kernel, dt);
+  testing::TestSetup setup(resize_kernel(filter, aa, layout), dt);
   setup.input_u32("image", image)
       .input("mean", kClipMean)
       .input("std_dev", kClipStd)
@@ -347,8 +354,8 @@ testing::TestSetup resize_setup(const std::string& kernel, ResizeFilter filter, 
 /// Bench: a batch of 32 1080p frames to the encoder's size. Bytes: the input rows some output
 /// reads (whole rows: the columns a row's taps read are closer than a 32-byte sector), the
 /// output written once.
-bench::BenchSetup resize_bench(const std::string& kernel, ResizeFilter filter, Antialias aa,
-                               ImageLayout layout, std::size_t out_size, DType dt) {
+bench::BenchSetup resize_bench(ResizeFilter filter, Antialias aa, ImageLayout layout,
+                               std::size_t out_size, DType dt) {
   const ResizeCase s{32, 1080, 1920, out_size, out_size};
   const Axis ys = resize_axis(s.height, s.out_h, filter, aa);
   std::vector<bool> read(s.height, false);
@@ -357,7 +364,7 @@ bench::BenchSetup resize_bench(const std::string& kernel, ResizeFilter filter, A
   }
   const auto rows_read = static_cast<std::size_t>(std::count(read.begin(), read.end(), true));
   const std::size_t outputs = s.batch * 3 * s.out_h * s.out_w;
-  bench::BenchSetup setup(kernel, dt);
+  bench::BenchSetup setup(resize_kernel(filter, aa, layout), dt);
   setup.random_u32("image", s.batch * s.height * s.width * 3, 0, 256)
       .input("mean", kClipMean)
       .input("std_dev", kClipStd)
@@ -393,142 +400,116 @@ constexpr ResizeCase kOnePixelOut{1, 5, 4, 1, 1};
 }  // namespace
 
 IRON_TEST(iron_vision_resize_normalize_bilinear_chw, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_chw", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Chw, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Chw, kDownscale, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_chw, upscale_7x5_to_16x13, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_chw", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Chw, kUpscale, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Chw, kUpscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_chw, same_size_normalizes_only, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_chw", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Chw, kSameSize, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Chw, kSameSize, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_chw, one_pixel_in, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_chw", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Chw, kOnePixelIn, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Chw, kOnePixelIn, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_nhwc, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_nhwc", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Nhwc, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Nhwc, kDownscale, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_nhwc, mixed_20x6_to_7x15, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_nhwc", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Nhwc, kMixed, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Nhwc, kMixed, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_aa_chw, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_aa_chw", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Chw, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, kDownscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_aa_chw, upscale_7x5_to_16x13, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_aa_chw", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Chw, kUpscale, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, kUpscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_aa_chw, same_size_normalizes_only, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_aa_chw", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Chw, kSameSize, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, kSameSize, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_aa_chw, one_pixel_out, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_aa_chw", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Chw, kOnePixelOut, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, kOnePixelOut, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_aa_nhwc, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_aa_nhwc", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Nhwc, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Nhwc, kDownscale, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bilinear_aa_nhwc, mixed_20x6_to_7x15, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bilinear_aa_nhwc", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Nhwc, kMixed, dt, rng);
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Nhwc, kMixed, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_chw, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_chw", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Chw, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Chw, kDownscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_chw, upscale_7x5_to_16x13, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_chw", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Chw, kUpscale, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Chw, kUpscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_chw, same_size_normalizes_only, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_chw", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Chw, kSameSize, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Chw, kSameSize, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_chw, one_pixel_in, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_chw", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Chw, kOnePixelIn, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Chw, kOnePixelIn, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_nhwc, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_nhwc", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Nhwc, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Nhwc, kDownscale, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_nhwc, mixed_20x6_to_7x15, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_nhwc", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Nhwc, kMixed, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Nhwc, kMixed, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_aa_chw, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_aa_chw", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Chw, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Chw, kDownscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_aa_chw, upscale_7x5_to_16x13, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_aa_chw", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Chw, kUpscale, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Chw, kUpscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_aa_chw, same_size_normalizes_only, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_aa_chw", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Chw, kSameSize, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Chw, kSameSize, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_aa_chw, one_pixel_out, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_aa_chw", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Chw, kOnePixelOut, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Chw, kOnePixelOut, dt,
+                      rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_aa_nhwc, downscale_45x67_to_13x19, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_aa_nhwc", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Nhwc, kDownscale, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Nhwc, kDownscale, dt, rng);
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_aa_nhwc, mixed_20x6_to_7x15, F32, F16, BF16) {
-  return resize_setup("iron_vision_resize_normalize_bicubic_aa_nhwc", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Nhwc, kMixed, dt, rng);
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Nhwc, kMixed, dt, rng);
 }
 
 // CLIP / LLaVA (336) and ViT (224) inputs from 1080p frames.
 IRON_BENCH(iron_vision_resize_normalize_bilinear_chw, b32_1080x1920_to_336, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bilinear_chw", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Chw, 336, dt);
+  return resize_bench(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Chw, 336, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bilinear_nhwc, b32_1080x1920_to_336, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bilinear_nhwc", ResizeFilter::Bilinear,
-                      Antialias::Off, ImageLayout::Nhwc, 336, dt);
+  return resize_bench(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Nhwc, 336, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bilinear_aa_chw, b32_1080x1920_to_336, F32, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bilinear_aa_chw", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Chw, 336, dt);
+  return resize_bench(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, 336, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bilinear_aa_chw, b32_1080x1920_to_224, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bilinear_aa_chw", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Chw, 224, dt);
+  return resize_bench(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, 224, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bilinear_aa_nhwc, b32_1080x1920_to_336, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bilinear_aa_nhwc", ResizeFilter::Bilinear,
-                      Antialias::On, ImageLayout::Nhwc, 336, dt);
+  return resize_bench(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Nhwc, 336, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bicubic_chw, b32_1080x1920_to_336, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bicubic_chw", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Chw, 336, dt);
+  return resize_bench(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Chw, 336, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bicubic_nhwc, b32_1080x1920_to_336, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bicubic_nhwc", ResizeFilter::Bicubic,
-                      Antialias::Off, ImageLayout::Nhwc, 336, dt);
+  return resize_bench(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Nhwc, 336, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bicubic_aa_chw, b32_1080x1920_to_336, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bicubic_aa_chw", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Chw, 336, dt);
+  return resize_bench(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Chw, 336, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bicubic_aa_chw, b32_1080x1920_to_224, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bicubic_aa_chw", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Chw, 224, dt);
+  return resize_bench(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Chw, 224, dt);
 }
 IRON_BENCH(iron_vision_resize_normalize_bicubic_aa_nhwc, b32_1080x1920_to_336, BF16) {
-  return resize_bench("iron_vision_resize_normalize_bicubic_aa_nhwc", ResizeFilter::Bicubic,
-                      Antialias::On, ImageLayout::Nhwc, 336, dt);
+  return resize_bench(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Nhwc, 336, dt);
 }
 
 }  // namespace iron::kernels
