@@ -242,7 +242,7 @@ struct Routing {
   std::vector<std::uint32_t> read;
 };
 Routing routing_of(const std::vector<std::uint32_t>& ids, std::size_t experts) {
-  return {sort_oracle(ids, experts).offsets, ids.size(), experts};
+  return {sort_oracle(ids, experts).offsets, ids.size(), experts, {}};
 }
 
 /// The setup's common part: x_sorted, the offsets, out, the constants and the grid.
