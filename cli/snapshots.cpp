@@ -1,6 +1,6 @@
-/// `iron snap` rewrites the emitted-code snapshots (the source of every kernel × dtype for each
-/// target of the registry); `iron diff` shows how the code emitted now differs from them and
-/// fails when it does.
+/// `iron snap` rewrites the emitted-code snapshots (the source of every kernel, in its snapshot
+/// dtype, for each target of the registry); `iron diff` shows how the code emitted now differs
+/// from them and fails when it does.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -24,12 +24,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Snapshot path (relative to the snapshot folder) -> emitted source, for every kernel × dtype
-/// on each target's default profile: TARGET/SYMBOL.EXTENSION. A kernel that exceeds a target's
-/// limits has a snapshot that says why it is not emitted there, so a change of either shows.
+/// The one dtype a kernel's snapshots are taken in: bf16 where the kernel has it, else its first.
+/// A kernel's dtypes differ in their element types, which the kernel tests of every dtype cover;
+/// one form per kernel keeps what a compiler change does to each kernel reviewable, at a third
+/// of the size.
+DType snapshot_dtype(const dsl::KernelInfo& info) {
+  for (DType dt : info.dtypes) {
+    if (dt == DType::BF16) return dt;
+  }
+  return info.dtypes.front();
+}
+
+/// Snapshot path (relative to the snapshot folder) -> emitted source, for every kernel in its
+/// snapshot dtype on each target's default profile: TARGET/SYMBOL.EXTENSION. A kernel that
+/// exceeds a target's limits has a snapshot that says why it is not emitted there, so a change
+/// of either shows.
 std::map<std::string, std::string> emit_everything() {
   std::map<std::string, std::string> files;
   for (const auto& form : select_kernels("", "")) {
+    if (form.dtype != snapshot_dtype(*form.info)) continue;
     const ir::Kernel traced = form.info->trace(form.dtype);
     for (const auto& profile : codegen::TargetProfile::defaults()) {
       const codegen::Target& target = codegen::target_of(profile);
@@ -132,9 +145,10 @@ std::string snapshot_folders() {
 
 Command add_snap_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "snap", fmt::format("Rewrite the emitted-code snapshots: the source of every kernel × "
-                          "dtype for each target's default profile, {}; snapshots of kernels "
-                          "that are gone are removed",
+      "snap", fmt::format("Rewrite the emitted-code snapshots: the source of every kernel in "
+                          "one dtype (bf16 where it has it, else its first) for each target's "
+                          "default profile, {}; snapshots of kernel forms that are gone are "
+                          "removed",
                           snapshot_folders()));
   auto dir = std::make_shared<std::string>("tests/snapshots");
   cmd->add_option("--dir", *dir, "Snapshot folder (default tests/snapshots)");

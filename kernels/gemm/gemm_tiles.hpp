@@ -172,15 +172,47 @@ struct DenseB {
   }
 };
 
-/// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`a` [m, k] from `a_base`; `b` a b
-/// source such as DenseB) and calls epilogue(r, c, sum) for every element (r, c) of the tile
-/// inside out, with sum the f32 Σ_p a[r, p] · b(p, c).
-template <class T, class BSource, class Epilogue>
-void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
-                const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
-                const dsl::Expr<dsl::u32>& a_base, const dsl::Expr<dsl::u32>& row0,
-                const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+/// The a operand read from a dense row-major [m, k] matrix of T from `base`. Every a source gives
+/// product_from what a b source does: whether its stages can be filled by 16-byte asynchronous
+/// copies, and two ways to fill the Rows × Cols stage of rows row0… and k columns p0… at `at` in
+/// `tile` (rows `pitch` apart): `start` (asynchronous) and `copy` (element by element, for any
+/// shape), zeros outside. An a source that gathers (kernels/convolution/im2col_a.hpp) makes the
+/// same tiles of a matrix that is never stored.
+template <class T>
+struct DenseA {
+  using type = T;
+  const dsl::Tensor<T>& a;
+  dsl::Expr<dsl::u32> base;
+
+  Matrix<T> matrix(const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k) const {
+    return Matrix<T>{a, base, m, k};
+  }
+  dsl::Expr<bool> async_ok(const dsl::Expr<dsl::u32>& /*m*/, const dsl::Expr<dsl::u32>& k) const {
+    return k % kChunk == 0u && base % kChunk == 0u;
+  }
+  template <std::uint32_t Rows, std::uint32_t Cols>
+  void start(const dsl::Shared<T>& tile, std::uint32_t pitch, const dsl::Expr<dsl::u32>& at,
+             const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& p0,
+             const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k) const {
+    start_tile_copy<T, Rows, Cols>(matrix(m, k), tile, pitch, at, row0, p0);
+  }
+  void copy(const dsl::Shared<T>& tile, std::uint32_t pitch, const dsl::Expr<dsl::u32>& row0,
+            const dsl::Expr<dsl::u32>& p0, std::uint32_t rows, std::uint32_t cols,
+            const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& k) const {
+    copy_tile<T>(matrix(m, k), tile, pitch, row0, p0, rows, cols);
+  }
+};
+
+/// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`asrc` an a source such as DenseA, of
+/// m rows and k columns; `bsrc` a b source such as DenseB) and calls epilogue(r, c, sum) for
+/// every element (r, c) of the tile inside out, with sum the f32 Σ_p a(r, p) · b(p, c).
+template <class ASource, class BSource, class Epilogue>
+void product_from(const ASource& asrc, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
+                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                  const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
+                  Epilogue&& epilogue) {
   using namespace iron::dsl;
+  using T = typename ASource::type;
   constexpr bool kWide = BSource::wide_steps;
   constexpr std::uint32_t kBK = step_k<T, kWide>();
   constexpr std::uint32_t kPitchA = kBK + pad<T, kWide>();
@@ -195,7 +227,6 @@ void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<ds
   auto warp = simdgroup_id();
   auto warp_row = warp / (kBN / kWN) * kWM;
   auto warp_col = warp % (kBN / kWN) * kWN;
-  const Matrix<T> ma{a, a_base, m, k};
 
   FragAcc<kWM, kWN> acc;
   FragA<T, kWM, 16> fa;
@@ -212,11 +243,11 @@ void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<ds
       mma(acc, fa, fb);
     }
   };
-  IRON_IF(k % kChunk == 0u && a_base % kChunk == 0u && bsrc.async_ok(n, k)) {
+  IRON_IF(asrc.async_ok(m, k) && bsrc.async_ok(n, k)) {
     // Whole 16-byte pieces: step p0 + kBK's tiles are copied asynchronously while step p0's
     // are multiplied.
     const auto start = [&](const Expr<u32>& p0, const Expr<u32>& stage) {
-      start_tile_copy<T, kBM, kBK>(ma, tile_a, kPitchA, stage * kStageA, row0, p0);
+      asrc.template start<kBM, kBK>(tile_a, kPitchA, stage * kStageA, row0, p0, m, k);
       bsrc.start(tile_b, stage * kStageB, p0, col0, n, k);
     };
     pipelined(
@@ -225,7 +256,7 @@ void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<ds
   }
   IRON_ELSE {
     for (auto p0 : range(0u, k, kBK)) {
-      copy_tile<T>(ma, tile_a, kPitchA, row0, p0, kBM, kBK);
+      asrc.copy(tile_a, kPitchA, row0, p0, kBM, kBK, m, k);
       bsrc.copy(tile_b, p0, col0, n, k);
       barrier();
       multiply(Expr<u32>(0u), Expr<u32>(0u));
@@ -238,6 +269,17 @@ void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<ds
     auto c = col0 + warp_col + acc.col(slot);
     IRON_IF(r < m && c < n) { epilogue(r, c, acc.get(slot)); }
   }
+}
+
+/// Computes the kBM×kBN tile of a · op(b) at (row0, col0) (`a` [m, k] from `a_base`; `b` a b
+/// source such as DenseB) and calls epilogue(r, c, sum) for every element (r, c) of the tile
+/// inside out, with sum the f32 Σ_p a[r, p] · b(p, c): product_from with a DenseA.
+template <class T, class BSource, class Epilogue>
+void product_at(const dsl::Tensor<T>& a, const BSource& bsrc, const dsl::Expr<dsl::u32>& m,
+                const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                const dsl::Expr<dsl::u32>& a_base, const dsl::Expr<dsl::u32>& row0,
+                const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+  product_from(DenseA<T>{a, a_base}, bsrc, m, n, k, row0, col0, std::forward<Epilogue>(epilogue));
 }
 
 /// This group's tile of a · op(b) in the banded launch order (banded_tile), as product_at.

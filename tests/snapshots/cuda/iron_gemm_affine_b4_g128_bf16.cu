@@ -271,25 +271,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {
-    for (unsigned int v3246 = 0u; v3246 < 2u; v3246 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
+    for (unsigned int v3246 = 0u; v3246 < 2u; v3246 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3247 = v3246 << 5u;
       const bool v3249 = v3247 < v2;
       if (v3249) {
-        const unsigned int v3251 = v3246 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3251 = v3246 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3253 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3256 = v3253 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3259 = v3253 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -687,33 +687,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const iron_bf16 v4011 = iron_f32_to_bf16(v4010);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3347) = iron_bf16x8{{v3990, v3993, v3996, v3999, v4002, v4005, v4008, v4011}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v4030 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v4036 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v4030 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4036 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v4018 = 0u; v4018 < v2; v4018 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v4018 = 0u; v4018 < v2; v4018 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4020 = v4018 >> 5u;
       const unsigned int v4022 = v4020 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4024 = v4022 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v4031 = v4024 + v4030;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v4024 = v4022 * 5120u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v4031 = v4024 + v4030;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false>(v39, shm0, v4031, 40u);
-      const unsigned int v4037 = v4024 + v4036;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4037 = v4024 + v4036;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true>(v41, shm1, v4037, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4044 = v4031 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4044 = v4031 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false>(v39, shm0, v4044, 40u);
-      const unsigned int v4050 = v4037 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4050 = v4037 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true>(v41, shm1, v4050, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4053 = v4018 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4053 = v4018 + 64u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4055 = v4020 + 2u;
       const unsigned int v4056 = v4055 % 3u;
       const bool v4057 = v4053 < v2;
       if (v4057) {
-        const unsigned int v4059 = v4056 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4059 = v4056 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4061 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4064 = v4061 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4067 = v4061 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -1111,7 +1111,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
         const iron_bf16 v4819 = iron_f32_to_bf16(v4818);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4155) = iron_bf16x8{{v4798, v4801, v4804, v4807, v4810, v4813, v4816, v4819}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
@@ -1164,12 +1164,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1421 = v1407 * v919;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1549 = v1390 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1551 = v1549 + v1394;
-    const unsigned int v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -1504,23 +1504,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
       const float v1545 = v1399 ? v1522 : 0.0f;
       const iron_bf16 v1546 = iron_f32_to_bf16(v1545);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1551) = iron_bf16x8{{v1525, v1528, v1531, v1534, v1537, v1540, v1543, v1546}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false>(v39, shm0, v1558, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true>(v41, shm1, v1564, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false>(v39, shm0, v1572, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true>(v41, shm1, v1578, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false>(v39, shm0, v1558, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true>(v41, shm1, v1564, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false>(v39, shm0, v1572, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true>(v41, shm1, v1578, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v1579 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1579 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1580 = v22 + v31;
   const unsigned int v1581 = v1580 + v1579;
-  const unsigned int v1582 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1582 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1583 = v26 + v35;
   const unsigned int v1584 = v1583 + v1582;
-  const bool v1585 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1585 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1586 = v1584 < v1;
   const bool v1587 = v1585 && v1586;
   if (v1587) {
@@ -1530,11 +1530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1591 = v1590 + v1584;
     out[v1591] = v1589;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1592 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1594 = v1580 + v1592;
-  const unsigned int v1595 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1595 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1597 = v1583 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1544,11 +1544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1604 = v1603 + v1597;
     out[v1604] = v1602;
   }
-  const unsigned int v1605 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1605 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1607 = v1580 + v1605;
-  const unsigned int v1608 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1608 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1610 = v1583 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
@@ -1558,11 +1558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1617 = v1616 + v1610;
     out[v1617] = v1615;
   }
-  const unsigned int v1618 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1618 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1620 = v1580 + v1618;
-  const unsigned int v1621 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1621 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1623 = v1583 + v1621;
-  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1625 = v1623 < v1;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -1572,11 +1572,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1630 = v1629 + v1623;
     out[v1630] = v1628;
   }
-  const unsigned int v1631 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1631 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1633 = v1580 + v1631;
-  const unsigned int v1634 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1634 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1636 = v1583 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -1586,11 +1586,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1643 = v1642 + v1636;
     out[v1643] = v1641;
   }
-  const unsigned int v1644 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1644 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1646 = v1580 + v1644;
-  const unsigned int v1647 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1647 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1649 = v1583 + v1647;
-  const bool v1650 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1650 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1651 = v1649 < v1;
   const bool v1652 = v1650 && v1651;
   if (v1652) {
@@ -1600,11 +1600,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1656 = v1655 + v1649;
     out[v1656] = v1654;
   }
-  const unsigned int v1657 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1657 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1659 = v1580 + v1657;
-  const unsigned int v1660 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1660 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1662 = v1583 + v1660;
-  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1664 = v1662 < v1;
   const bool v1665 = v1663 && v1664;
   if (v1665) {
@@ -1614,11 +1614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1669 = v1668 + v1662;
     out[v1669] = v1667;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1670 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1672 = v1580 + v1670;
-  const unsigned int v1673 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1673 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1675 = v1583 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1628,11 +1628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1682 = v1681 + v1675;
     out[v1682] = v1680;
   }
-  const unsigned int v1683 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1683 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1685 = v1580 + v1683;
-  const unsigned int v1686 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1686 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1688 = v1583 + v1686;
-  const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1690 = v1688 < v1;
   const bool v1691 = v1689 && v1690;
   if (v1691) {
@@ -1642,11 +1642,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1695 = v1694 + v1688;
     out[v1695] = v1693;
   }
-  const unsigned int v1696 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1696 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1698 = v1580 + v1696;
-  const unsigned int v1699 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1699 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1701 = v1583 + v1699;
-  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1703 = v1701 < v1;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -1656,11 +1656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1708 = v1707 + v1701;
     out[v1708] = v1706;
   }
-  const unsigned int v1709 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1709 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1711 = v1580 + v1709;
-  const unsigned int v1712 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1712 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1714 = v1583 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1670,11 +1670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1721 = v1720 + v1714;
     out[v1721] = v1719;
   }
-  const unsigned int v1722 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1722 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1724 = v1580 + v1722;
-  const unsigned int v1725 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1725 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1727 = v1583 + v1725;
-  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1734 = v1733 + v1727;
     out[v1734] = v1732;
   }
-  const unsigned int v1735 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1735 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1737 = v1580 + v1735;
-  const unsigned int v1738 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1738 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1740 = v1583 + v1738;
-  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -1698,11 +1698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1747 = v1746 + v1740;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1748 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1750 = v1580 + v1748;
-  const unsigned int v1751 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1751 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1753 = v1583 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1712,11 +1712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1760 = v1759 + v1753;
     out[v1760] = v1758;
   }
-  const unsigned int v1761 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1761 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1763 = v1580 + v1761;
-  const unsigned int v1764 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1764 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1766 = v1583 + v1764;
-  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1768 = v1766 < v1;
   const bool v1769 = v1767 && v1768;
   if (v1769) {
@@ -1726,11 +1726,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1773 = v1772 + v1766;
     out[v1773] = v1771;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1774 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1776 = v1580 + v1774;
-  const unsigned int v1777 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1777 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1779 = v1583 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1740,11 +1740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1786 = v1785 + v1779;
     out[v1786] = v1784;
   }
-  const unsigned int v1787 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1787 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1789 = v1580 + v1787;
-  const unsigned int v1790 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1790 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1792 = v1583 + v1790;
-  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1794 = v1792 < v1;
   const bool v1795 = v1793 && v1794;
   if (v1795) {
@@ -1754,11 +1754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1799 = v1798 + v1792;
     out[v1799] = v1797;
   }
-  const unsigned int v1800 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1800 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1802 = v1580 + v1800;
-  const unsigned int v1803 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1803 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1805 = v1583 + v1803;
-  const bool v1806 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1806 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1807 = v1805 < v1;
   const bool v1808 = v1806 && v1807;
   if (v1808) {
@@ -1768,11 +1768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1812 = v1811 + v1805;
     out[v1812] = v1810;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1813 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1815 = v1580 + v1813;
-  const unsigned int v1816 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1816 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1818 = v1583 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -1782,11 +1782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1825 = v1824 + v1818;
     out[v1825] = v1823;
   }
-  const unsigned int v1826 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1826 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1828 = v1580 + v1826;
-  const unsigned int v1829 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1829 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1831 = v1583 + v1829;
-  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -1796,11 +1796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1838 = v1837 + v1831;
     out[v1838] = v1836;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1839 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1841 = v1580 + v1839;
-  const unsigned int v1842 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1842 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1844 = v1583 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -1810,11 +1810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1851 = v1850 + v1844;
     out[v1851] = v1849;
   }
-  const unsigned int v1852 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1852 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1854 = v1580 + v1852;
-  const unsigned int v1855 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1855 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1857 = v1583 + v1855;
-  const bool v1858 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1858 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1859 = v1857 < v1;
   const bool v1860 = v1858 && v1859;
   if (v1860) {
@@ -1824,11 +1824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1864 = v1863 + v1857;
     out[v1864] = v1862;
   }
-  const unsigned int v1865 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1865 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1867 = v1580 + v1865;
-  const unsigned int v1868 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1868 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1870 = v1583 + v1868;
-  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1872 = v1870 < v1;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -1838,11 +1838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1877 = v1876 + v1870;
     out[v1877] = v1875;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1878 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1880 = v1580 + v1878;
-  const unsigned int v1881 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1881 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1883 = v1583 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1885 = v1883 < v1;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -1852,11 +1852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1890 = v1889 + v1883;
     out[v1890] = v1888;
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1891 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1893 = v1580 + v1891;
-  const unsigned int v1894 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1894 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1896 = v1583 + v1894;
-  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1898 = v1896 < v1;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -1866,11 +1866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1903 = v1902 + v1896;
     out[v1903] = v1901;
   }
-  const unsigned int v1904 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1904 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1906 = v1580 + v1904;
-  const unsigned int v1907 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1907 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1909 = v1583 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -1880,11 +1880,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1916 = v1915 + v1909;
     out[v1916] = v1914;
   }
-  const unsigned int v1917 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1917 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1919 = v1580 + v1917;
-  const unsigned int v1920 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1920 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1922 = v1583 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -1894,11 +1894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1929 = v1928 + v1922;
     out[v1929] = v1927;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1930 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1932 = v1580 + v1930;
-  const unsigned int v1933 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1933 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1935 = v1583 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -1908,11 +1908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1942 = v1941 + v1935;
     out[v1942] = v1940;
   }
-  const unsigned int v1943 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1943 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1945 = v1580 + v1943;
-  const unsigned int v1946 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1946 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1948 = v1583 + v1946;
-  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -1922,11 +1922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1955 = v1954 + v1948;
     out[v1955] = v1953;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1956 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1958 = v1580 + v1956;
-  const unsigned int v1959 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1959 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1961 = v1583 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -1936,11 +1936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1968 = v1967 + v1961;
     out[v1968] = v1966;
   }
-  const unsigned int v1969 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1969 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1971 = v1580 + v1969;
-  const unsigned int v1972 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1972 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1974 = v1583 + v1972;
-  const bool v1975 = v1971 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1975 = v1971 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1976 = v1974 < v1;
   const bool v1977 = v1975 && v1976;
   if (v1977) {
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1981 = v1980 + v1974;
     out[v1981] = v1979;
   }
-  const unsigned int v1982 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1982 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1984 = v1580 + v1982;
-  const unsigned int v1985 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1985 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1987 = v1583 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -1964,11 +1964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v1994 = v1993 + v1987;
     out[v1994] = v1992;
   }
-  const unsigned int v1995 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1995 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1997 = v1580 + v1995;
-  const unsigned int v1998 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1998 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2000 = v1583 + v1998;
-  const bool v2001 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2001 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2002 = v2000 < v1;
   const bool v2003 = v2001 && v2002;
   if (v2003) {
@@ -1978,11 +1978,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2007 = v2006 + v2000;
     out[v2007] = v2005;
   }
-  const unsigned int v2008 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2008 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2010 = v1580 + v2008;
-  const unsigned int v2011 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2011 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2013 = v1583 + v2011;
-  const bool v2014 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2014 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2015 = v2013 < v1;
   const bool v2016 = v2014 && v2015;
   if (v2016) {
@@ -1992,11 +1992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2020 = v2019 + v2013;
     out[v2020] = v2018;
   }
-  const unsigned int v2021 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2021 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2023 = v1580 + v2021;
-  const unsigned int v2024 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2024 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2026 = v1583 + v2024;
-  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2028 = v2026 < v1;
   const bool v2029 = v2027 && v2028;
   if (v2029) {
@@ -2006,11 +2006,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2033 = v2032 + v2026;
     out[v2033] = v2031;
   }
-  const unsigned int v2034 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2034 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2036 = v1580 + v2034;
-  const unsigned int v2037 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2037 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2039 = v1583 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2041 = v2039 < v1;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
@@ -2020,11 +2020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2046 = v2045 + v2039;
     out[v2046] = v2044;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2047 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2049 = v1580 + v2047;
-  const unsigned int v2050 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2050 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2052 = v1583 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2034,11 +2034,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2059 = v2058 + v2052;
     out[v2059] = v2057;
   }
-  const unsigned int v2060 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2060 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2062 = v1580 + v2060;
-  const unsigned int v2063 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2063 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2065 = v1583 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2067 = v2065 < v1;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -2048,11 +2048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2072 = v2071 + v2065;
     out[v2072] = v2070;
   }
-  const unsigned int v2073 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2073 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2075 = v1580 + v2073;
-  const unsigned int v2076 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2076 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2078 = v1583 + v2076;
-  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2080 = v2078 < v1;
   const bool v2081 = v2079 && v2080;
   if (v2081) {
@@ -2062,11 +2062,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2085 = v2084 + v2078;
     out[v2085] = v2083;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2086 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2088 = v1580 + v2086;
-  const unsigned int v2089 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2089 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2091 = v1583 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2076,11 +2076,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2098 = v2097 + v2091;
     out[v2098] = v2096;
   }
-  const unsigned int v2099 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2099 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2101 = v1580 + v2099;
-  const unsigned int v2102 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2102 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2104 = v1583 + v2102;
-  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2090,11 +2090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2111 = v2110 + v2104;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2112 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2114 = v1580 + v2112;
-  const unsigned int v2115 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2115 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2117 = v1583 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -2104,11 +2104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2124 = v2123 + v2117;
     out[v2124] = v2122;
   }
-  const unsigned int v2125 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2125 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2127 = v1580 + v2125;
-  const unsigned int v2128 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2128 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2130 = v1583 + v2128;
-  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2132 = v2130 < v1;
   const bool v2133 = v2131 && v2132;
   if (v2133) {
@@ -2118,11 +2118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2137 = v2136 + v2130;
     out[v2137] = v2135;
   }
-  const unsigned int v2138 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2138 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2140 = v1580 + v2138;
-  const unsigned int v2141 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2141 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2143 = v1583 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2132,11 +2132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2150 = v2149 + v2143;
     out[v2150] = v2148;
   }
-  const unsigned int v2151 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2151 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2153 = v1580 + v2151;
-  const unsigned int v2154 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2154 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2156 = v1583 + v2154;
-  const bool v2157 = v2153 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2157 = v2153 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2158 = v2156 < v1;
   const bool v2159 = v2157 && v2158;
   if (v2159) {
@@ -2146,11 +2146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2163 = v2162 + v2156;
     out[v2163] = v2161;
   }
-  const unsigned int v2164 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2164 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2166 = v1580 + v2164;
-  const unsigned int v2167 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2167 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2169 = v1583 + v2167;
-  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -2160,11 +2160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2176 = v2175 + v2169;
     out[v2176] = v2174;
   }
-  const unsigned int v2177 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2177 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2179 = v1580 + v2177;
-  const unsigned int v2180 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2180 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2182 = v1583 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2184 = v2182 < v1;
   const bool v2185 = v2183 && v2184;
   if (v2185) {
@@ -2174,11 +2174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2189 = v2188 + v2182;
     out[v2189] = v2187;
   }
-  const unsigned int v2190 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2190 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2192 = v1580 + v2190;
-  const unsigned int v2193 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2193 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2195 = v1583 + v2193;
-  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -2188,11 +2188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2202 = v2201 + v2195;
     out[v2202] = v2200;
   }
-  const unsigned int v2203 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2203 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2205 = v1580 + v2203;
-  const unsigned int v2206 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2206 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2208 = v1583 + v2206;
-  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2210 = v2208 < v1;
   const bool v2211 = v2209 && v2210;
   if (v2211) {
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2215 = v2214 + v2208;
     out[v2215] = v2213;
   }
-  const unsigned int v2216 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2216 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2218 = v1580 + v2216;
-  const unsigned int v2219 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2219 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2221 = v1583 + v2219;
-  const bool v2222 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2222 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2223 = v2221 < v1;
   const bool v2224 = v2222 && v2223;
   if (v2224) {
@@ -2216,11 +2216,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2228 = v2227 + v2221;
     out[v2228] = v2226;
   }
-  const unsigned int v2229 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2229 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2231 = v1580 + v2229;
-  const unsigned int v2232 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2232 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2234 = v1583 + v2232;
-  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2236 = v2234 < v1;
   const bool v2237 = v2235 && v2236;
   if (v2237) {
@@ -2230,11 +2230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2241 = v2240 + v2234;
     out[v2241] = v2239;
   }
-  const unsigned int v2242 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2242 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2244 = v1580 + v2242;
-  const unsigned int v2245 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2245 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2247 = v1583 + v2245;
-  const bool v2248 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2248 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2249 = v2247 < v1;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -2244,11 +2244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2254 = v2253 + v2247;
     out[v2254] = v2252;
   }
-  const unsigned int v2255 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2255 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2257 = v1580 + v2255;
-  const unsigned int v2258 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2258 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2260 = v1583 + v2258;
-  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2262 = v2260 < v1;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
@@ -2258,11 +2258,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2267 = v2266 + v2260;
     out[v2267] = v2265;
   }
-  const unsigned int v2268 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2268 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2270 = v1580 + v2268;
-  const unsigned int v2271 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2271 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2273 = v1583 + v2271;
-  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -2272,11 +2272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2280 = v2279 + v2273;
     out[v2280] = v2278;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2281 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2283 = v1580 + v2281;
-  const unsigned int v2284 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2284 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2286 = v1583 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -2286,11 +2286,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2293 = v2292 + v2286;
     out[v2293] = v2291;
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2294 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2296 = v1580 + v2294;
-  const unsigned int v2297 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2297 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2299 = v1583 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2300,11 +2300,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2306 = v2305 + v2299;
     out[v2306] = v2304;
   }
-  const unsigned int v2307 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2307 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2309 = v1580 + v2307;
-  const unsigned int v2310 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2310 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2312 = v1583 + v2310;
-  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2314 = v2312 < v1;
   const bool v2315 = v2313 && v2314;
   if (v2315) {
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2319 = v2318 + v2312;
     out[v2319] = v2317;
   }
-  const unsigned int v2320 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2320 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2322 = v1580 + v2320;
-  const unsigned int v2323 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2323 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2325 = v1583 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2328,11 +2328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2332 = v2331 + v2325;
     out[v2332] = v2330;
   }
-  const unsigned int v2333 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2333 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2335 = v1580 + v2333;
-  const unsigned int v2336 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2336 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2338 = v1583 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2340 = v2338 < v1;
   const bool v2341 = v2339 && v2340;
   if (v2341) {
@@ -2342,11 +2342,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2345 = v2344 + v2338;
     out[v2345] = v2343;
   }
-  const unsigned int v2346 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2346 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2348 = v1580 + v2346;
-  const unsigned int v2349 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2349 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2351 = v1583 + v2349;
-  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2356,11 +2356,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2358 = v2357 + v2351;
     out[v2358] = v2356;
   }
-  const unsigned int v2359 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2359 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2361 = v1580 + v2359;
-  const unsigned int v2362 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2362 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2364 = v1583 + v2362;
-  const bool v2365 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2365 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2366 = v2364 < v1;
   const bool v2367 = v2365 && v2366;
   if (v2367) {
@@ -2370,11 +2370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2371 = v2370 + v2364;
     out[v2371] = v2369;
   }
-  const unsigned int v2372 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2372 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2374 = v1580 + v2372;
-  const unsigned int v2375 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2375 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2377 = v1583 + v2375;
-  const bool v2378 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2378 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2379 = v2377 < v1;
   const bool v2380 = v2378 && v2379;
   if (v2380) {
@@ -2384,11 +2384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2384 = v2383 + v2377;
     out[v2384] = v2382;
   }
-  const unsigned int v2385 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2385 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2387 = v1580 + v2385;
-  const unsigned int v2388 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2388 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2390 = v1583 + v2388;
-  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -2398,11 +2398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2397 = v2396 + v2390;
     out[v2397] = v2395;
   }
-  const unsigned int v2398 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2398 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2400 = v1580 + v2398;
-  const unsigned int v2401 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2401 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2403 = v1583 + v2401;
-  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
@@ -2412,11 +2412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2410 = v2409 + v2403;
     out[v2410] = v2408;
   }
-  const unsigned int v2411 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2411 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2413 = v1580 + v2411;
-  const unsigned int v2414 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2414 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2416 = v1583 + v2414;
-  const bool v2417 = v2413 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2417 = v2413 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2418 = v2416 < v1;
   const bool v2419 = v2417 && v2418;
   if (v2419) {
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2423 = v2422 + v2416;
     out[v2423] = v2421;
   }
-  const unsigned int v2424 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2424 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2426 = v1580 + v2424;
-  const unsigned int v2427 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2427 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2429 = v1583 + v2427;
-  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2431 = v2429 < v1;
   const bool v2432 = v2430 && v2431;
   if (v2432) {
@@ -2440,11 +2440,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2436 = v2435 + v2429;
     out[v2436] = v2434;
   }
-  const unsigned int v2437 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2437 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2439 = v1580 + v2437;
-  const unsigned int v2440 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2440 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2442 = v1583 + v2440;
-  const bool v2443 = v2439 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2443 = v2439 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2444 = v2442 < v1;
   const bool v2445 = v2443 && v2444;
   if (v2445) {
@@ -2454,11 +2454,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2449 = v2448 + v2442;
     out[v2449] = v2447;
   }
-  const unsigned int v2450 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2450 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2452 = v1580 + v2450;
-  const unsigned int v2453 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2453 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2455 = v1583 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -2468,11 +2468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2462 = v2461 + v2455;
     out[v2462] = v2460;
   }
-  const unsigned int v2463 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2463 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2465 = v1580 + v2463;
-  const unsigned int v2466 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2466 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2468 = v1583 + v2466;
-  const bool v2469 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2469 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2470 = v2468 < v1;
   const bool v2471 = v2469 && v2470;
   if (v2471) {
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2475 = v2474 + v2468;
     out[v2475] = v2473;
   }
-  const unsigned int v2476 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2476 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2478 = v1580 + v2476;
-  const unsigned int v2479 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2479 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2481 = v1583 + v2479;
-  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
@@ -2496,11 +2496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2488 = v2487 + v2481;
     out[v2488] = v2486;
   }
-  const unsigned int v2489 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2489 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2491 = v1580 + v2489;
-  const unsigned int v2492 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2492 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2494 = v1583 + v2492;
-  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -2510,11 +2510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2501 = v2500 + v2494;
     out[v2501] = v2499;
   }
-  const unsigned int v2502 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2502 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2504 = v1580 + v2502;
-  const unsigned int v2505 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2505 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2507 = v1583 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2509 = v2507 < v1;
   const bool v2510 = v2508 && v2509;
   if (v2510) {
@@ -2524,11 +2524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2514 = v2513 + v2507;
     out[v2514] = v2512;
   }
-  const unsigned int v2515 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2515 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2517 = v1580 + v2515;
-  const unsigned int v2518 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2518 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2520 = v1583 + v2518;
-  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2527 = v2526 + v2520;
     out[v2527] = v2525;
   }
-  const unsigned int v2528 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2528 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2530 = v1580 + v2528;
-  const unsigned int v2531 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2531 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2533 = v1583 + v2531;
-  const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2535 = v2533 < v1;
   const bool v2536 = v2534 && v2535;
   if (v2536) {
@@ -2552,11 +2552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2540 = v2539 + v2533;
     out[v2540] = v2538;
   }
-  const unsigned int v2541 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2541 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2543 = v1580 + v2541;
-  const unsigned int v2544 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2544 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2546 = v1583 + v2544;
-  const bool v2547 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2547 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2548 = v2546 < v1;
   const bool v2549 = v2547 && v2548;
   if (v2549) {
@@ -2566,11 +2566,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2553 = v2552 + v2546;
     out[v2553] = v2551;
   }
-  const unsigned int v2554 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2554 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2556 = v1580 + v2554;
-  const unsigned int v2557 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2557 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2559 = v1583 + v2557;
-  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2561 = v2559 < v1;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -2580,11 +2580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2566 = v2565 + v2559;
     out[v2566] = v2564;
   }
-  const unsigned int v2567 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2567 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2569 = v1580 + v2567;
-  const unsigned int v2570 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2570 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2572 = v1583 + v2570;
-  const bool v2573 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2573 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2574 = v2572 < v1;
   const bool v2575 = v2573 && v2574;
   if (v2575) {
@@ -2594,11 +2594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2579 = v2578 + v2572;
     out[v2579] = v2577;
   }
-  const unsigned int v2580 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2580 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2582 = v1580 + v2580;
-  const unsigned int v2583 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2583 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2585 = v1583 + v2583;
-  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2587 = v2585 < v1;
   const bool v2588 = v2586 && v2587;
   if (v2588) {
@@ -2608,11 +2608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2592 = v2591 + v2585;
     out[v2592] = v2590;
   }
-  const unsigned int v2593 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2593 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2595 = v1580 + v2593;
-  const unsigned int v2596 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2596 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2598 = v1583 + v2596;
-  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -2622,11 +2622,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2605 = v2604 + v2598;
     out[v2605] = v2603;
   }
-  const unsigned int v2606 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2606 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2608 = v1580 + v2606;
-  const unsigned int v2609 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2609 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2611 = v1583 + v2609;
-  const bool v2612 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2612 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2613 = v2611 < v1;
   const bool v2614 = v2612 && v2613;
   if (v2614) {
@@ -2636,11 +2636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2618 = v2617 + v2611;
     out[v2618] = v2616;
   }
-  const unsigned int v2619 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2619 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2621 = v1580 + v2619;
-  const unsigned int v2622 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2622 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2624 = v1583 + v2622;
-  const bool v2625 = v2621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2625 = v2621 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2626 = v2624 < v1;
   const bool v2627 = v2625 && v2626;
   if (v2627) {
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2631 = v2630 + v2624;
     out[v2631] = v2629;
   }
-  const unsigned int v2632 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2632 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2634 = v1580 + v2632;
-  const unsigned int v2635 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2635 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2637 = v1583 + v2635;
-  const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2639 = v2637 < v1;
   const bool v2640 = v2638 && v2639;
   if (v2640) {
@@ -2664,11 +2664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2644 = v2643 + v2637;
     out[v2644] = v2642;
   }
-  const unsigned int v2645 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2645 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2647 = v1580 + v2645;
-  const unsigned int v2648 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2648 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2650 = v1583 + v2648;
-  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2652 = v2650 < v1;
   const bool v2653 = v2651 && v2652;
   if (v2653) {
@@ -2678,11 +2678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2657 = v2656 + v2650;
     out[v2657] = v2655;
   }
-  const unsigned int v2658 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2658 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2660 = v1580 + v2658;
-  const unsigned int v2661 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2661 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2663 = v1583 + v2661;
-  const bool v2664 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2664 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2665 = v2663 < v1;
   const bool v2666 = v2664 && v2665;
   if (v2666) {
@@ -2692,11 +2692,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2670 = v2669 + v2663;
     out[v2670] = v2668;
   }
-  const unsigned int v2671 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2671 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2673 = v1580 + v2671;
-  const unsigned int v2674 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2674 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2676 = v1583 + v2674;
-  const bool v2677 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2677 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2678 = v2676 < v1;
   const bool v2679 = v2677 && v2678;
   if (v2679) {
@@ -2706,11 +2706,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2683 = v2682 + v2676;
     out[v2683] = v2681;
   }
-  const unsigned int v2684 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2684 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2686 = v1580 + v2684;
-  const unsigned int v2687 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2687 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2689 = v1583 + v2687;
-  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2691 = v2689 < v1;
   const bool v2692 = v2690 && v2691;
   if (v2692) {
@@ -2720,11 +2720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2696 = v2695 + v2689;
     out[v2696] = v2694;
   }
-  const unsigned int v2697 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2697 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2699 = v1580 + v2697;
-  const unsigned int v2700 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2700 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2702 = v1583 + v2700;
-  const bool v2703 = v2699 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2703 = v2699 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2704 = v2702 < v1;
   const bool v2705 = v2703 && v2704;
   if (v2705) {
@@ -2734,11 +2734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2709 = v2708 + v2702;
     out[v2709] = v2707;
   }
-  const unsigned int v2710 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2710 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2712 = v1580 + v2710;
-  const unsigned int v2713 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2713 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2715 = v1583 + v2713;
-  const bool v2716 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2716 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2717 = v2715 < v1;
   const bool v2718 = v2716 && v2717;
   if (v2718) {
@@ -2748,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2722 = v2721 + v2715;
     out[v2722] = v2720;
   }
-  const unsigned int v2723 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2723 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2725 = v1580 + v2723;
-  const unsigned int v2726 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2726 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2728 = v1583 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2735 = v2734 + v2728;
     out[v2735] = v2733;
   }
-  const unsigned int v2736 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2736 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2738 = v1580 + v2736;
-  const unsigned int v2739 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2739 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2741 = v1583 + v2739;
-  const bool v2742 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2742 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2743 = v2741 < v1;
   const bool v2744 = v2742 && v2743;
   if (v2744) {
@@ -2776,11 +2776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2748 = v2747 + v2741;
     out[v2748] = v2746;
   }
-  const unsigned int v2749 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2749 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2751 = v1580 + v2749;
-  const unsigned int v2752 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2752 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2754 = v1583 + v2752;
-  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2756 = v2754 < v1;
   const bool v2757 = v2755 && v2756;
   if (v2757) {
@@ -2790,11 +2790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2761 = v2760 + v2754;
     out[v2761] = v2759;
   }
-  const unsigned int v2762 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2762 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2764 = v1580 + v2762;
-  const unsigned int v2765 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2765 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2767 = v1583 + v2765;
-  const bool v2768 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2768 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2769 = v2767 < v1;
   const bool v2770 = v2768 && v2769;
   if (v2770) {
@@ -2804,11 +2804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2774 = v2773 + v2767;
     out[v2774] = v2772;
   }
-  const unsigned int v2775 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2775 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2777 = v1580 + v2775;
-  const unsigned int v2778 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2778 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2780 = v1583 + v2778;
-  const bool v2781 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2781 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2782 = v2780 < v1;
   const bool v2783 = v2781 && v2782;
   if (v2783) {
@@ -2818,11 +2818,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2787 = v2786 + v2780;
     out[v2787] = v2785;
   }
-  const unsigned int v2788 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2788 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2790 = v1580 + v2788;
-  const unsigned int v2791 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2791 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2793 = v1583 + v2791;
-  const bool v2794 = v2790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2794 = v2790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2795 = v2793 < v1;
   const bool v2796 = v2794 && v2795;
   if (v2796) {
@@ -2832,11 +2832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2800 = v2799 + v2793;
     out[v2800] = v2798;
   }
-  const unsigned int v2801 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2801 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2803 = v1580 + v2801;
-  const unsigned int v2804 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2804 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2806 = v1583 + v2804;
-  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2808 = v2806 < v1;
   const bool v2809 = v2807 && v2808;
   if (v2809) {
@@ -2846,11 +2846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2813 = v2812 + v2806;
     out[v2813] = v2811;
   }
-  const unsigned int v2814 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2814 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2816 = v1580 + v2814;
-  const unsigned int v2817 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2817 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2819 = v1583 + v2817;
-  const bool v2820 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2820 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2821 = v2819 < v1;
   const bool v2822 = v2820 && v2821;
   if (v2822) {
@@ -2860,11 +2860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2826 = v2825 + v2819;
     out[v2826] = v2824;
   }
-  const unsigned int v2827 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2827 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2829 = v1580 + v2827;
-  const unsigned int v2830 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2830 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2832 = v1583 + v2830;
-  const bool v2833 = v2829 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2833 = v2829 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2834 = v2832 < v1;
   const bool v2835 = v2833 && v2834;
   if (v2835) {
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2839 = v2838 + v2832;
     out[v2839] = v2837;
   }
-  const unsigned int v2840 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2840 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2842 = v1580 + v2840;
-  const unsigned int v2843 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2843 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2845 = v1583 + v2843;
-  const bool v2846 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2846 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2852 = v2851 + v2845;
     out[v2852] = v2850;
   }
-  const unsigned int v2853 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2853 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2855 = v1580 + v2853;
-  const unsigned int v2856 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2856 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2858 = v1583 + v2856;
-  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2860 = v2858 < v1;
   const bool v2861 = v2859 && v2860;
   if (v2861) {
@@ -2902,11 +2902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2865 = v2864 + v2858;
     out[v2865] = v2863;
   }
-  const unsigned int v2866 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2866 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2868 = v1580 + v2866;
-  const unsigned int v2869 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2869 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2871 = v1583 + v2869;
-  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -2916,11 +2916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2878 = v2877 + v2871;
     out[v2878] = v2876;
   }
-  const unsigned int v2879 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2879 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2881 = v1580 + v2879;
-  const unsigned int v2882 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2882 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2884 = v1583 + v2882;
-  const bool v2885 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2885 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2886 = v2884 < v1;
   const bool v2887 = v2885 && v2886;
   if (v2887) {
@@ -2930,11 +2930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2891 = v2890 + v2884;
     out[v2891] = v2889;
   }
-  const unsigned int v2892 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2892 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2894 = v1580 + v2892;
-  const unsigned int v2895 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2895 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2897 = v1583 + v2895;
-  const bool v2898 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2898 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2899 = v2897 < v1;
   const bool v2900 = v2898 && v2899;
   if (v2900) {
@@ -2944,11 +2944,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2904 = v2903 + v2897;
     out[v2904] = v2902;
   }
-  const unsigned int v2905 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2905 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2907 = v1580 + v2905;
-  const unsigned int v2908 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2908 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2910 = v1583 + v2908;
-  const bool v2911 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2911 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2912 = v2910 < v1;
   const bool v2913 = v2911 && v2912;
   if (v2913) {
@@ -2958,11 +2958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2917 = v2916 + v2910;
     out[v2917] = v2915;
   }
-  const unsigned int v2918 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2918 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2920 = v1580 + v2918;
-  const unsigned int v2921 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2921 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2923 = v1583 + v2921;
-  const bool v2924 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2924 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2925 = v2923 < v1;
   const bool v2926 = v2924 && v2925;
   if (v2926) {
@@ -2972,11 +2972,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2930 = v2929 + v2923;
     out[v2930] = v2928;
   }
-  const unsigned int v2931 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2931 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2933 = v1580 + v2931;
-  const unsigned int v2934 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2934 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2936 = v1583 + v2934;
-  const bool v2937 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2937 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2938 = v2936 < v1;
   const bool v2939 = v2937 && v2938;
   if (v2939) {
@@ -2986,11 +2986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2943 = v2942 + v2936;
     out[v2943] = v2941;
   }
-  const unsigned int v2944 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2944 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2946 = v1580 + v2944;
-  const unsigned int v2947 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2947 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2949 = v1583 + v2947;
-  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2951 = v2949 < v1;
   const bool v2952 = v2950 && v2951;
   if (v2952) {
@@ -3000,11 +3000,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2956 = v2955 + v2949;
     out[v2956] = v2954;
   }
-  const unsigned int v2957 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2957 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2959 = v1580 + v2957;
-  const unsigned int v2960 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2960 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2962 = v1583 + v2960;
-  const bool v2963 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2963 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2964 = v2962 < v1;
   const bool v2965 = v2963 && v2964;
   if (v2965) {
@@ -3014,11 +3014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2969 = v2968 + v2962;
     out[v2969] = v2967;
   }
-  const unsigned int v2970 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2970 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2972 = v1580 + v2970;
-  const unsigned int v2973 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2973 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2975 = v1583 + v2973;
-  const bool v2976 = v2972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2976 = v2972 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2977 = v2975 < v1;
   const bool v2978 = v2976 && v2977;
   if (v2978) {
@@ -3028,11 +3028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2982 = v2981 + v2975;
     out[v2982] = v2980;
   }
-  const unsigned int v2983 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2983 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2985 = v1580 + v2983;
-  const unsigned int v2986 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2986 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2988 = v1583 + v2986;
-  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2990 = v2988 < v1;
   const bool v2991 = v2989 && v2990;
   if (v2991) {
@@ -3042,11 +3042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v2995 = v2994 + v2988;
     out[v2995] = v2993;
   }
-  const unsigned int v2996 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2996 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2998 = v1580 + v2996;
-  const unsigned int v2999 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2999 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3001 = v1583 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3003 = v3001 < v1;
   const bool v3004 = v3002 && v3003;
   if (v3004) {
@@ -3056,11 +3056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3008 = v3007 + v3001;
     out[v3008] = v3006;
   }
-  const unsigned int v3009 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3009 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3011 = v1580 + v3009;
-  const unsigned int v3012 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3012 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3014 = v1583 + v3012;
-  const bool v3015 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3015 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3016 = v3014 < v1;
   const bool v3017 = v3015 && v3016;
   if (v3017) {
@@ -3070,11 +3070,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3021 = v3020 + v3014;
     out[v3021] = v3019;
   }
-  const unsigned int v3022 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3022 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3024 = v1580 + v3022;
-  const unsigned int v3025 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3025 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3027 = v1583 + v3025;
-  const bool v3028 = v3024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3028 = v3024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3029 = v3027 < v1;
   const bool v3030 = v3028 && v3029;
   if (v3030) {
@@ -3084,11 +3084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3034 = v3033 + v3027;
     out[v3034] = v3032;
   }
-  const unsigned int v3035 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3035 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3037 = v1580 + v3035;
-  const unsigned int v3038 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3038 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3040 = v1583 + v3038;
-  const bool v3041 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3041 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3042 = v3040 < v1;
   const bool v3043 = v3041 && v3042;
   if (v3043) {
@@ -3098,11 +3098,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3047 = v3046 + v3040;
     out[v3047] = v3045;
   }
-  const unsigned int v3048 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3048 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3050 = v1580 + v3048;
-  const unsigned int v3051 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3051 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3053 = v1583 + v3051;
-  const bool v3054 = v3050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3054 = v3050 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3055 = v3053 < v1;
   const bool v3056 = v3054 && v3055;
   if (v3056) {
@@ -3112,11 +3112,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3060 = v3059 + v3053;
     out[v3060] = v3058;
   }
-  const unsigned int v3061 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3061 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3063 = v1580 + v3061;
-  const unsigned int v3064 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3064 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3066 = v1583 + v3064;
-  const bool v3067 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3067 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3068 = v3066 < v1;
   const bool v3069 = v3067 && v3068;
   if (v3069) {
@@ -3126,11 +3126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3073 = v3072 + v3066;
     out[v3073] = v3071;
   }
-  const unsigned int v3074 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3074 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3076 = v1580 + v3074;
-  const unsigned int v3077 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3077 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3079 = v1583 + v3077;
-  const bool v3080 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3080 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3081 = v3079 < v1;
   const bool v3082 = v3080 && v3081;
   if (v3082) {
@@ -3140,11 +3140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3086 = v3085 + v3079;
     out[v3086] = v3084;
   }
-  const unsigned int v3087 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3087 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3089 = v1580 + v3087;
-  const unsigned int v3090 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3090 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3092 = v1583 + v3090;
-  const bool v3093 = v3089 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3093 = v3089 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3094 = v3092 < v1;
   const bool v3095 = v3093 && v3094;
   if (v3095) {
@@ -3154,11 +3154,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3099 = v3098 + v3092;
     out[v3099] = v3097;
   }
-  const unsigned int v3100 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3100 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3102 = v1580 + v3100;
-  const unsigned int v3103 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3103 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3105 = v1583 + v3103;
-  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3107 = v3105 < v1;
   const bool v3108 = v3106 && v3107;
   if (v3108) {
@@ -3168,11 +3168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3112 = v3111 + v3105;
     out[v3112] = v3110;
   }
-  const unsigned int v3113 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3113 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3115 = v1580 + v3113;
-  const unsigned int v3116 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3116 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3118 = v1583 + v3116;
-  const bool v3119 = v3115 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3119 = v3115 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3120 = v3118 < v1;
   const bool v3121 = v3119 && v3120;
   if (v3121) {
@@ -3182,11 +3182,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3125 = v3124 + v3118;
     out[v3125] = v3123;
   }
-  const unsigned int v3126 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3126 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3128 = v1580 + v3126;
-  const unsigned int v3129 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3129 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3131 = v1583 + v3129;
-  const bool v3132 = v3128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3132 = v3128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3133 = v3131 < v1;
   const bool v3134 = v3132 && v3133;
   if (v3134) {
@@ -3196,11 +3196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3138 = v3137 + v3131;
     out[v3138] = v3136;
   }
-  const unsigned int v3139 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3139 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3141 = v1580 + v3139;
-  const unsigned int v3142 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3142 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3144 = v1583 + v3142;
-  const bool v3145 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3145 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3146 = v3144 < v1;
   const bool v3147 = v3145 && v3146;
   if (v3147) {
@@ -3210,11 +3210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3151 = v3150 + v3144;
     out[v3151] = v3149;
   }
-  const unsigned int v3152 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3152 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3154 = v1580 + v3152;
-  const unsigned int v3155 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3155 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3157 = v1583 + v3155;
-  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3159 = v3157 < v1;
   const bool v3160 = v3158 && v3159;
   if (v3160) {
@@ -3224,11 +3224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3164 = v3163 + v3157;
     out[v3164] = v3162;
   }
-  const unsigned int v3165 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3165 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3167 = v1580 + v3165;
-  const unsigned int v3168 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3168 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3170 = v1583 + v3168;
-  const bool v3171 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3171 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3172 = v3170 < v1;
   const bool v3173 = v3171 && v3172;
   if (v3173) {
@@ -3238,11 +3238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3177 = v3176 + v3170;
     out[v3177] = v3175;
   }
-  const unsigned int v3178 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3178 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3180 = v1580 + v3178;
-  const unsigned int v3181 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3181 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3183 = v1583 + v3181;
-  const bool v3184 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3184 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3185 = v3183 < v1;
   const bool v3186 = v3184 && v3185;
   if (v3186) {
@@ -3252,11 +3252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3190 = v3189 + v3183;
     out[v3190] = v3188;
   }
-  const unsigned int v3191 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3191 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3193 = v1580 + v3191;
-  const unsigned int v3194 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3194 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3196 = v1583 + v3194;
-  const bool v3197 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3197 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3198 = v3196 < v1;
   const bool v3199 = v3197 && v3198;
   if (v3199) {
@@ -3266,11 +3266,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3203 = v3202 + v3196;
     out[v3203] = v3201;
   }
-  const unsigned int v3204 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3204 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3206 = v1580 + v3204;
-  const unsigned int v3207 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3207 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3209 = v1583 + v3207;
-  const bool v3210 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3210 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3211 = v3209 < v1;
   const bool v3212 = v3210 && v3211;
   if (v3212) {
@@ -3280,11 +3280,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3216 = v3215 + v3209;
     out[v3216] = v3214;
   }
-  const unsigned int v3217 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3217 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3219 = v1580 + v3217;
-  const unsigned int v3220 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3220 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3222 = v1583 + v3220;
-  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3224 = v3222 < v1;
   const bool v3225 = v3223 && v3224;
   if (v3225) {
@@ -3294,11 +3294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g128_bf16(
     const unsigned int v3229 = v3228 + v3222;
     out[v3229] = v3227;
   }
-  const unsigned int v3230 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3230 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3232 = v1580 + v3230;
-  const unsigned int v3233 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3233 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3235 = v1583 + v3233;
-  const bool v3236 = v3232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3236 = v3232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3237 = v3235 < v1;
   const bool v3238 = v3236 && v3237;
   if (v3238) {

@@ -274,25 +274,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {
-    for (unsigned int v3270 = 0u; v3270 < 2u; v3270 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
+    for (unsigned int v3270 = 0u; v3270 < 2u; v3270 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3271 = v3270 << 5u;
       const bool v3273 = v3271 < v2;
       if (v3273) {
-        const unsigned int v3275 = v3270 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3275 = v3270 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3277 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3280 = v3277 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3283 = v3277 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -698,33 +698,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
         const iron_bf16 v4047 = iron_f32_to_bf16(v4046);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3371) = iron_bf16x8{{v4026, v4029, v4032, v4035, v4038, v4041, v4044, v4047}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v4066 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v4072 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v4066 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4072 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v4054 = 0u; v4054 < v2; v4054 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v4054 = 0u; v4054 < v2; v4054 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4056 = v4054 >> 5u;
       const unsigned int v4058 = v4056 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4060 = v4058 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v4067 = v4060 + v4066;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v4060 = v4058 * 5120u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v4067 = v4060 + v4066;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false>(v39, shm0, v4067, 40u);
-      const unsigned int v4073 = v4060 + v4072;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4073 = v4060 + v4072;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true>(v41, shm1, v4073, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4080 = v4067 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4080 = v4067 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false>(v39, shm0, v4080, 40u);
-      const unsigned int v4086 = v4073 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4086 = v4073 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true>(v41, shm1, v4086, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4089 = v4054 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4089 = v4054 + 64u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4091 = v4056 + 2u;
       const unsigned int v4092 = v4091 % 3u;
       const bool v4093 = v4089 < v2;
       if (v4093) {
-        const unsigned int v4095 = v4092 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4095 = v4092 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4097 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4100 = v4097 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4103 = v4097 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -1130,7 +1130,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
         const iron_bf16 v4867 = iron_f32_to_bf16(v4866);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v4191) = iron_bf16x8{{v4846, v4849, v4852, v4855, v4858, v4861, v4864, v4867}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
@@ -1183,12 +1183,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1445 = v1428 * v934;  // kernels/gemm/quant_b.hpp:38
     const unsigned int v1573 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v1575 = v1573 + v1415;
-    const unsigned int v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -1531,23 +1531,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
       const float v1569 = v1420 ? v1546 : 0.0f;
       const iron_bf16 v1570 = iron_f32_to_bf16(v1569);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v1575) = iron_bf16x8{{v1549, v1552, v1555, v1558, v1561, v1564, v1567, v1570}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false>(v39, shm0, v1582, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true>(v41, shm1, v1588, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false>(v39, shm0, v1596, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true>(v41, shm1, v1602, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false>(v39, shm0, v1582, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true>(v41, shm1, v1588, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false>(v39, shm0, v1596, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true>(v41, shm1, v1602, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v1603 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1603 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1604 = v22 + v31;
   const unsigned int v1605 = v1604 + v1603;
-  const unsigned int v1606 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1606 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1607 = v26 + v35;
   const unsigned int v1608 = v1607 + v1606;
-  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1610 = v1608 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
@@ -1557,11 +1557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1615 = v1614 + v1608;
     out[v1615] = v1613;
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1616 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1618 = v1604 + v1616;
-  const unsigned int v1619 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1619 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1621 = v1607 + v1619;
-  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1623 = v1621 < v1;
   const bool v1624 = v1622 && v1623;
   if (v1624) {
@@ -1571,11 +1571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1628 = v1627 + v1621;
     out[v1628] = v1626;
   }
-  const unsigned int v1629 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1629 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1631 = v1604 + v1629;
-  const unsigned int v1632 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1632 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1634 = v1607 + v1632;
-  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1636 = v1634 < v1;
   const bool v1637 = v1635 && v1636;
   if (v1637) {
@@ -1585,11 +1585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1641 = v1640 + v1634;
     out[v1641] = v1639;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1642 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1644 = v1604 + v1642;
-  const unsigned int v1645 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1645 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1647 = v1607 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1599,11 +1599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1654 = v1653 + v1647;
     out[v1654] = v1652;
   }
-  const unsigned int v1655 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1655 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1657 = v1604 + v1655;
-  const unsigned int v1658 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1658 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1660 = v1607 + v1658;
-  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1667 = v1666 + v1660;
     out[v1667] = v1665;
   }
-  const unsigned int v1668 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1668 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1670 = v1604 + v1668;
-  const unsigned int v1671 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1671 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1673 = v1607 + v1671;
-  const bool v1674 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1674 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1675 = v1673 < v1;
   const bool v1676 = v1674 && v1675;
   if (v1676) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1680 = v1679 + v1673;
     out[v1680] = v1678;
   }
-  const unsigned int v1681 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1681 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1683 = v1604 + v1681;
-  const unsigned int v1684 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1684 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1686 = v1607 + v1684;
-  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1641,11 +1641,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1693 = v1692 + v1686;
     out[v1693] = v1691;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1694 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1696 = v1604 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1697 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1699 = v1607 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1706 = v1705 + v1699;
     out[v1706] = v1704;
   }
-  const unsigned int v1707 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1707 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1709 = v1604 + v1707;
-  const unsigned int v1710 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1710 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1712 = v1607 + v1710;
-  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1719 = v1718 + v1712;
     out[v1719] = v1717;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1720 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1722 = v1604 + v1720;
-  const unsigned int v1723 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1723 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1725 = v1607 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1683,11 +1683,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1732 = v1731 + v1725;
     out[v1732] = v1730;
   }
-  const unsigned int v1733 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1733 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1735 = v1604 + v1733;
-  const unsigned int v1736 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1736 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1738 = v1607 + v1736;
-  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -1697,11 +1697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1745 = v1744 + v1738;
     out[v1745] = v1743;
   }
-  const unsigned int v1746 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1746 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1748 = v1604 + v1746;
-  const unsigned int v1749 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1749 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1751 = v1607 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1711,11 +1711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1758 = v1757 + v1751;
     out[v1758] = v1756;
   }
-  const unsigned int v1759 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1759 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1761 = v1604 + v1759;
-  const unsigned int v1762 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1762 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1764 = v1607 + v1762;
-  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1766 = v1764 < v1;
   const bool v1767 = v1765 && v1766;
   if (v1767) {
@@ -1725,11 +1725,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1771 = v1770 + v1764;
     out[v1771] = v1769;
   }
-  const unsigned int v1772 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1772 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1774 = v1604 + v1772;
-  const unsigned int v1775 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1775 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1777 = v1607 + v1775;
-  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1779 = v1777 < v1;
   const bool v1780 = v1778 && v1779;
   if (v1780) {
@@ -1739,11 +1739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1784 = v1783 + v1777;
     out[v1784] = v1782;
   }
-  const unsigned int v1785 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1785 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1787 = v1604 + v1785;
-  const unsigned int v1788 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1788 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1790 = v1607 + v1788;
-  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1792 = v1790 < v1;
   const bool v1793 = v1791 && v1792;
   if (v1793) {
@@ -1753,11 +1753,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1797 = v1796 + v1790;
     out[v1797] = v1795;
   }
-  const unsigned int v1798 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1798 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1800 = v1604 + v1798;
-  const unsigned int v1801 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1801 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1803 = v1607 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -1767,11 +1767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1810 = v1809 + v1803;
     out[v1810] = v1808;
   }
-  const unsigned int v1811 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1811 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1813 = v1604 + v1811;
-  const unsigned int v1814 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1814 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1816 = v1607 + v1814;
-  const bool v1817 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1817 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -1781,11 +1781,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1823 = v1822 + v1816;
     out[v1823] = v1821;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1824 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1826 = v1604 + v1824;
-  const unsigned int v1827 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1827 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1829 = v1607 + v1827;
-  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -1795,11 +1795,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1836 = v1835 + v1829;
     out[v1836] = v1834;
   }
-  const unsigned int v1837 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1837 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1839 = v1604 + v1837;
-  const unsigned int v1840 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1840 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1842 = v1607 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -1809,11 +1809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1849 = v1848 + v1842;
     out[v1849] = v1847;
   }
-  const unsigned int v1850 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1850 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1852 = v1604 + v1850;
-  const unsigned int v1853 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1853 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1855 = v1607 + v1853;
-  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1857 = v1855 < v1;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -1823,11 +1823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1862 = v1861 + v1855;
     out[v1862] = v1860;
   }
-  const unsigned int v1863 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1863 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1865 = v1604 + v1863;
-  const unsigned int v1866 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1866 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1868 = v1607 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -1837,11 +1837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1875 = v1874 + v1868;
     out[v1875] = v1873;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1876 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1878 = v1604 + v1876;
-  const unsigned int v1879 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1879 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1881 = v1607 + v1879;
-  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -1851,11 +1851,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1888 = v1887 + v1881;
     out[v1888] = v1886;
   }
-  const unsigned int v1889 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1889 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1891 = v1604 + v1889;
-  const unsigned int v1892 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1892 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1894 = v1607 + v1892;
-  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -1865,11 +1865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1901 = v1900 + v1894;
     out[v1901] = v1899;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1902 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1904 = v1604 + v1902;
-  const unsigned int v1905 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1905 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1907 = v1607 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -1879,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1914 = v1913 + v1907;
     out[v1914] = v1912;
   }
-  const unsigned int v1915 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1915 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1917 = v1604 + v1915;
-  const unsigned int v1918 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1918 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1920 = v1607 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -1893,11 +1893,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1927 = v1926 + v1920;
     out[v1927] = v1925;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1928 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1930 = v1604 + v1928;
-  const unsigned int v1931 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1931 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1933 = v1607 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -1907,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1940 = v1939 + v1933;
     out[v1940] = v1938;
   }
-  const unsigned int v1941 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1941 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1943 = v1604 + v1941;
-  const unsigned int v1944 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1944 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1946 = v1607 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1948 = v1946 < v1;
   const bool v1949 = v1947 && v1948;
   if (v1949) {
@@ -1921,11 +1921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1953 = v1952 + v1946;
     out[v1953] = v1951;
   }
-  const unsigned int v1954 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1954 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1956 = v1604 + v1954;
-  const unsigned int v1957 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1957 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1959 = v1607 + v1957;
-  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1961 = v1959 < v1;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -1935,11 +1935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1966 = v1965 + v1959;
     out[v1966] = v1964;
   }
-  const unsigned int v1967 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1967 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1969 = v1604 + v1967;
-  const unsigned int v1970 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1970 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1972 = v1607 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -1949,11 +1949,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1979 = v1978 + v1972;
     out[v1979] = v1977;
   }
-  const unsigned int v1980 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1980 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1982 = v1604 + v1980;
-  const unsigned int v1983 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1983 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1985 = v1607 + v1983;
-  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1987 = v1985 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v1992 = v1991 + v1985;
     out[v1992] = v1990;
   }
-  const unsigned int v1993 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1993 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1995 = v1604 + v1993;
-  const unsigned int v1996 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1996 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1998 = v1607 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2000 = v1998 < v1;
   const bool v2001 = v1999 && v2000;
   if (v2001) {
@@ -1977,11 +1977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2005 = v2004 + v1998;
     out[v2005] = v2003;
   }
-  const unsigned int v2006 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2006 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2008 = v1604 + v2006;
-  const unsigned int v2009 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2009 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2011 = v1607 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -1991,11 +1991,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2018 = v2017 + v2011;
     out[v2018] = v2016;
   }
-  const unsigned int v2019 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2019 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2021 = v1604 + v2019;
-  const unsigned int v2022 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2022 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2024 = v1607 + v2022;
-  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2026 = v2024 < v1;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -2005,11 +2005,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2031 = v2030 + v2024;
     out[v2031] = v2029;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2032 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2034 = v1604 + v2032;
-  const unsigned int v2035 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2035 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2037 = v1607 + v2035;
-  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2039 = v2037 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -2019,11 +2019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2044 = v2043 + v2037;
     out[v2044] = v2042;
   }
-  const unsigned int v2045 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2045 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2047 = v1604 + v2045;
-  const unsigned int v2048 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2048 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2050 = v1607 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2052 = v2050 < v1;
   const bool v2053 = v2051 && v2052;
   if (v2053) {
@@ -2033,11 +2033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2057 = v2056 + v2050;
     out[v2057] = v2055;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2058 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2060 = v1604 + v2058;
-  const unsigned int v2061 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2061 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2063 = v1607 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2047,11 +2047,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2070 = v2069 + v2063;
     out[v2070] = v2068;
   }
-  const unsigned int v2071 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2071 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2073 = v1604 + v2071;
-  const unsigned int v2074 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2074 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2076 = v1607 + v2074;
-  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2078 = v2076 < v1;
   const bool v2079 = v2077 && v2078;
   if (v2079) {
@@ -2061,11 +2061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2083 = v2082 + v2076;
     out[v2083] = v2081;
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2084 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2086 = v1604 + v2084;
-  const unsigned int v2087 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2087 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2089 = v1607 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2075,11 +2075,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2096 = v2095 + v2089;
     out[v2096] = v2094;
   }
-  const unsigned int v2097 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2097 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2099 = v1604 + v2097;
-  const unsigned int v2100 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2100 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2102 = v1607 + v2100;
-  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2104 = v2102 < v1;
   const bool v2105 = v2103 && v2104;
   if (v2105) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2109 = v2108 + v2102;
     out[v2109] = v2107;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2110 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2112 = v1604 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2113 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2115 = v1607 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2103,11 +2103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2122 = v2121 + v2115;
     out[v2122] = v2120;
   }
-  const unsigned int v2123 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2123 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2125 = v1604 + v2123;
-  const unsigned int v2126 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2126 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2128 = v1607 + v2126;
-  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2130 = v2128 < v1;
   const bool v2131 = v2129 && v2130;
   if (v2131) {
@@ -2117,11 +2117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2135 = v2134 + v2128;
     out[v2135] = v2133;
   }
-  const unsigned int v2136 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2136 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2138 = v1604 + v2136;
-  const unsigned int v2139 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2139 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2141 = v1607 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2143 = v2141 < v1;
   const bool v2144 = v2142 && v2143;
   if (v2144) {
@@ -2131,11 +2131,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2148 = v2147 + v2141;
     out[v2148] = v2146;
   }
-  const unsigned int v2149 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2149 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2151 = v1604 + v2149;
-  const unsigned int v2152 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2152 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2154 = v1607 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
@@ -2145,11 +2145,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2161 = v2160 + v2154;
     out[v2161] = v2159;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2162 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2164 = v1604 + v2162;
-  const unsigned int v2165 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2165 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2167 = v1607 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2159,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2174 = v2173 + v2167;
     out[v2174] = v2172;
   }
-  const unsigned int v2175 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2175 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2177 = v1604 + v2175;
-  const unsigned int v2178 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2178 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2180 = v1607 + v2178;
-  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
@@ -2173,11 +2173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2187 = v2186 + v2180;
     out[v2187] = v2185;
   }
-  const unsigned int v2188 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2188 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2190 = v1604 + v2188;
-  const unsigned int v2191 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2191 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2193 = v1607 + v2191;
-  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2195 = v2193 < v1;
   const bool v2196 = v2194 && v2195;
   if (v2196) {
@@ -2187,11 +2187,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2200 = v2199 + v2193;
     out[v2200] = v2198;
   }
-  const unsigned int v2201 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2201 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2203 = v1604 + v2201;
-  const unsigned int v2204 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2204 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2206 = v1607 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2208 = v2206 < v1;
   const bool v2209 = v2207 && v2208;
   if (v2209) {
@@ -2201,11 +2201,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2213 = v2212 + v2206;
     out[v2213] = v2211;
   }
-  const unsigned int v2214 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2214 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2216 = v1604 + v2214;
-  const unsigned int v2217 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2217 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2219 = v1607 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2215,11 +2215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2226 = v2225 + v2219;
     out[v2226] = v2224;
   }
-  const unsigned int v2227 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2227 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2229 = v1604 + v2227;
-  const unsigned int v2230 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2230 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2232 = v1607 + v2230;
-  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2234 = v2232 < v1;
   const bool v2235 = v2233 && v2234;
   if (v2235) {
@@ -2229,11 +2229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2239 = v2238 + v2232;
     out[v2239] = v2237;
   }
-  const unsigned int v2240 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2240 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2242 = v1604 + v2240;
-  const unsigned int v2243 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2243 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2245 = v1607 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -2243,11 +2243,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2252 = v2251 + v2245;
     out[v2252] = v2250;
   }
-  const unsigned int v2253 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2253 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2255 = v1604 + v2253;
-  const unsigned int v2256 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2256 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2258 = v1607 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2265 = v2264 + v2258;
     out[v2265] = v2263;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2266 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2268 = v1604 + v2266;
-  const unsigned int v2269 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2269 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2271 = v1607 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2271,11 +2271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2278 = v2277 + v2271;
     out[v2278] = v2276;
   }
-  const unsigned int v2279 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2279 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2281 = v1604 + v2279;
-  const unsigned int v2282 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2282 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2284 = v1607 + v2282;
-  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -2285,11 +2285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2291 = v2290 + v2284;
     out[v2291] = v2289;
   }
-  const unsigned int v2292 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2292 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2294 = v1604 + v2292;
-  const unsigned int v2295 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2295 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2297 = v1607 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -2299,11 +2299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2304 = v2303 + v2297;
     out[v2304] = v2302;
   }
-  const unsigned int v2305 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2305 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2307 = v1604 + v2305;
-  const unsigned int v2308 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2308 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2310 = v1607 + v2308;
-  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2312 = v2310 < v1;
   const bool v2313 = v2311 && v2312;
   if (v2313) {
@@ -2313,11 +2313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2317 = v2316 + v2310;
     out[v2317] = v2315;
   }
-  const unsigned int v2318 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2318 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2320 = v1604 + v2318;
-  const unsigned int v2321 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2321 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2323 = v1607 + v2321;
-  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2325 = v2323 < v1;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
@@ -2327,11 +2327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2330 = v2329 + v2323;
     out[v2330] = v2328;
   }
-  const unsigned int v2331 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2331 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2333 = v1604 + v2331;
-  const unsigned int v2334 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2334 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2336 = v1607 + v2334;
-  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2338 = v2336 < v1;
   const bool v2339 = v2337 && v2338;
   if (v2339) {
@@ -2341,11 +2341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2343 = v2342 + v2336;
     out[v2343] = v2341;
   }
-  const unsigned int v2344 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2344 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2346 = v1604 + v2344;
-  const unsigned int v2347 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2347 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2349 = v1607 + v2347;
-  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2351 = v2349 < v1;
   const bool v2352 = v2350 && v2351;
   if (v2352) {
@@ -2355,11 +2355,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2356 = v2355 + v2349;
     out[v2356] = v2354;
   }
-  const unsigned int v2357 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2357 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2359 = v1604 + v2357;
-  const unsigned int v2360 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2360 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2362 = v1607 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -2369,11 +2369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2369 = v2368 + v2362;
     out[v2369] = v2367;
   }
-  const unsigned int v2370 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2370 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2372 = v1604 + v2370;
-  const unsigned int v2373 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2373 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2375 = v1607 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -2383,11 +2383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2382 = v2381 + v2375;
     out[v2382] = v2380;
   }
-  const unsigned int v2383 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2383 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2385 = v1604 + v2383;
-  const unsigned int v2386 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2386 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2388 = v1607 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2397,11 +2397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2395 = v2394 + v2388;
     out[v2395] = v2393;
   }
-  const unsigned int v2396 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2396 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2398 = v1604 + v2396;
-  const unsigned int v2399 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2399 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2401 = v1607 + v2399;
-  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2403 = v2401 < v1;
   const bool v2404 = v2402 && v2403;
   if (v2404) {
@@ -2411,11 +2411,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2408 = v2407 + v2401;
     out[v2408] = v2406;
   }
-  const unsigned int v2409 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2409 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2411 = v1604 + v2409;
-  const unsigned int v2412 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2412 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2414 = v1607 + v2412;
-  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2416 = v2414 < v1;
   const bool v2417 = v2415 && v2416;
   if (v2417) {
@@ -2425,11 +2425,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2421 = v2420 + v2414;
     out[v2421] = v2419;
   }
-  const unsigned int v2422 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2422 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2424 = v1604 + v2422;
-  const unsigned int v2425 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2425 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2427 = v1607 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2429 = v2427 < v1;
   const bool v2430 = v2428 && v2429;
   if (v2430) {
@@ -2439,11 +2439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2434 = v2433 + v2427;
     out[v2434] = v2432;
   }
-  const unsigned int v2435 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2435 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2437 = v1604 + v2435;
-  const unsigned int v2438 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2438 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2440 = v1607 + v2438;
-  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2442 = v2440 < v1;
   const bool v2443 = v2441 && v2442;
   if (v2443) {
@@ -2453,11 +2453,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2447 = v2446 + v2440;
     out[v2447] = v2445;
   }
-  const unsigned int v2448 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2448 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2450 = v1604 + v2448;
-  const unsigned int v2451 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2451 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2453 = v1607 + v2451;
-  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2455 = v2453 < v1;
   const bool v2456 = v2454 && v2455;
   if (v2456) {
@@ -2467,11 +2467,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2460 = v2459 + v2453;
     out[v2460] = v2458;
   }
-  const unsigned int v2461 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2461 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2463 = v1604 + v2461;
-  const unsigned int v2464 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2464 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2466 = v1607 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2473 = v2472 + v2466;
     out[v2473] = v2471;
   }
-  const unsigned int v2474 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2474 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2476 = v1604 + v2474;
-  const unsigned int v2477 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2477 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2479 = v1607 + v2477;
-  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2481 = v2479 < v1;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -2495,11 +2495,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2486 = v2485 + v2479;
     out[v2486] = v2484;
   }
-  const unsigned int v2487 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2487 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2489 = v1604 + v2487;
-  const unsigned int v2490 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2490 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2492 = v1607 + v2490;
-  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2494 = v2492 < v1;
   const bool v2495 = v2493 && v2494;
   if (v2495) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2499 = v2498 + v2492;
     out[v2499] = v2497;
   }
-  const unsigned int v2500 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2500 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2502 = v1604 + v2500;
-  const unsigned int v2503 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2503 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2505 = v1607 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
@@ -2523,11 +2523,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2512 = v2511 + v2505;
     out[v2512] = v2510;
   }
-  const unsigned int v2513 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2513 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2515 = v1604 + v2513;
-  const unsigned int v2516 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2516 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2518 = v1607 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2520 = v2518 < v1;
   const bool v2521 = v2519 && v2520;
   if (v2521) {
@@ -2537,11 +2537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2525 = v2524 + v2518;
     out[v2525] = v2523;
   }
-  const unsigned int v2526 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2526 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2528 = v1604 + v2526;
-  const unsigned int v2529 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2529 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2531 = v1607 + v2529;
-  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2533 = v2531 < v1;
   const bool v2534 = v2532 && v2533;
   if (v2534) {
@@ -2551,11 +2551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2538 = v2537 + v2531;
     out[v2538] = v2536;
   }
-  const unsigned int v2539 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2539 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2541 = v1604 + v2539;
-  const unsigned int v2542 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2542 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2544 = v1607 + v2542;
-  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2546 = v2544 < v1;
   const bool v2547 = v2545 && v2546;
   if (v2547) {
@@ -2565,11 +2565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2551 = v2550 + v2544;
     out[v2551] = v2549;
   }
-  const unsigned int v2552 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2552 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2554 = v1604 + v2552;
-  const unsigned int v2555 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2555 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2557 = v1607 + v2555;
-  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2559 = v2557 < v1;
   const bool v2560 = v2558 && v2559;
   if (v2560) {
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2564 = v2563 + v2557;
     out[v2564] = v2562;
   }
-  const unsigned int v2565 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2565 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2567 = v1604 + v2565;
-  const unsigned int v2568 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2568 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2570 = v1607 + v2568;
-  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2572 = v2570 < v1;
   const bool v2573 = v2571 && v2572;
   if (v2573) {
@@ -2593,11 +2593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2577 = v2576 + v2570;
     out[v2577] = v2575;
   }
-  const unsigned int v2578 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2578 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2580 = v1604 + v2578;
-  const unsigned int v2581 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2581 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2583 = v1607 + v2581;
-  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2585 = v2583 < v1;
   const bool v2586 = v2584 && v2585;
   if (v2586) {
@@ -2607,11 +2607,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2590 = v2589 + v2583;
     out[v2590] = v2588;
   }
-  const unsigned int v2591 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2591 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2593 = v1604 + v2591;
-  const unsigned int v2594 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2594 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2596 = v1607 + v2594;
-  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2598 = v2596 < v1;
   const bool v2599 = v2597 && v2598;
   if (v2599) {
@@ -2621,11 +2621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2603 = v2602 + v2596;
     out[v2603] = v2601;
   }
-  const unsigned int v2604 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2604 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2606 = v1604 + v2604;
-  const unsigned int v2607 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2607 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2609 = v1607 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2611 = v2609 < v1;
   const bool v2612 = v2610 && v2611;
   if (v2612) {
@@ -2635,11 +2635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2616 = v2615 + v2609;
     out[v2616] = v2614;
   }
-  const unsigned int v2617 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2617 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2619 = v1604 + v2617;
-  const unsigned int v2620 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2620 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2622 = v1607 + v2620;
-  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2624 = v2622 < v1;
   const bool v2625 = v2623 && v2624;
   if (v2625) {
@@ -2649,11 +2649,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2629 = v2628 + v2622;
     out[v2629] = v2627;
   }
-  const unsigned int v2630 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2630 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2632 = v1604 + v2630;
-  const unsigned int v2633 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2633 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2635 = v1607 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2637 = v2635 < v1;
   const bool v2638 = v2636 && v2637;
   if (v2638) {
@@ -2663,11 +2663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2642 = v2641 + v2635;
     out[v2642] = v2640;
   }
-  const unsigned int v2643 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2643 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2645 = v1604 + v2643;
-  const unsigned int v2646 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2646 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2648 = v1607 + v2646;
-  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2650 = v2648 < v1;
   const bool v2651 = v2649 && v2650;
   if (v2651) {
@@ -2677,11 +2677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2655 = v2654 + v2648;
     out[v2655] = v2653;
   }
-  const unsigned int v2656 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2656 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2658 = v1604 + v2656;
-  const unsigned int v2659 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2659 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2661 = v1607 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -2691,11 +2691,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2668 = v2667 + v2661;
     out[v2668] = v2666;
   }
-  const unsigned int v2669 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2669 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2671 = v1604 + v2669;
-  const unsigned int v2672 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2672 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2674 = v1607 + v2672;
-  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2676 = v2674 < v1;
   const bool v2677 = v2675 && v2676;
   if (v2677) {
@@ -2705,11 +2705,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2681 = v2680 + v2674;
     out[v2681] = v2679;
   }
-  const unsigned int v2682 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2682 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2684 = v1604 + v2682;
-  const unsigned int v2685 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2685 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2687 = v1607 + v2685;
-  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2689 = v2687 < v1;
   const bool v2690 = v2688 && v2689;
   if (v2690) {
@@ -2719,11 +2719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2694 = v2693 + v2687;
     out[v2694] = v2692;
   }
-  const unsigned int v2695 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2695 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2697 = v1604 + v2695;
-  const unsigned int v2698 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2698 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2700 = v1607 + v2698;
-  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2702 = v2700 < v1;
   const bool v2703 = v2701 && v2702;
   if (v2703) {
@@ -2733,11 +2733,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2707 = v2706 + v2700;
     out[v2707] = v2705;
   }
-  const unsigned int v2708 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2708 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2710 = v1604 + v2708;
-  const unsigned int v2711 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2711 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2713 = v1607 + v2711;
-  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2715 = v2713 < v1;
   const bool v2716 = v2714 && v2715;
   if (v2716) {
@@ -2747,11 +2747,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2720 = v2719 + v2713;
     out[v2720] = v2718;
   }
-  const unsigned int v2721 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2721 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2723 = v1604 + v2721;
-  const unsigned int v2724 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2724 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2726 = v1607 + v2724;
-  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2728 = v2726 < v1;
   const bool v2729 = v2727 && v2728;
   if (v2729) {
@@ -2761,11 +2761,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2733 = v2732 + v2726;
     out[v2733] = v2731;
   }
-  const unsigned int v2734 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2734 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2736 = v1604 + v2734;
-  const unsigned int v2737 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2737 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2739 = v1607 + v2737;
-  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2741 = v2739 < v1;
   const bool v2742 = v2740 && v2741;
   if (v2742) {
@@ -2775,11 +2775,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2746 = v2745 + v2739;
     out[v2746] = v2744;
   }
-  const unsigned int v2747 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2747 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2749 = v1604 + v2747;
-  const unsigned int v2750 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2750 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2752 = v1607 + v2750;
-  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2754 = v2752 < v1;
   const bool v2755 = v2753 && v2754;
   if (v2755) {
@@ -2789,11 +2789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2759 = v2758 + v2752;
     out[v2759] = v2757;
   }
-  const unsigned int v2760 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2760 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2762 = v1604 + v2760;
-  const unsigned int v2763 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2763 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2765 = v1607 + v2763;
-  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2767 = v2765 < v1;
   const bool v2768 = v2766 && v2767;
   if (v2768) {
@@ -2803,11 +2803,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2772 = v2771 + v2765;
     out[v2772] = v2770;
   }
-  const unsigned int v2773 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2773 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2775 = v1604 + v2773;
-  const unsigned int v2776 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2776 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2778 = v1607 + v2776;
-  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2780 = v2778 < v1;
   const bool v2781 = v2779 && v2780;
   if (v2781) {
@@ -2817,11 +2817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2785 = v2784 + v2778;
     out[v2785] = v2783;
   }
-  const unsigned int v2786 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2786 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2788 = v1604 + v2786;
-  const unsigned int v2789 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2789 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2791 = v1607 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2793 = v2791 < v1;
   const bool v2794 = v2792 && v2793;
   if (v2794) {
@@ -2831,11 +2831,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2798 = v2797 + v2791;
     out[v2798] = v2796;
   }
-  const unsigned int v2799 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2799 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2801 = v1604 + v2799;
-  const unsigned int v2802 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2802 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2804 = v1607 + v2802;
-  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -2845,11 +2845,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2811 = v2810 + v2804;
     out[v2811] = v2809;
   }
-  const unsigned int v2812 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2812 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2814 = v1604 + v2812;
-  const unsigned int v2815 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2815 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2817 = v1607 + v2815;
-  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2819 = v2817 < v1;
   const bool v2820 = v2818 && v2819;
   if (v2820) {
@@ -2859,11 +2859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2824 = v2823 + v2817;
     out[v2824] = v2822;
   }
-  const unsigned int v2825 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2825 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2827 = v1604 + v2825;
-  const unsigned int v2828 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2828 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2830 = v1607 + v2828;
-  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2832 = v2830 < v1;
   const bool v2833 = v2831 && v2832;
   if (v2833) {
@@ -2873,11 +2873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2837 = v2836 + v2830;
     out[v2837] = v2835;
   }
-  const unsigned int v2838 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2838 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2840 = v1604 + v2838;
-  const unsigned int v2841 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2841 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2843 = v1607 + v2841;
-  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2845 = v2843 < v1;
   const bool v2846 = v2844 && v2845;
   if (v2846) {
@@ -2887,11 +2887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2850 = v2849 + v2843;
     out[v2850] = v2848;
   }
-  const unsigned int v2851 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2851 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2853 = v1604 + v2851;
-  const unsigned int v2854 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2854 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2856 = v1607 + v2854;
-  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2858 = v2856 < v1;
   const bool v2859 = v2857 && v2858;
   if (v2859) {
@@ -2901,11 +2901,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2863 = v2862 + v2856;
     out[v2863] = v2861;
   }
-  const unsigned int v2864 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2864 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2866 = v1604 + v2864;
-  const unsigned int v2867 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2867 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2869 = v1607 + v2867;
-  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2871 = v2869 < v1;
   const bool v2872 = v2870 && v2871;
   if (v2872) {
@@ -2915,11 +2915,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2876 = v2875 + v2869;
     out[v2876] = v2874;
   }
-  const unsigned int v2877 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2877 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2879 = v1604 + v2877;
-  const unsigned int v2880 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2880 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2882 = v1607 + v2880;
-  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2884 = v2882 < v1;
   const bool v2885 = v2883 && v2884;
   if (v2885) {
@@ -2929,11 +2929,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2889 = v2888 + v2882;
     out[v2889] = v2887;
   }
-  const unsigned int v2890 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2890 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2892 = v1604 + v2890;
-  const unsigned int v2893 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2893 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2895 = v1607 + v2893;
-  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2897 = v2895 < v1;
   const bool v2898 = v2896 && v2897;
   if (v2898) {
@@ -2943,11 +2943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2902 = v2901 + v2895;
     out[v2902] = v2900;
   }
-  const unsigned int v2903 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2903 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2905 = v1604 + v2903;
-  const unsigned int v2906 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2906 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2908 = v1607 + v2906;
-  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2910 = v2908 < v1;
   const bool v2911 = v2909 && v2910;
   if (v2911) {
@@ -2957,11 +2957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2915 = v2914 + v2908;
     out[v2915] = v2913;
   }
-  const unsigned int v2916 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2916 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2918 = v1604 + v2916;
-  const unsigned int v2919 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2919 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2921 = v1607 + v2919;
-  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2923 = v2921 < v1;
   const bool v2924 = v2922 && v2923;
   if (v2924) {
@@ -2971,11 +2971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2928 = v2927 + v2921;
     out[v2928] = v2926;
   }
-  const unsigned int v2929 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2929 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2931 = v1604 + v2929;
-  const unsigned int v2932 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2932 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2934 = v1607 + v2932;
-  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -2985,11 +2985,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2941 = v2940 + v2934;
     out[v2941] = v2939;
   }
-  const unsigned int v2942 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2942 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2944 = v1604 + v2942;
-  const unsigned int v2945 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2945 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2947 = v1607 + v2945;
-  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2949 = v2947 < v1;
   const bool v2950 = v2948 && v2949;
   if (v2950) {
@@ -2999,11 +2999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2954 = v2953 + v2947;
     out[v2954] = v2952;
   }
-  const unsigned int v2955 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2955 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2957 = v1604 + v2955;
-  const unsigned int v2958 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2958 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2960 = v1607 + v2958;
-  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2962 = v2960 < v1;
   const bool v2963 = v2961 && v2962;
   if (v2963) {
@@ -3013,11 +3013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2967 = v2966 + v2960;
     out[v2967] = v2965;
   }
-  const unsigned int v2968 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2968 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2970 = v1604 + v2968;
-  const unsigned int v2971 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2971 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2973 = v1607 + v2971;
-  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2975 = v2973 < v1;
   const bool v2976 = v2974 && v2975;
   if (v2976) {
@@ -3027,11 +3027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2980 = v2979 + v2973;
     out[v2980] = v2978;
   }
-  const unsigned int v2981 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2981 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2983 = v1604 + v2981;
-  const unsigned int v2984 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2984 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2986 = v1607 + v2984;
-  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2988 = v2986 < v1;
   const bool v2989 = v2987 && v2988;
   if (v2989) {
@@ -3041,11 +3041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v2993 = v2992 + v2986;
     out[v2993] = v2991;
   }
-  const unsigned int v2994 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2994 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2996 = v1604 + v2994;
-  const unsigned int v2997 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2997 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2999 = v1607 + v2997;
-  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3001 = v2999 < v1;
   const bool v3002 = v3000 && v3001;
   if (v3002) {
@@ -3055,11 +3055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3006 = v3005 + v2999;
     out[v3006] = v3004;
   }
-  const unsigned int v3007 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3007 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3009 = v1604 + v3007;
-  const unsigned int v3010 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3010 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3012 = v1607 + v3010;
-  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3014 = v3012 < v1;
   const bool v3015 = v3013 && v3014;
   if (v3015) {
@@ -3069,11 +3069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3019 = v3018 + v3012;
     out[v3019] = v3017;
   }
-  const unsigned int v3020 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3020 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3022 = v1604 + v3020;
-  const unsigned int v3023 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3023 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3025 = v1607 + v3023;
-  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3027 = v3025 < v1;
   const bool v3028 = v3026 && v3027;
   if (v3028) {
@@ -3083,11 +3083,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3032 = v3031 + v3025;
     out[v3032] = v3030;
   }
-  const unsigned int v3033 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3033 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3035 = v1604 + v3033;
-  const unsigned int v3036 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3036 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3038 = v1607 + v3036;
-  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3040 = v3038 < v1;
   const bool v3041 = v3039 && v3040;
   if (v3041) {
@@ -3097,11 +3097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3045 = v3044 + v3038;
     out[v3045] = v3043;
   }
-  const unsigned int v3046 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3046 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3048 = v1604 + v3046;
-  const unsigned int v3049 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3049 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3051 = v1607 + v3049;
-  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3053 = v3051 < v1;
   const bool v3054 = v3052 && v3053;
   if (v3054) {
@@ -3111,11 +3111,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3058 = v3057 + v3051;
     out[v3058] = v3056;
   }
-  const unsigned int v3059 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3059 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3061 = v1604 + v3059;
-  const unsigned int v3062 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3062 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3064 = v1607 + v3062;
-  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3066 = v3064 < v1;
   const bool v3067 = v3065 && v3066;
   if (v3067) {
@@ -3125,11 +3125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3071 = v3070 + v3064;
     out[v3071] = v3069;
   }
-  const unsigned int v3072 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3072 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3074 = v1604 + v3072;
-  const unsigned int v3075 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3075 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3077 = v1607 + v3075;
-  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3079 = v3077 < v1;
   const bool v3080 = v3078 && v3079;
   if (v3080) {
@@ -3139,11 +3139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3084 = v3083 + v3077;
     out[v3084] = v3082;
   }
-  const unsigned int v3085 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3085 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3087 = v1604 + v3085;
-  const unsigned int v3088 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3088 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3090 = v1607 + v3088;
-  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3092 = v3090 < v1;
   const bool v3093 = v3091 && v3092;
   if (v3093) {
@@ -3153,11 +3153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3097 = v3096 + v3090;
     out[v3097] = v3095;
   }
-  const unsigned int v3098 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3098 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3100 = v1604 + v3098;
-  const unsigned int v3101 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3101 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3103 = v1607 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -3167,11 +3167,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3110 = v3109 + v3103;
     out[v3110] = v3108;
   }
-  const unsigned int v3111 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3111 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3113 = v1604 + v3111;
-  const unsigned int v3114 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3114 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3116 = v1607 + v3114;
-  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3118 = v3116 < v1;
   const bool v3119 = v3117 && v3118;
   if (v3119) {
@@ -3181,11 +3181,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3123 = v3122 + v3116;
     out[v3123] = v3121;
   }
-  const unsigned int v3124 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3124 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3126 = v1604 + v3124;
-  const unsigned int v3127 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3127 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3129 = v1607 + v3127;
-  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3131 = v3129 < v1;
   const bool v3132 = v3130 && v3131;
   if (v3132) {
@@ -3195,11 +3195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3136 = v3135 + v3129;
     out[v3136] = v3134;
   }
-  const unsigned int v3137 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3137 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3139 = v1604 + v3137;
-  const unsigned int v3140 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3140 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3142 = v1607 + v3140;
-  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3144 = v3142 < v1;
   const bool v3145 = v3143 && v3144;
   if (v3145) {
@@ -3209,11 +3209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3149 = v3148 + v3142;
     out[v3149] = v3147;
   }
-  const unsigned int v3150 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3150 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3152 = v1604 + v3150;
-  const unsigned int v3153 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3153 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3155 = v1607 + v3153;
-  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3157 = v3155 < v1;
   const bool v3158 = v3156 && v3157;
   if (v3158) {
@@ -3223,11 +3223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3162 = v3161 + v3155;
     out[v3162] = v3160;
   }
-  const unsigned int v3163 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3163 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3165 = v1604 + v3163;
-  const unsigned int v3166 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3166 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3168 = v1607 + v3166;
-  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3170 = v3168 < v1;
   const bool v3171 = v3169 && v3170;
   if (v3171) {
@@ -3237,11 +3237,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3175 = v3174 + v3168;
     out[v3175] = v3173;
   }
-  const unsigned int v3176 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3176 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3178 = v1604 + v3176;
-  const unsigned int v3179 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3179 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3181 = v1607 + v3179;
-  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3183 = v3181 < v1;
   const bool v3184 = v3182 && v3183;
   if (v3184) {
@@ -3251,11 +3251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3188 = v3187 + v3181;
     out[v3188] = v3186;
   }
-  const unsigned int v3189 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3189 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3191 = v1604 + v3189;
-  const unsigned int v3192 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3192 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3194 = v1607 + v3192;
-  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3196 = v3194 < v1;
   const bool v3197 = v3195 && v3196;
   if (v3197) {
@@ -3265,11 +3265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3201 = v3200 + v3194;
     out[v3201] = v3199;
   }
-  const unsigned int v3202 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3202 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3204 = v1604 + v3202;
-  const unsigned int v3205 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3205 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3207 = v1607 + v3205;
-  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3209 = v3207 < v1;
   const bool v3210 = v3208 && v3209;
   if (v3210) {
@@ -3279,11 +3279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3214 = v3213 + v3207;
     out[v3214] = v3212;
   }
-  const unsigned int v3215 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3215 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3217 = v1604 + v3215;
-  const unsigned int v3218 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3218 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3220 = v1607 + v3218;
-  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3222 = v3220 < v1;
   const bool v3223 = v3221 && v3222;
   if (v3223) {
@@ -3293,11 +3293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3227 = v3226 + v3220;
     out[v3227] = v3225;
   }
-  const unsigned int v3228 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3228 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3230 = v1604 + v3228;
-  const unsigned int v3231 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3231 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3233 = v1607 + v3231;
-  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3235 = v3233 < v1;
   const bool v3236 = v3234 && v3235;
   if (v3236) {
@@ -3307,11 +3307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3240 = v3239 + v3233;
     out[v3240] = v3238;
   }
-  const unsigned int v3241 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3241 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3243 = v1604 + v3241;
-  const unsigned int v3244 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3244 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3246 = v1607 + v3244;
-  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3248 = v3246 < v1;
   const bool v3249 = v3247 && v3248;
   if (v3249) {
@@ -3321,11 +3321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g64_bf16(
     const unsigned int v3253 = v3252 + v3246;
     out[v3253] = v3251;
   }
-  const unsigned int v3254 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3254 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3256 = v1604 + v3254;
-  const unsigned int v3257 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3257 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3259 = v1607 + v3257;
-  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3261 = v3259 < v1;
   const bool v3262 = v3260 && v3261;
   if (v3262) {

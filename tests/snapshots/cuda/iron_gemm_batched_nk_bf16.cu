@@ -276,18 +276,18 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v28 = v27 << 7u;
   const unsigned int v31 = v25 / v23;
   const unsigned int v32 = v31 << 7u;
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
@@ -295,13 +295,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:246
   if (v66) {
-    for (unsigned int v2669 = 0u; v2669 < 2u; v2669 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2669 = 0u; v2669 < 2u; v2669 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2670 = v2669 << 6u;
       const bool v2672 = v2670 < v3;
       if (v2672) {
-        const unsigned int v2674 = v2669 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2674 = v2669 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2676 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2679 = v2676 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2682 = v2676 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -519,43 +519,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3056 = v3050 ? v3055 : v9;
         iron_copy_async<16>(shm1 + (v2866 ^ (((v2866 >> 6u) & 7u) << 3u)), b + v3056, v3050);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v3073 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v3079 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v3073 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3079 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v3061 = 0u; v3061 < v3; v3061 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3061 = 0u; v3061 < v3; v3061 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3063 = v3061 >> 6u;
       const unsigned int v3065 = v3063 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3067 = v3065 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v3074 = v3067 + v3073;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v3067 = v3065 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v3074 = v3067 + v3073;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v3074, 64u);
-      const unsigned int v3080 = v3067 + v3079;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3080 = v3067 + v3079;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v3080, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3087 = v3074 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3087 = v3074 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v3087, 64u);
-      const unsigned int v3093 = v3080 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3093 = v3080 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v3093, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3099 = v3074 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3099 = v3074 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v3099, 64u);
-      const unsigned int v3105 = v3080 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3105 = v3080 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v3105, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3111 = v3074 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3111 = v3074 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v45, shm0, v3111, 64u);
-      const unsigned int v3117 = v3080 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3117 = v3080 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v47, shm1, v3117, 64u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3120 = v3061 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3120 = v3061 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3122 = v3063 + 2u;
       const unsigned int v3123 = v3122 % 3u;
       const bool v3124 = v3120 < v3;
       if (v3124) {
-        const unsigned int v3126 = v3123 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3126 = v3123 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3128 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3131 = v3128 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3134 = v3128 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -773,22 +773,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         const unsigned int v3508 = v3502 ? v3507 : v9;
         iron_copy_async<16>(shm1 + (v3318 ^ (((v3318 >> 6u) & 7u) << 3u)), b + v3508, v3502);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v516 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v517 = threadIdx.x;
-    const unsigned int v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -836,29 +836,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
           shm1[(v566 ^ (((v566 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v599, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v605, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v611, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v617, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v587, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v599, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v605, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v611, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v617, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v618 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v618 = static_cast<unsigned int>(v43.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v619 = v28 + v37;
   const unsigned int v620 = v619 + v618;
-  const unsigned int v621 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v621 = static_cast<unsigned int>(v43.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v622 = v32 + v41;
   const unsigned int v623 = v622 + v621;
-  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v625 = v623 < v2;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v633 = v632 + v623;
     out[v633] = v629;
   }
-  const unsigned int v634 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v634 = static_cast<unsigned int>(v43.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v636 = v619 + v634;
-  const unsigned int v637 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v637 = static_cast<unsigned int>(v43.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v639 = v622 + v637;
-  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v641 = v639 < v2;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -888,11 +888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v649 = v648 + v639;
     out[v649] = v645;
   }
-  const unsigned int v650 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v650 = static_cast<unsigned int>(v43.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v652 = v619 + v650;
-  const unsigned int v653 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v653 = static_cast<unsigned int>(v43.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v655 = v622 + v653;
-  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v657 = v655 < v2;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -905,11 +905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v665 = v664 + v655;
     out[v665] = v661;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v666 = static_cast<unsigned int>(v43.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v668 = v619 + v666;
-  const unsigned int v669 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v669 = static_cast<unsigned int>(v43.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v671 = v622 + v669;
-  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v673 = v671 < v2;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -922,11 +922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v681 = v680 + v671;
     out[v681] = v677;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v682 = static_cast<unsigned int>(v43.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v684 = v619 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v685 = static_cast<unsigned int>(v43.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v687 = v622 + v685;
-  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v689 = v687 < v2;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -939,11 +939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v697 = v696 + v687;
     out[v697] = v693;
   }
-  const unsigned int v698 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v698 = static_cast<unsigned int>(v43.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v700 = v619 + v698;
-  const unsigned int v701 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v701 = static_cast<unsigned int>(v43.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v703 = v622 + v701;
-  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v705 = v703 < v2;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -956,11 +956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v713 = v712 + v703;
     out[v713] = v709;
   }
-  const unsigned int v714 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v714 = static_cast<unsigned int>(v43.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v716 = v619 + v714;
-  const unsigned int v717 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v717 = static_cast<unsigned int>(v43.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v719 = v622 + v717;
-  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v721 = v719 < v2;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v729 = v728 + v719;
     out[v729] = v725;
   }
-  const unsigned int v730 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v730 = static_cast<unsigned int>(v43.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v732 = v619 + v730;
-  const unsigned int v733 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v733 = static_cast<unsigned int>(v43.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v735 = v622 + v733;
-  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v737 = v735 < v2;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -990,11 +990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v745 = v744 + v735;
     out[v745] = v741;
   }
-  const unsigned int v746 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v746 = static_cast<unsigned int>(v43.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v748 = v619 + v746;
-  const unsigned int v749 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v749 = static_cast<unsigned int>(v43.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v751 = v622 + v749;
-  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v753 = v751 < v2;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -1007,11 +1007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v761 = v760 + v751;
     out[v761] = v757;
   }
-  const unsigned int v762 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v762 = static_cast<unsigned int>(v43.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v764 = v619 + v762;
-  const unsigned int v765 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v765 = static_cast<unsigned int>(v43.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v767 = v622 + v765;
-  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v769 = v767 < v2;
   const bool v770 = v768 && v769;
   if (v770) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v777 = v776 + v767;
     out[v777] = v773;
   }
-  const unsigned int v778 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v778 = static_cast<unsigned int>(v43.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v780 = v619 + v778;
-  const unsigned int v781 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v781 = static_cast<unsigned int>(v43.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v783 = v622 + v781;
-  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v785 = v783 < v2;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -1041,11 +1041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v793 = v792 + v783;
     out[v793] = v789;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v794 = static_cast<unsigned int>(v43.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v796 = v619 + v794;
-  const unsigned int v797 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v797 = static_cast<unsigned int>(v43.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v799 = v622 + v797;
-  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v801 = v799 < v2;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1058,11 +1058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v809 = v808 + v799;
     out[v809] = v805;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v810 = static_cast<unsigned int>(v43.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v812 = v619 + v810;
-  const unsigned int v813 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v813 = static_cast<unsigned int>(v43.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v815 = v622 + v813;
-  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v817 = v815 < v2;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -1075,11 +1075,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v825 = v824 + v815;
     out[v825] = v821;
   }
-  const unsigned int v826 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v826 = static_cast<unsigned int>(v43.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v828 = v619 + v826;
-  const unsigned int v829 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v829 = static_cast<unsigned int>(v43.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v831 = v622 + v829;
-  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v833 = v831 < v2;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -1092,11 +1092,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v841 = v840 + v831;
     out[v841] = v837;
   }
-  const unsigned int v842 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v842 = static_cast<unsigned int>(v43.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v844 = v619 + v842;
-  const unsigned int v845 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v845 = static_cast<unsigned int>(v43.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v847 = v622 + v845;
-  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v849 = v847 < v2;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -1109,11 +1109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v857 = v856 + v847;
     out[v857] = v853;
   }
-  const unsigned int v858 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v858 = static_cast<unsigned int>(v43.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v860 = v619 + v858;
-  const unsigned int v861 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v861 = static_cast<unsigned int>(v43.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v863 = v622 + v861;
-  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v865 = v863 < v2;
   const bool v866 = v864 && v865;
   if (v866) {
@@ -1126,11 +1126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v873 = v872 + v863;
     out[v873] = v869;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v874 = static_cast<unsigned int>(v43.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v876 = v619 + v874;
-  const unsigned int v877 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v877 = static_cast<unsigned int>(v43.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v879 = v622 + v877;
-  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v881 = v879 < v2;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1143,11 +1143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v889 = v888 + v879;
     out[v889] = v885;
   }
-  const unsigned int v890 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v890 = static_cast<unsigned int>(v43.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v892 = v619 + v890;
-  const unsigned int v893 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v893 = static_cast<unsigned int>(v43.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v895 = v622 + v893;
-  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v897 = v895 < v2;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -1160,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v905 = v904 + v895;
     out[v905] = v901;
   }
-  const unsigned int v906 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v906 = static_cast<unsigned int>(v43.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v908 = v619 + v906;
-  const unsigned int v909 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v909 = static_cast<unsigned int>(v43.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v911 = v622 + v909;
-  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v913 = v911 < v2;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v921 = v920 + v911;
     out[v921] = v917;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v922 = static_cast<unsigned int>(v43.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v924 = v619 + v922;
-  const unsigned int v925 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v925 = static_cast<unsigned int>(v43.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v927 = v622 + v925;
-  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v2;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v937 = v936 + v927;
     out[v937] = v933;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v938 = static_cast<unsigned int>(v43.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v940 = v619 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v941 = static_cast<unsigned int>(v43.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v943 = v622 + v941;
-  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v945 = v943 < v2;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1211,11 +1211,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v953 = v952 + v943;
     out[v953] = v949;
   }
-  const unsigned int v954 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v954 = static_cast<unsigned int>(v43.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v956 = v619 + v954;
-  const unsigned int v957 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v957 = static_cast<unsigned int>(v43.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v959 = v622 + v957;
-  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v961 = v959 < v2;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -1228,11 +1228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v969 = v968 + v959;
     out[v969] = v965;
   }
-  const unsigned int v970 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v970 = static_cast<unsigned int>(v43.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v972 = v619 + v970;
-  const unsigned int v973 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v973 = static_cast<unsigned int>(v43.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v975 = v622 + v973;
-  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v977 = v975 < v2;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -1245,11 +1245,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v985 = v984 + v975;
     out[v985] = v981;
   }
-  const unsigned int v986 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v986 = static_cast<unsigned int>(v43.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v988 = v619 + v986;
-  const unsigned int v989 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v989 = static_cast<unsigned int>(v43.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v991 = v622 + v989;
-  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v993 = v991 < v2;
   const bool v994 = v992 && v993;
   if (v994) {
@@ -1262,11 +1262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1001 = v1000 + v991;
     out[v1001] = v997;
   }
-  const unsigned int v1002 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1002 = static_cast<unsigned int>(v43.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1004 = v619 + v1002;
-  const unsigned int v1005 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1005 = static_cast<unsigned int>(v43.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1007 = v622 + v1005;
-  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1009 = v1007 < v2;
   const bool v1010 = v1008 && v1009;
   if (v1010) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1017 = v1016 + v1007;
     out[v1017] = v1013;
   }
-  const unsigned int v1018 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1018 = static_cast<unsigned int>(v43.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1020 = v619 + v1018;
-  const unsigned int v1021 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1021 = static_cast<unsigned int>(v43.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1023 = v622 + v1021;
-  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1025 = v1023 < v2;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1296,11 +1296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1033 = v1032 + v1023;
     out[v1033] = v1029;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1034 = static_cast<unsigned int>(v43.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1036 = v619 + v1034;
-  const unsigned int v1037 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1037 = static_cast<unsigned int>(v43.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1039 = v622 + v1037;
-  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1041 = v1039 < v2;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1313,11 +1313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1049 = v1048 + v1039;
     out[v1049] = v1045;
   }
-  const unsigned int v1050 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1050 = static_cast<unsigned int>(v43.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1052 = v619 + v1050;
-  const unsigned int v1053 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1053 = static_cast<unsigned int>(v43.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1055 = v622 + v1053;
-  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1057 = v1055 < v2;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1330,11 +1330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1065 = v1064 + v1055;
     out[v1065] = v1061;
   }
-  const unsigned int v1066 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1066 = static_cast<unsigned int>(v43.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1068 = v619 + v1066;
-  const unsigned int v1069 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1069 = static_cast<unsigned int>(v43.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1071 = v622 + v1069;
-  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1073 = v1071 < v2;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1347,11 +1347,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1081 = v1080 + v1071;
     out[v1081] = v1077;
   }
-  const unsigned int v1082 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1082 = static_cast<unsigned int>(v43.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1084 = v619 + v1082;
-  const unsigned int v1085 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1085 = static_cast<unsigned int>(v43.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1087 = v622 + v1085;
-  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1089 = v1087 < v2;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1097 = v1096 + v1087;
     out[v1097] = v1093;
   }
-  const unsigned int v1098 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1098 = static_cast<unsigned int>(v43.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1100 = v619 + v1098;
-  const unsigned int v1101 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1101 = static_cast<unsigned int>(v43.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1103 = v622 + v1101;
-  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1105 = v1103 < v2;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1381,11 +1381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1113 = v1112 + v1103;
     out[v1113] = v1109;
   }
-  const unsigned int v1114 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1114 = static_cast<unsigned int>(v43.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1116 = v619 + v1114;
-  const unsigned int v1117 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1117 = static_cast<unsigned int>(v43.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1119 = v622 + v1117;
-  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1121 = v1119 < v2;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1398,11 +1398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1129 = v1128 + v1119;
     out[v1129] = v1125;
   }
-  const unsigned int v1130 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1130 = static_cast<unsigned int>(v43.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1132 = v619 + v1130;
-  const unsigned int v1133 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1133 = static_cast<unsigned int>(v43.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1135 = v622 + v1133;
-  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1137 = v1135 < v2;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1415,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1145 = v1144 + v1135;
     out[v1145] = v1141;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1146 = static_cast<unsigned int>(v43.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1148 = v619 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1149 = static_cast<unsigned int>(v43.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1151 = v622 + v1149;
-  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1153 = v1151 < v2;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1161 = v1160 + v1151;
     out[v1161] = v1157;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1162 = static_cast<unsigned int>(v43.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1164 = v619 + v1162;
-  const unsigned int v1165 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1165 = static_cast<unsigned int>(v43.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1167 = v622 + v1165;
-  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1169 = v1167 < v2;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1449,11 +1449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1177 = v1176 + v1167;
     out[v1177] = v1173;
   }
-  const unsigned int v1178 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1178 = static_cast<unsigned int>(v43.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1180 = v619 + v1178;
-  const unsigned int v1181 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1181 = static_cast<unsigned int>(v43.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1183 = v622 + v1181;
-  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1185 = v1183 < v2;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1466,11 +1466,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1193 = v1192 + v1183;
     out[v1193] = v1189;
   }
-  const unsigned int v1194 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1194 = static_cast<unsigned int>(v43.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1196 = v619 + v1194;
-  const unsigned int v1197 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1197 = static_cast<unsigned int>(v43.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1199 = v622 + v1197;
-  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1201 = v1199 < v2;
   const bool v1202 = v1200 && v1201;
   if (v1202) {
@@ -1483,11 +1483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1209 = v1208 + v1199;
     out[v1209] = v1205;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1210 = static_cast<unsigned int>(v43.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1212 = v619 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1213 = static_cast<unsigned int>(v43.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1215 = v622 + v1213;
-  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1217 = v1215 < v2;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1500,11 +1500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1225 = v1224 + v1215;
     out[v1225] = v1221;
   }
-  const unsigned int v1226 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1226 = static_cast<unsigned int>(v43.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1228 = v619 + v1226;
-  const unsigned int v1229 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1229 = static_cast<unsigned int>(v43.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1231 = v622 + v1229;
-  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1233 = v1231 < v2;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1517,11 +1517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1241 = v1240 + v1231;
     out[v1241] = v1237;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1242 = static_cast<unsigned int>(v43.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1244 = v619 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1245 = static_cast<unsigned int>(v43.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1247 = v622 + v1245;
-  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1249 = v1247 < v2;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1534,11 +1534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1257 = v1256 + v1247;
     out[v1257] = v1253;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1258 = static_cast<unsigned int>(v43.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1260 = v619 + v1258;
-  const unsigned int v1261 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1261 = static_cast<unsigned int>(v43.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1263 = v622 + v1261;
-  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1265 = v1263 < v2;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1551,11 +1551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1273 = v1272 + v1263;
     out[v1273] = v1269;
   }
-  const unsigned int v1274 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1274 = static_cast<unsigned int>(v43.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1276 = v619 + v1274;
-  const unsigned int v1277 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1277 = static_cast<unsigned int>(v43.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1279 = v622 + v1277;
-  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1281 = v1279 < v2;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1568,11 +1568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1289 = v1288 + v1279;
     out[v1289] = v1285;
   }
-  const unsigned int v1290 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1290 = static_cast<unsigned int>(v43.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1292 = v619 + v1290;
-  const unsigned int v1293 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1293 = static_cast<unsigned int>(v43.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1295 = v622 + v1293;
-  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1297 = v1295 < v2;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1585,11 +1585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1305 = v1304 + v1295;
     out[v1305] = v1301;
   }
-  const unsigned int v1306 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1306 = static_cast<unsigned int>(v43.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1308 = v619 + v1306;
-  const unsigned int v1309 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1309 = static_cast<unsigned int>(v43.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1311 = v622 + v1309;
-  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1313 = v1311 < v2;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1321 = v1320 + v1311;
     out[v1321] = v1317;
   }
-  const unsigned int v1322 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1322 = static_cast<unsigned int>(v43.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1324 = v619 + v1322;
-  const unsigned int v1325 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1325 = static_cast<unsigned int>(v43.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1327 = v622 + v1325;
-  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1329 = v1327 < v2;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1619,11 +1619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1337 = v1336 + v1327;
     out[v1337] = v1333;
   }
-  const unsigned int v1338 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1338 = static_cast<unsigned int>(v43.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1340 = v619 + v1338;
-  const unsigned int v1341 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1341 = static_cast<unsigned int>(v43.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1343 = v622 + v1341;
-  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1345 = v1343 < v2;
   const bool v1346 = v1344 && v1345;
   if (v1346) {
@@ -1636,11 +1636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1353 = v1352 + v1343;
     out[v1353] = v1349;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1354 = static_cast<unsigned int>(v43.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1356 = v619 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1357 = static_cast<unsigned int>(v43.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1359 = v622 + v1357;
-  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1361 = v1359 < v2;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1653,11 +1653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1369 = v1368 + v1359;
     out[v1369] = v1365;
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1370 = static_cast<unsigned int>(v43.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1372 = v619 + v1370;
-  const unsigned int v1373 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1373 = static_cast<unsigned int>(v43.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1375 = v622 + v1373;
-  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1377 = v1375 < v2;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1670,11 +1670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1385 = v1384 + v1375;
     out[v1385] = v1381;
   }
-  const unsigned int v1386 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1386 = static_cast<unsigned int>(v43.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1388 = v619 + v1386;
-  const unsigned int v1389 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1389 = static_cast<unsigned int>(v43.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1391 = v622 + v1389;
-  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1393 = v1391 < v2;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1687,11 +1687,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1401 = v1400 + v1391;
     out[v1401] = v1397;
   }
-  const unsigned int v1402 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1402 = static_cast<unsigned int>(v43.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1404 = v619 + v1402;
-  const unsigned int v1405 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1405 = static_cast<unsigned int>(v43.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1407 = v622 + v1405;
-  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1409 = v1407 < v2;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1704,11 +1704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1417 = v1416 + v1407;
     out[v1417] = v1413;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1418 = static_cast<unsigned int>(v43.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1420 = v619 + v1418;
-  const unsigned int v1421 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1421 = static_cast<unsigned int>(v43.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1423 = v622 + v1421;
-  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1425 = v1423 < v2;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1433 = v1432 + v1423;
     out[v1433] = v1429;
   }
-  const unsigned int v1434 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1434 = static_cast<unsigned int>(v43.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1436 = v619 + v1434;
-  const unsigned int v1437 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1437 = static_cast<unsigned int>(v43.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1439 = v622 + v1437;
-  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1441 = v1439 < v2;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
@@ -1738,11 +1738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1449 = v1448 + v1439;
     out[v1449] = v1445;
   }
-  const unsigned int v1450 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1450 = static_cast<unsigned int>(v43.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1452 = v619 + v1450;
-  const unsigned int v1453 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1453 = static_cast<unsigned int>(v43.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1455 = v622 + v1453;
-  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1457 = v1455 < v2;
   const bool v1458 = v1456 && v1457;
   if (v1458) {
@@ -1755,11 +1755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1465 = v1464 + v1455;
     out[v1465] = v1461;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1466 = static_cast<unsigned int>(v43.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1468 = v619 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1469 = static_cast<unsigned int>(v43.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1471 = v622 + v1469;
-  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1473 = v1471 < v2;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1772,11 +1772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1481 = v1480 + v1471;
     out[v1481] = v1477;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1482 = static_cast<unsigned int>(v43.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1484 = v619 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1485 = static_cast<unsigned int>(v43.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1487 = v622 + v1485;
-  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1489 = v1487 < v2;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1497 = v1496 + v1487;
     out[v1497] = v1493;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1498 = static_cast<unsigned int>(v43.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1500 = v619 + v1498;
-  const unsigned int v1501 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1501 = static_cast<unsigned int>(v43.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1503 = v622 + v1501;
-  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1505 = v1503 < v2;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1806,11 +1806,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1513 = v1512 + v1503;
     out[v1513] = v1509;
   }
-  const unsigned int v1514 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1514 = static_cast<unsigned int>(v43.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1516 = v619 + v1514;
-  const unsigned int v1517 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1517 = static_cast<unsigned int>(v43.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1519 = v622 + v1517;
-  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1521 = v1519 < v2;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1823,11 +1823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1529 = v1528 + v1519;
     out[v1529] = v1525;
   }
-  const unsigned int v1530 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1530 = static_cast<unsigned int>(v43.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1532 = v619 + v1530;
-  const unsigned int v1533 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1533 = static_cast<unsigned int>(v43.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1535 = v622 + v1533;
-  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1537 = v1535 < v2;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -1840,11 +1840,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1545 = v1544 + v1535;
     out[v1545] = v1541;
   }
-  const unsigned int v1546 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1546 = static_cast<unsigned int>(v43.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1548 = v619 + v1546;
-  const unsigned int v1549 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1549 = static_cast<unsigned int>(v43.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1551 = v622 + v1549;
-  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1553 = v1551 < v2;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1857,11 +1857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1561 = v1560 + v1551;
     out[v1561] = v1557;
   }
-  const unsigned int v1562 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1562 = static_cast<unsigned int>(v43.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1564 = v619 + v1562;
-  const unsigned int v1565 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1565 = static_cast<unsigned int>(v43.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1567 = v622 + v1565;
-  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1569 = v1567 < v2;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1874,11 +1874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1577 = v1576 + v1567;
     out[v1577] = v1573;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1578 = static_cast<unsigned int>(v43.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1580 = v619 + v1578;
-  const unsigned int v1581 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1581 = static_cast<unsigned int>(v43.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1583 = v622 + v1581;
-  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1585 = v1583 < v2;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1891,11 +1891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1593 = v1592 + v1583;
     out[v1593] = v1589;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1594 = static_cast<unsigned int>(v43.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1596 = v619 + v1594;
-  const unsigned int v1597 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1597 = static_cast<unsigned int>(v43.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1599 = v622 + v1597;
-  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1601 = v1599 < v2;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1908,11 +1908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1609 = v1608 + v1599;
     out[v1609] = v1605;
   }
-  const unsigned int v1610 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1610 = static_cast<unsigned int>(v43.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1612 = v619 + v1610;
-  const unsigned int v1613 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1613 = static_cast<unsigned int>(v43.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1615 = v622 + v1613;
-  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1617 = v1615 < v2;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1925,11 +1925,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1625 = v1624 + v1615;
     out[v1625] = v1621;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1626 = static_cast<unsigned int>(v43.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1628 = v619 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1629 = static_cast<unsigned int>(v43.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1631 = v622 + v1629;
-  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1633 = v1631 < v2;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1942,11 +1942,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1641 = v1640 + v1631;
     out[v1641] = v1637;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1642 = static_cast<unsigned int>(v43.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1644 = v619 + v1642;
-  const unsigned int v1645 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1645 = static_cast<unsigned int>(v43.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1647 = v622 + v1645;
-  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1649 = v1647 < v2;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1959,11 +1959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1657 = v1656 + v1647;
     out[v1657] = v1653;
   }
-  const unsigned int v1658 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1658 = static_cast<unsigned int>(v43.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1660 = v619 + v1658;
-  const unsigned int v1661 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1661 = static_cast<unsigned int>(v43.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1663 = v622 + v1661;
-  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1665 = v1663 < v2;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1976,11 +1976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1673 = v1672 + v1663;
     out[v1673] = v1669;
   }
-  const unsigned int v1674 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1674 = static_cast<unsigned int>(v43.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1676 = v619 + v1674;
-  const unsigned int v1677 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1677 = static_cast<unsigned int>(v43.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1679 = v622 + v1677;
-  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1681 = v1679 < v2;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1993,11 +1993,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1689 = v1688 + v1679;
     out[v1689] = v1685;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1690 = static_cast<unsigned int>(v43.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1692 = v619 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1693 = static_cast<unsigned int>(v43.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1695 = v622 + v1693;
-  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1697 = v1695 < v2;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -2010,11 +2010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1705 = v1704 + v1695;
     out[v1705] = v1701;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1706 = static_cast<unsigned int>(v43.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1708 = v619 + v1706;
-  const unsigned int v1709 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1709 = static_cast<unsigned int>(v43.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1711 = v622 + v1709;
-  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1713 = v1711 < v2;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -2027,11 +2027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1721 = v1720 + v1711;
     out[v1721] = v1717;
   }
-  const unsigned int v1722 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1722 = static_cast<unsigned int>(v43.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1724 = v619 + v1722;
-  const unsigned int v1725 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1725 = static_cast<unsigned int>(v43.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1727 = v622 + v1725;
-  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1729 = v1727 < v2;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -2044,11 +2044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1737 = v1736 + v1727;
     out[v1737] = v1733;
   }
-  const unsigned int v1738 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1738 = static_cast<unsigned int>(v43.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1740 = v619 + v1738;
-  const unsigned int v1741 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1741 = static_cast<unsigned int>(v43.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1743 = v622 + v1741;
-  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1745 = v1743 < v2;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -2061,11 +2061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1753 = v1752 + v1743;
     out[v1753] = v1749;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1754 = static_cast<unsigned int>(v43.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1756 = v619 + v1754;
-  const unsigned int v1757 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1757 = static_cast<unsigned int>(v43.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1759 = v622 + v1757;
-  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1761 = v1759 < v2;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -2078,11 +2078,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1769 = v1768 + v1759;
     out[v1769] = v1765;
   }
-  const unsigned int v1770 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1770 = static_cast<unsigned int>(v43.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1772 = v619 + v1770;
-  const unsigned int v1773 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1773 = static_cast<unsigned int>(v43.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1775 = v622 + v1773;
-  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1777 = v1775 < v2;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -2095,11 +2095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1785 = v1784 + v1775;
     out[v1785] = v1781;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1786 = static_cast<unsigned int>(v43.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1788 = v619 + v1786;
-  const unsigned int v1789 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1789 = static_cast<unsigned int>(v43.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1791 = v622 + v1789;
-  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1793 = v1791 < v2;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -2112,11 +2112,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1801 = v1800 + v1791;
     out[v1801] = v1797;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1802 = static_cast<unsigned int>(v43.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1804 = v619 + v1802;
-  const unsigned int v1805 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1805 = static_cast<unsigned int>(v43.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1807 = v622 + v1805;
-  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1809 = v1807 < v2;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2129,11 +2129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1817 = v1816 + v1807;
     out[v1817] = v1813;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1818 = static_cast<unsigned int>(v43.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1820 = v619 + v1818;
-  const unsigned int v1821 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1821 = static_cast<unsigned int>(v43.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1823 = v622 + v1821;
-  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1825 = v1823 < v2;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -2146,11 +2146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1833 = v1832 + v1823;
     out[v1833] = v1829;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1834 = static_cast<unsigned int>(v43.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1836 = v619 + v1834;
-  const unsigned int v1837 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1837 = static_cast<unsigned int>(v43.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1839 = v622 + v1837;
-  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1841 = v1839 < v2;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1849 = v1848 + v1839;
     out[v1849] = v1845;
   }
-  const unsigned int v1850 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1850 = static_cast<unsigned int>(v43.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1852 = v619 + v1850;
-  const unsigned int v1853 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1853 = static_cast<unsigned int>(v43.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1855 = v622 + v1853;
-  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1857 = v1855 < v2;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -2180,11 +2180,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1865 = v1864 + v1855;
     out[v1865] = v1861;
   }
-  const unsigned int v1866 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1866 = static_cast<unsigned int>(v43.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1868 = v619 + v1866;
-  const unsigned int v1869 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1869 = static_cast<unsigned int>(v43.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1871 = v622 + v1869;
-  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1873 = v1871 < v2;
   const bool v1874 = v1872 && v1873;
   if (v1874) {
@@ -2197,11 +2197,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1881 = v1880 + v1871;
     out[v1881] = v1877;
   }
-  const unsigned int v1882 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1882 = static_cast<unsigned int>(v43.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1884 = v619 + v1882;
-  const unsigned int v1885 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1885 = static_cast<unsigned int>(v43.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1887 = v622 + v1885;
-  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1889 = v1887 < v2;
   const bool v1890 = v1888 && v1889;
   if (v1890) {
@@ -2214,11 +2214,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1897 = v1896 + v1887;
     out[v1897] = v1893;
   }
-  const unsigned int v1898 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1898 = static_cast<unsigned int>(v43.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1900 = v619 + v1898;
-  const unsigned int v1901 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1901 = static_cast<unsigned int>(v43.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1903 = v622 + v1901;
-  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1905 = v1903 < v2;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -2231,11 +2231,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1913 = v1912 + v1903;
     out[v1913] = v1909;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1914 = static_cast<unsigned int>(v43.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1916 = v619 + v1914;
-  const unsigned int v1917 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1917 = static_cast<unsigned int>(v43.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1919 = v622 + v1917;
-  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1921 = v1919 < v2;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2248,11 +2248,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1929 = v1928 + v1919;
     out[v1929] = v1925;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1930 = static_cast<unsigned int>(v43.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1932 = v619 + v1930;
-  const unsigned int v1933 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1933 = static_cast<unsigned int>(v43.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1935 = v622 + v1933;
-  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1937 = v1935 < v2;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -2265,11 +2265,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1945 = v1944 + v1935;
     out[v1945] = v1941;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1946 = static_cast<unsigned int>(v43.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1948 = v619 + v1946;
-  const unsigned int v1949 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1949 = static_cast<unsigned int>(v43.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1951 = v622 + v1949;
-  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1953 = v1951 < v2;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1961 = v1960 + v1951;
     out[v1961] = v1957;
   }
-  const unsigned int v1962 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1962 = static_cast<unsigned int>(v43.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1964 = v619 + v1962;
-  const unsigned int v1965 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1965 = static_cast<unsigned int>(v43.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1967 = v622 + v1965;
-  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1969 = v1967 < v2;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -2299,11 +2299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1977 = v1976 + v1967;
     out[v1977] = v1973;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1978 = static_cast<unsigned int>(v43.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1980 = v619 + v1978;
-  const unsigned int v1981 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1981 = static_cast<unsigned int>(v43.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1983 = v622 + v1981;
-  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1985 = v1983 < v2;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v1993 = v1992 + v1983;
     out[v1993] = v1989;
   }
-  const unsigned int v1994 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1994 = static_cast<unsigned int>(v43.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1996 = v619 + v1994;
-  const unsigned int v1997 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1997 = static_cast<unsigned int>(v43.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1999 = v622 + v1997;
-  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2001 = v1999 < v2;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2333,11 +2333,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2009 = v2008 + v1999;
     out[v2009] = v2005;
   }
-  const unsigned int v2010 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2010 = static_cast<unsigned int>(v43.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2012 = v619 + v2010;
-  const unsigned int v2013 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2013 = static_cast<unsigned int>(v43.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2015 = v622 + v2013;
-  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2017 = v2015 < v2;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2350,11 +2350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2025 = v2024 + v2015;
     out[v2025] = v2021;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2026 = static_cast<unsigned int>(v43.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2028 = v619 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2029 = static_cast<unsigned int>(v43.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2031 = v622 + v2029;
-  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2033 = v2031 < v2;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2367,11 +2367,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2041 = v2040 + v2031;
     out[v2041] = v2037;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2042 = static_cast<unsigned int>(v43.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2044 = v619 + v2042;
-  const unsigned int v2045 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2045 = static_cast<unsigned int>(v43.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2047 = v622 + v2045;
-  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2049 = v2047 < v2;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2384,11 +2384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2057 = v2056 + v2047;
     out[v2057] = v2053;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2058 = static_cast<unsigned int>(v43.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2060 = v619 + v2058;
-  const unsigned int v2061 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2061 = static_cast<unsigned int>(v43.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2063 = v622 + v2061;
-  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2065 = v2063 < v2;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2073 = v2072 + v2063;
     out[v2073] = v2069;
   }
-  const unsigned int v2074 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2074 = static_cast<unsigned int>(v43.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2076 = v619 + v2074;
-  const unsigned int v2077 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2077 = static_cast<unsigned int>(v43.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2079 = v622 + v2077;
-  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2081 = v2079 < v2;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2418,11 +2418,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2089 = v2088 + v2079;
     out[v2089] = v2085;
   }
-  const unsigned int v2090 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2090 = static_cast<unsigned int>(v43.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2092 = v619 + v2090;
-  const unsigned int v2093 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2093 = static_cast<unsigned int>(v43.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2095 = v622 + v2093;
-  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2097 = v2095 < v2;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2435,11 +2435,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2105 = v2104 + v2095;
     out[v2105] = v2101;
   }
-  const unsigned int v2106 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2106 = static_cast<unsigned int>(v43.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2108 = v619 + v2106;
-  const unsigned int v2109 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2109 = static_cast<unsigned int>(v43.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2111 = v622 + v2109;
-  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2113 = v2111 < v2;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2452,11 +2452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2121 = v2120 + v2111;
     out[v2121] = v2117;
   }
-  const unsigned int v2122 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2122 = static_cast<unsigned int>(v43.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2124 = v619 + v2122;
-  const unsigned int v2125 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2125 = static_cast<unsigned int>(v43.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2127 = v622 + v2125;
-  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2129 = v2127 < v2;
   const bool v2130 = v2128 && v2129;
   if (v2130) {
@@ -2469,11 +2469,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2137 = v2136 + v2127;
     out[v2137] = v2133;
   }
-  const unsigned int v2138 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2138 = static_cast<unsigned int>(v43.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2140 = v619 + v2138;
-  const unsigned int v2141 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2141 = static_cast<unsigned int>(v43.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2143 = v622 + v2141;
-  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2145 = v2143 < v2;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2486,11 +2486,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2153 = v2152 + v2143;
     out[v2153] = v2149;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2154 = static_cast<unsigned int>(v43.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2156 = v619 + v2154;
-  const unsigned int v2157 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2157 = static_cast<unsigned int>(v43.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2159 = v622 + v2157;
-  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2161 = v2159 < v2;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2503,11 +2503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2169 = v2168 + v2159;
     out[v2169] = v2165;
   }
-  const unsigned int v2170 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2170 = static_cast<unsigned int>(v43.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2172 = v619 + v2170;
-  const unsigned int v2173 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2173 = static_cast<unsigned int>(v43.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2175 = v622 + v2173;
-  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2177 = v2175 < v2;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2185 = v2184 + v2175;
     out[v2185] = v2181;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2186 = static_cast<unsigned int>(v43.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2188 = v619 + v2186;
-  const unsigned int v2189 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2189 = static_cast<unsigned int>(v43.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2191 = v622 + v2189;
-  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2193 = v2191 < v2;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2537,11 +2537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2201 = v2200 + v2191;
     out[v2201] = v2197;
   }
-  const unsigned int v2202 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2202 = static_cast<unsigned int>(v43.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2204 = v619 + v2202;
-  const unsigned int v2205 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2205 = static_cast<unsigned int>(v43.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2207 = v622 + v2205;
-  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2209 = v2207 < v2;
   const bool v2210 = v2208 && v2209;
   if (v2210) {
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2217 = v2216 + v2207;
     out[v2217] = v2213;
   }
-  const unsigned int v2218 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2218 = static_cast<unsigned int>(v43.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2220 = v619 + v2218;
-  const unsigned int v2221 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2221 = static_cast<unsigned int>(v43.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2223 = v622 + v2221;
-  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2225 = v2223 < v2;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2571,11 +2571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2233 = v2232 + v2223;
     out[v2233] = v2229;
   }
-  const unsigned int v2234 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2234 = static_cast<unsigned int>(v43.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2236 = v619 + v2234;
-  const unsigned int v2237 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2237 = static_cast<unsigned int>(v43.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2239 = v622 + v2237;
-  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2241 = v2239 < v2;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2588,11 +2588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2249 = v2248 + v2239;
     out[v2249] = v2245;
   }
-  const unsigned int v2250 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2250 = static_cast<unsigned int>(v43.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2252 = v619 + v2250;
-  const unsigned int v2253 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2253 = static_cast<unsigned int>(v43.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2255 = v622 + v2253;
-  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2257 = v2255 < v2;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2605,11 +2605,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2265 = v2264 + v2255;
     out[v2265] = v2261;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2266 = static_cast<unsigned int>(v43.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2268 = v619 + v2266;
-  const unsigned int v2269 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2269 = static_cast<unsigned int>(v43.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2271 = v622 + v2269;
-  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2273 = v2271 < v2;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2622,11 +2622,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2281 = v2280 + v2271;
     out[v2281] = v2277;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2282 = static_cast<unsigned int>(v43.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2284 = v619 + v2282;
-  const unsigned int v2285 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2285 = static_cast<unsigned int>(v43.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2287 = v622 + v2285;
-  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2289 = v2287 < v2;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2297 = v2296 + v2287;
     out[v2297] = v2293;
   }
-  const unsigned int v2298 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2298 = static_cast<unsigned int>(v43.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2300 = v619 + v2298;
-  const unsigned int v2301 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2301 = static_cast<unsigned int>(v43.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2303 = v622 + v2301;
-  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2305 = v2303 < v2;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2656,11 +2656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2313 = v2312 + v2303;
     out[v2313] = v2309;
   }
-  const unsigned int v2314 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2314 = static_cast<unsigned int>(v43.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2316 = v619 + v2314;
-  const unsigned int v2317 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2317 = static_cast<unsigned int>(v43.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2319 = v622 + v2317;
-  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2321 = v2319 < v2;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2673,11 +2673,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2329 = v2328 + v2319;
     out[v2329] = v2325;
   }
-  const unsigned int v2330 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2330 = static_cast<unsigned int>(v43.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2332 = v619 + v2330;
-  const unsigned int v2333 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2333 = static_cast<unsigned int>(v43.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2335 = v622 + v2333;
-  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2337 = v2335 < v2;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
@@ -2690,11 +2690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2345 = v2344 + v2335;
     out[v2345] = v2341;
   }
-  const unsigned int v2346 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2346 = static_cast<unsigned int>(v43.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2348 = v619 + v2346;
-  const unsigned int v2349 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2349 = static_cast<unsigned int>(v43.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2351 = v622 + v2349;
-  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2353 = v2351 < v2;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2707,11 +2707,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2361 = v2360 + v2351;
     out[v2361] = v2357;
   }
-  const unsigned int v2362 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2362 = static_cast<unsigned int>(v43.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2364 = v619 + v2362;
-  const unsigned int v2365 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2365 = static_cast<unsigned int>(v43.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2367 = v622 + v2365;
-  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2369 = v2367 < v2;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2724,11 +2724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2377 = v2376 + v2367;
     out[v2377] = v2373;
   }
-  const unsigned int v2378 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2378 = static_cast<unsigned int>(v43.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2380 = v619 + v2378;
-  const unsigned int v2381 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2381 = static_cast<unsigned int>(v43.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2383 = v622 + v2381;
-  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2385 = v2383 < v2;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2741,11 +2741,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2393 = v2392 + v2383;
     out[v2393] = v2389;
   }
-  const unsigned int v2394 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2394 = static_cast<unsigned int>(v43.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2396 = v619 + v2394;
-  const unsigned int v2397 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2397 = static_cast<unsigned int>(v43.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2399 = v622 + v2397;
-  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2401 = v2399 < v2;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -2758,11 +2758,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2409 = v2408 + v2399;
     out[v2409] = v2405;
   }
-  const unsigned int v2410 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2410 = static_cast<unsigned int>(v43.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2412 = v619 + v2410;
-  const unsigned int v2413 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2413 = static_cast<unsigned int>(v43.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2415 = v622 + v2413;
-  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2417 = v2415 < v2;
   const bool v2418 = v2416 && v2417;
   if (v2418) {
@@ -2775,11 +2775,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2425 = v2424 + v2415;
     out[v2425] = v2421;
   }
-  const unsigned int v2426 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2426 = static_cast<unsigned int>(v43.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2428 = v619 + v2426;
-  const unsigned int v2429 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2429 = static_cast<unsigned int>(v43.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2431 = v622 + v2429;
-  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2433 = v2431 < v2;
   const bool v2434 = v2432 && v2433;
   if (v2434) {
@@ -2792,11 +2792,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2441 = v2440 + v2431;
     out[v2441] = v2437;
   }
-  const unsigned int v2442 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2442 = static_cast<unsigned int>(v43.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2444 = v619 + v2442;
-  const unsigned int v2445 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2445 = static_cast<unsigned int>(v43.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2447 = v622 + v2445;
-  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2449 = v2447 < v2;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
@@ -2809,11 +2809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2457 = v2456 + v2447;
     out[v2457] = v2453;
   }
-  const unsigned int v2458 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2458 = static_cast<unsigned int>(v43.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2460 = v619 + v2458;
-  const unsigned int v2461 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2461 = static_cast<unsigned int>(v43.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2463 = v622 + v2461;
-  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2465 = v2463 < v2;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
@@ -2826,11 +2826,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2473 = v2472 + v2463;
     out[v2473] = v2469;
   }
-  const unsigned int v2474 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2474 = static_cast<unsigned int>(v43.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2476 = v619 + v2474;
-  const unsigned int v2477 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2477 = static_cast<unsigned int>(v43.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2479 = v622 + v2477;
-  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2481 = v2479 < v2;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -2843,11 +2843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2489 = v2488 + v2479;
     out[v2489] = v2485;
   }
-  const unsigned int v2490 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2490 = static_cast<unsigned int>(v43.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2492 = v619 + v2490;
-  const unsigned int v2493 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2493 = static_cast<unsigned int>(v43.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2495 = v622 + v2493;
-  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2497 = v2495 < v2;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -2860,11 +2860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2505 = v2504 + v2495;
     out[v2505] = v2501;
   }
-  const unsigned int v2506 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2506 = static_cast<unsigned int>(v43.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2508 = v619 + v2506;
-  const unsigned int v2509 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2509 = static_cast<unsigned int>(v43.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2511 = v622 + v2509;
-  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2513 = v2511 < v2;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2877,11 +2877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2521 = v2520 + v2511;
     out[v2521] = v2517;
   }
-  const unsigned int v2522 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2522 = static_cast<unsigned int>(v43.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2524 = v619 + v2522;
-  const unsigned int v2525 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2525 = static_cast<unsigned int>(v43.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2527 = v622 + v2525;
-  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2529 = v2527 < v2;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2537 = v2536 + v2527;
     out[v2537] = v2533;
   }
-  const unsigned int v2538 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2538 = static_cast<unsigned int>(v43.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2540 = v619 + v2538;
-  const unsigned int v2541 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2541 = static_cast<unsigned int>(v43.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2543 = v622 + v2541;
-  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2545 = v2543 < v2;
   const bool v2546 = v2544 && v2545;
   if (v2546) {
@@ -2911,11 +2911,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2553 = v2552 + v2543;
     out[v2553] = v2549;
   }
-  const unsigned int v2554 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2554 = static_cast<unsigned int>(v43.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2556 = v619 + v2554;
-  const unsigned int v2557 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2557 = static_cast<unsigned int>(v43.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2559 = v622 + v2557;
-  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2561 = v2559 < v2;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -2928,11 +2928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2569 = v2568 + v2559;
     out[v2569] = v2565;
   }
-  const unsigned int v2570 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2570 = static_cast<unsigned int>(v43.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2572 = v619 + v2570;
-  const unsigned int v2573 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2573 = static_cast<unsigned int>(v43.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2575 = v622 + v2573;
-  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2577 = v2575 < v2;
   const bool v2578 = v2576 && v2577;
   if (v2578) {
@@ -2945,11 +2945,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2585 = v2584 + v2575;
     out[v2585] = v2581;
   }
-  const unsigned int v2586 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2586 = static_cast<unsigned int>(v43.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2588 = v619 + v2586;
-  const unsigned int v2589 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2589 = static_cast<unsigned int>(v43.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2591 = v622 + v2589;
-  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2593 = v2591 < v2;
   const bool v2594 = v2592 && v2593;
   if (v2594) {
@@ -2962,11 +2962,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2601 = v2600 + v2591;
     out[v2601] = v2597;
   }
-  const unsigned int v2602 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2602 = static_cast<unsigned int>(v43.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2604 = v619 + v2602;
-  const unsigned int v2605 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2605 = static_cast<unsigned int>(v43.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2607 = v622 + v2605;
-  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2609 = v2607 < v2;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2979,11 +2979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2617 = v2616 + v2607;
     out[v2617] = v2613;
   }
-  const unsigned int v2618 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2618 = static_cast<unsigned int>(v43.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2620 = v619 + v2618;
-  const unsigned int v2621 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2621 = static_cast<unsigned int>(v43.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2623 = v622 + v2621;
-  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2625 = v2623 < v2;
   const bool v2626 = v2624 && v2625;
   if (v2626) {
@@ -2996,11 +2996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2633 = v2632 + v2623;
     out[v2633] = v2629;
   }
-  const unsigned int v2634 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2634 = static_cast<unsigned int>(v43.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2636 = v619 + v2634;
-  const unsigned int v2637 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2637 = static_cast<unsigned int>(v43.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2639 = v622 + v2637;
-  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2641 = v2639 < v2;
   const bool v2642 = v2640 && v2641;
   if (v2642) {
@@ -3013,11 +3013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
     const unsigned int v2649 = v2648 + v2639;
     out[v2649] = v2645;
   }
-  const unsigned int v2650 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2650 = static_cast<unsigned int>(v43.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2652 = v619 + v2650;
-  const unsigned int v2653 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2653 = static_cast<unsigned int>(v43.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2655 = v622 + v2653;
-  const bool v2656 = v2652 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2656 = v2652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2657 = v2655 < v2;
   const bool v2658 = v2656 && v2657;
   if (v2658) {

@@ -268,28 +268,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const unsigned int v25 = v24 << 7u;
   const unsigned int v28 = v22 / v20;
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v48 = v47 == 0u;
   const unsigned int v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:246
   if (v63) {
-    for (unsigned int v2778 = 0u; v2778 < 2u; v2778 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2778 = 0u; v2778 < 2u; v2778 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2779 = v2778 << 6u;
       const bool v2781 = v2779 < v2;
       if (v2781) {
-        const unsigned int v2783 = v2778 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2783 = v2778 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2785 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2788 = v2785 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2791 = v2785 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -555,45 +555,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3169 = v3168 + v3154;
         iron_copy_async<16>(shm1 + (v3169 ^ (((v3169 >> 7u) & 7u) << 3u)), b + v3165, v3159);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v3182 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v3182 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (unsigned int v3170 = 0u; v3170 < v2; v3170 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3170 = 0u; v3170 < v2; v3170 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3172 = v3170 >> 6u;
       const unsigned int v3174 = v3172 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3176 = v3174 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v3183 = v3176 + v3182;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v3176 = v3174 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v3183 = v3176 + v3182;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3183, 64u);
-      const unsigned int v3188 = v3176 + v38;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3188 = v3176 + v38;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v3188, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3194 = v3183 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3194 = v3183 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3194, 64u);
-      const unsigned int v3197 = v3176 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3197 = v3176 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3198 = v3197 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v3198, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3204 = v3183 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3204 = v3183 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3204, 64u);
-      const unsigned int v3207 = v3176 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3207 = v3176 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3208 = v3207 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v3208, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3214 = v3183 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3214 = v3183 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3214, 64u);
-      const unsigned int v3217 = v3176 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3217 = v3176 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3218 = v3217 + v38;
       iron_frag_load_shared<false, 7, 3>(v44, shm1, v3218, 128u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3221 = v3170 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3221 = v3170 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3223 = v3172 + 2u;
       const unsigned int v3224 = v3223 % 3u;
       const bool v3225 = v3221 < v2;
       if (v3225) {
-        const unsigned int v3227 = v3224 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3227 = v3224 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3229 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3232 = v3229 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3235 = v3229 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -859,21 +859,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v3613 = v3612 + v3598;
         iron_copy_async<16>(shm1 + (v3613 ^ (((v3613 >> 7u) & 7u) << 3u)), b + v3609, v3603);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v505 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v506 = threadIdx.x;
-    const unsigned int v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const unsigned int v574 = v562 + 16u;
-    const unsigned int v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:208
+    const unsigned int v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -919,29 +919,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
           shm1[(v555 ^ (((v555 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v562, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v38, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v574, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v578, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v598, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v599 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v599 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v600 = v25 + v34;
   const unsigned int v601 = v600 + v599;
-  const unsigned int v602 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v602 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v603 = v29 + v38;
   const unsigned int v604 = v603 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -955,11 +955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v615 = iron_f32_to_bf16(v614);
     c[v610] = v615;
   }
-  const unsigned int v616 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v616 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v618 = v600 + v616;
-  const unsigned int v619 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v619 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v621 = v603 + v619;
-  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -973,11 +973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v632 = iron_f32_to_bf16(v631);
     c[v627] = v632;
   }
-  const unsigned int v633 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v633 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v635 = v600 + v633;
-  const unsigned int v636 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v636 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v638 = v603 + v636;
-  const bool v639 = v635 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v639 = v635 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v640 = v638 < v1;
   const bool v641 = v639 && v640;
   if (v641) {
@@ -991,11 +991,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v649 = iron_f32_to_bf16(v648);
     c[v644] = v649;
   }
-  const unsigned int v650 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v650 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v652 = v600 + v650;
-  const unsigned int v653 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v653 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v655 = v603 + v653;
-  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v657 = v655 < v1;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -1009,11 +1009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v666 = iron_f32_to_bf16(v665);
     c[v661] = v666;
   }
-  const unsigned int v667 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v667 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v669 = v600 + v667;
-  const unsigned int v670 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v670 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v672 = v603 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -1027,11 +1027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v683 = iron_f32_to_bf16(v682);
     c[v678] = v683;
   }
-  const unsigned int v684 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v684 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v686 = v600 + v684;
-  const unsigned int v687 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v687 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v689 = v603 + v687;
-  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v691 = v689 < v1;
   const bool v692 = v690 && v691;
   if (v692) {
@@ -1045,11 +1045,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v700 = iron_f32_to_bf16(v699);
     c[v695] = v700;
   }
-  const unsigned int v701 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v701 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v703 = v600 + v701;
-  const unsigned int v704 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v704 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v706 = v603 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v708 = v706 < v1;
   const bool v709 = v707 && v708;
   if (v709) {
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v717 = iron_f32_to_bf16(v716);
     c[v712] = v717;
   }
-  const unsigned int v718 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v718 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v720 = v600 + v718;
-  const unsigned int v721 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v721 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v723 = v603 + v721;
-  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v725 = v723 < v1;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -1081,11 +1081,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v734 = iron_f32_to_bf16(v733);
     c[v729] = v734;
   }
-  const unsigned int v735 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v735 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v737 = v600 + v735;
-  const unsigned int v738 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v738 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v740 = v603 + v738;
-  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v751 = iron_f32_to_bf16(v750);
     c[v746] = v751;
   }
-  const unsigned int v752 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v752 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v754 = v600 + v752;
-  const unsigned int v755 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v755 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v757 = v603 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -1117,11 +1117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v768 = iron_f32_to_bf16(v767);
     c[v763] = v768;
   }
-  const unsigned int v769 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v769 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v771 = v600 + v769;
-  const unsigned int v772 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v772 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v774 = v603 + v772;
-  const bool v775 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v775 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v776 = v774 < v1;
   const bool v777 = v775 && v776;
   if (v777) {
@@ -1135,11 +1135,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v785 = iron_f32_to_bf16(v784);
     c[v780] = v785;
   }
-  const unsigned int v786 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v786 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v788 = v600 + v786;
-  const unsigned int v789 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v789 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v791 = v603 + v789;
-  const bool v792 = v788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v792 = v788 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v793 = v791 < v1;
   const bool v794 = v792 && v793;
   if (v794) {
@@ -1153,11 +1153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v802 = iron_f32_to_bf16(v801);
     c[v797] = v802;
   }
-  const unsigned int v803 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v803 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v805 = v600 + v803;
-  const unsigned int v806 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v806 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v808 = v603 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v819 = iron_f32_to_bf16(v818);
     c[v814] = v819;
   }
-  const unsigned int v820 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v820 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v822 = v600 + v820;
-  const unsigned int v823 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v823 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v825 = v603 + v823;
-  const bool v826 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v826 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v827 = v825 < v1;
   const bool v828 = v826 && v827;
   if (v828) {
@@ -1189,11 +1189,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v836 = iron_f32_to_bf16(v835);
     c[v831] = v836;
   }
-  const unsigned int v837 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v837 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v839 = v600 + v837;
-  const unsigned int v840 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v840 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v842 = v603 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v853 = iron_f32_to_bf16(v852);
     c[v848] = v853;
   }
-  const unsigned int v854 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v854 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v856 = v600 + v854;
-  const unsigned int v857 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v857 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v859 = v603 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -1225,11 +1225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v870 = iron_f32_to_bf16(v869);
     c[v865] = v870;
   }
-  const unsigned int v871 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v871 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v873 = v600 + v871;
-  const unsigned int v874 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v874 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v876 = v603 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -1243,11 +1243,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v887 = iron_f32_to_bf16(v886);
     c[v882] = v887;
   }
-  const unsigned int v888 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v888 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v890 = v600 + v888;
-  const unsigned int v891 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v891 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v893 = v603 + v891;
-  const bool v894 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v894 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v895 = v893 < v1;
   const bool v896 = v894 && v895;
   if (v896) {
@@ -1261,11 +1261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v904 = iron_f32_to_bf16(v903);
     c[v899] = v904;
   }
-  const unsigned int v905 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v905 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v907 = v600 + v905;
-  const unsigned int v908 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v908 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v910 = v603 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v912 = v910 < v1;
   const bool v913 = v911 && v912;
   if (v913) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v921 = iron_f32_to_bf16(v920);
     c[v916] = v921;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v922 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v924 = v600 + v922;
-  const unsigned int v925 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v925 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v927 = v603 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1297,11 +1297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v938 = iron_f32_to_bf16(v937);
     c[v933] = v938;
   }
-  const unsigned int v939 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v939 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v941 = v600 + v939;
-  const unsigned int v942 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v942 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v944 = v603 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -1315,11 +1315,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v955 = iron_f32_to_bf16(v954);
     c[v950] = v955;
   }
-  const unsigned int v956 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v956 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v958 = v600 + v956;
-  const unsigned int v959 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v959 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v961 = v603 + v959;
-  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v963 = v961 < v1;
   const bool v964 = v962 && v963;
   if (v964) {
@@ -1333,11 +1333,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v972 = iron_f32_to_bf16(v971);
     c[v967] = v972;
   }
-  const unsigned int v973 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v973 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v975 = v600 + v973;
-  const unsigned int v976 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v976 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v978 = v603 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v980 = v978 < v1;
   const bool v981 = v979 && v980;
   if (v981) {
@@ -1351,11 +1351,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v989 = iron_f32_to_bf16(v988);
     c[v984] = v989;
   }
-  const unsigned int v990 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v990 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v992 = v600 + v990;
-  const unsigned int v993 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v993 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v995 = v603 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1006 = iron_f32_to_bf16(v1005);
     c[v1001] = v1006;
   }
-  const unsigned int v1007 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1007 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1009 = v600 + v1007;
-  const unsigned int v1010 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1010 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1012 = v603 + v1010;
-  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -1387,11 +1387,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1023 = iron_f32_to_bf16(v1022);
     c[v1018] = v1023;
   }
-  const unsigned int v1024 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1024 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1026 = v600 + v1024;
-  const unsigned int v1027 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1027 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1029 = v603 + v1027;
-  const bool v1030 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1030 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1031 = v1029 < v1;
   const bool v1032 = v1030 && v1031;
   if (v1032) {
@@ -1405,11 +1405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1040 = iron_f32_to_bf16(v1039);
     c[v1035] = v1040;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1041 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1043 = v600 + v1041;
-  const unsigned int v1044 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1044 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1046 = v603 + v1044;
-  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1048 = v1046 < v1;
   const bool v1049 = v1047 && v1048;
   if (v1049) {
@@ -1423,11 +1423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
     c[v1052] = v1057;
   }
-  const unsigned int v1058 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1058 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1060 = v600 + v1058;
-  const unsigned int v1061 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1061 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1063 = v603 + v1061;
-  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1065 = v1063 < v1;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -1441,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1074 = iron_f32_to_bf16(v1073);
     c[v1069] = v1074;
   }
-  const unsigned int v1075 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1075 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1077 = v600 + v1075;
-  const unsigned int v1078 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1078 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1080 = v603 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1459,11 +1459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
     c[v1086] = v1091;
   }
-  const unsigned int v1092 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1092 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1094 = v600 + v1092;
-  const unsigned int v1095 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1095 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1097 = v603 + v1095;
-  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1099 = v1097 < v1;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1108 = iron_f32_to_bf16(v1107);
     c[v1103] = v1108;
   }
-  const unsigned int v1109 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1109 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1111 = v600 + v1109;
-  const unsigned int v1112 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1112 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1114 = v603 + v1112;
-  const bool v1115 = v1111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1115 = v1111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1116 = v1114 < v1;
   const bool v1117 = v1115 && v1116;
   if (v1117) {
@@ -1495,11 +1495,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1125 = iron_f32_to_bf16(v1124);
     c[v1120] = v1125;
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1126 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1128 = v600 + v1126;
-  const unsigned int v1129 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1129 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1131 = v603 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1513,11 +1513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
     c[v1137] = v1142;
   }
-  const unsigned int v1143 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1143 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1145 = v600 + v1143;
-  const unsigned int v1146 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1146 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1148 = v603 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1531,11 +1531,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
     c[v1154] = v1159;
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1160 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1162 = v600 + v1160;
-  const unsigned int v1163 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1163 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1165 = v603 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1549,11 +1549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1176 = iron_f32_to_bf16(v1175);
     c[v1171] = v1176;
   }
-  const unsigned int v1177 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1177 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1179 = v600 + v1177;
-  const unsigned int v1180 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1180 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1182 = v603 + v1180;
-  const bool v1183 = v1179 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1183 = v1179 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1184 = v1182 < v1;
   const bool v1185 = v1183 && v1184;
   if (v1185) {
@@ -1567,11 +1567,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1193 = iron_f32_to_bf16(v1192);
     c[v1188] = v1193;
   }
-  const unsigned int v1194 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1194 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1196 = v600 + v1194;
-  const unsigned int v1197 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1197 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1199 = v603 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1201 = v1199 < v1;
   const bool v1202 = v1200 && v1201;
   if (v1202) {
@@ -1585,11 +1585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1210 = iron_f32_to_bf16(v1209);
     c[v1205] = v1210;
   }
-  const unsigned int v1211 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1211 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1213 = v600 + v1211;
-  const unsigned int v1214 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1214 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1216 = v603 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1603,11 +1603,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1227 = iron_f32_to_bf16(v1226);
     c[v1222] = v1227;
   }
-  const unsigned int v1228 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1228 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1230 = v600 + v1228;
-  const unsigned int v1231 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1231 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1233 = v603 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1621,11 +1621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1244 = iron_f32_to_bf16(v1243);
     c[v1239] = v1244;
   }
-  const unsigned int v1245 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1245 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1247 = v600 + v1245;
-  const unsigned int v1248 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1248 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1250 = v603 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1261 = iron_f32_to_bf16(v1260);
     c[v1256] = v1261;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1262 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1264 = v600 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1265 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1267 = v603 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1657,11 +1657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1278 = iron_f32_to_bf16(v1277);
     c[v1273] = v1278;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1279 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1281 = v600 + v1279;
-  const unsigned int v1282 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1282 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1284 = v603 + v1282;
-  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1286 = v1284 < v1;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1675,11 +1675,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1295 = iron_f32_to_bf16(v1294);
     c[v1290] = v1295;
   }
-  const unsigned int v1296 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1296 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1298 = v600 + v1296;
-  const unsigned int v1299 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1299 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1301 = v603 + v1299;
-  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1303 = v1301 < v1;
   const bool v1304 = v1302 && v1303;
   if (v1304) {
@@ -1693,11 +1693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1312 = iron_f32_to_bf16(v1311);
     c[v1307] = v1312;
   }
-  const unsigned int v1313 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1313 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1315 = v600 + v1313;
-  const unsigned int v1316 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1316 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1318 = v603 + v1316;
-  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1711,11 +1711,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1329 = iron_f32_to_bf16(v1328);
     c[v1324] = v1329;
   }
-  const unsigned int v1330 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1330 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1332 = v600 + v1330;
-  const unsigned int v1333 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1333 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1335 = v603 + v1333;
-  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1346 = iron_f32_to_bf16(v1345);
     c[v1341] = v1346;
   }
-  const unsigned int v1347 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1347 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1349 = v600 + v1347;
-  const unsigned int v1350 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1350 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1352 = v603 + v1350;
-  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1747,11 +1747,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1363 = iron_f32_to_bf16(v1362);
     c[v1358] = v1363;
   }
-  const unsigned int v1364 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1364 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1366 = v600 + v1364;
-  const unsigned int v1367 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1367 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1369 = v603 + v1367;
-  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1765,11 +1765,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1380 = iron_f32_to_bf16(v1379);
     c[v1375] = v1380;
   }
-  const unsigned int v1381 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1381 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1383 = v600 + v1381;
-  const unsigned int v1384 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1384 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1386 = v603 + v1384;
-  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1388 = v1386 < v1;
   const bool v1389 = v1387 && v1388;
   if (v1389) {
@@ -1783,11 +1783,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
     c[v1392] = v1397;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1398 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1400 = v600 + v1398;
-  const unsigned int v1401 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1401 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1403 = v603 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1801,11 +1801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1414 = iron_f32_to_bf16(v1413);
     c[v1409] = v1414;
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1415 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1417 = v600 + v1415;
-  const unsigned int v1418 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1418 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1420 = v603 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1819,11 +1819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1431 = iron_f32_to_bf16(v1430);
     c[v1426] = v1431;
   }
-  const unsigned int v1432 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1432 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1434 = v600 + v1432;
-  const unsigned int v1435 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1435 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1437 = v603 + v1435;
-  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1439 = v1437 < v1;
   const bool v1440 = v1438 && v1439;
   if (v1440) {
@@ -1837,11 +1837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1448 = iron_f32_to_bf16(v1447);
     c[v1443] = v1448;
   }
-  const unsigned int v1449 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1449 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1451 = v600 + v1449;
-  const unsigned int v1452 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1452 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1454 = v603 + v1452;
-  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1456 = v1454 < v1;
   const bool v1457 = v1455 && v1456;
   if (v1457) {
@@ -1855,11 +1855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1465 = iron_f32_to_bf16(v1464);
     c[v1460] = v1465;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1466 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1468 = v600 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1469 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1471 = v603 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1873,11 +1873,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
     c[v1477] = v1482;
   }
-  const unsigned int v1483 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1483 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1485 = v600 + v1483;
-  const unsigned int v1486 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1486 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1488 = v603 + v1486;
-  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1490 = v1488 < v1;
   const bool v1491 = v1489 && v1490;
   if (v1491) {
@@ -1891,11 +1891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1499 = iron_f32_to_bf16(v1498);
     c[v1494] = v1499;
   }
-  const unsigned int v1500 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1500 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1502 = v600 + v1500;
-  const unsigned int v1503 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1503 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1505 = v603 + v1503;
-  const bool v1506 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1506 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1507 = v1505 < v1;
   const bool v1508 = v1506 && v1507;
   if (v1508) {
@@ -1909,11 +1909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
     c[v1511] = v1516;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1517 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1519 = v600 + v1517;
-  const unsigned int v1520 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1520 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1522 = v603 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1524 = v1522 < v1;
   const bool v1525 = v1523 && v1524;
   if (v1525) {
@@ -1927,11 +1927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1533 = iron_f32_to_bf16(v1532);
     c[v1528] = v1533;
   }
-  const unsigned int v1534 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1534 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1536 = v600 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1537 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1539 = v603 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1945,11 +1945,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
     c[v1545] = v1550;
   }
-  const unsigned int v1551 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1551 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1553 = v600 + v1551;
-  const unsigned int v1554 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1554 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1556 = v603 + v1554;
-  const bool v1557 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1557 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1558 = v1556 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
@@ -1963,11 +1963,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
     c[v1562] = v1567;
   }
-  const unsigned int v1568 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1568 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1570 = v600 + v1568;
-  const unsigned int v1571 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1571 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1573 = v603 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1575 = v1573 < v1;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -1981,11 +1981,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
     c[v1579] = v1584;
   }
-  const unsigned int v1585 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1585 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1587 = v600 + v1585;
-  const unsigned int v1588 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1588 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1590 = v603 + v1588;
-  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
     c[v1596] = v1601;
   }
-  const unsigned int v1602 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1602 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1604 = v600 + v1602;
-  const unsigned int v1605 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1605 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1607 = v603 + v1605;
-  const bool v1608 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1608 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1609 = v1607 < v1;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -2017,11 +2017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1618 = iron_f32_to_bf16(v1617);
     c[v1613] = v1618;
   }
-  const unsigned int v1619 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1619 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1621 = v600 + v1619;
-  const unsigned int v1622 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1622 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1624 = v603 + v1622;
-  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -2035,11 +2035,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1635 = iron_f32_to_bf16(v1634);
     c[v1630] = v1635;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1636 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1638 = v600 + v1636;
-  const unsigned int v1639 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1639 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1641 = v603 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -2053,11 +2053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
     c[v1647] = v1652;
   }
-  const unsigned int v1653 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1653 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1655 = v600 + v1653;
-  const unsigned int v1656 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1656 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1658 = v603 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1660 = v1658 < v1;
   const bool v1661 = v1659 && v1660;
   if (v1661) {
@@ -2071,11 +2071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1669 = iron_f32_to_bf16(v1668);
     c[v1664] = v1669;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1670 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1672 = v600 + v1670;
-  const unsigned int v1673 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1673 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1675 = v603 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1686 = iron_f32_to_bf16(v1685);
     c[v1681] = v1686;
   }
-  const unsigned int v1687 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1687 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1689 = v600 + v1687;
-  const unsigned int v1690 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1690 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1692 = v603 + v1690;
-  const bool v1693 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1693 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1694 = v1692 < v1;
   const bool v1695 = v1693 && v1694;
   if (v1695) {
@@ -2107,11 +2107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
     c[v1698] = v1703;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1704 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1706 = v600 + v1704;
-  const unsigned int v1707 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1707 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1709 = v603 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -2125,11 +2125,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1720 = iron_f32_to_bf16(v1719);
     c[v1715] = v1720;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1721 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1723 = v600 + v1721;
-  const unsigned int v1724 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1724 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1726 = v603 + v1724;
-  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1728 = v1726 < v1;
   const bool v1729 = v1727 && v1728;
   if (v1729) {
@@ -2143,11 +2143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1737 = iron_f32_to_bf16(v1736);
     c[v1732] = v1737;
   }
-  const unsigned int v1738 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1738 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1740 = v600 + v1738;
-  const unsigned int v1741 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1741 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1743 = v603 + v1741;
-  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1745 = v1743 < v1;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -2161,11 +2161,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1754 = iron_f32_to_bf16(v1753);
     c[v1749] = v1754;
   }
-  const unsigned int v1755 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1755 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1757 = v600 + v1755;
-  const unsigned int v1758 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1758 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1760 = v603 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -2179,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1771 = iron_f32_to_bf16(v1770);
     c[v1766] = v1771;
   }
-  const unsigned int v1772 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1772 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1774 = v600 + v1772;
-  const unsigned int v1775 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1775 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1777 = v603 + v1775;
-  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1779 = v1777 < v1;
   const bool v1780 = v1778 && v1779;
   if (v1780) {
@@ -2197,11 +2197,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1788 = iron_f32_to_bf16(v1787);
     c[v1783] = v1788;
   }
-  const unsigned int v1789 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1789 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1791 = v600 + v1789;
-  const unsigned int v1792 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1792 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1794 = v603 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -2215,11 +2215,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
     c[v1800] = v1805;
   }
-  const unsigned int v1806 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1806 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1808 = v600 + v1806;
-  const unsigned int v1809 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1809 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1811 = v603 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1813 = v1811 < v1;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -2233,11 +2233,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1822 = iron_f32_to_bf16(v1821);
     c[v1817] = v1822;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1823 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1825 = v600 + v1823;
-  const unsigned int v1826 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1826 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1828 = v603 + v1826;
-  const bool v1829 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1829 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -2251,11 +2251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1839 = iron_f32_to_bf16(v1838);
     c[v1834] = v1839;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1840 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1842 = v600 + v1840;
-  const unsigned int v1843 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1843 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1845 = v603 + v1843;
-  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -2269,11 +2269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1856 = iron_f32_to_bf16(v1855);
     c[v1851] = v1856;
   }
-  const unsigned int v1857 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1857 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1859 = v600 + v1857;
-  const unsigned int v1860 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1860 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1862 = v603 + v1860;
-  const bool v1863 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1863 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1864 = v1862 < v1;
   const bool v1865 = v1863 && v1864;
   if (v1865) {
@@ -2287,11 +2287,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
     c[v1868] = v1873;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1874 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1876 = v600 + v1874;
-  const unsigned int v1877 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1877 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1879 = v603 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1890 = iron_f32_to_bf16(v1889);
     c[v1885] = v1890;
   }
-  const unsigned int v1891 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1891 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1893 = v600 + v1891;
-  const unsigned int v1894 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1894 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1896 = v603 + v1894;
-  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1898 = v1896 < v1;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -2323,11 +2323,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1907 = iron_f32_to_bf16(v1906);
     c[v1902] = v1907;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1908 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1910 = v600 + v1908;
-  const unsigned int v1911 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1911 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1913 = v603 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1915 = v1913 < v1;
   const bool v1916 = v1914 && v1915;
   if (v1916) {
@@ -2341,11 +2341,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
     c[v1919] = v1924;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1925 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1927 = v600 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1928 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1930 = v603 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -2359,11 +2359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
     c[v1936] = v1941;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1942 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1944 = v600 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1945 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1947 = v603 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2377,11 +2377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
     c[v1953] = v1958;
   }
-  const unsigned int v1959 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1959 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1961 = v600 + v1959;
-  const unsigned int v1962 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1962 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1964 = v603 + v1962;
-  const bool v1965 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1965 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -2395,11 +2395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1975 = iron_f32_to_bf16(v1974);
     c[v1970] = v1975;
   }
-  const unsigned int v1976 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1976 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1978 = v600 + v1976;
-  const unsigned int v1979 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1979 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1981 = v603 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -2413,11 +2413,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v1992 = iron_f32_to_bf16(v1991);
     c[v1987] = v1992;
   }
-  const unsigned int v1993 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1993 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1995 = v600 + v1993;
-  const unsigned int v1996 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1996 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1998 = v603 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2000 = v1998 < v1;
   const bool v2001 = v1999 && v2000;
   if (v2001) {
@@ -2431,11 +2431,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
     c[v2004] = v2009;
   }
-  const unsigned int v2010 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2010 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2012 = v600 + v2010;
-  const unsigned int v2013 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2013 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2015 = v603 + v2013;
-  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
     c[v2021] = v2026;
   }
-  const unsigned int v2027 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2027 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2029 = v600 + v2027;
-  const unsigned int v2030 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2030 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2032 = v603 + v2030;
-  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2467,11 +2467,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2043 = iron_f32_to_bf16(v2042);
     c[v2038] = v2043;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2044 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2046 = v600 + v2044;
-  const unsigned int v2047 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2047 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2049 = v603 + v2047;
-  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2051 = v2049 < v1;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -2485,11 +2485,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2060 = iron_f32_to_bf16(v2059);
     c[v2055] = v2060;
   }
-  const unsigned int v2061 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2061 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2063 = v600 + v2061;
-  const unsigned int v2064 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2064 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2066 = v603 + v2064;
-  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2068 = v2066 < v1;
   const bool v2069 = v2067 && v2068;
   if (v2069) {
@@ -2503,11 +2503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2077 = iron_f32_to_bf16(v2076);
     c[v2072] = v2077;
   }
-  const unsigned int v2078 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2078 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2080 = v600 + v2078;
-  const unsigned int v2081 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2081 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2083 = v603 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2085 = v2083 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2521,11 +2521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2094 = iron_f32_to_bf16(v2093);
     c[v2089] = v2094;
   }
-  const unsigned int v2095 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2095 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2097 = v600 + v2095;
-  const unsigned int v2098 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2098 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2100 = v603 + v2098;
-  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2102 = v2100 < v1;
   const bool v2103 = v2101 && v2102;
   if (v2103) {
@@ -2539,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2111 = iron_f32_to_bf16(v2110);
     c[v2106] = v2111;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2112 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2114 = v600 + v2112;
-  const unsigned int v2115 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2115 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2117 = v603 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -2557,11 +2557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2128 = iron_f32_to_bf16(v2127);
     c[v2123] = v2128;
   }
-  const unsigned int v2129 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2129 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2131 = v600 + v2129;
-  const unsigned int v2132 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2132 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2134 = v603 + v2132;
-  const bool v2135 = v2131 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2135 = v2131 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2136 = v2134 < v1;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -2575,11 +2575,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
     c[v2140] = v2145;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2146 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2148 = v600 + v2146;
-  const unsigned int v2149 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2149 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2151 = v603 + v2149;
-  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2153 = v2151 < v1;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2593,11 +2593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2162 = iron_f32_to_bf16(v2161);
     c[v2157] = v2162;
   }
-  const unsigned int v2163 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2163 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2165 = v600 + v2163;
-  const unsigned int v2166 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2166 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2168 = v603 + v2166;
-  const bool v2169 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2169 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2170 = v2168 < v1;
   const bool v2171 = v2169 && v2170;
   if (v2171) {
@@ -2611,11 +2611,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2179 = iron_f32_to_bf16(v2178);
     c[v2174] = v2179;
   }
-  const unsigned int v2180 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2180 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2182 = v600 + v2180;
-  const unsigned int v2183 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2183 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2185 = v603 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2629,11 +2629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2196 = iron_f32_to_bf16(v2195);
     c[v2191] = v2196;
   }
-  const unsigned int v2197 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2197 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2199 = v600 + v2197;
-  const unsigned int v2200 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2200 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2202 = v603 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2213 = iron_f32_to_bf16(v2212);
     c[v2208] = v2213;
   }
-  const unsigned int v2214 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2214 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2216 = v600 + v2214;
-  const unsigned int v2217 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2217 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2219 = v603 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2665,11 +2665,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2230 = iron_f32_to_bf16(v2229);
     c[v2225] = v2230;
   }
-  const unsigned int v2231 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2231 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2233 = v600 + v2231;
-  const unsigned int v2234 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2234 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2236 = v603 + v2234;
-  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -2683,11 +2683,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2247 = iron_f32_to_bf16(v2246);
     c[v2242] = v2247;
   }
-  const unsigned int v2248 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2248 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2250 = v600 + v2248;
-  const unsigned int v2251 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2251 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2253 = v603 + v2251;
-  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2255 = v2253 < v1;
   const bool v2256 = v2254 && v2255;
   if (v2256) {
@@ -2701,11 +2701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2264 = iron_f32_to_bf16(v2263);
     c[v2259] = v2264;
   }
-  const unsigned int v2265 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2265 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2267 = v600 + v2265;
-  const unsigned int v2268 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2268 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2270 = v603 + v2268;
-  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2719,11 +2719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2281 = iron_f32_to_bf16(v2280);
     c[v2276] = v2281;
   }
-  const unsigned int v2282 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2282 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2284 = v600 + v2282;
-  const unsigned int v2285 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2285 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2287 = v603 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2289 = v2287 < v1;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2298 = iron_f32_to_bf16(v2297);
     c[v2293] = v2298;
   }
-  const unsigned int v2299 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2299 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2301 = v600 + v2299;
-  const unsigned int v2302 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2302 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2304 = v603 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2755,11 +2755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2315 = iron_f32_to_bf16(v2314);
     c[v2310] = v2315;
   }
-  const unsigned int v2316 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2316 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2318 = v600 + v2316;
-  const unsigned int v2319 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2319 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2321 = v603 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2773,11 +2773,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2332 = iron_f32_to_bf16(v2331);
     c[v2327] = v2332;
   }
-  const unsigned int v2333 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2333 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2335 = v600 + v2333;
-  const unsigned int v2336 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2336 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2338 = v603 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2340 = v2338 < v1;
   const bool v2341 = v2339 && v2340;
   if (v2341) {
@@ -2791,11 +2791,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2349 = iron_f32_to_bf16(v2348);
     c[v2344] = v2349;
   }
-  const unsigned int v2350 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2350 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2352 = v600 + v2350;
-  const unsigned int v2353 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2353 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2355 = v603 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2809,11 +2809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
     c[v2361] = v2366;
   }
-  const unsigned int v2367 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2367 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2369 = v600 + v2367;
-  const unsigned int v2370 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2370 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2372 = v603 + v2370;
-  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2374 = v2372 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -2827,11 +2827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2383 = iron_f32_to_bf16(v2382);
     c[v2378] = v2383;
   }
-  const unsigned int v2384 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2384 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2386 = v600 + v2384;
-  const unsigned int v2387 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2387 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2389 = v603 + v2387;
-  const bool v2390 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2390 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -2845,11 +2845,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2400 = iron_f32_to_bf16(v2399);
     c[v2395] = v2400;
   }
-  const unsigned int v2401 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2401 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2403 = v600 + v2401;
-  const unsigned int v2404 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2404 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2406 = v603 + v2404;
-  const bool v2407 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2407 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2408 = v2406 < v1;
   const bool v2409 = v2407 && v2408;
   if (v2409) {
@@ -2863,11 +2863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2417 = iron_f32_to_bf16(v2416);
     c[v2412] = v2417;
   }
-  const unsigned int v2418 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2418 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2420 = v600 + v2418;
-  const unsigned int v2421 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2421 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2423 = v603 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -2881,11 +2881,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2434 = iron_f32_to_bf16(v2433);
     c[v2429] = v2434;
   }
-  const unsigned int v2435 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2435 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2437 = v600 + v2435;
-  const unsigned int v2438 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2438 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2440 = v603 + v2438;
-  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2442 = v2440 < v1;
   const bool v2443 = v2441 && v2442;
   if (v2443) {
@@ -2899,11 +2899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2451 = iron_f32_to_bf16(v2450);
     c[v2446] = v2451;
   }
-  const unsigned int v2452 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2452 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2454 = v600 + v2452;
-  const unsigned int v2455 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2455 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2457 = v603 + v2455;
-  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2459 = v2457 < v1;
   const bool v2460 = v2458 && v2459;
   if (v2460) {
@@ -2917,11 +2917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2468 = iron_f32_to_bf16(v2467);
     c[v2463] = v2468;
   }
-  const unsigned int v2469 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2469 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2471 = v600 + v2469;
-  const unsigned int v2472 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2472 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2474 = v603 + v2472;
-  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2476 = v2474 < v1;
   const bool v2477 = v2475 && v2476;
   if (v2477) {
@@ -2935,11 +2935,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2485 = iron_f32_to_bf16(v2484);
     c[v2480] = v2485;
   }
-  const unsigned int v2486 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2486 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2488 = v600 + v2486;
-  const unsigned int v2489 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2489 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2491 = v603 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2493 = v2491 < v1;
   const bool v2494 = v2492 && v2493;
   if (v2494) {
@@ -2953,11 +2953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2502 = iron_f32_to_bf16(v2501);
     c[v2497] = v2502;
   }
-  const unsigned int v2503 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2503 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2505 = v600 + v2503;
-  const unsigned int v2506 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2506 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2508 = v603 + v2506;
-  const bool v2509 = v2505 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2509 = v2505 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2510 = v2508 < v1;
   const bool v2511 = v2509 && v2510;
   if (v2511) {
@@ -2971,11 +2971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2519 = iron_f32_to_bf16(v2518);
     c[v2514] = v2519;
   }
-  const unsigned int v2520 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2520 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2522 = v600 + v2520;
-  const unsigned int v2523 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2523 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2525 = v603 + v2523;
-  const bool v2526 = v2522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2526 = v2522 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2527 = v2525 < v1;
   const bool v2528 = v2526 && v2527;
   if (v2528) {
@@ -2989,11 +2989,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2536 = iron_f32_to_bf16(v2535);
     c[v2531] = v2536;
   }
-  const unsigned int v2537 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2537 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2539 = v600 + v2537;
-  const unsigned int v2540 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2540 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2542 = v603 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -3007,11 +3007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2553 = iron_f32_to_bf16(v2552);
     c[v2548] = v2553;
   }
-  const unsigned int v2554 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2554 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2556 = v600 + v2554;
-  const unsigned int v2557 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2557 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2559 = v603 + v2557;
-  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2561 = v2559 < v1;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -3025,11 +3025,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2570 = iron_f32_to_bf16(v2569);
     c[v2565] = v2570;
   }
-  const unsigned int v2571 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2571 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2573 = v600 + v2571;
-  const unsigned int v2574 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2574 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2576 = v603 + v2574;
-  const bool v2577 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2577 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2578 = v2576 < v1;
   const bool v2579 = v2577 && v2578;
   if (v2579) {
@@ -3043,11 +3043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2587 = iron_f32_to_bf16(v2586);
     c[v2582] = v2587;
   }
-  const unsigned int v2588 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2588 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2590 = v600 + v2588;
-  const unsigned int v2591 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2591 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2593 = v603 + v2591;
-  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2595 = v2593 < v1;
   const bool v2596 = v2594 && v2595;
   if (v2596) {
@@ -3061,11 +3061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2604 = iron_f32_to_bf16(v2603);
     c[v2599] = v2604;
   }
-  const unsigned int v2605 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2605 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2607 = v600 + v2605;
-  const unsigned int v2608 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2608 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2610 = v603 + v2608;
-  const bool v2611 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2611 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2612 = v2610 < v1;
   const bool v2613 = v2611 && v2612;
   if (v2613) {
@@ -3079,11 +3079,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2621 = iron_f32_to_bf16(v2620);
     c[v2616] = v2621;
   }
-  const unsigned int v2622 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2622 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2624 = v600 + v2622;
-  const unsigned int v2625 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2625 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2627 = v603 + v2625;
-  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2629 = v2627 < v1;
   const bool v2630 = v2628 && v2629;
   if (v2630) {
@@ -3097,11 +3097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2638 = iron_f32_to_bf16(v2637);
     c[v2633] = v2638;
   }
-  const unsigned int v2639 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2639 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2641 = v600 + v2639;
-  const unsigned int v2642 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2642 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2644 = v603 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -3115,11 +3115,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2655 = iron_f32_to_bf16(v2654);
     c[v2650] = v2655;
   }
-  const unsigned int v2656 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2656 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2658 = v600 + v2656;
-  const unsigned int v2659 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2659 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2661 = v603 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -3133,11 +3133,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2672 = iron_f32_to_bf16(v2671);
     c[v2667] = v2672;
   }
-  const unsigned int v2673 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2673 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2675 = v600 + v2673;
-  const unsigned int v2676 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2676 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2678 = v603 + v2676;
-  const bool v2679 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2679 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2680 = v2678 < v1;
   const bool v2681 = v2679 && v2680;
   if (v2681) {
@@ -3151,11 +3151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2689 = iron_f32_to_bf16(v2688);
     c[v2684] = v2689;
   }
-  const unsigned int v2690 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2690 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2692 = v600 + v2690;
-  const unsigned int v2693 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2693 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2695 = v603 + v2693;
-  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -3169,11 +3169,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2706 = iron_f32_to_bf16(v2705);
     c[v2701] = v2706;
   }
-  const unsigned int v2707 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2707 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2709 = v600 + v2707;
-  const unsigned int v2710 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2710 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2712 = v603 + v2710;
-  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2714 = v2712 < v1;
   const bool v2715 = v2713 && v2714;
   if (v2715) {
@@ -3187,11 +3187,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2723 = iron_f32_to_bf16(v2722);
     c[v2718] = v2723;
   }
-  const unsigned int v2724 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2724 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2726 = v600 + v2724;
-  const unsigned int v2727 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2727 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2729 = v603 + v2727;
-  const bool v2730 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2730 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2731 = v2729 < v1;
   const bool v2732 = v2730 && v2731;
   if (v2732) {
@@ -3205,11 +3205,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2740 = iron_f32_to_bf16(v2739);
     c[v2735] = v2740;
   }
-  const unsigned int v2741 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2741 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2743 = v600 + v2741;
-  const unsigned int v2744 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2744 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2746 = v603 + v2744;
-  const bool v2747 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2747 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2748 = v2746 < v1;
   const bool v2749 = v2747 && v2748;
   if (v2749) {
@@ -3223,11 +3223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
     const iron_bf16 v2757 = iron_f32_to_bf16(v2756);
     c[v2752] = v2757;
   }
-  const unsigned int v2758 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2758 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2760 = v600 + v2758;
-  const unsigned int v2761 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2761 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2763 = v603 + v2761;
-  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {

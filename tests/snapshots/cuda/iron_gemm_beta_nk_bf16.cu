@@ -268,26 +268,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v25 = v24 << 7u;
   const unsigned int v28 = v22 / v20;
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:246
   if (v63) {
-    for (unsigned int v2794 = 0u; v2794 < 2u; v2794 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2794 = 0u; v2794 < 2u; v2794 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2795 = v2794 << 6u;
       const bool v2797 = v2795 < v2;
       if (v2797) {
-        const unsigned int v2799 = v2794 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2799 = v2794 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2801 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2804 = v2801 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2807 = v2801 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -489,43 +489,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v3181 = v3175 ? v3180 : 0u;
         iron_copy_async<16>(shm1 + (v2991 ^ (((v2991 >> 6u) & 7u) << 3u)), b + v3181, v3175);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v3198 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v3204 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v3198 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3204 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v3186 = 0u; v3186 < v2; v3186 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3186 = 0u; v3186 < v2; v3186 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3188 = v3186 >> 6u;
       const unsigned int v3190 = v3188 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3192 = v3190 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v3199 = v3192 + v3198;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v3192 = v3190 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v3199 = v3192 + v3198;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3199, 64u);
-      const unsigned int v3205 = v3192 + v3204;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3205 = v3192 + v3204;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v3205, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3212 = v3199 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3212 = v3199 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3212, 64u);
-      const unsigned int v3218 = v3205 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3218 = v3205 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v3218, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3224 = v3199 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3224 = v3199 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3224, 64u);
-      const unsigned int v3230 = v3205 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3230 = v3205 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v3230, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3236 = v3199 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3236 = v3199 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v42, shm0, v3236, 64u);
-      const unsigned int v3242 = v3205 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3242 = v3205 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v44, shm1, v3242, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3245 = v3186 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3245 = v3186 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3247 = v3188 + 2u;
       const unsigned int v3248 = v3247 % 3u;
       const bool v3249 = v3245 < v2;
       if (v3249) {
-        const unsigned int v3251 = v3248 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3251 = v3248 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3253 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3256 = v3253 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3259 = v3253 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -727,22 +727,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v3633 = v3627 ? v3632 : 0u;
         iron_copy_async<16>(shm1 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), b + v3633, v3627);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -788,29 +788,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
           shm1[(v563 ^ (((v563 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v576, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v608, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v614, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v615 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v615 = static_cast<unsigned int>(v40.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v616 = v25 + v34;
   const unsigned int v617 = v616 + v615;
-  const unsigned int v618 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v618 = static_cast<unsigned int>(v40.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v619 = v29 + v38;
   const unsigned int v620 = v619 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -824,11 +824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v631 = iron_f32_to_bf16(v630);
     c[v626] = v631;
   }
-  const unsigned int v632 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v632 = static_cast<unsigned int>(v40.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v634 = v616 + v632;
-  const unsigned int v635 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v635 = static_cast<unsigned int>(v40.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v637 = v619 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v639 = v637 < v1;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -842,11 +842,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v648 = iron_f32_to_bf16(v647);
     c[v643] = v648;
   }
-  const unsigned int v649 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v649 = static_cast<unsigned int>(v40.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v651 = v616 + v649;
-  const unsigned int v652 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v652 = static_cast<unsigned int>(v40.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v654 = v619 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -860,11 +860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v665 = iron_f32_to_bf16(v664);
     c[v660] = v665;
   }
-  const unsigned int v666 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v666 = static_cast<unsigned int>(v40.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v668 = v616 + v666;
-  const unsigned int v669 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v669 = static_cast<unsigned int>(v40.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v671 = v619 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v673 = v671 < v1;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -878,11 +878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v682 = iron_f32_to_bf16(v681);
     c[v677] = v682;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v683 = static_cast<unsigned int>(v40.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v685 = v616 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v686 = static_cast<unsigned int>(v40.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v688 = v619 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -896,11 +896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v699 = iron_f32_to_bf16(v698);
     c[v694] = v699;
   }
-  const unsigned int v700 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v700 = static_cast<unsigned int>(v40.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v702 = v616 + v700;
-  const unsigned int v703 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v703 = static_cast<unsigned int>(v40.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v705 = v619 + v703;
-  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v707 = v705 < v1;
   const bool v708 = v706 && v707;
   if (v708) {
@@ -914,11 +914,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v716 = iron_f32_to_bf16(v715);
     c[v711] = v716;
   }
-  const unsigned int v717 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v717 = static_cast<unsigned int>(v40.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v719 = v616 + v717;
-  const unsigned int v720 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v720 = static_cast<unsigned int>(v40.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v722 = v619 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v724 = v722 < v1;
   const bool v725 = v723 && v724;
   if (v725) {
@@ -932,11 +932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v733 = iron_f32_to_bf16(v732);
     c[v728] = v733;
   }
-  const unsigned int v734 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v734 = static_cast<unsigned int>(v40.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v736 = v616 + v734;
-  const unsigned int v737 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v737 = static_cast<unsigned int>(v40.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v739 = v619 + v737;
-  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v741 = v739 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -950,11 +950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v750 = iron_f32_to_bf16(v749);
     c[v745] = v750;
   }
-  const unsigned int v751 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v751 = static_cast<unsigned int>(v40.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v753 = v616 + v751;
-  const unsigned int v754 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v754 = static_cast<unsigned int>(v40.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v756 = v619 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -968,11 +968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v767 = iron_f32_to_bf16(v766);
     c[v762] = v767;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v768 = static_cast<unsigned int>(v40.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v770 = v616 + v768;
-  const unsigned int v771 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v771 = static_cast<unsigned int>(v40.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v773 = v619 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v775 = v773 < v1;
   const bool v776 = v774 && v775;
   if (v776) {
@@ -986,11 +986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v784 = iron_f32_to_bf16(v783);
     c[v779] = v784;
   }
-  const unsigned int v785 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v785 = static_cast<unsigned int>(v40.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v787 = v616 + v785;
-  const unsigned int v788 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v788 = static_cast<unsigned int>(v40.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v790 = v619 + v788;
-  const bool v791 = v787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v791 = v787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v792 = v790 < v1;
   const bool v793 = v791 && v792;
   if (v793) {
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v801 = iron_f32_to_bf16(v800);
     c[v796] = v801;
   }
-  const unsigned int v802 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v802 = static_cast<unsigned int>(v40.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v804 = v616 + v802;
-  const unsigned int v805 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v805 = static_cast<unsigned int>(v40.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v807 = v619 + v805;
-  const bool v808 = v804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v808 = v804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v809 = v807 < v1;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -1022,11 +1022,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v818 = iron_f32_to_bf16(v817);
     c[v813] = v818;
   }
-  const unsigned int v819 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v819 = static_cast<unsigned int>(v40.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v821 = v616 + v819;
-  const unsigned int v822 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v822 = static_cast<unsigned int>(v40.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v824 = v619 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
@@ -1040,11 +1040,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v835 = iron_f32_to_bf16(v834);
     c[v830] = v835;
   }
-  const unsigned int v836 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v836 = static_cast<unsigned int>(v40.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v838 = v616 + v836;
-  const unsigned int v839 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v839 = static_cast<unsigned int>(v40.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v841 = v619 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -1058,11 +1058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v852 = iron_f32_to_bf16(v851);
     c[v847] = v852;
   }
-  const unsigned int v853 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v853 = static_cast<unsigned int>(v40.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v855 = v616 + v853;
-  const unsigned int v856 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v856 = static_cast<unsigned int>(v40.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v858 = v619 + v856;
-  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v860 = v858 < v1;
   const bool v861 = v859 && v860;
   if (v861) {
@@ -1076,11 +1076,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v869 = iron_f32_to_bf16(v868);
     c[v864] = v869;
   }
-  const unsigned int v870 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v870 = static_cast<unsigned int>(v40.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v872 = v616 + v870;
-  const unsigned int v873 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v873 = static_cast<unsigned int>(v40.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v875 = v619 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -1094,11 +1094,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v886 = iron_f32_to_bf16(v885);
     c[v881] = v886;
   }
-  const unsigned int v887 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v887 = static_cast<unsigned int>(v40.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v889 = v616 + v887;
-  const unsigned int v890 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v890 = static_cast<unsigned int>(v40.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v892 = v619 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -1112,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v903 = iron_f32_to_bf16(v902);
     c[v898] = v903;
   }
-  const unsigned int v904 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v904 = static_cast<unsigned int>(v40.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v906 = v616 + v904;
-  const unsigned int v907 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v907 = static_cast<unsigned int>(v40.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v909 = v619 + v907;
-  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v911 = v909 < v1;
   const bool v912 = v910 && v911;
   if (v912) {
@@ -1130,11 +1130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v920 = iron_f32_to_bf16(v919);
     c[v915] = v920;
   }
-  const unsigned int v921 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v921 = static_cast<unsigned int>(v40.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v923 = v616 + v921;
-  const unsigned int v924 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v924 = static_cast<unsigned int>(v40.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v926 = v619 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v928 = v926 < v1;
   const bool v929 = v927 && v928;
   if (v929) {
@@ -1148,11 +1148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v937 = iron_f32_to_bf16(v936);
     c[v932] = v937;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v938 = static_cast<unsigned int>(v40.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v940 = v616 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v941 = static_cast<unsigned int>(v40.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v943 = v619 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1166,11 +1166,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v954 = iron_f32_to_bf16(v953);
     c[v949] = v954;
   }
-  const unsigned int v955 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v955 = static_cast<unsigned int>(v40.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v957 = v616 + v955;
-  const unsigned int v958 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v958 = static_cast<unsigned int>(v40.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v960 = v619 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -1184,11 +1184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v971 = iron_f32_to_bf16(v970);
     c[v966] = v971;
   }
-  const unsigned int v972 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v972 = static_cast<unsigned int>(v40.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v974 = v616 + v972;
-  const unsigned int v975 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v975 = static_cast<unsigned int>(v40.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v977 = v619 + v975;
-  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v979 = v977 < v1;
   const bool v980 = v978 && v979;
   if (v980) {
@@ -1202,11 +1202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v988 = iron_f32_to_bf16(v987);
     c[v983] = v988;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v989 = static_cast<unsigned int>(v40.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v991 = v616 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v992 = static_cast<unsigned int>(v40.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v994 = v619 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -1220,11 +1220,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
     c[v1000] = v1005;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1006 = static_cast<unsigned int>(v40.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1008 = v616 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1009 = static_cast<unsigned int>(v40.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1011 = v619 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1238,11 +1238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
     c[v1017] = v1022;
   }
-  const unsigned int v1023 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1023 = static_cast<unsigned int>(v40.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1025 = v616 + v1023;
-  const unsigned int v1026 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1026 = static_cast<unsigned int>(v40.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1028 = v619 + v1026;
-  const bool v1029 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1029 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1030 = v1028 < v1;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -1256,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
     c[v1034] = v1039;
   }
-  const unsigned int v1040 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1040 = static_cast<unsigned int>(v40.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1042 = v616 + v1040;
-  const unsigned int v1043 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1043 = static_cast<unsigned int>(v40.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1045 = v619 + v1043;
-  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -1274,11 +1274,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1056 = iron_f32_to_bf16(v1055);
     c[v1051] = v1056;
   }
-  const unsigned int v1057 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1057 = static_cast<unsigned int>(v40.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1059 = v616 + v1057;
-  const unsigned int v1060 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1060 = static_cast<unsigned int>(v40.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1062 = v619 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1064 = v1062 < v1;
   const bool v1065 = v1063 && v1064;
   if (v1065) {
@@ -1292,11 +1292,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1073 = iron_f32_to_bf16(v1072);
     c[v1068] = v1073;
   }
-  const unsigned int v1074 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1074 = static_cast<unsigned int>(v40.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1076 = v616 + v1074;
-  const unsigned int v1077 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1077 = static_cast<unsigned int>(v40.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1079 = v619 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1310,11 +1310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
     c[v1085] = v1090;
   }
-  const unsigned int v1091 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1091 = static_cast<unsigned int>(v40.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1093 = v616 + v1091;
-  const unsigned int v1094 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1094 = static_cast<unsigned int>(v40.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1096 = v619 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -1328,11 +1328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1107 = iron_f32_to_bf16(v1106);
     c[v1102] = v1107;
   }
-  const unsigned int v1108 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1108 = static_cast<unsigned int>(v40.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1110 = v616 + v1108;
-  const unsigned int v1111 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1111 = static_cast<unsigned int>(v40.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1113 = v619 + v1111;
-  const bool v1114 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1114 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1115 = v1113 < v1;
   const bool v1116 = v1114 && v1115;
   if (v1116) {
@@ -1346,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1124 = iron_f32_to_bf16(v1123);
     c[v1119] = v1124;
   }
-  const unsigned int v1125 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1125 = static_cast<unsigned int>(v40.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1127 = v616 + v1125;
-  const unsigned int v1128 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1128 = static_cast<unsigned int>(v40.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1130 = v619 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1141 = iron_f32_to_bf16(v1140);
     c[v1136] = v1141;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1142 = static_cast<unsigned int>(v40.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1144 = v616 + v1142;
-  const unsigned int v1145 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1145 = static_cast<unsigned int>(v40.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1147 = v619 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1382,11 +1382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1158 = iron_f32_to_bf16(v1157);
     c[v1153] = v1158;
   }
-  const unsigned int v1159 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1159 = static_cast<unsigned int>(v40.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1161 = v616 + v1159;
-  const unsigned int v1162 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1162 = static_cast<unsigned int>(v40.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1164 = v619 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1400,11 +1400,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1175 = iron_f32_to_bf16(v1174);
     c[v1170] = v1175;
   }
-  const unsigned int v1176 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1176 = static_cast<unsigned int>(v40.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1178 = v616 + v1176;
-  const unsigned int v1179 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1179 = static_cast<unsigned int>(v40.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1181 = v619 + v1179;
-  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1183 = v1181 < v1;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
@@ -1418,11 +1418,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1192 = iron_f32_to_bf16(v1191);
     c[v1187] = v1192;
   }
-  const unsigned int v1193 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1193 = static_cast<unsigned int>(v40.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1195 = v616 + v1193;
-  const unsigned int v1196 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1196 = static_cast<unsigned int>(v40.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1198 = v619 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1200 = v1198 < v1;
   const bool v1201 = v1199 && v1200;
   if (v1201) {
@@ -1436,11 +1436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1209 = iron_f32_to_bf16(v1208);
     c[v1204] = v1209;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1210 = static_cast<unsigned int>(v40.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1212 = v616 + v1210;
-  const unsigned int v1213 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1213 = static_cast<unsigned int>(v40.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1215 = v619 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1454,11 +1454,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
     c[v1221] = v1226;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1227 = static_cast<unsigned int>(v40.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1229 = v616 + v1227;
-  const unsigned int v1230 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1230 = static_cast<unsigned int>(v40.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1232 = v619 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1472,11 +1472,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1243 = iron_f32_to_bf16(v1242);
     c[v1238] = v1243;
   }
-  const unsigned int v1244 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1244 = static_cast<unsigned int>(v40.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1246 = v616 + v1244;
-  const unsigned int v1247 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1247 = static_cast<unsigned int>(v40.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1249 = v619 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1490,11 +1490,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1260 = iron_f32_to_bf16(v1259);
     c[v1255] = v1260;
   }
-  const unsigned int v1261 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1261 = static_cast<unsigned int>(v40.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1263 = v616 + v1261;
-  const unsigned int v1264 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1264 = static_cast<unsigned int>(v40.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1266 = v619 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1268 = v1266 < v1;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
     c[v1272] = v1277;
   }
-  const unsigned int v1278 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1278 = static_cast<unsigned int>(v40.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1280 = v616 + v1278;
-  const unsigned int v1281 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1281 = static_cast<unsigned int>(v40.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1283 = v619 + v1281;
-  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1285 = v1283 < v1;
   const bool v1286 = v1284 && v1285;
   if (v1286) {
@@ -1526,11 +1526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1294 = iron_f32_to_bf16(v1293);
     c[v1289] = v1294;
   }
-  const unsigned int v1295 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1295 = static_cast<unsigned int>(v40.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1297 = v616 + v1295;
-  const unsigned int v1298 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1298 = static_cast<unsigned int>(v40.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1300 = v619 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1544,11 +1544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1311 = iron_f32_to_bf16(v1310);
     c[v1306] = v1311;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1312 = static_cast<unsigned int>(v40.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1314 = v616 + v1312;
-  const unsigned int v1315 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1315 = static_cast<unsigned int>(v40.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1317 = v619 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1562,11 +1562,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1328 = iron_f32_to_bf16(v1327);
     c[v1323] = v1328;
   }
-  const unsigned int v1329 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1329 = static_cast<unsigned int>(v40.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1331 = v616 + v1329;
-  const unsigned int v1332 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1332 = static_cast<unsigned int>(v40.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1334 = v619 + v1332;
-  const bool v1335 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1335 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1336 = v1334 < v1;
   const bool v1337 = v1335 && v1336;
   if (v1337) {
@@ -1580,11 +1580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1345 = iron_f32_to_bf16(v1344);
     c[v1340] = v1345;
   }
-  const unsigned int v1346 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1346 = static_cast<unsigned int>(v40.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1348 = v616 + v1346;
-  const unsigned int v1349 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1349 = static_cast<unsigned int>(v40.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1351 = v619 + v1349;
-  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1353 = v1351 < v1;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1598,11 +1598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1362 = iron_f32_to_bf16(v1361);
     c[v1357] = v1362;
   }
-  const unsigned int v1363 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1363 = static_cast<unsigned int>(v40.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1365 = v616 + v1363;
-  const unsigned int v1366 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1366 = static_cast<unsigned int>(v40.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1368 = v619 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
@@ -1616,11 +1616,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1379 = iron_f32_to_bf16(v1378);
     c[v1374] = v1379;
   }
-  const unsigned int v1380 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1380 = static_cast<unsigned int>(v40.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1382 = v616 + v1380;
-  const unsigned int v1383 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1383 = static_cast<unsigned int>(v40.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1385 = v619 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1634,11 +1634,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1396 = iron_f32_to_bf16(v1395);
     c[v1391] = v1396;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1397 = static_cast<unsigned int>(v40.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1399 = v616 + v1397;
-  const unsigned int v1400 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1400 = static_cast<unsigned int>(v40.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1402 = v619 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1413 = iron_f32_to_bf16(v1412);
     c[v1408] = v1413;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1414 = static_cast<unsigned int>(v40.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1416 = v616 + v1414;
-  const unsigned int v1417 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1417 = static_cast<unsigned int>(v40.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1419 = v619 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1670,11 +1670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
     c[v1425] = v1430;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1431 = static_cast<unsigned int>(v40.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1433 = v616 + v1431;
-  const unsigned int v1434 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1434 = static_cast<unsigned int>(v40.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1436 = v619 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1447 = iron_f32_to_bf16(v1446);
     c[v1442] = v1447;
   }
-  const unsigned int v1448 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1448 = static_cast<unsigned int>(v40.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1450 = v616 + v1448;
-  const unsigned int v1451 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1451 = static_cast<unsigned int>(v40.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1453 = v619 + v1451;
-  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1455 = v1453 < v1;
   const bool v1456 = v1454 && v1455;
   if (v1456) {
@@ -1706,11 +1706,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1464 = iron_f32_to_bf16(v1463);
     c[v1459] = v1464;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1465 = static_cast<unsigned int>(v40.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1467 = v616 + v1465;
-  const unsigned int v1468 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1468 = static_cast<unsigned int>(v40.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1470 = v619 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1724,11 +1724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1481 = iron_f32_to_bf16(v1480);
     c[v1476] = v1481;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1482 = static_cast<unsigned int>(v40.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1484 = v616 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1485 = static_cast<unsigned int>(v40.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1487 = v619 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1742,11 +1742,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1498 = iron_f32_to_bf16(v1497);
     c[v1493] = v1498;
   }
-  const unsigned int v1499 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1499 = static_cast<unsigned int>(v40.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1501 = v616 + v1499;
-  const unsigned int v1502 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1502 = static_cast<unsigned int>(v40.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1504 = v619 + v1502;
-  const bool v1505 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1505 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -1760,11 +1760,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
     c[v1510] = v1515;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1516 = static_cast<unsigned int>(v40.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1518 = v616 + v1516;
-  const unsigned int v1519 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1519 = static_cast<unsigned int>(v40.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1521 = v619 + v1519;
-  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1523 = v1521 < v1;
   const bool v1524 = v1522 && v1523;
   if (v1524) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1532 = iron_f32_to_bf16(v1531);
     c[v1527] = v1532;
   }
-  const unsigned int v1533 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1533 = static_cast<unsigned int>(v40.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1535 = v616 + v1533;
-  const unsigned int v1536 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1536 = static_cast<unsigned int>(v40.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1538 = v619 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1540 = v1538 < v1;
   const bool v1541 = v1539 && v1540;
   if (v1541) {
@@ -1796,11 +1796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1549 = iron_f32_to_bf16(v1548);
     c[v1544] = v1549;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1550 = static_cast<unsigned int>(v40.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1552 = v616 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1553 = static_cast<unsigned int>(v40.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1555 = v619 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1814,11 +1814,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
     c[v1561] = v1566;
   }
-  const unsigned int v1567 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1567 = static_cast<unsigned int>(v40.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1569 = v616 + v1567;
-  const unsigned int v1570 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1570 = static_cast<unsigned int>(v40.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1572 = v619 + v1570;
-  const bool v1573 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1573 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1574 = v1572 < v1;
   const bool v1575 = v1573 && v1574;
   if (v1575) {
@@ -1832,11 +1832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1583 = iron_f32_to_bf16(v1582);
     c[v1578] = v1583;
   }
-  const unsigned int v1584 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1584 = static_cast<unsigned int>(v40.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1586 = v616 + v1584;
-  const unsigned int v1587 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1587 = static_cast<unsigned int>(v40.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1589 = v619 + v1587;
-  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1591 = v1589 < v1;
   const bool v1592 = v1590 && v1591;
   if (v1592) {
@@ -1850,11 +1850,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
     c[v1595] = v1600;
   }
-  const unsigned int v1601 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1601 = static_cast<unsigned int>(v40.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1603 = v616 + v1601;
-  const unsigned int v1604 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1604 = static_cast<unsigned int>(v40.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1606 = v619 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1617 = iron_f32_to_bf16(v1616);
     c[v1612] = v1617;
   }
-  const unsigned int v1618 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1618 = static_cast<unsigned int>(v40.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1620 = v616 + v1618;
-  const unsigned int v1621 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1621 = static_cast<unsigned int>(v40.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1623 = v619 + v1621;
-  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1625 = v1623 < v1;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -1886,11 +1886,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1634 = iron_f32_to_bf16(v1633);
     c[v1629] = v1634;
   }
-  const unsigned int v1635 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1635 = static_cast<unsigned int>(v40.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1637 = v616 + v1635;
-  const unsigned int v1638 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1638 = static_cast<unsigned int>(v40.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1640 = v619 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -1904,11 +1904,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
     c[v1646] = v1651;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1652 = static_cast<unsigned int>(v40.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1654 = v616 + v1652;
-  const unsigned int v1655 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1655 = static_cast<unsigned int>(v40.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1657 = v619 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1922,11 +1922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1668 = iron_f32_to_bf16(v1667);
     c[v1663] = v1668;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1669 = static_cast<unsigned int>(v40.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1671 = v616 + v1669;
-  const unsigned int v1672 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1672 = static_cast<unsigned int>(v40.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1674 = v619 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1940,11 +1940,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
     c[v1680] = v1685;
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1686 = static_cast<unsigned int>(v40.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1688 = v616 + v1686;
-  const unsigned int v1689 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1689 = static_cast<unsigned int>(v40.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1691 = v619 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -1958,11 +1958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
     c[v1697] = v1702;
   }
-  const unsigned int v1703 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1703 = static_cast<unsigned int>(v40.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1705 = v616 + v1703;
-  const unsigned int v1706 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1706 = static_cast<unsigned int>(v40.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1708 = v619 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1976,11 +1976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1719 = iron_f32_to_bf16(v1718);
     c[v1714] = v1719;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1720 = static_cast<unsigned int>(v40.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1722 = v616 + v1720;
-  const unsigned int v1723 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1723 = static_cast<unsigned int>(v40.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1725 = v619 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1994,11 +1994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
     c[v1731] = v1736;
   }
-  const unsigned int v1737 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1737 = static_cast<unsigned int>(v40.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1739 = v616 + v1737;
-  const unsigned int v1740 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1740 = static_cast<unsigned int>(v40.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1742 = v619 + v1740;
-  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1744 = v1742 < v1;
   const bool v1745 = v1743 && v1744;
   if (v1745) {
@@ -2012,11 +2012,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1753 = iron_f32_to_bf16(v1752);
     c[v1748] = v1753;
   }
-  const unsigned int v1754 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1754 = static_cast<unsigned int>(v40.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1756 = v616 + v1754;
-  const unsigned int v1757 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1757 = static_cast<unsigned int>(v40.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1759 = v619 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -2030,11 +2030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1770 = iron_f32_to_bf16(v1769);
     c[v1765] = v1770;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1771 = static_cast<unsigned int>(v40.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1773 = v616 + v1771;
-  const unsigned int v1774 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1774 = static_cast<unsigned int>(v40.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1776 = v619 + v1774;
-  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1778 = v1776 < v1;
   const bool v1779 = v1777 && v1778;
   if (v1779) {
@@ -2048,11 +2048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
     c[v1782] = v1787;
   }
-  const unsigned int v1788 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1788 = static_cast<unsigned int>(v40.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1790 = v616 + v1788;
-  const unsigned int v1791 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1791 = static_cast<unsigned int>(v40.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1793 = v619 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -2066,11 +2066,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1804 = iron_f32_to_bf16(v1803);
     c[v1799] = v1804;
   }
-  const unsigned int v1805 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1805 = static_cast<unsigned int>(v40.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1807 = v616 + v1805;
-  const unsigned int v1808 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1808 = static_cast<unsigned int>(v40.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1810 = v619 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1812 = v1810 < v1;
   const bool v1813 = v1811 && v1812;
   if (v1813) {
@@ -2084,11 +2084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
     c[v1816] = v1821;
   }
-  const unsigned int v1822 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1822 = static_cast<unsigned int>(v40.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1824 = v616 + v1822;
-  const unsigned int v1825 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1825 = static_cast<unsigned int>(v40.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1827 = v619 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -2102,11 +2102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1838 = iron_f32_to_bf16(v1837);
     c[v1833] = v1838;
   }
-  const unsigned int v1839 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1839 = static_cast<unsigned int>(v40.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1841 = v616 + v1839;
-  const unsigned int v1842 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1842 = static_cast<unsigned int>(v40.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1844 = v619 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -2120,11 +2120,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1855 = iron_f32_to_bf16(v1854);
     c[v1850] = v1855;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1856 = static_cast<unsigned int>(v40.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1858 = v616 + v1856;
-  const unsigned int v1859 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1859 = static_cast<unsigned int>(v40.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1861 = v619 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
     c[v1867] = v1872;
   }
-  const unsigned int v1873 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1873 = static_cast<unsigned int>(v40.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1875 = v616 + v1873;
-  const unsigned int v1876 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1876 = static_cast<unsigned int>(v40.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1878 = v619 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -2156,11 +2156,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
     c[v1884] = v1889;
   }
-  const unsigned int v1890 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1890 = static_cast<unsigned int>(v40.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1892 = v616 + v1890;
-  const unsigned int v1893 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1893 = static_cast<unsigned int>(v40.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1895 = v619 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -2174,11 +2174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
     c[v1901] = v1906;
   }
-  const unsigned int v1907 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1907 = static_cast<unsigned int>(v40.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1909 = v616 + v1907;
-  const unsigned int v1910 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1910 = static_cast<unsigned int>(v40.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1912 = v619 + v1910;
-  const bool v1913 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1913 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1914 = v1912 < v1;
   const bool v1915 = v1913 && v1914;
   if (v1915) {
@@ -2192,11 +2192,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1923 = iron_f32_to_bf16(v1922);
     c[v1918] = v1923;
   }
-  const unsigned int v1924 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1924 = static_cast<unsigned int>(v40.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1926 = v616 + v1924;
-  const unsigned int v1927 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1927 = static_cast<unsigned int>(v40.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1929 = v619 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -2210,11 +2210,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1940 = iron_f32_to_bf16(v1939);
     c[v1935] = v1940;
   }
-  const unsigned int v1941 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1941 = static_cast<unsigned int>(v40.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1943 = v616 + v1941;
-  const unsigned int v1944 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1944 = static_cast<unsigned int>(v40.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1946 = v619 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1948 = v1946 < v1;
   const bool v1949 = v1947 && v1948;
   if (v1949) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
     c[v1952] = v1957;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1958 = static_cast<unsigned int>(v40.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1960 = v616 + v1958;
-  const unsigned int v1961 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1961 = static_cast<unsigned int>(v40.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1963 = v619 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2246,11 +2246,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
     c[v1969] = v1974;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1975 = static_cast<unsigned int>(v40.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1977 = v616 + v1975;
-  const unsigned int v1978 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1978 = static_cast<unsigned int>(v40.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1980 = v619 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -2264,11 +2264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v1991 = iron_f32_to_bf16(v1990);
     c[v1986] = v1991;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1992 = static_cast<unsigned int>(v40.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1994 = v616 + v1992;
-  const unsigned int v1995 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1995 = static_cast<unsigned int>(v40.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1997 = v619 + v1995;
-  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1999 = v1997 < v1;
   const bool v2000 = v1998 && v1999;
   if (v2000) {
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2008 = iron_f32_to_bf16(v2007);
     c[v2003] = v2008;
   }
-  const unsigned int v2009 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2009 = static_cast<unsigned int>(v40.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2011 = v616 + v2009;
-  const unsigned int v2012 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2012 = static_cast<unsigned int>(v40.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2014 = v619 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -2300,11 +2300,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2025 = iron_f32_to_bf16(v2024);
     c[v2020] = v2025;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2026 = static_cast<unsigned int>(v40.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2028 = v616 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2029 = static_cast<unsigned int>(v40.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2031 = v619 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2318,11 +2318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
     c[v2037] = v2042;
   }
-  const unsigned int v2043 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2043 = static_cast<unsigned int>(v40.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2045 = v616 + v2043;
-  const unsigned int v2046 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2046 = static_cast<unsigned int>(v40.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2048 = v619 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -2336,11 +2336,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2059 = iron_f32_to_bf16(v2058);
     c[v2054] = v2059;
   }
-  const unsigned int v2060 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2060 = static_cast<unsigned int>(v40.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2062 = v616 + v2060;
-  const unsigned int v2063 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2063 = static_cast<unsigned int>(v40.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2065 = v619 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2067 = v2065 < v1;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -2354,11 +2354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2076 = iron_f32_to_bf16(v2075);
     c[v2071] = v2076;
   }
-  const unsigned int v2077 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2077 = static_cast<unsigned int>(v40.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2079 = v616 + v2077;
-  const unsigned int v2080 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2080 = static_cast<unsigned int>(v40.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2082 = v619 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2084 = v2082 < v1;
   const bool v2085 = v2083 && v2084;
   if (v2085) {
@@ -2372,11 +2372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
     c[v2088] = v2093;
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2094 = static_cast<unsigned int>(v40.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2096 = v616 + v2094;
-  const unsigned int v2097 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2097 = static_cast<unsigned int>(v40.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2099 = v619 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2101 = v2099 < v1;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -2390,11 +2390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
     c[v2105] = v2110;
   }
-  const unsigned int v2111 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2111 = static_cast<unsigned int>(v40.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2113 = v616 + v2111;
-  const unsigned int v2114 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2114 = static_cast<unsigned int>(v40.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2116 = v619 + v2114;
-  const bool v2117 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2117 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2408,11 +2408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
     c[v2122] = v2127;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2128 = static_cast<unsigned int>(v40.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2130 = v616 + v2128;
-  const unsigned int v2131 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2131 = static_cast<unsigned int>(v40.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2133 = v619 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2135 = v2133 < v1;
   const bool v2136 = v2134 && v2135;
   if (v2136) {
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2144 = iron_f32_to_bf16(v2143);
     c[v2139] = v2144;
   }
-  const unsigned int v2145 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2145 = static_cast<unsigned int>(v40.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2147 = v616 + v2145;
-  const unsigned int v2148 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2148 = static_cast<unsigned int>(v40.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2150 = v619 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2444,11 +2444,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2161 = iron_f32_to_bf16(v2160);
     c[v2156] = v2161;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2162 = static_cast<unsigned int>(v40.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2164 = v616 + v2162;
-  const unsigned int v2165 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2165 = static_cast<unsigned int>(v40.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2167 = v619 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2462,11 +2462,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2178 = iron_f32_to_bf16(v2177);
     c[v2173] = v2178;
   }
-  const unsigned int v2179 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2179 = static_cast<unsigned int>(v40.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2181 = v616 + v2179;
-  const unsigned int v2182 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2182 = static_cast<unsigned int>(v40.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2184 = v619 + v2182;
-  const bool v2185 = v2181 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2185 = v2181 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2186 = v2184 < v1;
   const bool v2187 = v2185 && v2186;
   if (v2187) {
@@ -2480,11 +2480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2195 = iron_f32_to_bf16(v2194);
     c[v2190] = v2195;
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2196 = static_cast<unsigned int>(v40.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2198 = v616 + v2196;
-  const unsigned int v2199 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2199 = static_cast<unsigned int>(v40.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2201 = v619 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2498,11 +2498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2212 = iron_f32_to_bf16(v2211);
     c[v2207] = v2212;
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2213 = static_cast<unsigned int>(v40.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2215 = v616 + v2213;
-  const unsigned int v2216 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2216 = static_cast<unsigned int>(v40.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2218 = v619 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2220 = v2218 < v1;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -2516,11 +2516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2229 = iron_f32_to_bf16(v2228);
     c[v2224] = v2229;
   }
-  const unsigned int v2230 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2230 = static_cast<unsigned int>(v40.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2232 = v616 + v2230;
-  const unsigned int v2233 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2233 = static_cast<unsigned int>(v40.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2235 = v619 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2237 = v2235 < v1;
   const bool v2238 = v2236 && v2237;
   if (v2238) {
@@ -2534,11 +2534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2246 = iron_f32_to_bf16(v2245);
     c[v2241] = v2246;
   }
-  const unsigned int v2247 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2247 = static_cast<unsigned int>(v40.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2249 = v616 + v2247;
-  const unsigned int v2250 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2250 = static_cast<unsigned int>(v40.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2252 = v619 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2254 = v2252 < v1;
   const bool v2255 = v2253 && v2254;
   if (v2255) {
@@ -2552,11 +2552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2263 = iron_f32_to_bf16(v2262);
     c[v2258] = v2263;
   }
-  const unsigned int v2264 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2264 = static_cast<unsigned int>(v40.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2266 = v616 + v2264;
-  const unsigned int v2267 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2267 = static_cast<unsigned int>(v40.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2269 = v619 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2280 = iron_f32_to_bf16(v2279);
     c[v2275] = v2280;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2281 = static_cast<unsigned int>(v40.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2283 = v616 + v2281;
-  const unsigned int v2284 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2284 = static_cast<unsigned int>(v40.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2286 = v619 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -2588,11 +2588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2297 = iron_f32_to_bf16(v2296);
     c[v2292] = v2297;
   }
-  const unsigned int v2298 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2298 = static_cast<unsigned int>(v40.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2300 = v616 + v2298;
-  const unsigned int v2301 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2301 = static_cast<unsigned int>(v40.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2303 = v619 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2305 = v2303 < v1;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2606,11 +2606,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2314 = iron_f32_to_bf16(v2313);
     c[v2309] = v2314;
   }
-  const unsigned int v2315 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2315 = static_cast<unsigned int>(v40.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2317 = v616 + v2315;
-  const unsigned int v2318 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2318 = static_cast<unsigned int>(v40.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2320 = v619 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2624,11 +2624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2331 = iron_f32_to_bf16(v2330);
     c[v2326] = v2331;
   }
-  const unsigned int v2332 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2332 = static_cast<unsigned int>(v40.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2334 = v616 + v2332;
-  const unsigned int v2335 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2335 = static_cast<unsigned int>(v40.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2337 = v619 + v2335;
-  const bool v2338 = v2334 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2338 = v2334 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2339 = v2337 < v1;
   const bool v2340 = v2338 && v2339;
   if (v2340) {
@@ -2642,11 +2642,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2348 = iron_f32_to_bf16(v2347);
     c[v2343] = v2348;
   }
-  const unsigned int v2349 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2349 = static_cast<unsigned int>(v40.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2351 = v616 + v2349;
-  const unsigned int v2352 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2352 = static_cast<unsigned int>(v40.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2354 = v619 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -2660,11 +2660,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2365 = iron_f32_to_bf16(v2364);
     c[v2360] = v2365;
   }
-  const unsigned int v2366 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2366 = static_cast<unsigned int>(v40.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2368 = v616 + v2366;
-  const unsigned int v2369 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2369 = static_cast<unsigned int>(v40.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2371 = v619 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2678,11 +2678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2382 = iron_f32_to_bf16(v2381);
     c[v2377] = v2382;
   }
-  const unsigned int v2383 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2383 = static_cast<unsigned int>(v40.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2385 = v616 + v2383;
-  const unsigned int v2386 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2386 = static_cast<unsigned int>(v40.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2388 = v619 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2399 = iron_f32_to_bf16(v2398);
     c[v2394] = v2399;
   }
-  const unsigned int v2400 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2400 = static_cast<unsigned int>(v40.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2402 = v616 + v2400;
-  const unsigned int v2403 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2403 = static_cast<unsigned int>(v40.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2405 = v619 + v2403;
-  const bool v2406 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2406 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -2714,11 +2714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2416 = iron_f32_to_bf16(v2415);
     c[v2411] = v2416;
   }
-  const unsigned int v2417 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2417 = static_cast<unsigned int>(v40.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2419 = v616 + v2417;
-  const unsigned int v2420 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2420 = static_cast<unsigned int>(v40.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2422 = v619 + v2420;
-  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2424 = v2422 < v1;
   const bool v2425 = v2423 && v2424;
   if (v2425) {
@@ -2732,11 +2732,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2433 = iron_f32_to_bf16(v2432);
     c[v2428] = v2433;
   }
-  const unsigned int v2434 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2434 = static_cast<unsigned int>(v40.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2436 = v616 + v2434;
-  const unsigned int v2437 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2437 = static_cast<unsigned int>(v40.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2439 = v619 + v2437;
-  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2441 = v2439 < v1;
   const bool v2442 = v2440 && v2441;
   if (v2442) {
@@ -2750,11 +2750,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2450 = iron_f32_to_bf16(v2449);
     c[v2445] = v2450;
   }
-  const unsigned int v2451 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2451 = static_cast<unsigned int>(v40.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2453 = v616 + v2451;
-  const unsigned int v2454 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2454 = static_cast<unsigned int>(v40.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2456 = v619 + v2454;
-  const bool v2457 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2457 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2458 = v2456 < v1;
   const bool v2459 = v2457 && v2458;
   if (v2459) {
@@ -2768,11 +2768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2467 = iron_f32_to_bf16(v2466);
     c[v2462] = v2467;
   }
-  const unsigned int v2468 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2468 = static_cast<unsigned int>(v40.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2470 = v616 + v2468;
-  const unsigned int v2471 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2471 = static_cast<unsigned int>(v40.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2473 = v619 + v2471;
-  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2475 = v2473 < v1;
   const bool v2476 = v2474 && v2475;
   if (v2476) {
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2484 = iron_f32_to_bf16(v2483);
     c[v2479] = v2484;
   }
-  const unsigned int v2485 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2485 = static_cast<unsigned int>(v40.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2487 = v616 + v2485;
-  const unsigned int v2488 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2488 = static_cast<unsigned int>(v40.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2490 = v619 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2492 = v2490 < v1;
   const bool v2493 = v2491 && v2492;
   if (v2493) {
@@ -2804,11 +2804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2501 = iron_f32_to_bf16(v2500);
     c[v2496] = v2501;
   }
-  const unsigned int v2502 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2502 = static_cast<unsigned int>(v40.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2504 = v616 + v2502;
-  const unsigned int v2505 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2505 = static_cast<unsigned int>(v40.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2507 = v619 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2509 = v2507 < v1;
   const bool v2510 = v2508 && v2509;
   if (v2510) {
@@ -2822,11 +2822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2518 = iron_f32_to_bf16(v2517);
     c[v2513] = v2518;
   }
-  const unsigned int v2519 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2519 = static_cast<unsigned int>(v40.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2521 = v616 + v2519;
-  const unsigned int v2522 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2522 = static_cast<unsigned int>(v40.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2524 = v619 + v2522;
-  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2526 = v2524 < v1;
   const bool v2527 = v2525 && v2526;
   if (v2527) {
@@ -2840,11 +2840,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2535 = iron_f32_to_bf16(v2534);
     c[v2530] = v2535;
   }
-  const unsigned int v2536 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2536 = static_cast<unsigned int>(v40.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2538 = v616 + v2536;
-  const unsigned int v2539 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2539 = static_cast<unsigned int>(v40.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2541 = v619 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2543 = v2541 < v1;
   const bool v2544 = v2542 && v2543;
   if (v2544) {
@@ -2858,11 +2858,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2552 = iron_f32_to_bf16(v2551);
     c[v2547] = v2552;
   }
-  const unsigned int v2553 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2553 = static_cast<unsigned int>(v40.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2555 = v616 + v2553;
-  const unsigned int v2556 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2556 = static_cast<unsigned int>(v40.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2558 = v619 + v2556;
-  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2560 = v2558 < v1;
   const bool v2561 = v2559 && v2560;
   if (v2561) {
@@ -2876,11 +2876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2569 = iron_f32_to_bf16(v2568);
     c[v2564] = v2569;
   }
-  const unsigned int v2570 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2570 = static_cast<unsigned int>(v40.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2572 = v616 + v2570;
-  const unsigned int v2573 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2573 = static_cast<unsigned int>(v40.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2575 = v619 + v2573;
-  const bool v2576 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2576 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2577 = v2575 < v1;
   const bool v2578 = v2576 && v2577;
   if (v2578) {
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2586 = iron_f32_to_bf16(v2585);
     c[v2581] = v2586;
   }
-  const unsigned int v2587 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2587 = static_cast<unsigned int>(v40.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2589 = v616 + v2587;
-  const unsigned int v2590 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2590 = static_cast<unsigned int>(v40.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2592 = v619 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -2912,11 +2912,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2603 = iron_f32_to_bf16(v2602);
     c[v2598] = v2603;
   }
-  const unsigned int v2604 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2604 = static_cast<unsigned int>(v40.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2606 = v616 + v2604;
-  const unsigned int v2607 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2607 = static_cast<unsigned int>(v40.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2609 = v619 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2611 = v2609 < v1;
   const bool v2612 = v2610 && v2611;
   if (v2612) {
@@ -2930,11 +2930,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2620 = iron_f32_to_bf16(v2619);
     c[v2615] = v2620;
   }
-  const unsigned int v2621 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2621 = static_cast<unsigned int>(v40.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2623 = v616 + v2621;
-  const unsigned int v2624 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2624 = static_cast<unsigned int>(v40.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2626 = v619 + v2624;
-  const bool v2627 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2627 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2628 = v2626 < v1;
   const bool v2629 = v2627 && v2628;
   if (v2629) {
@@ -2948,11 +2948,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2637 = iron_f32_to_bf16(v2636);
     c[v2632] = v2637;
   }
-  const unsigned int v2638 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2638 = static_cast<unsigned int>(v40.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2640 = v616 + v2638;
-  const unsigned int v2641 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2641 = static_cast<unsigned int>(v40.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2643 = v619 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2966,11 +2966,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2654 = iron_f32_to_bf16(v2653);
     c[v2649] = v2654;
   }
-  const unsigned int v2655 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2655 = static_cast<unsigned int>(v40.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2657 = v616 + v2655;
-  const unsigned int v2658 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2658 = static_cast<unsigned int>(v40.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2660 = v619 + v2658;
-  const bool v2661 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2661 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2662 = v2660 < v1;
   const bool v2663 = v2661 && v2662;
   if (v2663) {
@@ -2984,11 +2984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2671 = iron_f32_to_bf16(v2670);
     c[v2666] = v2671;
   }
-  const unsigned int v2672 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2672 = static_cast<unsigned int>(v40.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2674 = v616 + v2672;
-  const unsigned int v2675 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2675 = static_cast<unsigned int>(v40.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2677 = v619 + v2675;
-  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2679 = v2677 < v1;
   const bool v2680 = v2678 && v2679;
   if (v2680) {
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2688 = iron_f32_to_bf16(v2687);
     c[v2683] = v2688;
   }
-  const unsigned int v2689 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2689 = static_cast<unsigned int>(v40.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2691 = v616 + v2689;
-  const unsigned int v2692 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2692 = static_cast<unsigned int>(v40.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2694 = v619 + v2692;
-  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2696 = v2694 < v1;
   const bool v2697 = v2695 && v2696;
   if (v2697) {
@@ -3020,11 +3020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2705 = iron_f32_to_bf16(v2704);
     c[v2700] = v2705;
   }
-  const unsigned int v2706 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2706 = static_cast<unsigned int>(v40.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2708 = v616 + v2706;
-  const unsigned int v2709 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2709 = static_cast<unsigned int>(v40.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2711 = v619 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2713 = v2711 < v1;
   const bool v2714 = v2712 && v2713;
   if (v2714) {
@@ -3038,11 +3038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2722 = iron_f32_to_bf16(v2721);
     c[v2717] = v2722;
   }
-  const unsigned int v2723 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2723 = static_cast<unsigned int>(v40.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2725 = v616 + v2723;
-  const unsigned int v2726 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2726 = static_cast<unsigned int>(v40.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2728 = v619 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -3056,11 +3056,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2739 = iron_f32_to_bf16(v2738);
     c[v2734] = v2739;
   }
-  const unsigned int v2740 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2740 = static_cast<unsigned int>(v40.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2742 = v616 + v2740;
-  const unsigned int v2743 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2743 = static_cast<unsigned int>(v40.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2745 = v619 + v2743;
-  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -3074,11 +3074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2756 = iron_f32_to_bf16(v2755);
     c[v2751] = v2756;
   }
-  const unsigned int v2757 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2757 = static_cast<unsigned int>(v40.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2759 = v616 + v2757;
-  const unsigned int v2760 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2760 = static_cast<unsigned int>(v40.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2762 = v619 + v2760;
-  const bool v2763 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2763 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2764 = v2762 < v1;
   const bool v2765 = v2763 && v2764;
   if (v2765) {
@@ -3092,11 +3092,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
     const iron_bf16 v2773 = iron_f32_to_bf16(v2772);
     c[v2768] = v2773;
   }
-  const unsigned int v2774 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2774 = static_cast<unsigned int>(v40.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2776 = v616 + v2774;
-  const unsigned int v2777 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2777 = static_cast<unsigned int>(v40.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2779 = v619 + v2777;
-  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {

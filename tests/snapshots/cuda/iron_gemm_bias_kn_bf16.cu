@@ -267,28 +267,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
-    for (unsigned int v2649 = 0u; v2649 < 2u; v2649 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2649 = 0u; v2649 < 2u; v2649 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2650 = v2649 << 6u;
       const bool v2652 = v2650 < v2;
       if (v2652) {
-        const unsigned int v2654 = v2649 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2654 = v2649 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2656 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2659 = v2656 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2662 = v2656 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -554,45 +554,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
         const unsigned int v3040 = v3039 + v3025;
         iron_copy_async<16>(shm1 + (v3040 ^ (((v3040 >> 7u) & 7u) << 3u)), b + v3036, v3030);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v3053 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v3053 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (unsigned int v3041 = 0u; v3041 < v2; v3041 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3041 = 0u; v3041 < v2; v3041 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3043 = v3041 >> 6u;
       const unsigned int v3045 = v3043 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3047 = v3045 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v3054 = v3047 + v3053;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v3047 = v3045 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v3054 = v3047 + v3053;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3054, 64u);
-      const unsigned int v3059 = v3047 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3059 = v3047 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3059, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3065 = v3054 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3065 = v3054 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3065, 64u);
-      const unsigned int v3068 = v3047 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3068 = v3047 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3069 = v3068 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3069, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3075 = v3054 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3075 = v3054 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3075, 64u);
-      const unsigned int v3078 = v3047 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3078 = v3047 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3079 = v3078 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3079, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3085 = v3054 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3085 = v3054 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3085, 64u);
-      const unsigned int v3088 = v3047 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3088 = v3047 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3089 = v3088 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3089, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3092 = v3041 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3092 = v3041 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3094 = v3043 + 2u;
       const unsigned int v3095 = v3094 % 3u;
       const bool v3096 = v3092 < v2;
       if (v3096) {
-        const unsigned int v3098 = v3095 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3098 = v3095 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3100 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3103 = v3100 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3106 = v3100 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -858,21 +858,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
         const unsigned int v3484 = v3483 + v3469;
         iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 7u) & 7u) << 3u)), b + v3480, v3474);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -918,29 +918,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v599 = v24 + v33;
   const unsigned int v600 = v599 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v602 = v28 + v37;
   const unsigned int v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -953,11 +953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v613 = v612 + v603;
     out[v613] = v611;
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v616 = v599 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v617 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v619 = v602 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -970,11 +970,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v629 = v628 + v619;
     out[v629] = v627;
   }
-  const unsigned int v630 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v630 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v632 = v599 + v630;
-  const unsigned int v633 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v633 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v635 = v602 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -987,11 +987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v645 = v644 + v635;
     out[v645] = v643;
   }
-  const unsigned int v646 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v646 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v648 = v599 + v646;
-  const unsigned int v649 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v649 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v651 = v602 + v649;
-  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v661 = v660 + v651;
     out[v661] = v659;
   }
-  const unsigned int v662 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v662 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v664 = v599 + v662;
-  const unsigned int v665 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v665 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v667 = v602 + v665;
-  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v669 = v667 < v1;
   const bool v670 = v668 && v669;
   if (v670) {
@@ -1021,11 +1021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v677 = v676 + v667;
     out[v677] = v675;
   }
-  const unsigned int v678 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v678 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v680 = v599 + v678;
-  const unsigned int v681 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v681 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v683 = v602 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v685 = v683 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
@@ -1038,11 +1038,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v693 = v692 + v683;
     out[v693] = v691;
   }
-  const unsigned int v694 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v694 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v696 = v599 + v694;
-  const unsigned int v697 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v697 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v699 = v602 + v697;
-  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v701 = v699 < v1;
   const bool v702 = v700 && v701;
   if (v702) {
@@ -1055,11 +1055,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v709 = v708 + v699;
     out[v709] = v707;
   }
-  const unsigned int v710 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v710 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v712 = v599 + v710;
-  const unsigned int v713 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v713 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -1072,11 +1072,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v725 = v724 + v715;
     out[v725] = v723;
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v728 = v599 + v726;
-  const unsigned int v729 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v729 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v731 = v602 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
@@ -1089,11 +1089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v741 = v740 + v731;
     out[v741] = v739;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v742 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v744 = v599 + v742;
-  const unsigned int v745 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v745 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v747 = v602 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -1106,11 +1106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v757 = v756 + v747;
     out[v757] = v755;
   }
-  const unsigned int v758 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v758 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v760 = v599 + v758;
-  const unsigned int v761 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v761 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v763 = v602 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -1123,11 +1123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v773 = v772 + v763;
     out[v773] = v771;
   }
-  const unsigned int v774 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v774 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v776 = v599 + v774;
-  const unsigned int v777 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v777 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v779 = v602 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v781 = v779 < v1;
   const bool v782 = v780 && v781;
   if (v782) {
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v789 = v788 + v779;
     out[v789] = v787;
   }
-  const unsigned int v790 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v790 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v792 = v599 + v790;
-  const unsigned int v793 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v793 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v795 = v602 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -1157,11 +1157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v805 = v804 + v795;
     out[v805] = v803;
   }
-  const unsigned int v806 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v806 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v808 = v599 + v806;
-  const unsigned int v809 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v809 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v811 = v602 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
@@ -1174,11 +1174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v821 = v820 + v811;
     out[v821] = v819;
   }
-  const unsigned int v822 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v822 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v824 = v599 + v822;
-  const unsigned int v825 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v825 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -1191,11 +1191,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v837 = v836 + v827;
     out[v837] = v835;
   }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v838 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v840 = v599 + v838;
-  const unsigned int v841 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v841 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v843 = v602 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -1208,11 +1208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v853 = v852 + v843;
     out[v853] = v851;
   }
-  const unsigned int v854 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v854 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v856 = v599 + v854;
-  const unsigned int v857 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v857 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v859 = v602 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -1225,11 +1225,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v869 = v868 + v859;
     out[v869] = v867;
   }
-  const unsigned int v870 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v870 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v872 = v599 + v870;
-  const unsigned int v873 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v873 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v875 = v602 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -1242,11 +1242,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v885 = v884 + v875;
     out[v885] = v883;
   }
-  const unsigned int v886 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v886 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v888 = v599 + v886;
-  const unsigned int v889 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v889 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v891 = v602 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -1259,11 +1259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v901 = v900 + v891;
     out[v901] = v899;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v902 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v904 = v599 + v902;
-  const unsigned int v905 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v905 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v907 = v602 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -1276,11 +1276,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v917 = v916 + v907;
     out[v917] = v915;
   }
-  const unsigned int v918 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v918 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v920 = v599 + v918;
-  const unsigned int v921 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v921 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v923 = v602 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v925 = v923 < v1;
   const bool v926 = v924 && v925;
   if (v926) {
@@ -1293,11 +1293,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v933 = v932 + v923;
     out[v933] = v931;
   }
-  const unsigned int v934 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v934 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v936 = v599 + v934;
-  const unsigned int v937 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v937 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1310,11 +1310,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v949 = v948 + v939;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v950 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v952 = v599 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v953 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v955 = v602 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v965 = v964 + v955;
     out[v965] = v963;
   }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v966 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v968 = v599 + v966;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v969 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v971 = v602 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v973 = v971 < v1;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -1344,11 +1344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v981 = v980 + v971;
     out[v981] = v979;
   }
-  const unsigned int v982 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v982 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v984 = v599 + v982;
-  const unsigned int v985 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v985 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v987 = v602 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -1361,11 +1361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v997 = v996 + v987;
     out[v997] = v995;
   }
-  const unsigned int v998 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v998 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1000 = v599 + v998;
-  const unsigned int v1001 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1001 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1003 = v602 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -1378,11 +1378,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1013 = v1012 + v1003;
     out[v1013] = v1011;
   }
-  const unsigned int v1014 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1014 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1016 = v599 + v1014;
-  const unsigned int v1017 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1017 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1019 = v602 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -1395,11 +1395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1029 = v1028 + v1019;
     out[v1029] = v1027;
   }
-  const unsigned int v1030 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1030 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1032 = v599 + v1030;
-  const unsigned int v1033 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1033 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1035 = v602 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -1412,11 +1412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1045 = v1044 + v1035;
     out[v1045] = v1043;
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1046 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1048 = v599 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1049 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1061 = v1060 + v1051;
     out[v1061] = v1059;
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1062 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1064 = v599 + v1062;
-  const unsigned int v1065 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1065 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1067 = v602 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
@@ -1446,11 +1446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1077 = v1076 + v1067;
     out[v1077] = v1075;
   }
-  const unsigned int v1078 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1078 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1080 = v599 + v1078;
-  const unsigned int v1081 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1081 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1083 = v602 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1093 = v1092 + v1083;
     out[v1093] = v1091;
   }
-  const unsigned int v1094 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1094 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1096 = v599 + v1094;
-  const unsigned int v1097 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1097 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1099 = v602 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1480,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1109 = v1108 + v1099;
     out[v1109] = v1107;
   }
-  const unsigned int v1110 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1110 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1112 = v599 + v1110;
-  const unsigned int v1113 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1113 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1115 = v602 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1117 = v1115 < v1;
   const bool v1118 = v1116 && v1117;
   if (v1118) {
@@ -1497,11 +1497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1125 = v1124 + v1115;
     out[v1125] = v1123;
   }
-  const unsigned int v1126 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1126 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1128 = v599 + v1126;
-  const unsigned int v1129 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1129 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1131 = v602 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1514,11 +1514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1141 = v1140 + v1131;
     out[v1141] = v1139;
   }
-  const unsigned int v1142 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1142 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1144 = v599 + v1142;
-  const unsigned int v1145 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1145 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1147 = v602 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1531,11 +1531,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1157 = v1156 + v1147;
     out[v1157] = v1155;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1158 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1160 = v599 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1161 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1548,11 +1548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1173 = v1172 + v1163;
     out[v1173] = v1171;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1174 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1176 = v599 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1177 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1179 = v602 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1565,11 +1565,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1189 = v1188 + v1179;
     out[v1189] = v1187;
   }
-  const unsigned int v1190 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1190 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1192 = v599 + v1190;
-  const unsigned int v1193 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1193 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1195 = v602 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1582,11 +1582,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1205 = v1204 + v1195;
     out[v1205] = v1203;
   }
-  const unsigned int v1206 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1206 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1208 = v599 + v1206;
-  const unsigned int v1209 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1209 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1211 = v602 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1213 = v1211 < v1;
   const bool v1214 = v1212 && v1213;
   if (v1214) {
@@ -1599,11 +1599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1221 = v1220 + v1211;
     out[v1221] = v1219;
   }
-  const unsigned int v1222 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1222 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1224 = v599 + v1222;
-  const unsigned int v1225 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1225 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1227 = v602 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1616,11 +1616,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1237 = v1236 + v1227;
     out[v1237] = v1235;
   }
-  const unsigned int v1238 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1238 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1240 = v599 + v1238;
-  const unsigned int v1241 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1241 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1243 = v602 + v1241;
-  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1245 = v1243 < v1;
   const bool v1246 = v1244 && v1245;
   if (v1246) {
@@ -1633,11 +1633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1253 = v1252 + v1243;
     out[v1253] = v1251;
   }
-  const unsigned int v1254 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1254 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1256 = v599 + v1254;
-  const unsigned int v1257 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1257 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1259 = v602 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1261 = v1259 < v1;
   const bool v1262 = v1260 && v1261;
   if (v1262) {
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1269 = v1268 + v1259;
     out[v1269] = v1267;
   }
-  const unsigned int v1270 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1270 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1272 = v599 + v1270;
-  const unsigned int v1273 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1273 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1285 = v1284 + v1275;
     out[v1285] = v1283;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1286 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1288 = v599 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1289 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1291 = v602 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1301 = v1300 + v1291;
     out[v1301] = v1299;
   }
-  const unsigned int v1302 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1302 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1304 = v599 + v1302;
-  const unsigned int v1305 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1305 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1307 = v602 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -1701,11 +1701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1317 = v1316 + v1307;
     out[v1317] = v1315;
   }
-  const unsigned int v1318 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1318 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1320 = v599 + v1318;
-  const unsigned int v1321 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1321 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1323 = v602 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1718,11 +1718,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1333 = v1332 + v1323;
     out[v1333] = v1331;
   }
-  const unsigned int v1334 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1334 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1336 = v599 + v1334;
-  const unsigned int v1337 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1337 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1339 = v602 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1735,11 +1735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1349 = v1348 + v1339;
     out[v1349] = v1347;
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1350 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1352 = v599 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1353 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1355 = v602 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1752,11 +1752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1365 = v1364 + v1355;
     out[v1365] = v1363;
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1366 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1368 = v599 + v1366;
-  const unsigned int v1369 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1369 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1371 = v602 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1769,11 +1769,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1381 = v1380 + v1371;
     out[v1381] = v1379;
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1382 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1384 = v599 + v1382;
-  const unsigned int v1385 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1385 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1786,11 +1786,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1397 = v1396 + v1387;
     out[v1397] = v1395;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1398 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1400 = v599 + v1398;
-  const unsigned int v1401 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1401 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1403 = v602 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1803,11 +1803,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1413 = v1412 + v1403;
     out[v1413] = v1411;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1414 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1416 = v599 + v1414;
-  const unsigned int v1417 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1417 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1419 = v602 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1820,11 +1820,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1429 = v1428 + v1419;
     out[v1429] = v1427;
   }
-  const unsigned int v1430 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1430 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1432 = v599 + v1430;
-  const unsigned int v1433 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1433 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1435 = v602 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1837,11 +1837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1445 = v1444 + v1435;
     out[v1445] = v1443;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1446 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1448 = v599 + v1446;
-  const unsigned int v1449 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1449 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1451 = v602 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1453 = v1451 < v1;
   const bool v1454 = v1452 && v1453;
   if (v1454) {
@@ -1854,11 +1854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1461 = v1460 + v1451;
     out[v1461] = v1459;
   }
-  const unsigned int v1462 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1462 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1464 = v599 + v1462;
-  const unsigned int v1465 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1465 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1467 = v602 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1469 = v1467 < v1;
   const bool v1470 = v1468 && v1469;
   if (v1470) {
@@ -1871,11 +1871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1477 = v1476 + v1467;
     out[v1477] = v1475;
   }
-  const unsigned int v1478 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1478 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1480 = v599 + v1478;
-  const unsigned int v1481 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1481 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1483 = v602 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1485 = v1483 < v1;
   const bool v1486 = v1484 && v1485;
   if (v1486) {
@@ -1888,11 +1888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1493 = v1492 + v1483;
     out[v1493] = v1491;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1494 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1496 = v599 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1497 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1905,11 +1905,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1509 = v1508 + v1499;
     out[v1509] = v1507;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1510 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1512 = v599 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1513 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1515 = v602 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1922,11 +1922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1525 = v1524 + v1515;
     out[v1525] = v1523;
   }
-  const unsigned int v1526 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1526 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1528 = v599 + v1526;
-  const unsigned int v1529 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1529 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1531 = v602 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1939,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1541 = v1540 + v1531;
     out[v1541] = v1539;
   }
-  const unsigned int v1542 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1542 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1544 = v599 + v1542;
-  const unsigned int v1545 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1545 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1547 = v602 + v1545;
-  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1549 = v1547 < v1;
   const bool v1550 = v1548 && v1549;
   if (v1550) {
@@ -1956,11 +1956,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1557 = v1556 + v1547;
     out[v1557] = v1555;
   }
-  const unsigned int v1558 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1558 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1560 = v599 + v1558;
-  const unsigned int v1561 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1561 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1563 = v602 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
@@ -1973,11 +1973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1573 = v1572 + v1563;
     out[v1573] = v1571;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1574 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1576 = v599 + v1574;
-  const unsigned int v1577 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1577 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1579 = v602 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1990,11 +1990,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1589 = v1588 + v1579;
     out[v1589] = v1587;
   }
-  const unsigned int v1590 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1590 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1592 = v599 + v1590;
-  const unsigned int v1593 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1593 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1595 = v602 + v1593;
-  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1605 = v1604 + v1595;
     out[v1605] = v1603;
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1606 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1608 = v599 + v1606;
-  const unsigned int v1609 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1609 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -2024,11 +2024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1621 = v1620 + v1611;
     out[v1621] = v1619;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1622 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1624 = v599 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1625 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1627 = v602 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -2041,11 +2041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1637 = v1636 + v1627;
     out[v1637] = v1635;
   }
-  const unsigned int v1638 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1638 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1640 = v599 + v1638;
-  const unsigned int v1641 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1641 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1643 = v602 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -2058,11 +2058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1653 = v1652 + v1643;
     out[v1653] = v1651;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1654 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1656 = v599 + v1654;
-  const unsigned int v1657 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1657 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1659 = v602 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1661 = v1659 < v1;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -2075,11 +2075,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1669 = v1668 + v1659;
     out[v1669] = v1667;
   }
-  const unsigned int v1670 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1670 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1672 = v599 + v1670;
-  const unsigned int v1673 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1673 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1675 = v602 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -2092,11 +2092,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1685 = v1684 + v1675;
     out[v1685] = v1683;
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1686 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1688 = v599 + v1686;
-  const unsigned int v1689 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1689 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1691 = v602 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -2109,11 +2109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1701 = v1700 + v1691;
     out[v1701] = v1699;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1702 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1704 = v599 + v1702;
-  const unsigned int v1705 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1705 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1707 = v602 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -2126,11 +2126,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1717 = v1716 + v1707;
     out[v1717] = v1715;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1718 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1720 = v599 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1721 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -2143,11 +2143,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1733 = v1732 + v1723;
     out[v1733] = v1731;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1734 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1736 = v599 + v1734;
-  const unsigned int v1737 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1737 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1739 = v602 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -2160,11 +2160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1749 = v1748 + v1739;
     out[v1749] = v1747;
   }
-  const unsigned int v1750 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1750 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1752 = v599 + v1750;
-  const unsigned int v1753 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1753 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1755 = v602 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -2177,11 +2177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1765 = v1764 + v1755;
     out[v1765] = v1763;
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1766 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1768 = v599 + v1766;
-  const unsigned int v1769 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1769 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1771 = v602 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -2194,11 +2194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1781 = v1780 + v1771;
     out[v1781] = v1779;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1782 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1784 = v599 + v1782;
-  const unsigned int v1785 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1785 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1787 = v602 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1789 = v1787 < v1;
   const bool v1790 = v1788 && v1789;
   if (v1790) {
@@ -2211,11 +2211,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1797 = v1796 + v1787;
     out[v1797] = v1795;
   }
-  const unsigned int v1798 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1798 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1800 = v599 + v1798;
-  const unsigned int v1801 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1801 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1803 = v602 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1813 = v1812 + v1803;
     out[v1813] = v1811;
   }
-  const unsigned int v1814 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1814 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1816 = v599 + v1814;
-  const unsigned int v1817 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1817 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1819 = v602 + v1817;
-  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -2245,11 +2245,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1829 = v1828 + v1819;
     out[v1829] = v1827;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1830 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1832 = v599 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1833 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2262,11 +2262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1845 = v1844 + v1835;
     out[v1845] = v1843;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1846 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1848 = v599 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1849 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1851 = v602 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -2279,11 +2279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1861 = v1860 + v1851;
     out[v1861] = v1859;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1862 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1864 = v599 + v1862;
-  const unsigned int v1865 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1865 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1867 = v602 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -2296,11 +2296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1877 = v1876 + v1867;
     out[v1877] = v1875;
   }
-  const unsigned int v1878 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1878 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1880 = v599 + v1878;
-  const unsigned int v1881 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1881 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1883 = v602 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1885 = v1883 < v1;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -2313,11 +2313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1893 = v1892 + v1883;
     out[v1893] = v1891;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1894 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1896 = v599 + v1894;
-  const unsigned int v1897 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1897 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1899 = v602 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1909 = v1908 + v1899;
     out[v1909] = v1907;
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1910 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1912 = v599 + v1910;
-  const unsigned int v1913 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1913 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1915 = v602 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -2347,11 +2347,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1925 = v1924 + v1915;
     out[v1925] = v1923;
   }
-  const unsigned int v1926 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1926 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1928 = v599 + v1926;
-  const unsigned int v1929 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1929 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1931 = v602 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1933 = v1931 < v1;
   const bool v1934 = v1932 && v1933;
   if (v1934) {
@@ -2364,11 +2364,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1941 = v1940 + v1931;
     out[v1941] = v1939;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1942 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1944 = v599 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1945 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2381,11 +2381,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1957 = v1956 + v1947;
     out[v1957] = v1955;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1958 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1960 = v599 + v1958;
-  const unsigned int v1961 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1961 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1963 = v602 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2398,11 +2398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1973 = v1972 + v1963;
     out[v1973] = v1971;
   }
-  const unsigned int v1974 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1974 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1976 = v599 + v1974;
-  const unsigned int v1977 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1977 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1979 = v602 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1981 = v1979 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -2415,11 +2415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v1989 = v1988 + v1979;
     out[v1989] = v1987;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1990 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1992 = v599 + v1990;
-  const unsigned int v1993 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1993 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1995 = v602 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2432,11 +2432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2005 = v2004 + v1995;
     out[v2005] = v2003;
   }
-  const unsigned int v2006 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2006 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2008 = v599 + v2006;
-  const unsigned int v2009 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2009 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2011 = v602 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2021 = v2020 + v2011;
     out[v2021] = v2019;
   }
-  const unsigned int v2022 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2022 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2024 = v599 + v2022;
-  const unsigned int v2025 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2025 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2027 = v602 + v2025;
-  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2029 = v2027 < v1;
   const bool v2030 = v2028 && v2029;
   if (v2030) {
@@ -2466,11 +2466,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2037 = v2036 + v2027;
     out[v2037] = v2035;
   }
-  const unsigned int v2038 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2038 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2040 = v599 + v2038;
-  const unsigned int v2041 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2041 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2043 = v602 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2045 = v2043 < v1;
   const bool v2046 = v2044 && v2045;
   if (v2046) {
@@ -2483,11 +2483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2053 = v2052 + v2043;
     out[v2053] = v2051;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2054 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2056 = v599 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2057 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2500,11 +2500,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2069 = v2068 + v2059;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2072 = v599 + v2070;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2073 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2075 = v602 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2517,11 +2517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2085 = v2084 + v2075;
     out[v2085] = v2083;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2086 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2088 = v599 + v2086;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2089 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2091 = v602 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2534,11 +2534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2101 = v2100 + v2091;
     out[v2101] = v2099;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2102 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2104 = v599 + v2102;
-  const unsigned int v2105 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2105 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2107 = v602 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -2551,11 +2551,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2117 = v2116 + v2107;
     out[v2117] = v2115;
   }
-  const unsigned int v2118 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2118 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2120 = v599 + v2118;
-  const unsigned int v2121 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2121 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2123 = v602 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
@@ -2568,11 +2568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2133 = v2132 + v2123;
     out[v2133] = v2131;
   }
-  const unsigned int v2134 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2134 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2136 = v599 + v2134;
-  const unsigned int v2137 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2137 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2139 = v602 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2141 = v2139 < v1;
   const bool v2142 = v2140 && v2141;
   if (v2142) {
@@ -2585,11 +2585,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2149 = v2148 + v2139;
     out[v2149] = v2147;
   }
-  const unsigned int v2150 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2150 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2152 = v599 + v2150;
-  const unsigned int v2153 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2153 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2155 = v602 + v2153;
-  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2157 = v2155 < v1;
   const bool v2158 = v2156 && v2157;
   if (v2158) {
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2165 = v2164 + v2155;
     out[v2165] = v2163;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2166 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2168 = v599 + v2166;
-  const unsigned int v2169 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2169 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2619,11 +2619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2181 = v2180 + v2171;
     out[v2181] = v2179;
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2182 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2184 = v599 + v2182;
-  const unsigned int v2185 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2185 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2187 = v602 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -2636,11 +2636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2197 = v2196 + v2187;
     out[v2197] = v2195;
   }
-  const unsigned int v2198 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2198 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2200 = v599 + v2198;
-  const unsigned int v2201 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2201 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2203 = v602 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2213 = v2212 + v2203;
     out[v2213] = v2211;
   }
-  const unsigned int v2214 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2214 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2216 = v599 + v2214;
-  const unsigned int v2217 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2217 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2219 = v602 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2670,11 +2670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2229 = v2228 + v2219;
     out[v2229] = v2227;
   }
-  const unsigned int v2230 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2230 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2232 = v599 + v2230;
-  const unsigned int v2233 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2233 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2235 = v602 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2237 = v2235 < v1;
   const bool v2238 = v2236 && v2237;
   if (v2238) {
@@ -2687,11 +2687,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2245 = v2244 + v2235;
     out[v2245] = v2243;
   }
-  const unsigned int v2246 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2246 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2248 = v599 + v2246;
-  const unsigned int v2249 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2249 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2251 = v602 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2253 = v2251 < v1;
   const bool v2254 = v2252 && v2253;
   if (v2254) {
@@ -2704,11 +2704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2261 = v2260 + v2251;
     out[v2261] = v2259;
   }
-  const unsigned int v2262 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2262 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2264 = v599 + v2262;
-  const unsigned int v2265 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2265 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2267 = v602 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -2721,11 +2721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2277 = v2276 + v2267;
     out[v2277] = v2275;
   }
-  const unsigned int v2278 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2278 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2280 = v599 + v2278;
-  const unsigned int v2281 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2281 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2738,11 +2738,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2293 = v2292 + v2283;
     out[v2293] = v2291;
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2294 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2296 = v599 + v2294;
-  const unsigned int v2297 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2297 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2299 = v602 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2755,11 +2755,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2309 = v2308 + v2299;
     out[v2309] = v2307;
   }
-  const unsigned int v2310 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2310 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2312 = v599 + v2310;
-  const unsigned int v2313 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2313 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2315 = v602 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2317 = v2315 < v1;
   const bool v2318 = v2316 && v2317;
   if (v2318) {
@@ -2772,11 +2772,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2325 = v2324 + v2315;
     out[v2325] = v2323;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2326 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2328 = v599 + v2326;
-  const unsigned int v2329 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2329 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2331 = v602 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2789,11 +2789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2341 = v2340 + v2331;
     out[v2341] = v2339;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2342 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2344 = v599 + v2342;
-  const unsigned int v2345 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2345 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2347 = v602 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2806,11 +2806,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2357 = v2356 + v2347;
     out[v2357] = v2355;
   }
-  const unsigned int v2358 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2358 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2360 = v599 + v2358;
-  const unsigned int v2361 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2361 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2363 = v602 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2365 = v2363 < v1;
   const bool v2366 = v2364 && v2365;
   if (v2366) {
@@ -2823,11 +2823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2373 = v2372 + v2363;
     out[v2373] = v2371;
   }
-  const unsigned int v2374 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2374 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2376 = v599 + v2374;
-  const unsigned int v2377 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2377 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2379 = v602 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -2840,11 +2840,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2389 = v2388 + v2379;
     out[v2389] = v2387;
   }
-  const unsigned int v2390 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2390 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2392 = v599 + v2390;
-  const unsigned int v2393 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2393 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2395 = v602 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
@@ -2857,11 +2857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2405 = v2404 + v2395;
     out[v2405] = v2403;
   }
-  const unsigned int v2406 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2406 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2408 = v599 + v2406;
-  const unsigned int v2409 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2409 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2411 = v602 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2413 = v2411 < v1;
   const bool v2414 = v2412 && v2413;
   if (v2414) {
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2421 = v2420 + v2411;
     out[v2421] = v2419;
   }
-  const unsigned int v2422 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2422 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2424 = v599 + v2422;
-  const unsigned int v2425 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2425 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2427 = v602 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2429 = v2427 < v1;
   const bool v2430 = v2428 && v2429;
   if (v2430) {
@@ -2891,11 +2891,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2437 = v2436 + v2427;
     out[v2437] = v2435;
   }
-  const unsigned int v2438 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2438 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2440 = v599 + v2438;
-  const unsigned int v2441 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2441 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2443 = v602 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2908,11 +2908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2453 = v2452 + v2443;
     out[v2453] = v2451;
   }
-  const unsigned int v2454 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2454 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2456 = v599 + v2454;
-  const unsigned int v2457 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2457 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2459 = v602 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2461 = v2459 < v1;
   const bool v2462 = v2460 && v2461;
   if (v2462) {
@@ -2925,11 +2925,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2469 = v2468 + v2459;
     out[v2469] = v2467;
   }
-  const unsigned int v2470 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2470 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2472 = v599 + v2470;
-  const unsigned int v2473 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2473 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2475 = v602 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -2942,11 +2942,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2485 = v2484 + v2475;
     out[v2485] = v2483;
   }
-  const unsigned int v2486 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2486 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2488 = v599 + v2486;
-  const unsigned int v2489 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2489 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2491 = v602 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2493 = v2491 < v1;
   const bool v2494 = v2492 && v2493;
   if (v2494) {
@@ -2959,11 +2959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2501 = v2500 + v2491;
     out[v2501] = v2499;
   }
-  const unsigned int v2502 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2502 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2504 = v599 + v2502;
-  const unsigned int v2505 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2505 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2507 = v602 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2509 = v2507 < v1;
   const bool v2510 = v2508 && v2509;
   if (v2510) {
@@ -2976,11 +2976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2517 = v2516 + v2507;
     out[v2517] = v2515;
   }
-  const unsigned int v2518 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2518 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2520 = v599 + v2518;
-  const unsigned int v2521 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2521 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2523 = v602 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2525 = v2523 < v1;
   const bool v2526 = v2524 && v2525;
   if (v2526) {
@@ -2993,11 +2993,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2533 = v2532 + v2523;
     out[v2533] = v2531;
   }
-  const unsigned int v2534 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2534 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2536 = v599 + v2534;
-  const unsigned int v2537 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2537 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2539 = v602 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2541 = v2539 < v1;
   const bool v2542 = v2540 && v2541;
   if (v2542) {
@@ -3010,11 +3010,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2549 = v2548 + v2539;
     out[v2549] = v2547;
   }
-  const unsigned int v2550 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2550 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2552 = v599 + v2550;
-  const unsigned int v2553 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2553 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2555 = v602 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -3027,11 +3027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2565 = v2564 + v2555;
     out[v2565] = v2563;
   }
-  const unsigned int v2566 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2566 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2568 = v599 + v2566;
-  const unsigned int v2569 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2569 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2571 = v602 + v2569;
-  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2573 = v2571 < v1;
   const bool v2574 = v2572 && v2573;
   if (v2574) {
@@ -3044,11 +3044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2581 = v2580 + v2571;
     out[v2581] = v2579;
   }
-  const unsigned int v2582 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2582 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2584 = v599 + v2582;
-  const unsigned int v2585 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2585 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2587 = v602 + v2585;
-  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2589 = v2587 < v1;
   const bool v2590 = v2588 && v2589;
   if (v2590) {
@@ -3061,11 +3061,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2597 = v2596 + v2587;
     out[v2597] = v2595;
   }
-  const unsigned int v2598 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2598 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2600 = v599 + v2598;
-  const unsigned int v2601 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2601 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2603 = v602 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2605 = v2603 < v1;
   const bool v2606 = v2604 && v2605;
   if (v2606) {
@@ -3078,11 +3078,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2613 = v2612 + v2603;
     out[v2613] = v2611;
   }
-  const unsigned int v2614 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2614 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2616 = v599 + v2614;
-  const unsigned int v2617 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2617 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2619 = v602 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -3095,11 +3095,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
     const unsigned int v2629 = v2628 + v2619;
     out[v2629] = v2627;
   }
-  const unsigned int v2630 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2630 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2632 = v599 + v2630;
-  const unsigned int v2633 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2633 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2635 = v602 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2637 = v2635 < v1;
   const bool v2638 = v2636 && v2637;
   if (v2638) {

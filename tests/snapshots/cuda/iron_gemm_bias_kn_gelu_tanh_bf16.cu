@@ -283,28 +283,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
-    for (unsigned int v4057 = 0u; v4057 < 2u; v4057 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v4057 = 0u; v4057 < 2u; v4057 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4058 = v4057 << 6u;
       const bool v4060 = v4058 < v2;
       if (v4060) {
-        const unsigned int v4062 = v4057 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4062 = v4057 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4064 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4067 = v4064 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4070 = v4064 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -570,45 +570,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const unsigned int v4448 = v4447 + v4433;
         iron_copy_async<16>(shm1 + (v4448 ^ (((v4448 >> 7u) & 7u) << 3u)), b + v4444, v4438);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v4461 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v4461 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (unsigned int v4449 = 0u; v4449 < v2; v4449 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v4449 = 0u; v4449 < v2; v4449 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4451 = v4449 >> 6u;
       const unsigned int v4453 = v4451 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4455 = v4453 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v4462 = v4455 + v4461;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v4455 = v4453 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v4462 = v4455 + v4461;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4462, 64u);
-      const unsigned int v4467 = v4455 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v4467 = v4455 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4467, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4473 = v4462 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4473 = v4462 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4473, 64u);
-      const unsigned int v4476 = v4455 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v4476 = v4455 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v4477 = v4476 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4477, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4483 = v4462 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4483 = v4462 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4483, 64u);
-      const unsigned int v4486 = v4455 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v4486 = v4455 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v4487 = v4486 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4487, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4493 = v4462 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4493 = v4462 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4493, 64u);
-      const unsigned int v4496 = v4455 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v4496 = v4455 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v4497 = v4496 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v4497, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4500 = v4449 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4500 = v4449 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4502 = v4451 + 2u;
       const unsigned int v4503 = v4502 % 3u;
       const bool v4504 = v4500 < v2;
       if (v4504) {
-        const unsigned int v4506 = v4503 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4506 = v4503 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4508 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4511 = v4508 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4514 = v4508 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -874,21 +874,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
         const unsigned int v4892 = v4891 + v4877;
         iron_copy_async<16>(shm1 + (v4892 ^ (((v4892 >> 7u) & 7u) << 3u)), b + v4888, v4882);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -934,29 +934,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v599 = v24 + v33;
   const unsigned int v600 = v599 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v602 = v28 + v37;
   const unsigned int v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -977,11 +977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v624 = v623 + v603;
     out[v624] = v622;
   }
-  const unsigned int v625 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v625 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v627 = v599 + v625;
-  const unsigned int v628 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v628 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v630 = v602 + v628;
-  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v632 = v630 < v1;
   const bool v633 = v631 && v632;
   if (v633) {
@@ -1002,11 +1002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v651 = v650 + v630;
     out[v651] = v649;
   }
-  const unsigned int v652 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v652 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v654 = v599 + v652;
-  const unsigned int v655 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v655 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v657 = v602 + v655;
-  const bool v658 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v658 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v659 = v657 < v1;
   const bool v660 = v658 && v659;
   if (v660) {
@@ -1027,11 +1027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v678 = v677 + v657;
     out[v678] = v676;
   }
-  const unsigned int v679 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v679 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v681 = v599 + v679;
-  const unsigned int v682 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v682 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v684 = v602 + v682;
-  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v686 = v684 < v1;
   const bool v687 = v685 && v686;
   if (v687) {
@@ -1052,11 +1052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v705 = v704 + v684;
     out[v705] = v703;
   }
-  const unsigned int v706 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v706 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v708 = v599 + v706;
-  const unsigned int v709 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v709 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v711 = v602 + v709;
-  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -1077,11 +1077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v732 = v731 + v711;
     out[v732] = v730;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v733 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v735 = v599 + v733;
-  const unsigned int v736 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v736 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v738 = v602 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -1102,11 +1102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v759 = v758 + v738;
     out[v759] = v757;
   }
-  const unsigned int v760 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v760 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v762 = v599 + v760;
-  const unsigned int v763 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v763 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v765 = v602 + v763;
-  const bool v766 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v766 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v767 = v765 < v1;
   const bool v768 = v766 && v767;
   if (v768) {
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v786 = v785 + v765;
     out[v786] = v784;
   }
-  const unsigned int v787 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v787 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v789 = v599 + v787;
-  const unsigned int v790 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v790 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v792 = v602 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -1152,11 +1152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v813 = v812 + v792;
     out[v813] = v811;
   }
-  const unsigned int v814 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v814 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v816 = v599 + v814;
-  const unsigned int v817 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v817 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v819 = v602 + v817;
-  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -1177,11 +1177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v840 = v839 + v819;
     out[v840] = v838;
   }
-  const unsigned int v841 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v841 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v843 = v599 + v841;
-  const unsigned int v844 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v844 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v846 = v602 + v844;
-  const bool v847 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v847 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v848 = v846 < v1;
   const bool v849 = v847 && v848;
   if (v849) {
@@ -1202,11 +1202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v867 = v866 + v846;
     out[v867] = v865;
   }
-  const unsigned int v868 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v868 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v870 = v599 + v868;
-  const unsigned int v871 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v871 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v873 = v602 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -1227,11 +1227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v894 = v893 + v873;
     out[v894] = v892;
   }
-  const unsigned int v895 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v895 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v897 = v599 + v895;
-  const unsigned int v898 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v898 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v900 = v602 + v898;
-  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v921 = v920 + v900;
     out[v921] = v919;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v922 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v924 = v599 + v922;
-  const unsigned int v925 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v925 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v927 = v602 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1277,11 +1277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v948 = v947 + v927;
     out[v948] = v946;
   }
-  const unsigned int v949 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v949 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v951 = v599 + v949;
-  const unsigned int v952 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v952 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v954 = v602 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -1302,11 +1302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v975 = v974 + v954;
     out[v975] = v973;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v978 = v599 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v979 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v981 = v602 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1002 = v1001 + v981;
     out[v1002] = v1000;
   }
-  const unsigned int v1003 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1003 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1005 = v599 + v1003;
-  const unsigned int v1006 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1006 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1008 = v602 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -1352,11 +1352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1029 = v1028 + v1008;
     out[v1029] = v1027;
   }
-  const unsigned int v1030 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1030 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1032 = v599 + v1030;
-  const unsigned int v1033 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1033 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1035 = v602 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -1377,11 +1377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1056 = v1055 + v1035;
     out[v1056] = v1054;
   }
-  const unsigned int v1057 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1057 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1059 = v599 + v1057;
-  const unsigned int v1060 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1060 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1062 = v602 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1064 = v1062 < v1;
   const bool v1065 = v1063 && v1064;
   if (v1065) {
@@ -1402,11 +1402,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1083 = v1082 + v1062;
     out[v1083] = v1081;
   }
-  const unsigned int v1084 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1084 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1086 = v599 + v1084;
-  const unsigned int v1087 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1087 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1089 = v602 + v1087;
-  const bool v1090 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1090 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1091 = v1089 < v1;
   const bool v1092 = v1090 && v1091;
   if (v1092) {
@@ -1427,11 +1427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1110 = v1109 + v1089;
     out[v1110] = v1108;
   }
-  const unsigned int v1111 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1111 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1113 = v599 + v1111;
-  const unsigned int v1114 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1114 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1116 = v602 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1452,11 +1452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1137 = v1136 + v1116;
     out[v1137] = v1135;
   }
-  const unsigned int v1138 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1138 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1140 = v599 + v1138;
-  const unsigned int v1141 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1141 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1143 = v602 + v1141;
-  const bool v1144 = v1140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1144 = v1140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1145 = v1143 < v1;
   const bool v1146 = v1144 && v1145;
   if (v1146) {
@@ -1477,11 +1477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1164 = v1163 + v1143;
     out[v1164] = v1162;
   }
-  const unsigned int v1165 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1165 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1167 = v599 + v1165;
-  const unsigned int v1168 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1168 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1170 = v602 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1502,11 +1502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1191 = v1190 + v1170;
     out[v1191] = v1189;
   }
-  const unsigned int v1192 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1192 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1194 = v599 + v1192;
-  const unsigned int v1195 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1195 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1197 = v602 + v1195;
-  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1199 = v1197 < v1;
   const bool v1200 = v1198 && v1199;
   if (v1200) {
@@ -1527,11 +1527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1218 = v1217 + v1197;
     out[v1218] = v1216;
   }
-  const unsigned int v1219 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1219 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1221 = v599 + v1219;
-  const unsigned int v1222 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1222 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1224 = v602 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1552,11 +1552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1245 = v1244 + v1224;
     out[v1245] = v1243;
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1246 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1248 = v599 + v1246;
-  const unsigned int v1249 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1249 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1251 = v602 + v1249;
-  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1577,11 +1577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1272 = v1271 + v1251;
     out[v1272] = v1270;
   }
-  const unsigned int v1273 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1273 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1275 = v599 + v1273;
-  const unsigned int v1276 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1276 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1278 = v602 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1602,11 +1602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1299 = v1298 + v1278;
     out[v1299] = v1297;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1302 = v599 + v1300;
-  const unsigned int v1303 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1303 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1305 = v602 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1627,11 +1627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1326 = v1325 + v1305;
     out[v1326] = v1324;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1327 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1329 = v599 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1330 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1332 = v602 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1353 = v1352 + v1332;
     out[v1353] = v1351;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1354 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1356 = v599 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1357 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1359 = v602 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1380 = v1379 + v1359;
     out[v1380] = v1378;
   }
-  const unsigned int v1381 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1381 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1383 = v599 + v1381;
-  const unsigned int v1384 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1384 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1386 = v602 + v1384;
-  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1388 = v1386 < v1;
   const bool v1389 = v1387 && v1388;
   if (v1389) {
@@ -1702,11 +1702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1407 = v1406 + v1386;
     out[v1407] = v1405;
   }
-  const unsigned int v1408 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1408 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1410 = v599 + v1408;
-  const unsigned int v1411 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1411 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1413 = v602 + v1411;
-  const bool v1414 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1414 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1415 = v1413 < v1;
   const bool v1416 = v1414 && v1415;
   if (v1416) {
@@ -1727,11 +1727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1434 = v1433 + v1413;
     out[v1434] = v1432;
   }
-  const unsigned int v1435 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1435 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1437 = v599 + v1435;
-  const unsigned int v1438 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1438 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1440 = v602 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1752,11 +1752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1461 = v1460 + v1440;
     out[v1461] = v1459;
   }
-  const unsigned int v1462 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1462 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1464 = v599 + v1462;
-  const unsigned int v1465 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1465 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1467 = v602 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1469 = v1467 < v1;
   const bool v1470 = v1468 && v1469;
   if (v1470) {
@@ -1777,11 +1777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1488 = v1487 + v1467;
     out[v1488] = v1486;
   }
-  const unsigned int v1489 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1489 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1491 = v599 + v1489;
-  const unsigned int v1492 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1492 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1494 = v602 + v1492;
-  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
@@ -1802,11 +1802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1515 = v1514 + v1494;
     out[v1515] = v1513;
   }
-  const unsigned int v1516 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1516 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1518 = v599 + v1516;
-  const unsigned int v1519 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1519 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1521 = v602 + v1519;
-  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1523 = v1521 < v1;
   const bool v1524 = v1522 && v1523;
   if (v1524) {
@@ -1827,11 +1827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1542 = v1541 + v1521;
     out[v1542] = v1540;
   }
-  const unsigned int v1543 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1543 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1545 = v599 + v1543;
-  const unsigned int v1546 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1546 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1548 = v602 + v1546;
-  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1550 = v1548 < v1;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -1852,11 +1852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1569 = v1568 + v1548;
     out[v1569] = v1567;
   }
-  const unsigned int v1570 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1570 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1572 = v599 + v1570;
-  const unsigned int v1573 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1573 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1575 = v602 + v1573;
-  const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1577 = v1575 < v1;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -1877,11 +1877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1596 = v1595 + v1575;
     out[v1596] = v1594;
   }
-  const unsigned int v1597 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1597 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1599 = v599 + v1597;
-  const unsigned int v1600 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1600 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1602 = v602 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1604 = v1602 < v1;
   const bool v1605 = v1603 && v1604;
   if (v1605) {
@@ -1902,11 +1902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1623 = v1622 + v1602;
     out[v1623] = v1621;
   }
-  const unsigned int v1624 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1624 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1626 = v599 + v1624;
-  const unsigned int v1627 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1627 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1629 = v602 + v1627;
-  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1927,11 +1927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1650 = v1649 + v1629;
     out[v1650] = v1648;
   }
-  const unsigned int v1651 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1651 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1653 = v599 + v1651;
-  const unsigned int v1654 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1654 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1656 = v602 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1952,11 +1952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1677 = v1676 + v1656;
     out[v1677] = v1675;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1680 = v599 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1681 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1683 = v602 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1977,11 +1977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1704 = v1703 + v1683;
     out[v1704] = v1702;
   }
-  const unsigned int v1705 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1705 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1707 = v599 + v1705;
-  const unsigned int v1708 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1708 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1710 = v602 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1712 = v1710 < v1;
   const bool v1713 = v1711 && v1712;
   if (v1713) {
@@ -2002,11 +2002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1731 = v1730 + v1710;
     out[v1731] = v1729;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1732 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1734 = v599 + v1732;
-  const unsigned int v1735 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1735 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1737 = v602 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -2027,11 +2027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1758 = v1757 + v1737;
     out[v1758] = v1756;
   }
-  const unsigned int v1759 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1759 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1761 = v599 + v1759;
-  const unsigned int v1762 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1762 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1764 = v602 + v1762;
-  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1766 = v1764 < v1;
   const bool v1767 = v1765 && v1766;
   if (v1767) {
@@ -2052,11 +2052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1785 = v1784 + v1764;
     out[v1785] = v1783;
   }
-  const unsigned int v1786 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1786 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1788 = v599 + v1786;
-  const unsigned int v1789 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1789 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1791 = v602 + v1789;
-  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -2077,11 +2077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1812 = v1811 + v1791;
     out[v1812] = v1810;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1813 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1815 = v599 + v1813;
-  const unsigned int v1816 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1816 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1818 = v602 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -2102,11 +2102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1839 = v1838 + v1818;
     out[v1839] = v1837;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1840 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1842 = v599 + v1840;
-  const unsigned int v1843 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1843 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1845 = v602 + v1843;
-  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -2127,11 +2127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1866 = v1865 + v1845;
     out[v1866] = v1864;
   }
-  const unsigned int v1867 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1867 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1869 = v599 + v1867;
-  const unsigned int v1870 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1870 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1872 = v602 + v1870;
-  const bool v1873 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1873 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1874 = v1872 < v1;
   const bool v1875 = v1873 && v1874;
   if (v1875) {
@@ -2152,11 +2152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1893 = v1892 + v1872;
     out[v1893] = v1891;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1894 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1896 = v599 + v1894;
-  const unsigned int v1897 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1897 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1899 = v602 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -2177,11 +2177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1920 = v1919 + v1899;
     out[v1920] = v1918;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1921 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1923 = v599 + v1921;
-  const unsigned int v1924 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1924 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1926 = v602 + v1924;
-  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1947 = v1946 + v1926;
     out[v1947] = v1945;
   }
-  const unsigned int v1948 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1948 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1950 = v599 + v1948;
-  const unsigned int v1951 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1951 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1953 = v602 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -2227,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v1974 = v1973 + v1953;
     out[v1974] = v1972;
   }
-  const unsigned int v1975 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1975 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1977 = v599 + v1975;
-  const unsigned int v1978 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1978 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1980 = v602 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -2252,11 +2252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2001 = v2000 + v1980;
     out[v2001] = v1999;
   }
-  const unsigned int v2002 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2002 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2004 = v599 + v2002;
-  const unsigned int v2005 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2005 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2007 = v602 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -2277,11 +2277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2028 = v2027 + v2007;
     out[v2028] = v2026;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2029 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2031 = v599 + v2029;
-  const unsigned int v2032 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2032 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2034 = v602 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2036 = v2034 < v1;
   const bool v2037 = v2035 && v2036;
   if (v2037) {
@@ -2302,11 +2302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2055 = v2054 + v2034;
     out[v2055] = v2053;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2056 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2058 = v599 + v2056;
-  const unsigned int v2059 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2059 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2061 = v602 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2327,11 +2327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2082 = v2081 + v2061;
     out[v2082] = v2080;
   }
-  const unsigned int v2083 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2083 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2085 = v599 + v2083;
-  const unsigned int v2086 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2086 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2088 = v602 + v2086;
-  const bool v2089 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2089 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2090 = v2088 < v1;
   const bool v2091 = v2089 && v2090;
   if (v2091) {
@@ -2352,11 +2352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2109 = v2108 + v2088;
     out[v2109] = v2107;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2112 = v599 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2115 = v602 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2377,11 +2377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2136 = v2135 + v2115;
     out[v2136] = v2134;
   }
-  const unsigned int v2137 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2137 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2139 = v599 + v2137;
-  const unsigned int v2140 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2140 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2142 = v602 + v2140;
-  const bool v2143 = v2139 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2143 = v2139 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2144 = v2142 < v1;
   const bool v2145 = v2143 && v2144;
   if (v2145) {
@@ -2402,11 +2402,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2163 = v2162 + v2142;
     out[v2163] = v2161;
   }
-  const unsigned int v2164 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2164 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2166 = v599 + v2164;
-  const unsigned int v2167 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2167 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2169 = v602 + v2167;
-  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -2427,11 +2427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2190 = v2189 + v2169;
     out[v2190] = v2188;
   }
-  const unsigned int v2191 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2191 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2193 = v599 + v2191;
-  const unsigned int v2194 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2194 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2196 = v602 + v2194;
-  const bool v2197 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2197 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2198 = v2196 < v1;
   const bool v2199 = v2197 && v2198;
   if (v2199) {
@@ -2452,11 +2452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2217 = v2216 + v2196;
     out[v2217] = v2215;
   }
-  const unsigned int v2218 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2218 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2220 = v599 + v2218;
-  const unsigned int v2221 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2221 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2223 = v602 + v2221;
-  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2225 = v2223 < v1;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2477,11 +2477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2244 = v2243 + v2223;
     out[v2244] = v2242;
   }
-  const unsigned int v2245 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2245 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2247 = v599 + v2245;
-  const unsigned int v2248 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2248 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2250 = v602 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2252 = v2250 < v1;
   const bool v2253 = v2251 && v2252;
   if (v2253) {
@@ -2502,11 +2502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2271 = v2270 + v2250;
     out[v2271] = v2269;
   }
-  const unsigned int v2272 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2272 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2274 = v599 + v2272;
-  const unsigned int v2275 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2275 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2277 = v602 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
@@ -2527,11 +2527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2298 = v2297 + v2277;
     out[v2298] = v2296;
   }
-  const unsigned int v2299 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2299 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2301 = v599 + v2299;
-  const unsigned int v2302 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2302 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2304 = v602 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2552,11 +2552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2325 = v2324 + v2304;
     out[v2325] = v2323;
   }
-  const unsigned int v2326 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2326 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2328 = v599 + v2326;
-  const unsigned int v2329 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2329 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2331 = v602 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2352 = v2351 + v2331;
     out[v2352] = v2350;
   }
-  const unsigned int v2353 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2353 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2355 = v599 + v2353;
-  const unsigned int v2356 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2356 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2358 = v602 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2379 = v2378 + v2358;
     out[v2379] = v2377;
   }
-  const unsigned int v2380 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2380 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2382 = v599 + v2380;
-  const unsigned int v2383 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2383 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2385 = v602 + v2383;
-  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2387 = v2385 < v1;
   const bool v2388 = v2386 && v2387;
   if (v2388) {
@@ -2627,11 +2627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2406 = v2405 + v2385;
     out[v2406] = v2404;
   }
-  const unsigned int v2407 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2407 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2409 = v599 + v2407;
-  const unsigned int v2410 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2410 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2412 = v602 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -2652,11 +2652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2433 = v2432 + v2412;
     out[v2433] = v2431;
   }
-  const unsigned int v2434 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2434 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2436 = v599 + v2434;
-  const unsigned int v2437 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2437 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2439 = v602 + v2437;
-  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2441 = v2439 < v1;
   const bool v2442 = v2440 && v2441;
   if (v2442) {
@@ -2677,11 +2677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2460 = v2459 + v2439;
     out[v2460] = v2458;
   }
-  const unsigned int v2461 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2461 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2463 = v599 + v2461;
-  const unsigned int v2464 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2464 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2466 = v602 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2702,11 +2702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2487 = v2486 + v2466;
     out[v2487] = v2485;
   }
-  const unsigned int v2488 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2488 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2490 = v599 + v2488;
-  const unsigned int v2491 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2491 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2493 = v602 + v2491;
-  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -2727,11 +2727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2514 = v2513 + v2493;
     out[v2514] = v2512;
   }
-  const unsigned int v2515 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2515 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2517 = v599 + v2515;
-  const unsigned int v2518 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2518 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2520 = v602 + v2518;
-  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -2752,11 +2752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2541 = v2540 + v2520;
     out[v2541] = v2539;
   }
-  const unsigned int v2542 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2542 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2544 = v599 + v2542;
-  const unsigned int v2545 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2545 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2547 = v602 + v2545;
-  const bool v2548 = v2544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2548 = v2544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2549 = v2547 < v1;
   const bool v2550 = v2548 && v2549;
   if (v2550) {
@@ -2777,11 +2777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2568 = v2567 + v2547;
     out[v2568] = v2566;
   }
-  const unsigned int v2569 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2569 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2571 = v599 + v2569;
-  const unsigned int v2572 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2572 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2574 = v602 + v2572;
-  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2576 = v2574 < v1;
   const bool v2577 = v2575 && v2576;
   if (v2577) {
@@ -2802,11 +2802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2595 = v2594 + v2574;
     out[v2595] = v2593;
   }
-  const unsigned int v2596 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2596 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2598 = v599 + v2596;
-  const unsigned int v2599 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2599 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2601 = v602 + v2599;
-  const bool v2602 = v2598 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2602 = v2598 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2603 = v2601 < v1;
   const bool v2604 = v2602 && v2603;
   if (v2604) {
@@ -2827,11 +2827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2622 = v2621 + v2601;
     out[v2622] = v2620;
   }
-  const unsigned int v2623 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2623 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2625 = v599 + v2623;
-  const unsigned int v2626 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2626 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2628 = v602 + v2626;
-  const bool v2629 = v2625 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2629 = v2625 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2630 = v2628 < v1;
   const bool v2631 = v2629 && v2630;
   if (v2631) {
@@ -2852,11 +2852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2649 = v2648 + v2628;
     out[v2649] = v2647;
   }
-  const unsigned int v2650 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2650 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2652 = v599 + v2650;
-  const unsigned int v2653 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2653 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2655 = v602 + v2653;
-  const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2657 = v2655 < v1;
   const bool v2658 = v2656 && v2657;
   if (v2658) {
@@ -2877,11 +2877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2676 = v2675 + v2655;
     out[v2676] = v2674;
   }
-  const unsigned int v2677 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2677 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2679 = v599 + v2677;
-  const unsigned int v2680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2680 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2682 = v602 + v2680;
-  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -2902,11 +2902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2703 = v2702 + v2682;
     out[v2703] = v2701;
   }
-  const unsigned int v2704 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2704 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2706 = v599 + v2704;
-  const unsigned int v2707 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2707 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2709 = v602 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2711 = v2709 < v1;
   const bool v2712 = v2710 && v2711;
   if (v2712) {
@@ -2927,11 +2927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2730 = v2729 + v2709;
     out[v2730] = v2728;
   }
-  const unsigned int v2731 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2731 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2733 = v599 + v2731;
-  const unsigned int v2734 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2734 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2736 = v602 + v2734;
-  const bool v2737 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2737 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2738 = v2736 < v1;
   const bool v2739 = v2737 && v2738;
   if (v2739) {
@@ -2952,11 +2952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2757 = v2756 + v2736;
     out[v2757] = v2755;
   }
-  const unsigned int v2758 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2758 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2760 = v599 + v2758;
-  const unsigned int v2761 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2761 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2763 = v602 + v2761;
-  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2784 = v2783 + v2763;
     out[v2784] = v2782;
   }
-  const unsigned int v2785 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2785 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2787 = v599 + v2785;
-  const unsigned int v2788 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2788 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2790 = v602 + v2788;
-  const bool v2791 = v2787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2791 = v2787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2792 = v2790 < v1;
   const bool v2793 = v2791 && v2792;
   if (v2793) {
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2811 = v2810 + v2790;
     out[v2811] = v2809;
   }
-  const unsigned int v2812 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2812 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2814 = v599 + v2812;
-  const unsigned int v2815 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2815 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2817 = v602 + v2815;
-  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2819 = v2817 < v1;
   const bool v2820 = v2818 && v2819;
   if (v2820) {
@@ -3027,11 +3027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2838 = v2837 + v2817;
     out[v2838] = v2836;
   }
-  const unsigned int v2839 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2839 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2841 = v599 + v2839;
-  const unsigned int v2842 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2842 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2844 = v602 + v2842;
-  const bool v2845 = v2841 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2845 = v2841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2846 = v2844 < v1;
   const bool v2847 = v2845 && v2846;
   if (v2847) {
@@ -3052,11 +3052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2865 = v2864 + v2844;
     out[v2865] = v2863;
   }
-  const unsigned int v2866 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2866 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2868 = v599 + v2866;
-  const unsigned int v2869 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2869 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2871 = v602 + v2869;
-  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -3077,11 +3077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2892 = v2891 + v2871;
     out[v2892] = v2890;
   }
-  const unsigned int v2893 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2893 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2895 = v599 + v2893;
-  const unsigned int v2896 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2896 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2898 = v602 + v2896;
-  const bool v2899 = v2895 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2899 = v2895 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2900 = v2898 < v1;
   const bool v2901 = v2899 && v2900;
   if (v2901) {
@@ -3102,11 +3102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2919 = v2918 + v2898;
     out[v2919] = v2917;
   }
-  const unsigned int v2920 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2920 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2922 = v599 + v2920;
-  const unsigned int v2923 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2923 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2925 = v602 + v2923;
-  const bool v2926 = v2922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2926 = v2922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2927 = v2925 < v1;
   const bool v2928 = v2926 && v2927;
   if (v2928) {
@@ -3127,11 +3127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2946 = v2945 + v2925;
     out[v2946] = v2944;
   }
-  const unsigned int v2947 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2947 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2949 = v599 + v2947;
-  const unsigned int v2950 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2950 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2952 = v602 + v2950;
-  const bool v2953 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2953 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2954 = v2952 < v1;
   const bool v2955 = v2953 && v2954;
   if (v2955) {
@@ -3152,11 +3152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v2973 = v2972 + v2952;
     out[v2973] = v2971;
   }
-  const unsigned int v2974 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2974 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2976 = v599 + v2974;
-  const unsigned int v2977 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2977 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2979 = v602 + v2977;
-  const bool v2980 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2980 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2981 = v2979 < v1;
   const bool v2982 = v2980 && v2981;
   if (v2982) {
@@ -3177,11 +3177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3000 = v2999 + v2979;
     out[v3000] = v2998;
   }
-  const unsigned int v3001 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3001 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3003 = v599 + v3001;
-  const unsigned int v3004 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3004 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3006 = v602 + v3004;
-  const bool v3007 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3007 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3008 = v3006 < v1;
   const bool v3009 = v3007 && v3008;
   if (v3009) {
@@ -3202,11 +3202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3027 = v3026 + v3006;
     out[v3027] = v3025;
   }
-  const unsigned int v3028 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3028 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3030 = v599 + v3028;
-  const unsigned int v3031 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3031 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3033 = v602 + v3031;
-  const bool v3034 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3034 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3035 = v3033 < v1;
   const bool v3036 = v3034 && v3035;
   if (v3036) {
@@ -3227,11 +3227,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3054 = v3053 + v3033;
     out[v3054] = v3052;
   }
-  const unsigned int v3055 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3055 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3057 = v599 + v3055;
-  const unsigned int v3058 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3058 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3060 = v602 + v3058;
-  const bool v3061 = v3057 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3061 = v3057 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3062 = v3060 < v1;
   const bool v3063 = v3061 && v3062;
   if (v3063) {
@@ -3252,11 +3252,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3081 = v3080 + v3060;
     out[v3081] = v3079;
   }
-  const unsigned int v3082 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3082 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3084 = v599 + v3082;
-  const unsigned int v3085 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3085 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3087 = v602 + v3085;
-  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3089 = v3087 < v1;
   const bool v3090 = v3088 && v3089;
   if (v3090) {
@@ -3277,11 +3277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3108 = v3107 + v3087;
     out[v3108] = v3106;
   }
-  const unsigned int v3109 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3109 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3111 = v599 + v3109;
-  const unsigned int v3112 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3112 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3114 = v602 + v3112;
-  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3116 = v3114 < v1;
   const bool v3117 = v3115 && v3116;
   if (v3117) {
@@ -3302,11 +3302,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3135 = v3134 + v3114;
     out[v3135] = v3133;
   }
-  const unsigned int v3136 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3136 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3138 = v599 + v3136;
-  const unsigned int v3139 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3139 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3141 = v602 + v3139;
-  const bool v3142 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3142 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3143 = v3141 < v1;
   const bool v3144 = v3142 && v3143;
   if (v3144) {
@@ -3327,11 +3327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3162 = v3161 + v3141;
     out[v3162] = v3160;
   }
-  const unsigned int v3163 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3163 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3165 = v599 + v3163;
-  const unsigned int v3166 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3166 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3168 = v602 + v3166;
-  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3170 = v3168 < v1;
   const bool v3171 = v3169 && v3170;
   if (v3171) {
@@ -3352,11 +3352,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3189 = v3188 + v3168;
     out[v3189] = v3187;
   }
-  const unsigned int v3190 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3190 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3192 = v599 + v3190;
-  const unsigned int v3193 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3193 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3195 = v602 + v3193;
-  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3197 = v3195 < v1;
   const bool v3198 = v3196 && v3197;
   if (v3198) {
@@ -3377,11 +3377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3216 = v3215 + v3195;
     out[v3216] = v3214;
   }
-  const unsigned int v3217 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3217 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3219 = v599 + v3217;
-  const unsigned int v3220 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3220 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3222 = v602 + v3220;
-  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3224 = v3222 < v1;
   const bool v3225 = v3223 && v3224;
   if (v3225) {
@@ -3402,11 +3402,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3243 = v3242 + v3222;
     out[v3243] = v3241;
   }
-  const unsigned int v3244 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3244 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3246 = v599 + v3244;
-  const unsigned int v3247 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3247 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3249 = v602 + v3247;
-  const bool v3250 = v3246 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3250 = v3246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3251 = v3249 < v1;
   const bool v3252 = v3250 && v3251;
   if (v3252) {
@@ -3427,11 +3427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3270 = v3269 + v3249;
     out[v3270] = v3268;
   }
-  const unsigned int v3271 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3271 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3273 = v599 + v3271;
-  const unsigned int v3274 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3274 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3276 = v602 + v3274;
-  const bool v3277 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3277 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3278 = v3276 < v1;
   const bool v3279 = v3277 && v3278;
   if (v3279) {
@@ -3452,11 +3452,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3297 = v3296 + v3276;
     out[v3297] = v3295;
   }
-  const unsigned int v3298 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3298 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3300 = v599 + v3298;
-  const unsigned int v3301 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3301 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3303 = v602 + v3301;
-  const bool v3304 = v3300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3304 = v3300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3305 = v3303 < v1;
   const bool v3306 = v3304 && v3305;
   if (v3306) {
@@ -3477,11 +3477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3324 = v3323 + v3303;
     out[v3324] = v3322;
   }
-  const unsigned int v3325 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3325 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3327 = v599 + v3325;
-  const unsigned int v3328 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3328 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3330 = v602 + v3328;
-  const bool v3331 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3331 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3332 = v3330 < v1;
   const bool v3333 = v3331 && v3332;
   if (v3333) {
@@ -3502,11 +3502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3351 = v3350 + v3330;
     out[v3351] = v3349;
   }
-  const unsigned int v3352 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3352 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3354 = v599 + v3352;
-  const unsigned int v3355 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3355 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3357 = v602 + v3355;
-  const bool v3358 = v3354 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3358 = v3354 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3359 = v3357 < v1;
   const bool v3360 = v3358 && v3359;
   if (v3360) {
@@ -3527,11 +3527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3378 = v3377 + v3357;
     out[v3378] = v3376;
   }
-  const unsigned int v3379 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3379 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3381 = v599 + v3379;
-  const unsigned int v3382 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3382 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3384 = v602 + v3382;
-  const bool v3385 = v3381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3385 = v3381 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3386 = v3384 < v1;
   const bool v3387 = v3385 && v3386;
   if (v3387) {
@@ -3552,11 +3552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3405 = v3404 + v3384;
     out[v3405] = v3403;
   }
-  const unsigned int v3406 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3406 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3408 = v599 + v3406;
-  const unsigned int v3409 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3409 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3411 = v602 + v3409;
-  const bool v3412 = v3408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3412 = v3408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3413 = v3411 < v1;
   const bool v3414 = v3412 && v3413;
   if (v3414) {
@@ -3577,11 +3577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3432 = v3431 + v3411;
     out[v3432] = v3430;
   }
-  const unsigned int v3433 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3433 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3435 = v599 + v3433;
-  const unsigned int v3436 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3436 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3438 = v602 + v3436;
-  const bool v3439 = v3435 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3439 = v3435 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3440 = v3438 < v1;
   const bool v3441 = v3439 && v3440;
   if (v3441) {
@@ -3602,11 +3602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3459 = v3458 + v3438;
     out[v3459] = v3457;
   }
-  const unsigned int v3460 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3460 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3462 = v599 + v3460;
-  const unsigned int v3463 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3463 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3465 = v602 + v3463;
-  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3467 = v3465 < v1;
   const bool v3468 = v3466 && v3467;
   if (v3468) {
@@ -3627,11 +3627,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3486 = v3485 + v3465;
     out[v3486] = v3484;
   }
-  const unsigned int v3487 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3487 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3489 = v599 + v3487;
-  const unsigned int v3490 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3490 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3492 = v602 + v3490;
-  const bool v3493 = v3489 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3493 = v3489 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3494 = v3492 < v1;
   const bool v3495 = v3493 && v3494;
   if (v3495) {
@@ -3652,11 +3652,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3513 = v3512 + v3492;
     out[v3513] = v3511;
   }
-  const unsigned int v3514 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3514 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3516 = v599 + v3514;
-  const unsigned int v3517 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3517 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3519 = v602 + v3517;
-  const bool v3520 = v3516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3520 = v3516 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3521 = v3519 < v1;
   const bool v3522 = v3520 && v3521;
   if (v3522) {
@@ -3677,11 +3677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3540 = v3539 + v3519;
     out[v3540] = v3538;
   }
-  const unsigned int v3541 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3541 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3543 = v599 + v3541;
-  const unsigned int v3544 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3544 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3546 = v602 + v3544;
-  const bool v3547 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3547 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3548 = v3546 < v1;
   const bool v3549 = v3547 && v3548;
   if (v3549) {
@@ -3702,11 +3702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3567 = v3566 + v3546;
     out[v3567] = v3565;
   }
-  const unsigned int v3568 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3568 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3570 = v599 + v3568;
-  const unsigned int v3571 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3571 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3573 = v602 + v3571;
-  const bool v3574 = v3570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3574 = v3570 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3575 = v3573 < v1;
   const bool v3576 = v3574 && v3575;
   if (v3576) {
@@ -3727,11 +3727,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3594 = v3593 + v3573;
     out[v3594] = v3592;
   }
-  const unsigned int v3595 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3595 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3597 = v599 + v3595;
-  const unsigned int v3598 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3598 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3600 = v602 + v3598;
-  const bool v3601 = v3597 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3601 = v3597 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3602 = v3600 < v1;
   const bool v3603 = v3601 && v3602;
   if (v3603) {
@@ -3752,11 +3752,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3621 = v3620 + v3600;
     out[v3621] = v3619;
   }
-  const unsigned int v3622 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3622 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3624 = v599 + v3622;
-  const unsigned int v3625 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3625 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3627 = v602 + v3625;
-  const bool v3628 = v3624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3628 = v3624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3629 = v3627 < v1;
   const bool v3630 = v3628 && v3629;
   if (v3630) {
@@ -3777,11 +3777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3648 = v3647 + v3627;
     out[v3648] = v3646;
   }
-  const unsigned int v3649 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3649 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3651 = v599 + v3649;
-  const unsigned int v3652 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3652 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3654 = v602 + v3652;
-  const bool v3655 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3655 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3656 = v3654 < v1;
   const bool v3657 = v3655 && v3656;
   if (v3657) {
@@ -3802,11 +3802,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3675 = v3674 + v3654;
     out[v3675] = v3673;
   }
-  const unsigned int v3676 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3676 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3678 = v599 + v3676;
-  const unsigned int v3679 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3679 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3681 = v602 + v3679;
-  const bool v3682 = v3678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3682 = v3678 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3683 = v3681 < v1;
   const bool v3684 = v3682 && v3683;
   if (v3684) {
@@ -3827,11 +3827,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3702 = v3701 + v3681;
     out[v3702] = v3700;
   }
-  const unsigned int v3703 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3703 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3705 = v599 + v3703;
-  const unsigned int v3706 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3706 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3708 = v602 + v3706;
-  const bool v3709 = v3705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3709 = v3705 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3710 = v3708 < v1;
   const bool v3711 = v3709 && v3710;
   if (v3711) {
@@ -3852,11 +3852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3729 = v3728 + v3708;
     out[v3729] = v3727;
   }
-  const unsigned int v3730 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3730 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3732 = v599 + v3730;
-  const unsigned int v3733 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3733 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3735 = v602 + v3733;
-  const bool v3736 = v3732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3736 = v3732 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3737 = v3735 < v1;
   const bool v3738 = v3736 && v3737;
   if (v3738) {
@@ -3877,11 +3877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3756 = v3755 + v3735;
     out[v3756] = v3754;
   }
-  const unsigned int v3757 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3757 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3759 = v599 + v3757;
-  const unsigned int v3760 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3760 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3762 = v602 + v3760;
-  const bool v3763 = v3759 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3763 = v3759 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3764 = v3762 < v1;
   const bool v3765 = v3763 && v3764;
   if (v3765) {
@@ -3902,11 +3902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3783 = v3782 + v3762;
     out[v3783] = v3781;
   }
-  const unsigned int v3784 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3784 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3786 = v599 + v3784;
-  const unsigned int v3787 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3787 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3789 = v602 + v3787;
-  const bool v3790 = v3786 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3790 = v3786 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3791 = v3789 < v1;
   const bool v3792 = v3790 && v3791;
   if (v3792) {
@@ -3927,11 +3927,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3810 = v3809 + v3789;
     out[v3810] = v3808;
   }
-  const unsigned int v3811 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3811 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3813 = v599 + v3811;
-  const unsigned int v3814 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3814 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3816 = v602 + v3814;
-  const bool v3817 = v3813 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3817 = v3813 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3818 = v3816 < v1;
   const bool v3819 = v3817 && v3818;
   if (v3819) {
@@ -3952,11 +3952,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3837 = v3836 + v3816;
     out[v3837] = v3835;
   }
-  const unsigned int v3838 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3838 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3840 = v599 + v3838;
-  const unsigned int v3841 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3841 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3843 = v602 + v3841;
-  const bool v3844 = v3840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3844 = v3840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3845 = v3843 < v1;
   const bool v3846 = v3844 && v3845;
   if (v3846) {
@@ -3977,11 +3977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3864 = v3863 + v3843;
     out[v3864] = v3862;
   }
-  const unsigned int v3865 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3865 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3867 = v599 + v3865;
-  const unsigned int v3868 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3868 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3870 = v602 + v3868;
-  const bool v3871 = v3867 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3871 = v3867 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3872 = v3870 < v1;
   const bool v3873 = v3871 && v3872;
   if (v3873) {
@@ -4002,11 +4002,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3891 = v3890 + v3870;
     out[v3891] = v3889;
   }
-  const unsigned int v3892 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3892 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3894 = v599 + v3892;
-  const unsigned int v3895 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3895 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3897 = v602 + v3895;
-  const bool v3898 = v3894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3898 = v3894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3899 = v3897 < v1;
   const bool v3900 = v3898 && v3899;
   if (v3900) {
@@ -4027,11 +4027,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3918 = v3917 + v3897;
     out[v3918] = v3916;
   }
-  const unsigned int v3919 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3919 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3921 = v599 + v3919;
-  const unsigned int v3922 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3922 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3924 = v602 + v3922;
-  const bool v3925 = v3921 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3925 = v3921 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3926 = v3924 < v1;
   const bool v3927 = v3925 && v3926;
   if (v3927) {
@@ -4052,11 +4052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3945 = v3944 + v3924;
     out[v3945] = v3943;
   }
-  const unsigned int v3946 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3946 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3948 = v599 + v3946;
-  const unsigned int v3949 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3949 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3951 = v602 + v3949;
-  const bool v3952 = v3948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3952 = v3948 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3953 = v3951 < v1;
   const bool v3954 = v3952 && v3953;
   if (v3954) {
@@ -4077,11 +4077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3972 = v3971 + v3951;
     out[v3972] = v3970;
   }
-  const unsigned int v3973 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3973 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3975 = v599 + v3973;
-  const unsigned int v3976 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3976 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3978 = v602 + v3976;
-  const bool v3979 = v3975 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3979 = v3975 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3980 = v3978 < v1;
   const bool v3981 = v3979 && v3980;
   if (v3981) {
@@ -4102,11 +4102,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v3999 = v3998 + v3978;
     out[v3999] = v3997;
   }
-  const unsigned int v4000 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v4000 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v4002 = v599 + v4000;
-  const unsigned int v4003 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v4003 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v4005 = v602 + v4003;
-  const bool v4006 = v4002 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4006 = v4002 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4007 = v4005 < v1;
   const bool v4008 = v4006 && v4007;
   if (v4008) {
@@ -4127,11 +4127,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
     const unsigned int v4026 = v4025 + v4005;
     out[v4026] = v4024;
   }
-  const unsigned int v4027 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v4027 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v4029 = v599 + v4027;
-  const unsigned int v4030 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v4030 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v4032 = v602 + v4030;
-  const bool v4033 = v4029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4033 = v4029 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4034 = v4032 < v1;
   const bool v4035 = v4033 && v4034;
   if (v4035) {

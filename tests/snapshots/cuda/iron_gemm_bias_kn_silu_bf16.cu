@@ -283,28 +283,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
-    for (unsigned int v3545 = 0u; v3545 < 2u; v3545 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3545 = 0u; v3545 < 2u; v3545 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3546 = v3545 << 6u;
       const bool v3548 = v3546 < v2;
       if (v3548) {
-        const unsigned int v3550 = v3545 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3550 = v3545 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3552 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3555 = v3552 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3558 = v3552 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -570,45 +570,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v3936 = v3935 + v3921;
         iron_copy_async<16>(shm1 + (v3936 ^ (((v3936 >> 7u) & 7u) << 3u)), b + v3932, v3926);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v3949 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v3949 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (unsigned int v3937 = 0u; v3937 < v2; v3937 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3937 = 0u; v3937 < v2; v3937 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3939 = v3937 >> 6u;
       const unsigned int v3941 = v3939 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3943 = v3941 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v3950 = v3943 + v3949;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v3943 = v3941 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v3950 = v3943 + v3949;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3950, 64u);
-      const unsigned int v3955 = v3943 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3955 = v3943 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3955, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3961 = v3950 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3961 = v3950 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3961, 64u);
-      const unsigned int v3964 = v3943 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3964 = v3943 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3965 = v3964 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3965, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3971 = v3950 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3971 = v3950 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3971, 64u);
-      const unsigned int v3974 = v3943 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3974 = v3943 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3975 = v3974 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3975, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3981 = v3950 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3981 = v3950 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3981, 64u);
-      const unsigned int v3984 = v3943 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v3984 = v3943 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v3985 = v3984 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v3985, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3988 = v3937 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3988 = v3937 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3990 = v3939 + 2u;
       const unsigned int v3991 = v3990 % 3u;
       const bool v3992 = v3988 < v2;
       if (v3992) {
-        const unsigned int v3994 = v3991 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3994 = v3991 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3996 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3999 = v3996 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4002 = v3996 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -874,21 +874,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
         const unsigned int v4380 = v4379 + v4365;
         iron_copy_async<16>(shm1 + (v4380 ^ (((v4380 >> 7u) & 7u) << 3u)), b + v4376, v4370);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -934,29 +934,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v599 = v24 + v33;
   const unsigned int v600 = v599 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v602 = v28 + v37;
   const unsigned int v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -974,11 +974,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v620 = v619 + v603;
     out[v620] = v618;
   }
-  const unsigned int v621 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v621 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v623 = v599 + v621;
-  const unsigned int v624 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v624 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v626 = v602 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v643 = v642 + v626;
     out[v643] = v641;
   }
-  const unsigned int v644 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v644 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v646 = v599 + v644;
-  const unsigned int v647 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v647 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v649 = v602 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -1018,11 +1018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v666 = v665 + v649;
     out[v666] = v664;
   }
-  const unsigned int v667 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v667 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v669 = v599 + v667;
-  const unsigned int v670 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v670 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v672 = v602 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -1040,11 +1040,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v689 = v688 + v672;
     out[v689] = v687;
   }
-  const unsigned int v690 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v690 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v692 = v599 + v690;
-  const unsigned int v693 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v693 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v695 = v602 + v693;
-  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -1062,11 +1062,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v712 = v711 + v695;
     out[v712] = v710;
   }
-  const unsigned int v713 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v713 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v715 = v599 + v713;
-  const unsigned int v716 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v716 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v718 = v602 + v716;
-  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v720 = v718 < v1;
   const bool v721 = v719 && v720;
   if (v721) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v735 = v734 + v718;
     out[v735] = v733;
   }
-  const unsigned int v736 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v736 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v738 = v599 + v736;
-  const unsigned int v739 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v739 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v741 = v602 + v739;
-  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v743 = v741 < v1;
   const bool v744 = v742 && v743;
   if (v744) {
@@ -1106,11 +1106,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v758 = v757 + v741;
     out[v758] = v756;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v759 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v761 = v599 + v759;
-  const unsigned int v762 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v762 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v764 = v602 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v781 = v780 + v764;
     out[v781] = v779;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v784 = v599 + v782;
-  const unsigned int v785 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v787 = v602 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -1150,11 +1150,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v804 = v803 + v787;
     out[v804] = v802;
   }
-  const unsigned int v805 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v805 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v807 = v599 + v805;
-  const unsigned int v808 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v808 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v810 = v602 + v808;
-  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v812 = v810 < v1;
   const bool v813 = v811 && v812;
   if (v813) {
@@ -1172,11 +1172,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v827 = v826 + v810;
     out[v827] = v825;
   }
-  const unsigned int v828 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v828 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v830 = v599 + v828;
-  const unsigned int v831 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v831 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v833 = v602 + v831;
-  const bool v834 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v834 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v835 = v833 < v1;
   const bool v836 = v834 && v835;
   if (v836) {
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v850 = v849 + v833;
     out[v850] = v848;
   }
-  const unsigned int v851 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v851 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v853 = v599 + v851;
-  const unsigned int v854 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v854 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v856 = v602 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -1216,11 +1216,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v873 = v872 + v856;
     out[v873] = v871;
   }
-  const unsigned int v874 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v874 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v876 = v599 + v874;
-  const unsigned int v877 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v877 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v879 = v602 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -1238,11 +1238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v896 = v895 + v879;
     out[v896] = v894;
   }
-  const unsigned int v897 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v897 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v899 = v599 + v897;
-  const unsigned int v900 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v900 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v902 = v602 + v900;
-  const bool v903 = v899 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v903 = v899 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v904 = v902 < v1;
   const bool v905 = v903 && v904;
   if (v905) {
@@ -1260,11 +1260,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v919 = v918 + v902;
     out[v919] = v917;
   }
-  const unsigned int v920 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v920 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v922 = v599 + v920;
-  const unsigned int v923 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v923 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v925 = v602 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -1282,11 +1282,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v942 = v941 + v925;
     out[v942] = v940;
   }
-  const unsigned int v943 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v943 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v945 = v599 + v943;
-  const unsigned int v946 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v946 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v948 = v602 + v946;
-  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v950 = v948 < v1;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v965 = v964 + v948;
     out[v965] = v963;
   }
-  const unsigned int v966 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v966 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v968 = v599 + v966;
-  const unsigned int v969 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v969 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v971 = v602 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v973 = v971 < v1;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -1326,11 +1326,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v988 = v987 + v971;
     out[v988] = v986;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v989 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v991 = v599 + v989;
-  const unsigned int v992 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v992 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v994 = v602 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -1348,11 +1348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1011 = v1010 + v994;
     out[v1011] = v1009;
   }
-  const unsigned int v1012 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1012 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1014 = v599 + v1012;
-  const unsigned int v1015 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1015 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1017 = v602 + v1015;
-  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1019 = v1017 < v1;
   const bool v1020 = v1018 && v1019;
   if (v1020) {
@@ -1370,11 +1370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1034 = v1033 + v1017;
     out[v1034] = v1032;
   }
-  const unsigned int v1035 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1035 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1037 = v599 + v1035;
-  const unsigned int v1038 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1038 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1040 = v602 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -1392,11 +1392,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1057 = v1056 + v1040;
     out[v1057] = v1055;
   }
-  const unsigned int v1058 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1058 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1060 = v599 + v1058;
-  const unsigned int v1061 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1061 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1063 = v602 + v1061;
-  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1065 = v1063 < v1;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -1414,11 +1414,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1080 = v1079 + v1063;
     out[v1080] = v1078;
   }
-  const unsigned int v1081 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1081 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1083 = v599 + v1081;
-  const unsigned int v1084 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1084 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1086 = v602 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1436,11 +1436,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1103 = v1102 + v1086;
     out[v1103] = v1101;
   }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1106 = v599 + v1104;
-  const unsigned int v1107 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1107 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1109 = v602 + v1107;
-  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1111 = v1109 < v1;
   const bool v1112 = v1110 && v1111;
   if (v1112) {
@@ -1458,11 +1458,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1126 = v1125 + v1109;
     out[v1126] = v1124;
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1127 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1129 = v599 + v1127;
-  const unsigned int v1130 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1130 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1132 = v602 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1480,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1149 = v1148 + v1132;
     out[v1149] = v1147;
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1150 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1152 = v599 + v1150;
-  const unsigned int v1153 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1153 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1155 = v602 + v1153;
-  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1502,11 +1502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1172 = v1171 + v1155;
     out[v1172] = v1170;
   }
-  const unsigned int v1173 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1173 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1175 = v599 + v1173;
-  const unsigned int v1176 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1176 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1178 = v602 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1524,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1195 = v1194 + v1178;
     out[v1195] = v1193;
   }
-  const unsigned int v1196 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1196 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1198 = v599 + v1196;
-  const unsigned int v1199 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1199 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1201 = v602 + v1199;
-  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1203 = v1201 < v1;
   const bool v1204 = v1202 && v1203;
   if (v1204) {
@@ -1546,11 +1546,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1218 = v1217 + v1201;
     out[v1218] = v1216;
   }
-  const unsigned int v1219 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1219 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1221 = v599 + v1219;
-  const unsigned int v1222 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1222 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1224 = v602 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1568,11 +1568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1241 = v1240 + v1224;
     out[v1241] = v1239;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1242 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1244 = v599 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1245 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1247 = v602 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1590,11 +1590,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1264 = v1263 + v1247;
     out[v1264] = v1262;
   }
-  const unsigned int v1265 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1265 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1267 = v599 + v1265;
-  const unsigned int v1268 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1268 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1270 = v602 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1612,11 +1612,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1287 = v1286 + v1270;
     out[v1287] = v1285;
   }
-  const unsigned int v1288 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1288 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1290 = v599 + v1288;
-  const unsigned int v1291 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1291 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1293 = v602 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1295 = v1293 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1634,11 +1634,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1310 = v1309 + v1293;
     out[v1310] = v1308;
   }
-  const unsigned int v1311 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1311 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1313 = v599 + v1311;
-  const unsigned int v1314 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1314 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1316 = v602 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1656,11 +1656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1333 = v1332 + v1316;
     out[v1333] = v1331;
   }
-  const unsigned int v1334 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1334 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1336 = v599 + v1334;
-  const unsigned int v1337 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1337 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1339 = v602 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1678,11 +1678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1356 = v1355 + v1339;
     out[v1356] = v1354;
   }
-  const unsigned int v1357 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1357 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1359 = v599 + v1357;
-  const unsigned int v1360 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1360 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1362 = v602 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1364 = v1362 < v1;
   const bool v1365 = v1363 && v1364;
   if (v1365) {
@@ -1700,11 +1700,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1379 = v1378 + v1362;
     out[v1379] = v1377;
   }
-  const unsigned int v1380 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1380 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1382 = v599 + v1380;
-  const unsigned int v1383 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1383 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1385 = v602 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1722,11 +1722,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1402 = v1401 + v1385;
     out[v1402] = v1400;
   }
-  const unsigned int v1403 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1403 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1405 = v599 + v1403;
-  const unsigned int v1406 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1406 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1408 = v602 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1744,11 +1744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1425 = v1424 + v1408;
     out[v1425] = v1423;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1426 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1428 = v599 + v1426;
-  const unsigned int v1429 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1429 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1431 = v602 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1766,11 +1766,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1448 = v1447 + v1431;
     out[v1448] = v1446;
   }
-  const unsigned int v1449 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1449 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1451 = v599 + v1449;
-  const unsigned int v1452 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1452 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1454 = v602 + v1452;
-  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1456 = v1454 < v1;
   const bool v1457 = v1455 && v1456;
   if (v1457) {
@@ -1788,11 +1788,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1471 = v1470 + v1454;
     out[v1471] = v1469;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1472 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1474 = v599 + v1472;
-  const unsigned int v1475 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1475 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1477 = v602 + v1475;
-  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1479 = v1477 < v1;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
@@ -1810,11 +1810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1494 = v1493 + v1477;
     out[v1494] = v1492;
   }
-  const unsigned int v1495 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1495 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1497 = v599 + v1495;
-  const unsigned int v1498 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1498 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1500 = v602 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -1832,11 +1832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1517 = v1516 + v1500;
     out[v1517] = v1515;
   }
-  const unsigned int v1518 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1518 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1520 = v599 + v1518;
-  const unsigned int v1521 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1521 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1523 = v602 + v1521;
-  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1525 = v1523 < v1;
   const bool v1526 = v1524 && v1525;
   if (v1526) {
@@ -1854,11 +1854,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1540 = v1539 + v1523;
     out[v1540] = v1538;
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1541 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1543 = v599 + v1541;
-  const unsigned int v1544 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1544 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1546 = v602 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1548 = v1546 < v1;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
@@ -1876,11 +1876,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1563 = v1562 + v1546;
     out[v1563] = v1561;
   }
-  const unsigned int v1564 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1564 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1566 = v599 + v1564;
-  const unsigned int v1567 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1567 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1569 = v602 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1898,11 +1898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1586 = v1585 + v1569;
     out[v1586] = v1584;
   }
-  const unsigned int v1587 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1587 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1589 = v599 + v1587;
-  const unsigned int v1590 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1590 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1592 = v602 + v1590;
-  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1594 = v1592 < v1;
   const bool v1595 = v1593 && v1594;
   if (v1595) {
@@ -1920,11 +1920,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1609 = v1608 + v1592;
     out[v1609] = v1607;
   }
-  const unsigned int v1610 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1610 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1612 = v599 + v1610;
-  const unsigned int v1613 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1613 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1615 = v602 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1942,11 +1942,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1632 = v1631 + v1615;
     out[v1632] = v1630;
   }
-  const unsigned int v1633 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1633 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1635 = v599 + v1633;
-  const unsigned int v1636 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1636 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1638 = v602 + v1636;
-  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1640 = v1638 < v1;
   const bool v1641 = v1639 && v1640;
   if (v1641) {
@@ -1964,11 +1964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1655 = v1654 + v1638;
     out[v1655] = v1653;
   }
-  const unsigned int v1656 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1656 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1658 = v599 + v1656;
-  const unsigned int v1659 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1659 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1661 = v602 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
@@ -1986,11 +1986,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1678 = v1677 + v1661;
     out[v1678] = v1676;
   }
-  const unsigned int v1679 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1679 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1681 = v599 + v1679;
-  const unsigned int v1682 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1682 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1684 = v602 + v1682;
-  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -2008,11 +2008,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1701 = v1700 + v1684;
     out[v1701] = v1699;
   }
-  const unsigned int v1702 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1702 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1704 = v599 + v1702;
-  const unsigned int v1705 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1705 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1707 = v602 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -2030,11 +2030,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1724 = v1723 + v1707;
     out[v1724] = v1722;
   }
-  const unsigned int v1725 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1725 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1727 = v599 + v1725;
-  const unsigned int v1728 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1728 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1730 = v602 + v1728;
-  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1732 = v1730 < v1;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -2052,11 +2052,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1747 = v1746 + v1730;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1748 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1750 = v599 + v1748;
-  const unsigned int v1751 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1751 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1753 = v602 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -2074,11 +2074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1770 = v1769 + v1753;
     out[v1770] = v1768;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1771 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1773 = v599 + v1771;
-  const unsigned int v1774 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1774 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1776 = v602 + v1774;
-  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1778 = v1776 < v1;
   const bool v1779 = v1777 && v1778;
   if (v1779) {
@@ -2096,11 +2096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1793 = v1792 + v1776;
     out[v1793] = v1791;
   }
-  const unsigned int v1794 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1794 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1796 = v599 + v1794;
-  const unsigned int v1797 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1797 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1799 = v602 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1801 = v1799 < v1;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -2118,11 +2118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1816 = v1815 + v1799;
     out[v1816] = v1814;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1817 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1819 = v599 + v1817;
-  const unsigned int v1820 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1820 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1822 = v602 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -2140,11 +2140,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1839 = v1838 + v1822;
     out[v1839] = v1837;
   }
-  const unsigned int v1840 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1840 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1842 = v599 + v1840;
-  const unsigned int v1843 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1843 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1845 = v602 + v1843;
-  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -2162,11 +2162,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1862 = v1861 + v1845;
     out[v1862] = v1860;
   }
-  const unsigned int v1863 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1863 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1865 = v599 + v1863;
-  const unsigned int v1866 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1866 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1868 = v602 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -2184,11 +2184,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1885 = v1884 + v1868;
     out[v1885] = v1883;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1886 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1888 = v599 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1889 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1891 = v602 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2206,11 +2206,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1908 = v1907 + v1891;
     out[v1908] = v1906;
   }
-  const unsigned int v1909 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1909 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1911 = v599 + v1909;
-  const unsigned int v1912 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1912 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1914 = v602 + v1912;
-  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1916 = v1914 < v1;
   const bool v1917 = v1915 && v1916;
   if (v1917) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1931 = v1930 + v1914;
     out[v1931] = v1929;
   }
-  const unsigned int v1932 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1932 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1934 = v599 + v1932;
-  const unsigned int v1935 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1935 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1937 = v602 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1954 = v1953 + v1937;
     out[v1954] = v1952;
   }
-  const unsigned int v1955 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1955 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1957 = v599 + v1955;
-  const unsigned int v1958 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1958 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1960 = v602 + v1958;
-  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -2272,11 +2272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v1977 = v1976 + v1960;
     out[v1977] = v1975;
   }
-  const unsigned int v1978 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1978 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1980 = v599 + v1978;
-  const unsigned int v1981 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1981 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1983 = v602 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -2294,11 +2294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2000 = v1999 + v1983;
     out[v2000] = v1998;
   }
-  const unsigned int v2001 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2001 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2003 = v599 + v2001;
-  const unsigned int v2004 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2004 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2006 = v602 + v2004;
-  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -2316,11 +2316,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2023 = v2022 + v2006;
     out[v2023] = v2021;
   }
-  const unsigned int v2024 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2024 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2026 = v599 + v2024;
-  const unsigned int v2027 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2027 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2029 = v602 + v2027;
-  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -2338,11 +2338,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2046 = v2045 + v2029;
     out[v2046] = v2044;
   }
-  const unsigned int v2047 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2047 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2049 = v599 + v2047;
-  const unsigned int v2050 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2050 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2052 = v602 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -2360,11 +2360,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2069 = v2068 + v2052;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2072 = v599 + v2070;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2073 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2075 = v602 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2382,11 +2382,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2092 = v2091 + v2075;
     out[v2092] = v2090;
   }
-  const unsigned int v2093 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2093 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2095 = v599 + v2093;
-  const unsigned int v2096 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2096 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2098 = v602 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -2404,11 +2404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2115 = v2114 + v2098;
     out[v2115] = v2113;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2116 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2118 = v599 + v2116;
-  const unsigned int v2119 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2119 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2121 = v602 + v2119;
-  const bool v2122 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2122 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2123 = v2121 < v1;
   const bool v2124 = v2122 && v2123;
   if (v2124) {
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2138 = v2137 + v2121;
     out[v2138] = v2136;
   }
-  const unsigned int v2139 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2139 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2141 = v599 + v2139;
-  const unsigned int v2142 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2142 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2144 = v602 + v2142;
-  const bool v2145 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2145 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {
@@ -2448,11 +2448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2161 = v2160 + v2144;
     out[v2161] = v2159;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2162 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2164 = v599 + v2162;
-  const unsigned int v2165 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2165 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2167 = v602 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2470,11 +2470,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2184 = v2183 + v2167;
     out[v2184] = v2182;
   }
-  const unsigned int v2185 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2185 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2187 = v599 + v2185;
-  const unsigned int v2188 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2188 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2190 = v602 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2192 = v2190 < v1;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -2492,11 +2492,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2207 = v2206 + v2190;
     out[v2207] = v2205;
   }
-  const unsigned int v2208 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2208 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2210 = v599 + v2208;
-  const unsigned int v2211 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2211 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2213 = v602 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2514,11 +2514,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2230 = v2229 + v2213;
     out[v2230] = v2228;
   }
-  const unsigned int v2231 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2231 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2233 = v599 + v2231;
-  const unsigned int v2234 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2234 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2236 = v602 + v2234;
-  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -2536,11 +2536,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2253 = v2252 + v2236;
     out[v2253] = v2251;
   }
-  const unsigned int v2254 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2254 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2256 = v599 + v2254;
-  const unsigned int v2257 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2257 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2259 = v602 + v2257;
-  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2261 = v2259 < v1;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
@@ -2558,11 +2558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2276 = v2275 + v2259;
     out[v2276] = v2274;
   }
-  const unsigned int v2277 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2277 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2279 = v599 + v2277;
-  const unsigned int v2280 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2280 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2282 = v602 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2284 = v2282 < v1;
   const bool v2285 = v2283 && v2284;
   if (v2285) {
@@ -2580,11 +2580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2299 = v2298 + v2282;
     out[v2299] = v2297;
   }
-  const unsigned int v2300 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2300 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2302 = v599 + v2300;
-  const unsigned int v2303 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2303 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2305 = v602 + v2303;
-  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2307 = v2305 < v1;
   const bool v2308 = v2306 && v2307;
   if (v2308) {
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2322 = v2321 + v2305;
     out[v2322] = v2320;
   }
-  const unsigned int v2323 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2323 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2325 = v599 + v2323;
-  const unsigned int v2326 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2326 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2328 = v602 + v2326;
-  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2624,11 +2624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2345 = v2344 + v2328;
     out[v2345] = v2343;
   }
-  const unsigned int v2346 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2346 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2348 = v599 + v2346;
-  const unsigned int v2349 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2349 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2351 = v602 + v2349;
-  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2646,11 +2646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2368 = v2367 + v2351;
     out[v2368] = v2366;
   }
-  const unsigned int v2369 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2369 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2371 = v599 + v2369;
-  const unsigned int v2372 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2372 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2374 = v602 + v2372;
-  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2376 = v2374 < v1;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -2668,11 +2668,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2391 = v2390 + v2374;
     out[v2391] = v2389;
   }
-  const unsigned int v2392 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2392 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2394 = v599 + v2392;
-  const unsigned int v2395 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2395 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2397 = v602 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {
@@ -2690,11 +2690,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2414 = v2413 + v2397;
     out[v2414] = v2412;
   }
-  const unsigned int v2415 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2415 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2417 = v599 + v2415;
-  const unsigned int v2418 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2418 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2420 = v602 + v2418;
-  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2712,11 +2712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2437 = v2436 + v2420;
     out[v2437] = v2435;
   }
-  const unsigned int v2438 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2438 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2440 = v599 + v2438;
-  const unsigned int v2441 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2441 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2443 = v602 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2734,11 +2734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2460 = v2459 + v2443;
     out[v2460] = v2458;
   }
-  const unsigned int v2461 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2461 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2463 = v599 + v2461;
-  const unsigned int v2464 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2464 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2466 = v602 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2756,11 +2756,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2483 = v2482 + v2466;
     out[v2483] = v2481;
   }
-  const unsigned int v2484 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2484 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2486 = v599 + v2484;
-  const unsigned int v2487 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2487 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2489 = v602 + v2487;
-  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2778,11 +2778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2506 = v2505 + v2489;
     out[v2506] = v2504;
   }
-  const unsigned int v2507 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2507 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2509 = v599 + v2507;
-  const unsigned int v2510 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2510 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2512 = v602 + v2510;
-  const bool v2513 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2513 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2514 = v2512 < v1;
   const bool v2515 = v2513 && v2514;
   if (v2515) {
@@ -2800,11 +2800,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2529 = v2528 + v2512;
     out[v2529] = v2527;
   }
-  const unsigned int v2530 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2530 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2532 = v599 + v2530;
-  const unsigned int v2533 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2533 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2535 = v602 + v2533;
-  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2537 = v2535 < v1;
   const bool v2538 = v2536 && v2537;
   if (v2538) {
@@ -2822,11 +2822,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2552 = v2551 + v2535;
     out[v2552] = v2550;
   }
-  const unsigned int v2553 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2553 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2555 = v599 + v2553;
-  const unsigned int v2556 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2556 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2558 = v602 + v2556;
-  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2560 = v2558 < v1;
   const bool v2561 = v2559 && v2560;
   if (v2561) {
@@ -2844,11 +2844,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2575 = v2574 + v2558;
     out[v2575] = v2573;
   }
-  const unsigned int v2576 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2576 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2578 = v599 + v2576;
-  const unsigned int v2579 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2579 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2581 = v602 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2866,11 +2866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2598 = v2597 + v2581;
     out[v2598] = v2596;
   }
-  const unsigned int v2599 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2599 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2601 = v599 + v2599;
-  const unsigned int v2602 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2602 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2604 = v602 + v2602;
-  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -2888,11 +2888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2621 = v2620 + v2604;
     out[v2621] = v2619;
   }
-  const unsigned int v2622 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2622 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2624 = v599 + v2622;
-  const unsigned int v2625 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2625 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2627 = v602 + v2625;
-  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2629 = v2627 < v1;
   const bool v2630 = v2628 && v2629;
   if (v2630) {
@@ -2910,11 +2910,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2644 = v2643 + v2627;
     out[v2644] = v2642;
   }
-  const unsigned int v2645 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2645 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2647 = v599 + v2645;
-  const unsigned int v2648 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2648 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2650 = v602 + v2648;
-  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2652 = v2650 < v1;
   const bool v2653 = v2651 && v2652;
   if (v2653) {
@@ -2932,11 +2932,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2667 = v2666 + v2650;
     out[v2667] = v2665;
   }
-  const unsigned int v2668 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2668 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2670 = v599 + v2668;
-  const unsigned int v2671 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2671 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2673 = v602 + v2671;
-  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2675 = v2673 < v1;
   const bool v2676 = v2674 && v2675;
   if (v2676) {
@@ -2954,11 +2954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2690 = v2689 + v2673;
     out[v2690] = v2688;
   }
-  const unsigned int v2691 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2691 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2693 = v599 + v2691;
-  const unsigned int v2694 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2694 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2696 = v602 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2698 = v2696 < v1;
   const bool v2699 = v2697 && v2698;
   if (v2699) {
@@ -2976,11 +2976,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2713 = v2712 + v2696;
     out[v2713] = v2711;
   }
-  const unsigned int v2714 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2714 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2716 = v599 + v2714;
-  const unsigned int v2717 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2717 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2719 = v602 + v2717;
-  const bool v2720 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2720 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -2998,11 +2998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2736 = v2735 + v2719;
     out[v2736] = v2734;
   }
-  const unsigned int v2737 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2737 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2739 = v599 + v2737;
-  const unsigned int v2740 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2740 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2742 = v602 + v2740;
-  const bool v2743 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2743 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2744 = v2742 < v1;
   const bool v2745 = v2743 && v2744;
   if (v2745) {
@@ -3020,11 +3020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2759 = v2758 + v2742;
     out[v2759] = v2757;
   }
-  const unsigned int v2760 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2760 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2762 = v599 + v2760;
-  const unsigned int v2763 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2763 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2765 = v602 + v2763;
-  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2767 = v2765 < v1;
   const bool v2768 = v2766 && v2767;
   if (v2768) {
@@ -3042,11 +3042,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2782 = v2781 + v2765;
     out[v2782] = v2780;
   }
-  const unsigned int v2783 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2783 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2785 = v599 + v2783;
-  const unsigned int v2786 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2786 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2788 = v602 + v2786;
-  const bool v2789 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2789 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2790 = v2788 < v1;
   const bool v2791 = v2789 && v2790;
   if (v2791) {
@@ -3064,11 +3064,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2805 = v2804 + v2788;
     out[v2805] = v2803;
   }
-  const unsigned int v2806 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2806 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2808 = v599 + v2806;
-  const unsigned int v2809 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2809 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2811 = v602 + v2809;
-  const bool v2812 = v2808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2812 = v2808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2813 = v2811 < v1;
   const bool v2814 = v2812 && v2813;
   if (v2814) {
@@ -3086,11 +3086,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2828 = v2827 + v2811;
     out[v2828] = v2826;
   }
-  const unsigned int v2829 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2829 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2831 = v599 + v2829;
-  const unsigned int v2832 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2832 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2834 = v602 + v2832;
-  const bool v2835 = v2831 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2835 = v2831 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2836 = v2834 < v1;
   const bool v2837 = v2835 && v2836;
   if (v2837) {
@@ -3108,11 +3108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2851 = v2850 + v2834;
     out[v2851] = v2849;
   }
-  const unsigned int v2852 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2852 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2854 = v599 + v2852;
-  const unsigned int v2855 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2855 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2857 = v602 + v2855;
-  const bool v2858 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2858 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2859 = v2857 < v1;
   const bool v2860 = v2858 && v2859;
   if (v2860) {
@@ -3130,11 +3130,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2874 = v2873 + v2857;
     out[v2874] = v2872;
   }
-  const unsigned int v2875 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2875 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2877 = v599 + v2875;
-  const unsigned int v2878 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2878 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2880 = v602 + v2878;
-  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2882 = v2880 < v1;
   const bool v2883 = v2881 && v2882;
   if (v2883) {
@@ -3152,11 +3152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2897 = v2896 + v2880;
     out[v2897] = v2895;
   }
-  const unsigned int v2898 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2898 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2900 = v599 + v2898;
-  const unsigned int v2901 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2901 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2903 = v602 + v2901;
-  const bool v2904 = v2900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2904 = v2900 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2905 = v2903 < v1;
   const bool v2906 = v2904 && v2905;
   if (v2906) {
@@ -3174,11 +3174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2920 = v2919 + v2903;
     out[v2920] = v2918;
   }
-  const unsigned int v2921 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2921 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2923 = v599 + v2921;
-  const unsigned int v2924 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2924 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2926 = v602 + v2924;
-  const bool v2927 = v2923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2927 = v2923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2928 = v2926 < v1;
   const bool v2929 = v2927 && v2928;
   if (v2929) {
@@ -3196,11 +3196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2943 = v2942 + v2926;
     out[v2943] = v2941;
   }
-  const unsigned int v2944 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2944 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2946 = v599 + v2944;
-  const unsigned int v2947 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2947 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2949 = v602 + v2947;
-  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2951 = v2949 < v1;
   const bool v2952 = v2950 && v2951;
   if (v2952) {
@@ -3218,11 +3218,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2966 = v2965 + v2949;
     out[v2966] = v2964;
   }
-  const unsigned int v2967 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2967 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2969 = v599 + v2967;
-  const unsigned int v2970 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2970 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2972 = v602 + v2970;
-  const bool v2973 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2973 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2974 = v2972 < v1;
   const bool v2975 = v2973 && v2974;
   if (v2975) {
@@ -3240,11 +3240,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v2989 = v2988 + v2972;
     out[v2989] = v2987;
   }
-  const unsigned int v2990 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2990 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2992 = v599 + v2990;
-  const unsigned int v2993 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2993 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2995 = v602 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -3262,11 +3262,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3012 = v3011 + v2995;
     out[v3012] = v3010;
   }
-  const unsigned int v3013 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3013 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3015 = v599 + v3013;
-  const unsigned int v3016 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3016 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3018 = v602 + v3016;
-  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3020 = v3018 < v1;
   const bool v3021 = v3019 && v3020;
   if (v3021) {
@@ -3284,11 +3284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3035 = v3034 + v3018;
     out[v3035] = v3033;
   }
-  const unsigned int v3036 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3036 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3038 = v599 + v3036;
-  const unsigned int v3039 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3039 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3041 = v602 + v3039;
-  const bool v3042 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3042 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3043 = v3041 < v1;
   const bool v3044 = v3042 && v3043;
   if (v3044) {
@@ -3306,11 +3306,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3058 = v3057 + v3041;
     out[v3058] = v3056;
   }
-  const unsigned int v3059 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3059 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3061 = v599 + v3059;
-  const unsigned int v3062 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3062 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3064 = v602 + v3062;
-  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3066 = v3064 < v1;
   const bool v3067 = v3065 && v3066;
   if (v3067) {
@@ -3328,11 +3328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3081 = v3080 + v3064;
     out[v3081] = v3079;
   }
-  const unsigned int v3082 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3082 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3084 = v599 + v3082;
-  const unsigned int v3085 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3085 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3087 = v602 + v3085;
-  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3089 = v3087 < v1;
   const bool v3090 = v3088 && v3089;
   if (v3090) {
@@ -3350,11 +3350,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3104 = v3103 + v3087;
     out[v3104] = v3102;
   }
-  const unsigned int v3105 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3105 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3107 = v599 + v3105;
-  const unsigned int v3108 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3108 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3110 = v602 + v3108;
-  const bool v3111 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3111 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3112 = v3110 < v1;
   const bool v3113 = v3111 && v3112;
   if (v3113) {
@@ -3372,11 +3372,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3127 = v3126 + v3110;
     out[v3127] = v3125;
   }
-  const unsigned int v3128 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3128 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3130 = v599 + v3128;
-  const unsigned int v3131 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3131 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3133 = v602 + v3131;
-  const bool v3134 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3134 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3135 = v3133 < v1;
   const bool v3136 = v3134 && v3135;
   if (v3136) {
@@ -3394,11 +3394,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3150 = v3149 + v3133;
     out[v3150] = v3148;
   }
-  const unsigned int v3151 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3151 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3153 = v599 + v3151;
-  const unsigned int v3154 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3154 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3156 = v602 + v3154;
-  const bool v3157 = v3153 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3157 = v3153 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3158 = v3156 < v1;
   const bool v3159 = v3157 && v3158;
   if (v3159) {
@@ -3416,11 +3416,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3173 = v3172 + v3156;
     out[v3173] = v3171;
   }
-  const unsigned int v3174 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3174 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3176 = v599 + v3174;
-  const unsigned int v3177 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3177 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3179 = v602 + v3177;
-  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3181 = v3179 < v1;
   const bool v3182 = v3180 && v3181;
   if (v3182) {
@@ -3438,11 +3438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3196 = v3195 + v3179;
     out[v3196] = v3194;
   }
-  const unsigned int v3197 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3197 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3199 = v599 + v3197;
-  const unsigned int v3200 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3200 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3202 = v602 + v3200;
-  const bool v3203 = v3199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3203 = v3199 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3204 = v3202 < v1;
   const bool v3205 = v3203 && v3204;
   if (v3205) {
@@ -3460,11 +3460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3219 = v3218 + v3202;
     out[v3219] = v3217;
   }
-  const unsigned int v3220 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3220 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3222 = v599 + v3220;
-  const unsigned int v3223 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3223 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3225 = v602 + v3223;
-  const bool v3226 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3226 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3227 = v3225 < v1;
   const bool v3228 = v3226 && v3227;
   if (v3228) {
@@ -3482,11 +3482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3242 = v3241 + v3225;
     out[v3242] = v3240;
   }
-  const unsigned int v3243 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3243 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3245 = v599 + v3243;
-  const unsigned int v3246 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3246 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3248 = v602 + v3246;
-  const bool v3249 = v3245 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3249 = v3245 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3250 = v3248 < v1;
   const bool v3251 = v3249 && v3250;
   if (v3251) {
@@ -3504,11 +3504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3265 = v3264 + v3248;
     out[v3265] = v3263;
   }
-  const unsigned int v3266 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3266 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3268 = v599 + v3266;
-  const unsigned int v3269 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3269 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3271 = v602 + v3269;
-  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3273 = v3271 < v1;
   const bool v3274 = v3272 && v3273;
   if (v3274) {
@@ -3526,11 +3526,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3288 = v3287 + v3271;
     out[v3288] = v3286;
   }
-  const unsigned int v3289 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3289 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3291 = v599 + v3289;
-  const unsigned int v3292 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3292 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3294 = v602 + v3292;
-  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3296 = v3294 < v1;
   const bool v3297 = v3295 && v3296;
   if (v3297) {
@@ -3548,11 +3548,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3311 = v3310 + v3294;
     out[v3311] = v3309;
   }
-  const unsigned int v3312 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3312 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3314 = v599 + v3312;
-  const unsigned int v3315 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3315 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3317 = v602 + v3315;
-  const bool v3318 = v3314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3318 = v3314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3319 = v3317 < v1;
   const bool v3320 = v3318 && v3319;
   if (v3320) {
@@ -3570,11 +3570,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3334 = v3333 + v3317;
     out[v3334] = v3332;
   }
-  const unsigned int v3335 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3335 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3337 = v599 + v3335;
-  const unsigned int v3338 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3338 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3340 = v602 + v3338;
-  const bool v3341 = v3337 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3341 = v3337 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3342 = v3340 < v1;
   const bool v3343 = v3341 && v3342;
   if (v3343) {
@@ -3592,11 +3592,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3357 = v3356 + v3340;
     out[v3357] = v3355;
   }
-  const unsigned int v3358 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3358 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3360 = v599 + v3358;
-  const unsigned int v3361 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3361 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3363 = v602 + v3361;
-  const bool v3364 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3364 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3365 = v3363 < v1;
   const bool v3366 = v3364 && v3365;
   if (v3366) {
@@ -3614,11 +3614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3380 = v3379 + v3363;
     out[v3380] = v3378;
   }
-  const unsigned int v3381 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3381 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3383 = v599 + v3381;
-  const unsigned int v3384 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3384 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3386 = v602 + v3384;
-  const bool v3387 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3387 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3388 = v3386 < v1;
   const bool v3389 = v3387 && v3388;
   if (v3389) {
@@ -3636,11 +3636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3403 = v3402 + v3386;
     out[v3403] = v3401;
   }
-  const unsigned int v3404 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3404 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3406 = v599 + v3404;
-  const unsigned int v3407 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3407 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3409 = v602 + v3407;
-  const bool v3410 = v3406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3410 = v3406 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3411 = v3409 < v1;
   const bool v3412 = v3410 && v3411;
   if (v3412) {
@@ -3658,11 +3658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3426 = v3425 + v3409;
     out[v3426] = v3424;
   }
-  const unsigned int v3427 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3427 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3429 = v599 + v3427;
-  const unsigned int v3430 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3430 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3432 = v602 + v3430;
-  const bool v3433 = v3429 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3433 = v3429 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3434 = v3432 < v1;
   const bool v3435 = v3433 && v3434;
   if (v3435) {
@@ -3680,11 +3680,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3449 = v3448 + v3432;
     out[v3449] = v3447;
   }
-  const unsigned int v3450 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3450 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3452 = v599 + v3450;
-  const unsigned int v3453 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3453 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3455 = v602 + v3453;
-  const bool v3456 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3456 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3457 = v3455 < v1;
   const bool v3458 = v3456 && v3457;
   if (v3458) {
@@ -3702,11 +3702,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3472 = v3471 + v3455;
     out[v3472] = v3470;
   }
-  const unsigned int v3473 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3473 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3475 = v599 + v3473;
-  const unsigned int v3476 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3476 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3478 = v602 + v3476;
-  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3480 = v3478 < v1;
   const bool v3481 = v3479 && v3480;
   if (v3481) {
@@ -3724,11 +3724,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3495 = v3494 + v3478;
     out[v3495] = v3493;
   }
-  const unsigned int v3496 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3496 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3498 = v599 + v3496;
-  const unsigned int v3499 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3499 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3501 = v602 + v3499;
-  const bool v3502 = v3498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3502 = v3498 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3503 = v3501 < v1;
   const bool v3504 = v3502 && v3503;
   if (v3504) {
@@ -3746,11 +3746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
     const unsigned int v3518 = v3517 + v3501;
     out[v3518] = v3516;
   }
-  const unsigned int v3519 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3519 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3521 = v599 + v3519;
-  const unsigned int v3522 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3522 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3524 = v602 + v3522;
-  const bool v3525 = v3521 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3525 = v3521 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3526 = v3524 < v1;
   const bool v3527 = v3525 && v3526;
   if (v3527) {

@@ -283,26 +283,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
-    for (unsigned int v4073 = 0u; v4073 < 2u; v4073 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v4073 = 0u; v4073 < 2u; v4073 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4074 = v4073 << 6u;
       const bool v4076 = v4074 < v2;
       if (v4076) {
-        const unsigned int v4078 = v4073 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4078 = v4073 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4080 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4083 = v4080 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4086 = v4080 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -504,43 +504,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const unsigned int v4460 = v4454 ? v4459 : 0u;
         iron_copy_async<16>(shm1 + (v4270 ^ (((v4270 >> 6u) & 7u) << 3u)), b + v4460, v4454);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v4477 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v4483 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v4477 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4483 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v4465 = 0u; v4465 < v2; v4465 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v4465 = 0u; v4465 < v2; v4465 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4467 = v4465 >> 6u;
       const unsigned int v4469 = v4467 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4471 = v4469 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v4478 = v4471 + v4477;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v4471 = v4469 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v4478 = v4471 + v4477;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4478, 64u);
-      const unsigned int v4484 = v4471 + v4483;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4484 = v4471 + v4483;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4484, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4491 = v4478 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4491 = v4478 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4491, 64u);
-      const unsigned int v4497 = v4484 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4497 = v4484 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4497, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4503 = v4478 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4503 = v4478 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4503, 64u);
-      const unsigned int v4509 = v4484 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4509 = v4484 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4509, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4515 = v4478 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4515 = v4478 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4515, 64u);
-      const unsigned int v4521 = v4484 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4521 = v4484 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4521, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4524 = v4465 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4524 = v4465 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4526 = v4467 + 2u;
       const unsigned int v4527 = v4526 % 3u;
       const bool v4528 = v4524 < v2;
       if (v4528) {
-        const unsigned int v4530 = v4527 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4530 = v4527 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4532 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4535 = v4532 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4538 = v4532 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -742,22 +742,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const unsigned int v4912 = v4906 ? v4911 : 0u;
         iron_copy_async<16>(shm1 + (v4722 ^ (((v4722 >> 6u) & 7u) << 3u)), b + v4912, v4906);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -803,29 +803,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v615 = v24 + v33;
   const unsigned int v616 = v615 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v618 = v28 + v37;
   const unsigned int v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -846,11 +846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v640 = v639 + v619;
     out[v640] = v638;
   }
-  const unsigned int v641 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v641 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v643 = v615 + v641;
-  const unsigned int v644 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v644 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v646 = v618 + v644;
-  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v667 = v666 + v646;
     out[v667] = v665;
   }
-  const unsigned int v668 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v668 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v670 = v615 + v668;
-  const unsigned int v671 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v671 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v673 = v618 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -896,11 +896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v694 = v693 + v673;
     out[v694] = v692;
   }
-  const unsigned int v695 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v695 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v697 = v615 + v695;
-  const unsigned int v698 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v698 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v700 = v618 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -921,11 +921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v721 = v720 + v700;
     out[v721] = v719;
   }
-  const unsigned int v722 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v722 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v724 = v615 + v722;
-  const unsigned int v725 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v725 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v727 = v618 + v725;
-  const bool v728 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v728 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v729 = v727 < v1;
   const bool v730 = v728 && v729;
   if (v730) {
@@ -946,11 +946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v748 = v747 + v727;
     out[v748] = v746;
   }
-  const unsigned int v749 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v749 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v751 = v615 + v749;
-  const unsigned int v752 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v752 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v754 = v618 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -971,11 +971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v775 = v774 + v754;
     out[v775] = v773;
   }
-  const unsigned int v776 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v776 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v778 = v615 + v776;
-  const unsigned int v779 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v779 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v781 = v618 + v779;
-  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v783 = v781 < v1;
   const bool v784 = v782 && v783;
   if (v784) {
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v802 = v801 + v781;
     out[v802] = v800;
   }
-  const unsigned int v803 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v803 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v805 = v615 + v803;
-  const unsigned int v806 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v806 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v808 = v618 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -1021,11 +1021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v829 = v828 + v808;
     out[v829] = v827;
   }
-  const unsigned int v830 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v830 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v832 = v615 + v830;
-  const unsigned int v833 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v833 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v835 = v618 + v833;
-  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v837 = v835 < v1;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -1046,11 +1046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v856 = v855 + v835;
     out[v856] = v854;
   }
-  const unsigned int v857 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v857 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v859 = v615 + v857;
-  const unsigned int v860 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v860 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v862 = v618 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v864 = v862 < v1;
   const bool v865 = v863 && v864;
   if (v865) {
@@ -1071,11 +1071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v883 = v882 + v862;
     out[v883] = v881;
   }
-  const unsigned int v884 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v884 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v886 = v615 + v884;
-  const unsigned int v887 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v887 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v889 = v618 + v887;
-  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v891 = v889 < v1;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -1096,11 +1096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v910 = v909 + v889;
     out[v910] = v908;
   }
-  const unsigned int v911 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v911 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v913 = v615 + v911;
-  const unsigned int v914 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v914 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v916 = v618 + v914;
-  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -1121,11 +1121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v937 = v936 + v916;
     out[v937] = v935;
   }
-  const unsigned int v938 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v938 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v940 = v615 + v938;
-  const unsigned int v941 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v941 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v943 = v618 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -1146,11 +1146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v964 = v963 + v943;
     out[v964] = v962;
   }
-  const unsigned int v965 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v965 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v967 = v615 + v965;
-  const unsigned int v968 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v968 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v970 = v618 + v968;
-  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -1171,11 +1171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v991 = v990 + v970;
     out[v991] = v989;
   }
-  const unsigned int v992 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v992 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v994 = v615 + v992;
-  const unsigned int v995 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v995 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v997 = v618 + v995;
-  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -1196,11 +1196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1018 = v1017 + v997;
     out[v1018] = v1016;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1019 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1021 = v615 + v1019;
-  const unsigned int v1022 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1022 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1024 = v618 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -1221,11 +1221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1045 = v1044 + v1024;
     out[v1045] = v1043;
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1046 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1048 = v615 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1049 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1051 = v618 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1246,11 +1246,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1072 = v1071 + v1051;
     out[v1072] = v1070;
   }
-  const unsigned int v1073 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1073 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1075 = v615 + v1073;
-  const unsigned int v1076 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1076 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1078 = v618 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1099 = v1098 + v1078;
     out[v1099] = v1097;
   }
-  const unsigned int v1100 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1100 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1102 = v615 + v1100;
-  const unsigned int v1103 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1103 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1105 = v618 + v1103;
-  const bool v1106 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1106 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1107 = v1105 < v1;
   const bool v1108 = v1106 && v1107;
   if (v1108) {
@@ -1296,11 +1296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1126 = v1125 + v1105;
     out[v1126] = v1124;
   }
-  const unsigned int v1127 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1127 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1129 = v615 + v1127;
-  const unsigned int v1130 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1130 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1132 = v618 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1321,11 +1321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1153 = v1152 + v1132;
     out[v1153] = v1151;
   }
-  const unsigned int v1154 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1154 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1156 = v615 + v1154;
-  const unsigned int v1157 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1157 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1159 = v618 + v1157;
-  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -1346,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1180 = v1179 + v1159;
     out[v1180] = v1178;
   }
-  const unsigned int v1181 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1181 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1183 = v615 + v1181;
-  const unsigned int v1184 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1184 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1186 = v618 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1188 = v1186 < v1;
   const bool v1189 = v1187 && v1188;
   if (v1189) {
@@ -1371,11 +1371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1207 = v1206 + v1186;
     out[v1207] = v1205;
   }
-  const unsigned int v1208 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1208 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1210 = v615 + v1208;
-  const unsigned int v1211 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1211 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1213 = v618 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -1396,11 +1396,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1234 = v1233 + v1213;
     out[v1234] = v1232;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1235 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1237 = v615 + v1235;
-  const unsigned int v1238 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1238 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1240 = v618 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1421,11 +1421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1261 = v1260 + v1240;
     out[v1261] = v1259;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1262 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1264 = v615 + v1262;
-  const unsigned int v1265 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1265 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1267 = v618 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1446,11 +1446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1288 = v1287 + v1267;
     out[v1288] = v1286;
   }
-  const unsigned int v1289 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1289 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1291 = v615 + v1289;
-  const unsigned int v1292 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1292 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1294 = v618 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1471,11 +1471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1315 = v1314 + v1294;
     out[v1315] = v1313;
   }
-  const unsigned int v1316 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1316 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1318 = v615 + v1316;
-  const unsigned int v1319 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1319 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1321 = v618 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1496,11 +1496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1342 = v1341 + v1321;
     out[v1342] = v1340;
   }
-  const unsigned int v1343 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1343 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1345 = v615 + v1343;
-  const unsigned int v1346 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1346 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1348 = v618 + v1346;
-  const bool v1349 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1349 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1350 = v1348 < v1;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1521,11 +1521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1369 = v1368 + v1348;
     out[v1369] = v1367;
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1370 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1372 = v615 + v1370;
-  const unsigned int v1373 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1373 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1375 = v618 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1546,11 +1546,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1396 = v1395 + v1375;
     out[v1396] = v1394;
   }
-  const unsigned int v1397 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1397 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1399 = v615 + v1397;
-  const unsigned int v1400 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1400 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1402 = v618 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1571,11 +1571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1423 = v1422 + v1402;
     out[v1423] = v1421;
   }
-  const unsigned int v1424 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1424 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1426 = v615 + v1424;
-  const unsigned int v1427 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1427 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1429 = v618 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1596,11 +1596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1450 = v1449 + v1429;
     out[v1450] = v1448;
   }
-  const unsigned int v1451 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1451 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1453 = v615 + v1451;
-  const unsigned int v1454 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1454 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1456 = v618 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -1621,11 +1621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1477 = v1476 + v1456;
     out[v1477] = v1475;
   }
-  const unsigned int v1478 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1478 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1480 = v615 + v1478;
-  const unsigned int v1481 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1481 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1483 = v618 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1485 = v1483 < v1;
   const bool v1486 = v1484 && v1485;
   if (v1486) {
@@ -1646,11 +1646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1504 = v1503 + v1483;
     out[v1504] = v1502;
   }
-  const unsigned int v1505 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1505 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1507 = v615 + v1505;
-  const unsigned int v1508 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1508 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1510 = v618 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1512 = v1510 < v1;
   const bool v1513 = v1511 && v1512;
   if (v1513) {
@@ -1671,11 +1671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1531 = v1530 + v1510;
     out[v1531] = v1529;
   }
-  const unsigned int v1532 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1532 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1534 = v615 + v1532;
-  const unsigned int v1535 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1535 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1537 = v618 + v1535;
-  const bool v1538 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1538 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1539 = v1537 < v1;
   const bool v1540 = v1538 && v1539;
   if (v1540) {
@@ -1696,11 +1696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1558 = v1557 + v1537;
     out[v1558] = v1556;
   }
-  const unsigned int v1559 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1559 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1561 = v615 + v1559;
-  const unsigned int v1562 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1562 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1564 = v618 + v1562;
-  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1721,11 +1721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1585 = v1584 + v1564;
     out[v1585] = v1583;
   }
-  const unsigned int v1586 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1586 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1588 = v615 + v1586;
-  const unsigned int v1589 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1589 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1591 = v618 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1746,11 +1746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1612 = v1611 + v1591;
     out[v1612] = v1610;
   }
-  const unsigned int v1613 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1613 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1615 = v615 + v1613;
-  const unsigned int v1616 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1616 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1618 = v618 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1620 = v1618 < v1;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1771,11 +1771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1639 = v1638 + v1618;
     out[v1639] = v1637;
   }
-  const unsigned int v1640 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1640 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1642 = v615 + v1640;
-  const unsigned int v1643 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1643 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1645 = v618 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1796,11 +1796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1666 = v1665 + v1645;
     out[v1666] = v1664;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1667 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1669 = v615 + v1667;
-  const unsigned int v1670 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1670 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1672 = v618 + v1670;
-  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -1821,11 +1821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1693 = v1692 + v1672;
     out[v1693] = v1691;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1694 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1696 = v615 + v1694;
-  const unsigned int v1697 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1697 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1699 = v618 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1846,11 +1846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1720 = v1719 + v1699;
     out[v1720] = v1718;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1721 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1723 = v615 + v1721;
-  const unsigned int v1724 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1724 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1726 = v618 + v1724;
-  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1728 = v1726 < v1;
   const bool v1729 = v1727 && v1728;
   if (v1729) {
@@ -1871,11 +1871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1747 = v1746 + v1726;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1748 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1750 = v615 + v1748;
-  const unsigned int v1751 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1751 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1753 = v618 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1896,11 +1896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1774 = v1773 + v1753;
     out[v1774] = v1772;
   }
-  const unsigned int v1775 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1775 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1777 = v615 + v1775;
-  const unsigned int v1778 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1778 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1780 = v618 + v1778;
-  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -1921,11 +1921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1801 = v1800 + v1780;
     out[v1801] = v1799;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1802 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1804 = v615 + v1802;
-  const unsigned int v1805 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1805 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1807 = v618 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1946,11 +1946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1828 = v1827 + v1807;
     out[v1828] = v1826;
   }
-  const unsigned int v1829 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1829 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1831 = v615 + v1829;
-  const unsigned int v1832 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1832 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1834 = v618 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1836 = v1834 < v1;
   const bool v1837 = v1835 && v1836;
   if (v1837) {
@@ -1971,11 +1971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1855 = v1854 + v1834;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1856 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1858 = v615 + v1856;
-  const unsigned int v1859 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1859 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1861 = v618 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -1996,11 +1996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1882 = v1881 + v1861;
     out[v1882] = v1880;
   }
-  const unsigned int v1883 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1883 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1885 = v615 + v1883;
-  const unsigned int v1886 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1886 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1888 = v618 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1890 = v1888 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
@@ -2021,11 +2021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1909 = v1908 + v1888;
     out[v1909] = v1907;
   }
-  const unsigned int v1910 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1910 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1912 = v615 + v1910;
-  const unsigned int v1913 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1913 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1915 = v618 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -2046,11 +2046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1936 = v1935 + v1915;
     out[v1936] = v1934;
   }
-  const unsigned int v1937 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1937 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1939 = v615 + v1937;
-  const unsigned int v1940 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1940 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1942 = v618 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -2071,11 +2071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1963 = v1962 + v1942;
     out[v1963] = v1961;
   }
-  const unsigned int v1964 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1964 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1966 = v615 + v1964;
-  const unsigned int v1967 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1967 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1969 = v618 + v1967;
-  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -2096,11 +2096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v1990 = v1989 + v1969;
     out[v1990] = v1988;
   }
-  const unsigned int v1991 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1991 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1993 = v615 + v1991;
-  const unsigned int v1994 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1994 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1996 = v618 + v1994;
-  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1998 = v1996 < v1;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -2121,11 +2121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2017 = v2016 + v1996;
     out[v2017] = v2015;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2018 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2020 = v615 + v2018;
-  const unsigned int v2021 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2021 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2023 = v618 + v2021;
-  const bool v2024 = v2020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2024 = v2020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2025 = v2023 < v1;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -2146,11 +2146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2044 = v2043 + v2023;
     out[v2044] = v2042;
   }
-  const unsigned int v2045 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2045 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2047 = v615 + v2045;
-  const unsigned int v2048 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2048 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2050 = v618 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2052 = v2050 < v1;
   const bool v2053 = v2051 && v2052;
   if (v2053) {
@@ -2171,11 +2171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2071 = v2070 + v2050;
     out[v2071] = v2069;
   }
-  const unsigned int v2072 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2072 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2074 = v615 + v2072;
-  const unsigned int v2075 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2075 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2077 = v618 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2079 = v2077 < v1;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -2196,11 +2196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2098 = v2097 + v2077;
     out[v2098] = v2096;
   }
-  const unsigned int v2099 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2099 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2101 = v615 + v2099;
-  const unsigned int v2102 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2102 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2104 = v618 + v2102;
-  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -2221,11 +2221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2125 = v2124 + v2104;
     out[v2125] = v2123;
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2128 = v615 + v2126;
-  const unsigned int v2129 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2129 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2131 = v618 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2246,11 +2246,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2152 = v2151 + v2131;
     out[v2152] = v2150;
   }
-  const unsigned int v2153 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2153 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2155 = v615 + v2153;
-  const unsigned int v2156 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2156 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2158 = v618 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -2271,11 +2271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2179 = v2178 + v2158;
     out[v2179] = v2177;
   }
-  const unsigned int v2180 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2180 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2182 = v615 + v2180;
-  const unsigned int v2183 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2183 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2185 = v618 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2296,11 +2296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2206 = v2205 + v2185;
     out[v2206] = v2204;
   }
-  const unsigned int v2207 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2207 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2209 = v615 + v2207;
-  const unsigned int v2210 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2210 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2212 = v618 + v2210;
-  const bool v2213 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2213 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2214 = v2212 < v1;
   const bool v2215 = v2213 && v2214;
   if (v2215) {
@@ -2321,11 +2321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2233 = v2232 + v2212;
     out[v2233] = v2231;
   }
-  const unsigned int v2234 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2234 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2236 = v615 + v2234;
-  const unsigned int v2237 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2237 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2239 = v618 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2260 = v2259 + v2239;
     out[v2260] = v2258;
   }
-  const unsigned int v2261 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2261 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2263 = v615 + v2261;
-  const unsigned int v2264 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2264 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2266 = v618 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -2371,11 +2371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2287 = v2286 + v2266;
     out[v2287] = v2285;
   }
-  const unsigned int v2288 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2288 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2290 = v615 + v2288;
-  const unsigned int v2291 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2291 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2293 = v618 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
@@ -2396,11 +2396,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2314 = v2313 + v2293;
     out[v2314] = v2312;
   }
-  const unsigned int v2315 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2315 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2317 = v615 + v2315;
-  const unsigned int v2318 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2318 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2320 = v618 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2421,11 +2421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2341 = v2340 + v2320;
     out[v2341] = v2339;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2342 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2344 = v615 + v2342;
-  const unsigned int v2345 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2345 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2347 = v618 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2446,11 +2446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2368 = v2367 + v2347;
     out[v2368] = v2366;
   }
-  const unsigned int v2369 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2369 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2371 = v615 + v2369;
-  const unsigned int v2372 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2372 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2374 = v618 + v2372;
-  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2376 = v2374 < v1;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -2471,11 +2471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2395 = v2394 + v2374;
     out[v2395] = v2393;
   }
-  const unsigned int v2396 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2396 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2398 = v615 + v2396;
-  const unsigned int v2399 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2399 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2401 = v618 + v2399;
-  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2403 = v2401 < v1;
   const bool v2404 = v2402 && v2403;
   if (v2404) {
@@ -2496,11 +2496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2422 = v2421 + v2401;
     out[v2422] = v2420;
   }
-  const unsigned int v2423 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2423 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2425 = v615 + v2423;
-  const unsigned int v2426 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2426 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2428 = v618 + v2426;
-  const bool v2429 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2429 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2430 = v2428 < v1;
   const bool v2431 = v2429 && v2430;
   if (v2431) {
@@ -2521,11 +2521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2449 = v2448 + v2428;
     out[v2449] = v2447;
   }
-  const unsigned int v2450 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2450 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2452 = v615 + v2450;
-  const unsigned int v2453 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2453 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2455 = v618 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -2546,11 +2546,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2476 = v2475 + v2455;
     out[v2476] = v2474;
   }
-  const unsigned int v2477 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2477 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2479 = v615 + v2477;
-  const unsigned int v2480 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2480 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2482 = v618 + v2480;
-  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2484 = v2482 < v1;
   const bool v2485 = v2483 && v2484;
   if (v2485) {
@@ -2571,11 +2571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2503 = v2502 + v2482;
     out[v2503] = v2501;
   }
-  const unsigned int v2504 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2504 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2506 = v615 + v2504;
-  const unsigned int v2507 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2507 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2509 = v618 + v2507;
-  const bool v2510 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2510 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {
@@ -2596,11 +2596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2530 = v2529 + v2509;
     out[v2530] = v2528;
   }
-  const unsigned int v2531 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2531 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2533 = v615 + v2531;
-  const unsigned int v2534 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2534 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2536 = v618 + v2534;
-  const bool v2537 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2537 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2538 = v2536 < v1;
   const bool v2539 = v2537 && v2538;
   if (v2539) {
@@ -2621,11 +2621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2557 = v2556 + v2536;
     out[v2557] = v2555;
   }
-  const unsigned int v2558 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2558 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2560 = v615 + v2558;
-  const unsigned int v2561 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2561 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2563 = v618 + v2561;
-  const bool v2564 = v2560 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2564 = v2560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2565 = v2563 < v1;
   const bool v2566 = v2564 && v2565;
   if (v2566) {
@@ -2646,11 +2646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2584 = v2583 + v2563;
     out[v2584] = v2582;
   }
-  const unsigned int v2585 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2585 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2587 = v615 + v2585;
-  const unsigned int v2588 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2588 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2590 = v618 + v2588;
-  const bool v2591 = v2587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2591 = v2587 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2592 = v2590 < v1;
   const bool v2593 = v2591 && v2592;
   if (v2593) {
@@ -2671,11 +2671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2611 = v2610 + v2590;
     out[v2611] = v2609;
   }
-  const unsigned int v2612 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2612 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2614 = v615 + v2612;
-  const unsigned int v2615 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2615 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2617 = v618 + v2615;
-  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2619 = v2617 < v1;
   const bool v2620 = v2618 && v2619;
   if (v2620) {
@@ -2696,11 +2696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2638 = v2637 + v2617;
     out[v2638] = v2636;
   }
-  const unsigned int v2639 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2639 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2641 = v615 + v2639;
-  const unsigned int v2642 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2642 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2644 = v618 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2721,11 +2721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2665 = v2664 + v2644;
     out[v2665] = v2663;
   }
-  const unsigned int v2666 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2666 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2668 = v615 + v2666;
-  const unsigned int v2669 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2669 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2671 = v618 + v2669;
-  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2673 = v2671 < v1;
   const bool v2674 = v2672 && v2673;
   if (v2674) {
@@ -2746,11 +2746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2692 = v2691 + v2671;
     out[v2692] = v2690;
   }
-  const unsigned int v2693 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2693 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2695 = v615 + v2693;
-  const unsigned int v2696 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2696 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2698 = v618 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2771,11 +2771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2719 = v2718 + v2698;
     out[v2719] = v2717;
   }
-  const unsigned int v2720 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2720 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2722 = v615 + v2720;
-  const unsigned int v2723 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2723 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2725 = v618 + v2723;
-  const bool v2726 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2726 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2727 = v2725 < v1;
   const bool v2728 = v2726 && v2727;
   if (v2728) {
@@ -2796,11 +2796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2746 = v2745 + v2725;
     out[v2746] = v2744;
   }
-  const unsigned int v2747 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2747 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2749 = v615 + v2747;
-  const unsigned int v2750 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2750 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2752 = v618 + v2750;
-  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2754 = v2752 < v1;
   const bool v2755 = v2753 && v2754;
   if (v2755) {
@@ -2821,11 +2821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2773 = v2772 + v2752;
     out[v2773] = v2771;
   }
-  const unsigned int v2774 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2774 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2776 = v615 + v2774;
-  const unsigned int v2777 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2777 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2779 = v618 + v2777;
-  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {
@@ -2846,11 +2846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2800 = v2799 + v2779;
     out[v2800] = v2798;
   }
-  const unsigned int v2801 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2801 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2803 = v615 + v2801;
-  const unsigned int v2804 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2804 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2806 = v618 + v2804;
-  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2808 = v2806 < v1;
   const bool v2809 = v2807 && v2808;
   if (v2809) {
@@ -2871,11 +2871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2827 = v2826 + v2806;
     out[v2827] = v2825;
   }
-  const unsigned int v2828 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2828 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2830 = v615 + v2828;
-  const unsigned int v2831 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2831 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2833 = v618 + v2831;
-  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2835 = v2833 < v1;
   const bool v2836 = v2834 && v2835;
   if (v2836) {
@@ -2896,11 +2896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2854 = v2853 + v2833;
     out[v2854] = v2852;
   }
-  const unsigned int v2855 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2855 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2857 = v615 + v2855;
-  const unsigned int v2858 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2858 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2860 = v618 + v2858;
-  const bool v2861 = v2857 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2861 = v2857 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2862 = v2860 < v1;
   const bool v2863 = v2861 && v2862;
   if (v2863) {
@@ -2921,11 +2921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2881 = v2880 + v2860;
     out[v2881] = v2879;
   }
-  const unsigned int v2882 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2882 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2884 = v615 + v2882;
-  const unsigned int v2885 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2885 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2887 = v618 + v2885;
-  const bool v2888 = v2884 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2888 = v2884 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2889 = v2887 < v1;
   const bool v2890 = v2888 && v2889;
   if (v2890) {
@@ -2946,11 +2946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2908 = v2907 + v2887;
     out[v2908] = v2906;
   }
-  const unsigned int v2909 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2909 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2911 = v615 + v2909;
-  const unsigned int v2912 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2912 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2914 = v618 + v2912;
-  const bool v2915 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2915 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2916 = v2914 < v1;
   const bool v2917 = v2915 && v2916;
   if (v2917) {
@@ -2971,11 +2971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2935 = v2934 + v2914;
     out[v2935] = v2933;
   }
-  const unsigned int v2936 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2936 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2938 = v615 + v2936;
-  const unsigned int v2939 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2939 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2941 = v618 + v2939;
-  const bool v2942 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2942 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2943 = v2941 < v1;
   const bool v2944 = v2942 && v2943;
   if (v2944) {
@@ -2996,11 +2996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2962 = v2961 + v2941;
     out[v2962] = v2960;
   }
-  const unsigned int v2963 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2963 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2965 = v615 + v2963;
-  const unsigned int v2966 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2966 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2968 = v618 + v2966;
-  const bool v2969 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2969 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2970 = v2968 < v1;
   const bool v2971 = v2969 && v2970;
   if (v2971) {
@@ -3021,11 +3021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v2989 = v2988 + v2968;
     out[v2989] = v2987;
   }
-  const unsigned int v2990 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2990 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2992 = v615 + v2990;
-  const unsigned int v2993 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2993 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2995 = v618 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -3046,11 +3046,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3016 = v3015 + v2995;
     out[v3016] = v3014;
   }
-  const unsigned int v3017 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3017 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3019 = v615 + v3017;
-  const unsigned int v3020 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3020 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3022 = v618 + v3020;
-  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3024 = v3022 < v1;
   const bool v3025 = v3023 && v3024;
   if (v3025) {
@@ -3071,11 +3071,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3043 = v3042 + v3022;
     out[v3043] = v3041;
   }
-  const unsigned int v3044 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3044 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3046 = v615 + v3044;
-  const unsigned int v3047 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3047 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3049 = v618 + v3047;
-  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3051 = v3049 < v1;
   const bool v3052 = v3050 && v3051;
   if (v3052) {
@@ -3096,11 +3096,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3070 = v3069 + v3049;
     out[v3070] = v3068;
   }
-  const unsigned int v3071 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3071 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3073 = v615 + v3071;
-  const unsigned int v3074 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3074 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3076 = v618 + v3074;
-  const bool v3077 = v3073 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3077 = v3073 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3078 = v3076 < v1;
   const bool v3079 = v3077 && v3078;
   if (v3079) {
@@ -3121,11 +3121,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3097 = v3096 + v3076;
     out[v3097] = v3095;
   }
-  const unsigned int v3098 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3098 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3100 = v615 + v3098;
-  const unsigned int v3101 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3101 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3103 = v618 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -3146,11 +3146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3124 = v3123 + v3103;
     out[v3124] = v3122;
   }
-  const unsigned int v3125 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3125 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3127 = v615 + v3125;
-  const unsigned int v3128 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3128 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3130 = v618 + v3128;
-  const bool v3131 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3131 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3132 = v3130 < v1;
   const bool v3133 = v3131 && v3132;
   if (v3133) {
@@ -3171,11 +3171,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3151 = v3150 + v3130;
     out[v3151] = v3149;
   }
-  const unsigned int v3152 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3152 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3154 = v615 + v3152;
-  const unsigned int v3155 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3155 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3157 = v618 + v3155;
-  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3159 = v3157 < v1;
   const bool v3160 = v3158 && v3159;
   if (v3160) {
@@ -3196,11 +3196,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3178 = v3177 + v3157;
     out[v3178] = v3176;
   }
-  const unsigned int v3179 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3179 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3181 = v615 + v3179;
-  const unsigned int v3182 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3182 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3184 = v618 + v3182;
-  const bool v3185 = v3181 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3185 = v3181 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3186 = v3184 < v1;
   const bool v3187 = v3185 && v3186;
   if (v3187) {
@@ -3221,11 +3221,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3205 = v3204 + v3184;
     out[v3205] = v3203;
   }
-  const unsigned int v3206 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3206 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3208 = v615 + v3206;
-  const unsigned int v3209 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3209 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3211 = v618 + v3209;
-  const bool v3212 = v3208 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3212 = v3208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3213 = v3211 < v1;
   const bool v3214 = v3212 && v3213;
   if (v3214) {
@@ -3246,11 +3246,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3232 = v3231 + v3211;
     out[v3232] = v3230;
   }
-  const unsigned int v3233 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3233 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3235 = v615 + v3233;
-  const unsigned int v3236 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3236 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3238 = v618 + v3236;
-  const bool v3239 = v3235 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3239 = v3235 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3240 = v3238 < v1;
   const bool v3241 = v3239 && v3240;
   if (v3241) {
@@ -3271,11 +3271,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3259 = v3258 + v3238;
     out[v3259] = v3257;
   }
-  const unsigned int v3260 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3260 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3262 = v615 + v3260;
-  const unsigned int v3263 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3263 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3265 = v618 + v3263;
-  const bool v3266 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3266 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3267 = v3265 < v1;
   const bool v3268 = v3266 && v3267;
   if (v3268) {
@@ -3296,11 +3296,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3286 = v3285 + v3265;
     out[v3286] = v3284;
   }
-  const unsigned int v3287 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3287 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3289 = v615 + v3287;
-  const unsigned int v3290 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3290 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3292 = v618 + v3290;
-  const bool v3293 = v3289 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3293 = v3289 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3294 = v3292 < v1;
   const bool v3295 = v3293 && v3294;
   if (v3295) {
@@ -3321,11 +3321,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3313 = v3312 + v3292;
     out[v3313] = v3311;
   }
-  const unsigned int v3314 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3314 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3316 = v615 + v3314;
-  const unsigned int v3317 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3317 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3319 = v618 + v3317;
-  const bool v3320 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3320 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3321 = v3319 < v1;
   const bool v3322 = v3320 && v3321;
   if (v3322) {
@@ -3346,11 +3346,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3340 = v3339 + v3319;
     out[v3340] = v3338;
   }
-  const unsigned int v3341 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3341 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3343 = v615 + v3341;
-  const unsigned int v3344 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3344 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3346 = v618 + v3344;
-  const bool v3347 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3347 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3348 = v3346 < v1;
   const bool v3349 = v3347 && v3348;
   if (v3349) {
@@ -3371,11 +3371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3367 = v3366 + v3346;
     out[v3367] = v3365;
   }
-  const unsigned int v3368 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3368 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3370 = v615 + v3368;
-  const unsigned int v3371 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3371 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3373 = v618 + v3371;
-  const bool v3374 = v3370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3374 = v3370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3375 = v3373 < v1;
   const bool v3376 = v3374 && v3375;
   if (v3376) {
@@ -3396,11 +3396,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3394 = v3393 + v3373;
     out[v3394] = v3392;
   }
-  const unsigned int v3395 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3395 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3397 = v615 + v3395;
-  const unsigned int v3398 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3398 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3400 = v618 + v3398;
-  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3402 = v3400 < v1;
   const bool v3403 = v3401 && v3402;
   if (v3403) {
@@ -3421,11 +3421,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3421 = v3420 + v3400;
     out[v3421] = v3419;
   }
-  const unsigned int v3422 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3422 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3424 = v615 + v3422;
-  const unsigned int v3425 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3425 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3427 = v618 + v3425;
-  const bool v3428 = v3424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3428 = v3424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3429 = v3427 < v1;
   const bool v3430 = v3428 && v3429;
   if (v3430) {
@@ -3446,11 +3446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3448 = v3447 + v3427;
     out[v3448] = v3446;
   }
-  const unsigned int v3449 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3449 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3451 = v615 + v3449;
-  const unsigned int v3452 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3452 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3454 = v618 + v3452;
-  const bool v3455 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3455 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3456 = v3454 < v1;
   const bool v3457 = v3455 && v3456;
   if (v3457) {
@@ -3471,11 +3471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3475 = v3474 + v3454;
     out[v3475] = v3473;
   }
-  const unsigned int v3476 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3476 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3478 = v615 + v3476;
-  const unsigned int v3479 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3479 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3481 = v618 + v3479;
-  const bool v3482 = v3478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3482 = v3478 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3483 = v3481 < v1;
   const bool v3484 = v3482 && v3483;
   if (v3484) {
@@ -3496,11 +3496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3502 = v3501 + v3481;
     out[v3502] = v3500;
   }
-  const unsigned int v3503 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3503 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3505 = v615 + v3503;
-  const unsigned int v3506 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3506 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3508 = v618 + v3506;
-  const bool v3509 = v3505 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3509 = v3505 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3510 = v3508 < v1;
   const bool v3511 = v3509 && v3510;
   if (v3511) {
@@ -3521,11 +3521,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3529 = v3528 + v3508;
     out[v3529] = v3527;
   }
-  const unsigned int v3530 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3530 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3532 = v615 + v3530;
-  const unsigned int v3533 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3533 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3535 = v618 + v3533;
-  const bool v3536 = v3532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3536 = v3532 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3537 = v3535 < v1;
   const bool v3538 = v3536 && v3537;
   if (v3538) {
@@ -3546,11 +3546,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3556 = v3555 + v3535;
     out[v3556] = v3554;
   }
-  const unsigned int v3557 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3557 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3559 = v615 + v3557;
-  const unsigned int v3560 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3560 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3562 = v618 + v3560;
-  const bool v3563 = v3559 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3563 = v3559 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3564 = v3562 < v1;
   const bool v3565 = v3563 && v3564;
   if (v3565) {
@@ -3571,11 +3571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3583 = v3582 + v3562;
     out[v3583] = v3581;
   }
-  const unsigned int v3584 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3584 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3586 = v615 + v3584;
-  const unsigned int v3587 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3587 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3589 = v618 + v3587;
-  const bool v3590 = v3586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3590 = v3586 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3591 = v3589 < v1;
   const bool v3592 = v3590 && v3591;
   if (v3592) {
@@ -3596,11 +3596,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3610 = v3609 + v3589;
     out[v3610] = v3608;
   }
-  const unsigned int v3611 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3611 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3613 = v615 + v3611;
-  const unsigned int v3614 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3614 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3616 = v618 + v3614;
-  const bool v3617 = v3613 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3617 = v3613 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3618 = v3616 < v1;
   const bool v3619 = v3617 && v3618;
   if (v3619) {
@@ -3621,11 +3621,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3637 = v3636 + v3616;
     out[v3637] = v3635;
   }
-  const unsigned int v3638 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3638 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3640 = v615 + v3638;
-  const unsigned int v3641 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3641 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3643 = v618 + v3641;
-  const bool v3644 = v3640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3644 = v3640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3645 = v3643 < v1;
   const bool v3646 = v3644 && v3645;
   if (v3646) {
@@ -3646,11 +3646,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3664 = v3663 + v3643;
     out[v3664] = v3662;
   }
-  const unsigned int v3665 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3665 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3667 = v615 + v3665;
-  const unsigned int v3668 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3668 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3670 = v618 + v3668;
-  const bool v3671 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3671 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3672 = v3670 < v1;
   const bool v3673 = v3671 && v3672;
   if (v3673) {
@@ -3671,11 +3671,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3691 = v3690 + v3670;
     out[v3691] = v3689;
   }
-  const unsigned int v3692 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3692 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3694 = v615 + v3692;
-  const unsigned int v3695 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3695 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3697 = v618 + v3695;
-  const bool v3698 = v3694 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3698 = v3694 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3699 = v3697 < v1;
   const bool v3700 = v3698 && v3699;
   if (v3700) {
@@ -3696,11 +3696,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3718 = v3717 + v3697;
     out[v3718] = v3716;
   }
-  const unsigned int v3719 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3719 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3721 = v615 + v3719;
-  const unsigned int v3722 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3722 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3724 = v618 + v3722;
-  const bool v3725 = v3721 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3725 = v3721 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3726 = v3724 < v1;
   const bool v3727 = v3725 && v3726;
   if (v3727) {
@@ -3721,11 +3721,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3745 = v3744 + v3724;
     out[v3745] = v3743;
   }
-  const unsigned int v3746 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3746 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3748 = v615 + v3746;
-  const unsigned int v3749 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3749 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3751 = v618 + v3749;
-  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3753 = v3751 < v1;
   const bool v3754 = v3752 && v3753;
   if (v3754) {
@@ -3746,11 +3746,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3772 = v3771 + v3751;
     out[v3772] = v3770;
   }
-  const unsigned int v3773 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3773 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3775 = v615 + v3773;
-  const unsigned int v3776 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3776 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3778 = v618 + v3776;
-  const bool v3779 = v3775 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3779 = v3775 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3780 = v3778 < v1;
   const bool v3781 = v3779 && v3780;
   if (v3781) {
@@ -3771,11 +3771,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3799 = v3798 + v3778;
     out[v3799] = v3797;
   }
-  const unsigned int v3800 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3800 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3802 = v615 + v3800;
-  const unsigned int v3803 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3803 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3805 = v618 + v3803;
-  const bool v3806 = v3802 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3806 = v3802 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3807 = v3805 < v1;
   const bool v3808 = v3806 && v3807;
   if (v3808) {
@@ -3796,11 +3796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3826 = v3825 + v3805;
     out[v3826] = v3824;
   }
-  const unsigned int v3827 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3827 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3829 = v615 + v3827;
-  const unsigned int v3830 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3830 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3832 = v618 + v3830;
-  const bool v3833 = v3829 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3833 = v3829 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3834 = v3832 < v1;
   const bool v3835 = v3833 && v3834;
   if (v3835) {
@@ -3821,11 +3821,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3853 = v3852 + v3832;
     out[v3853] = v3851;
   }
-  const unsigned int v3854 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3854 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3856 = v615 + v3854;
-  const unsigned int v3857 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3857 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3859 = v618 + v3857;
-  const bool v3860 = v3856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3860 = v3856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3861 = v3859 < v1;
   const bool v3862 = v3860 && v3861;
   if (v3862) {
@@ -3846,11 +3846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3880 = v3879 + v3859;
     out[v3880] = v3878;
   }
-  const unsigned int v3881 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3881 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3883 = v615 + v3881;
-  const unsigned int v3884 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3884 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3886 = v618 + v3884;
-  const bool v3887 = v3883 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3887 = v3883 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3888 = v3886 < v1;
   const bool v3889 = v3887 && v3888;
   if (v3889) {
@@ -3871,11 +3871,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3907 = v3906 + v3886;
     out[v3907] = v3905;
   }
-  const unsigned int v3908 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3908 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3910 = v615 + v3908;
-  const unsigned int v3911 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3911 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3913 = v618 + v3911;
-  const bool v3914 = v3910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3914 = v3910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3915 = v3913 < v1;
   const bool v3916 = v3914 && v3915;
   if (v3916) {
@@ -3896,11 +3896,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3934 = v3933 + v3913;
     out[v3934] = v3932;
   }
-  const unsigned int v3935 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3935 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3937 = v615 + v3935;
-  const unsigned int v3938 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3938 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3940 = v618 + v3938;
-  const bool v3941 = v3937 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3941 = v3937 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3942 = v3940 < v1;
   const bool v3943 = v3941 && v3942;
   if (v3943) {
@@ -3921,11 +3921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3961 = v3960 + v3940;
     out[v3961] = v3959;
   }
-  const unsigned int v3962 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3962 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3964 = v615 + v3962;
-  const unsigned int v3965 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3965 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3967 = v618 + v3965;
-  const bool v3968 = v3964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3968 = v3964 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3969 = v3967 < v1;
   const bool v3970 = v3968 && v3969;
   if (v3970) {
@@ -3946,11 +3946,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v3988 = v3987 + v3967;
     out[v3988] = v3986;
   }
-  const unsigned int v3989 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3989 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3991 = v615 + v3989;
-  const unsigned int v3992 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3992 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3994 = v618 + v3992;
-  const bool v3995 = v3991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3995 = v3991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3996 = v3994 < v1;
   const bool v3997 = v3995 && v3996;
   if (v3997) {
@@ -3971,11 +3971,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v4015 = v4014 + v3994;
     out[v4015] = v4013;
   }
-  const unsigned int v4016 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v4016 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v4018 = v615 + v4016;
-  const unsigned int v4019 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v4019 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v4021 = v618 + v4019;
-  const bool v4022 = v4018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4022 = v4018 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4023 = v4021 < v1;
   const bool v4024 = v4022 && v4023;
   if (v4024) {
@@ -3996,11 +3996,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
     const unsigned int v4042 = v4041 + v4021;
     out[v4042] = v4040;
   }
-  const unsigned int v4043 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v4043 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v4045 = v615 + v4043;
-  const unsigned int v4046 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v4046 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v4048 = v618 + v4046;
-  const bool v4049 = v4045 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4049 = v4045 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4050 = v4048 < v1;
   const bool v4051 = v4049 && v4050;
   if (v4051) {

@@ -283,26 +283,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
-    for (unsigned int v3561 = 0u; v3561 < 2u; v3561 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3561 = 0u; v3561 < 2u; v3561 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3562 = v3561 << 6u;
       const bool v3564 = v3562 < v2;
       if (v3564) {
-        const unsigned int v3566 = v3561 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3566 = v3561 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3568 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3571 = v3568 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3574 = v3568 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -504,43 +504,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const unsigned int v3948 = v3942 ? v3947 : 0u;
         iron_copy_async<16>(shm1 + (v3758 ^ (((v3758 >> 6u) & 7u) << 3u)), b + v3948, v3942);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v3965 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v3971 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v3965 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3971 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v3953 = 0u; v3953 < v2; v3953 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v3953 = 0u; v3953 < v2; v3953 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3955 = v3953 >> 6u;
       const unsigned int v3957 = v3955 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v3959 = v3957 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v3966 = v3959 + v3965;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v3959 = v3957 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v3966 = v3959 + v3965;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3966, 64u);
-      const unsigned int v3972 = v3959 + v3971;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3972 = v3959 + v3971;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3972, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3979 = v3966 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3979 = v3966 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3979, 64u);
-      const unsigned int v3985 = v3972 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3985 = v3972 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3985, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v3991 = v3966 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v3991 = v3966 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v3991, 64u);
-      const unsigned int v3997 = v3972 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v3997 = v3972 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v3997, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4003 = v3966 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4003 = v3966 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v4003, 64u);
-      const unsigned int v4009 = v3972 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4009 = v3972 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v4009, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4012 = v3953 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4012 = v3953 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4014 = v3955 + 2u;
       const unsigned int v4015 = v4014 % 3u;
       const bool v4016 = v4012 < v2;
       if (v4016) {
-        const unsigned int v4018 = v4015 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4018 = v4015 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4020 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4023 = v4020 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4026 = v4020 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -742,22 +742,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const unsigned int v4400 = v4394 ? v4399 : 0u;
         iron_copy_async<16>(shm1 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), b + v4400, v4394);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -803,29 +803,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v615 = v24 + v33;
   const unsigned int v616 = v615 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v618 = v28 + v37;
   const unsigned int v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -843,11 +843,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v636 = v635 + v619;
     out[v636] = v634;
   }
-  const unsigned int v637 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v637 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v639 = v615 + v637;
-  const unsigned int v640 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v640 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v642 = v618 + v640;
-  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v644 = v642 < v1;
   const bool v645 = v643 && v644;
   if (v645) {
@@ -865,11 +865,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v659 = v658 + v642;
     out[v659] = v657;
   }
-  const unsigned int v660 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v660 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v662 = v615 + v660;
-  const unsigned int v663 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v663 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v665 = v618 + v663;
-  const bool v666 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v666 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v667 = v665 < v1;
   const bool v668 = v666 && v667;
   if (v668) {
@@ -887,11 +887,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v682 = v681 + v665;
     out[v682] = v680;
   }
-  const unsigned int v683 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v683 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v685 = v615 + v683;
-  const unsigned int v686 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v686 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v688 = v618 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -909,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v705 = v704 + v688;
     out[v705] = v703;
   }
-  const unsigned int v706 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v706 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v708 = v615 + v706;
-  const unsigned int v709 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v709 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v711 = v618 + v709;
-  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -931,11 +931,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v728 = v727 + v711;
     out[v728] = v726;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v729 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v731 = v615 + v729;
-  const unsigned int v732 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v732 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v734 = v618 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v736 = v734 < v1;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -953,11 +953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v751 = v750 + v734;
     out[v751] = v749;
   }
-  const unsigned int v752 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v752 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v754 = v615 + v752;
-  const unsigned int v755 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v755 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v757 = v618 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -975,11 +975,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v774 = v773 + v757;
     out[v774] = v772;
   }
-  const unsigned int v775 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v775 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v777 = v615 + v775;
-  const unsigned int v778 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v778 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v780 = v618 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -997,11 +997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v797 = v796 + v780;
     out[v797] = v795;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v798 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v800 = v615 + v798;
-  const unsigned int v801 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v801 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v803 = v618 + v801;
-  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v805 = v803 < v1;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -1019,11 +1019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v820 = v819 + v803;
     out[v820] = v818;
   }
-  const unsigned int v821 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v821 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v823 = v615 + v821;
-  const unsigned int v824 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v824 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v826 = v618 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -1041,11 +1041,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v843 = v842 + v826;
     out[v843] = v841;
   }
-  const unsigned int v844 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v844 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v846 = v615 + v844;
-  const unsigned int v847 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v847 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v849 = v618 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v866 = v865 + v849;
     out[v866] = v864;
   }
-  const unsigned int v867 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v867 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v869 = v615 + v867;
-  const unsigned int v870 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v870 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v872 = v618 + v870;
-  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -1085,11 +1085,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v889 = v888 + v872;
     out[v889] = v887;
   }
-  const unsigned int v890 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v890 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v892 = v615 + v890;
-  const unsigned int v893 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v893 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v895 = v618 + v893;
-  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -1107,11 +1107,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v912 = v911 + v895;
     out[v912] = v910;
   }
-  const unsigned int v913 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v913 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v915 = v615 + v913;
-  const unsigned int v916 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v916 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v918 = v618 + v916;
-  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v935 = v934 + v918;
     out[v935] = v933;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v938 = v615 + v936;
-  const unsigned int v939 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v939 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v941 = v618 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -1151,11 +1151,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v958 = v957 + v941;
     out[v958] = v956;
   }
-  const unsigned int v959 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v959 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v961 = v615 + v959;
-  const unsigned int v962 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v962 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v964 = v618 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -1173,11 +1173,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v981 = v980 + v964;
     out[v981] = v979;
   }
-  const unsigned int v982 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v982 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v984 = v615 + v982;
-  const unsigned int v985 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v985 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v987 = v618 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -1195,11 +1195,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1004 = v1003 + v987;
     out[v1004] = v1002;
   }
-  const unsigned int v1005 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1005 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1007 = v615 + v1005;
-  const unsigned int v1008 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1008 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1010 = v618 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -1217,11 +1217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1027 = v1026 + v1010;
     out[v1027] = v1025;
   }
-  const unsigned int v1028 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1028 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1030 = v615 + v1028;
-  const unsigned int v1031 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1031 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1033 = v618 + v1031;
-  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1035 = v1033 < v1;
   const bool v1036 = v1034 && v1035;
   if (v1036) {
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1050 = v1049 + v1033;
     out[v1050] = v1048;
   }
-  const unsigned int v1051 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1051 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1053 = v615 + v1051;
-  const unsigned int v1054 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1054 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1056 = v618 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -1261,11 +1261,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1073 = v1072 + v1056;
     out[v1073] = v1071;
   }
-  const unsigned int v1074 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1074 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1076 = v615 + v1074;
-  const unsigned int v1077 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1077 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1079 = v618 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1283,11 +1283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1096 = v1095 + v1079;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1097 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1099 = v615 + v1097;
-  const unsigned int v1100 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1100 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1102 = v618 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -1305,11 +1305,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1119 = v1118 + v1102;
     out[v1119] = v1117;
   }
-  const unsigned int v1120 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1120 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1122 = v615 + v1120;
-  const unsigned int v1123 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1123 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1125 = v618 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1142 = v1141 + v1125;
     out[v1142] = v1140;
   }
-  const unsigned int v1143 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1143 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1145 = v615 + v1143;
-  const unsigned int v1146 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1146 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1148 = v618 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1349,11 +1349,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1165 = v1164 + v1148;
     out[v1165] = v1163;
   }
-  const unsigned int v1166 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1166 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1168 = v615 + v1166;
-  const unsigned int v1169 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1169 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1171 = v618 + v1169;
-  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1371,11 +1371,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1188 = v1187 + v1171;
     out[v1188] = v1186;
   }
-  const unsigned int v1189 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1189 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1191 = v615 + v1189;
-  const unsigned int v1192 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1192 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1194 = v618 + v1192;
-  const bool v1195 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1195 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1196 = v1194 < v1;
   const bool v1197 = v1195 && v1196;
   if (v1197) {
@@ -1393,11 +1393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1211 = v1210 + v1194;
     out[v1211] = v1209;
   }
-  const unsigned int v1212 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1212 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1214 = v615 + v1212;
-  const unsigned int v1215 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1215 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1217 = v618 + v1215;
-  const bool v1218 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1218 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1219 = v1217 < v1;
   const bool v1220 = v1218 && v1219;
   if (v1220) {
@@ -1415,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1234 = v1233 + v1217;
     out[v1234] = v1232;
   }
-  const unsigned int v1235 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1235 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1237 = v615 + v1235;
-  const unsigned int v1238 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1238 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1240 = v618 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1437,11 +1437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1257 = v1256 + v1240;
     out[v1257] = v1255;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1258 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1260 = v615 + v1258;
-  const unsigned int v1261 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1261 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1263 = v618 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1459,11 +1459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1280 = v1279 + v1263;
     out[v1280] = v1278;
   }
-  const unsigned int v1281 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1281 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1283 = v615 + v1281;
-  const unsigned int v1284 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1284 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1286 = v618 + v1284;
-  const bool v1287 = v1283 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1287 = v1283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1288 = v1286 < v1;
   const bool v1289 = v1287 && v1288;
   if (v1289) {
@@ -1481,11 +1481,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1303 = v1302 + v1286;
     out[v1303] = v1301;
   }
-  const unsigned int v1304 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1304 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1306 = v615 + v1304;
-  const unsigned int v1307 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1307 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1309 = v618 + v1307;
-  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1503,11 +1503,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1326 = v1325 + v1309;
     out[v1326] = v1324;
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1327 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1329 = v615 + v1327;
-  const unsigned int v1330 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1330 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1332 = v618 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1525,11 +1525,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1349 = v1348 + v1332;
     out[v1349] = v1347;
   }
-  const unsigned int v1350 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1350 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1352 = v615 + v1350;
-  const unsigned int v1353 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1353 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1355 = v618 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1547,11 +1547,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1372 = v1371 + v1355;
     out[v1372] = v1370;
   }
-  const unsigned int v1373 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1373 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1375 = v615 + v1373;
-  const unsigned int v1376 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1376 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1378 = v618 + v1376;
-  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1380 = v1378 < v1;
   const bool v1381 = v1379 && v1380;
   if (v1381) {
@@ -1569,11 +1569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1395 = v1394 + v1378;
     out[v1395] = v1393;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1396 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1398 = v615 + v1396;
-  const unsigned int v1399 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1399 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1401 = v618 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1418 = v1417 + v1401;
     out[v1418] = v1416;
   }
-  const unsigned int v1419 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1419 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1421 = v615 + v1419;
-  const unsigned int v1422 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1422 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1424 = v618 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1441 = v1440 + v1424;
     out[v1441] = v1439;
   }
-  const unsigned int v1442 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1442 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1444 = v615 + v1442;
-  const unsigned int v1445 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1445 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1447 = v618 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1635,11 +1635,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1464 = v1463 + v1447;
     out[v1464] = v1462;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1465 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1467 = v615 + v1465;
-  const unsigned int v1468 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1468 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1470 = v618 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1657,11 +1657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1487 = v1486 + v1470;
     out[v1487] = v1485;
   }
-  const unsigned int v1488 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1488 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1490 = v615 + v1488;
-  const unsigned int v1491 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1491 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1493 = v618 + v1491;
-  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1495 = v1493 < v1;
   const bool v1496 = v1494 && v1495;
   if (v1496) {
@@ -1679,11 +1679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1510 = v1509 + v1493;
     out[v1510] = v1508;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1511 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1513 = v615 + v1511;
-  const unsigned int v1514 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1514 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1516 = v618 + v1514;
-  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -1701,11 +1701,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1533 = v1532 + v1516;
     out[v1533] = v1531;
   }
-  const unsigned int v1534 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1534 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1536 = v615 + v1534;
-  const unsigned int v1537 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1537 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1539 = v618 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1723,11 +1723,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1556 = v1555 + v1539;
     out[v1556] = v1554;
   }
-  const unsigned int v1557 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1557 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1559 = v615 + v1557;
-  const unsigned int v1560 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1560 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1562 = v618 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1564 = v1562 < v1;
   const bool v1565 = v1563 && v1564;
   if (v1565) {
@@ -1745,11 +1745,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1579 = v1578 + v1562;
     out[v1579] = v1577;
   }
-  const unsigned int v1580 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1580 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1582 = v615 + v1580;
-  const unsigned int v1583 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1583 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1585 = v618 + v1583;
-  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1767,11 +1767,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1602 = v1601 + v1585;
     out[v1602] = v1600;
   }
-  const unsigned int v1603 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1603 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1605 = v615 + v1603;
-  const unsigned int v1606 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1606 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1608 = v618 + v1606;
-  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1610 = v1608 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1625 = v1624 + v1608;
     out[v1625] = v1623;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1626 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1628 = v615 + v1626;
-  const unsigned int v1629 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1629 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1631 = v618 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1811,11 +1811,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1648 = v1647 + v1631;
     out[v1648] = v1646;
   }
-  const unsigned int v1649 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1649 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1651 = v615 + v1649;
-  const unsigned int v1652 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1652 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1654 = v618 + v1652;
-  const bool v1655 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1655 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -1833,11 +1833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1671 = v1670 + v1654;
     out[v1671] = v1669;
   }
-  const unsigned int v1672 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1672 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1674 = v615 + v1672;
-  const unsigned int v1675 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1675 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1677 = v618 + v1675;
-  const bool v1678 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1678 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1679 = v1677 < v1;
   const bool v1680 = v1678 && v1679;
   if (v1680) {
@@ -1855,11 +1855,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1694 = v1693 + v1677;
     out[v1694] = v1692;
   }
-  const unsigned int v1695 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1695 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1697 = v615 + v1695;
-  const unsigned int v1698 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1698 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1700 = v618 + v1698;
-  const bool v1701 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1701 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1702 = v1700 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -1877,11 +1877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1717 = v1716 + v1700;
     out[v1717] = v1715;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1718 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1720 = v615 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1721 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1723 = v618 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1899,11 +1899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1740 = v1739 + v1723;
     out[v1740] = v1738;
   }
-  const unsigned int v1741 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1741 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1743 = v615 + v1741;
-  const unsigned int v1744 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1744 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1746 = v618 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1921,11 +1921,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1763 = v1762 + v1746;
     out[v1763] = v1761;
   }
-  const unsigned int v1764 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1764 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1766 = v615 + v1764;
-  const unsigned int v1767 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1767 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1769 = v618 + v1767;
-  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1771 = v1769 < v1;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -1943,11 +1943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1786 = v1785 + v1769;
     out[v1786] = v1784;
   }
-  const unsigned int v1787 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1787 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1789 = v615 + v1787;
-  const unsigned int v1790 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1790 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1792 = v618 + v1790;
-  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1794 = v1792 < v1;
   const bool v1795 = v1793 && v1794;
   if (v1795) {
@@ -1965,11 +1965,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1809 = v1808 + v1792;
     out[v1809] = v1807;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1810 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1812 = v615 + v1810;
-  const unsigned int v1813 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1813 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1815 = v618 + v1813;
-  const bool v1816 = v1812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1816 = v1812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1817 = v1815 < v1;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1832 = v1831 + v1815;
     out[v1832] = v1830;
   }
-  const unsigned int v1833 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1833 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1835 = v615 + v1833;
-  const unsigned int v1836 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1836 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1838 = v618 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -2009,11 +2009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1855 = v1854 + v1838;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1856 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1858 = v615 + v1856;
-  const unsigned int v1859 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1859 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1861 = v618 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -2031,11 +2031,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1878 = v1877 + v1861;
     out[v1878] = v1876;
   }
-  const unsigned int v1879 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1879 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1881 = v615 + v1879;
-  const unsigned int v1882 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1882 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1884 = v618 + v1882;
-  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -2053,11 +2053,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1901 = v1900 + v1884;
     out[v1901] = v1899;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1904 = v615 + v1902;
-  const unsigned int v1905 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1907 = v618 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -2075,11 +2075,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1924 = v1923 + v1907;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1925 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1927 = v615 + v1925;
-  const unsigned int v1928 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1928 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1930 = v618 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -2097,11 +2097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1947 = v1946 + v1930;
     out[v1947] = v1945;
   }
-  const unsigned int v1948 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1948 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1950 = v615 + v1948;
-  const unsigned int v1951 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1951 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1953 = v618 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -2119,11 +2119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1970 = v1969 + v1953;
     out[v1970] = v1968;
   }
-  const unsigned int v1971 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1971 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1973 = v615 + v1971;
-  const unsigned int v1974 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1974 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1976 = v618 + v1974;
-  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -2141,11 +2141,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v1993 = v1992 + v1976;
     out[v1993] = v1991;
   }
-  const unsigned int v1994 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1994 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1996 = v615 + v1994;
-  const unsigned int v1997 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1997 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1999 = v618 + v1997;
-  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2016 = v2015 + v1999;
     out[v2016] = v2014;
   }
-  const unsigned int v2017 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2017 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2019 = v615 + v2017;
-  const unsigned int v2020 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2020 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2022 = v618 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -2185,11 +2185,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2039 = v2038 + v2022;
     out[v2039] = v2037;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2040 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2042 = v615 + v2040;
-  const unsigned int v2043 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2043 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2045 = v618 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2207,11 +2207,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2062 = v2061 + v2045;
     out[v2062] = v2060;
   }
-  const unsigned int v2063 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2063 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2065 = v615 + v2063;
-  const unsigned int v2066 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2066 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2068 = v618 + v2066;
-  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -2229,11 +2229,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2085 = v2084 + v2068;
     out[v2085] = v2083;
   }
-  const unsigned int v2086 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2086 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2088 = v615 + v2086;
-  const unsigned int v2089 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2089 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2091 = v618 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2251,11 +2251,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2108 = v2107 + v2091;
     out[v2108] = v2106;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2109 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2111 = v615 + v2109;
-  const unsigned int v2112 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2112 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2114 = v618 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2116 = v2114 < v1;
   const bool v2117 = v2115 && v2116;
   if (v2117) {
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2131 = v2130 + v2114;
     out[v2131] = v2129;
   }
-  const unsigned int v2132 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2132 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2134 = v615 + v2132;
-  const unsigned int v2135 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2135 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2137 = v618 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -2295,11 +2295,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2154 = v2153 + v2137;
     out[v2154] = v2152;
   }
-  const unsigned int v2155 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2155 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2157 = v615 + v2155;
-  const unsigned int v2158 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2158 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2160 = v618 + v2158;
-  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2162 = v2160 < v1;
   const bool v2163 = v2161 && v2162;
   if (v2163) {
@@ -2317,11 +2317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2177 = v2176 + v2160;
     out[v2177] = v2175;
   }
-  const unsigned int v2178 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2178 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2180 = v615 + v2178;
-  const unsigned int v2181 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2181 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2183 = v618 + v2181;
-  const bool v2184 = v2180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2184 = v2180 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2185 = v2183 < v1;
   const bool v2186 = v2184 && v2185;
   if (v2186) {
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2200 = v2199 + v2183;
     out[v2200] = v2198;
   }
-  const unsigned int v2201 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2201 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2203 = v615 + v2201;
-  const unsigned int v2204 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2204 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2206 = v618 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2208 = v2206 < v1;
   const bool v2209 = v2207 && v2208;
   if (v2209) {
@@ -2361,11 +2361,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2223 = v2222 + v2206;
     out[v2223] = v2221;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2224 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2226 = v615 + v2224;
-  const unsigned int v2227 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2227 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2229 = v618 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2383,11 +2383,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2246 = v2245 + v2229;
     out[v2246] = v2244;
   }
-  const unsigned int v2247 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2247 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2249 = v615 + v2247;
-  const unsigned int v2250 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2250 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2252 = v618 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2254 = v2252 < v1;
   const bool v2255 = v2253 && v2254;
   if (v2255) {
@@ -2405,11 +2405,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2269 = v2268 + v2252;
     out[v2269] = v2267;
   }
-  const unsigned int v2270 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2270 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2272 = v615 + v2270;
-  const unsigned int v2273 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2273 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2275 = v618 + v2273;
-  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2277 = v2275 < v1;
   const bool v2278 = v2276 && v2277;
   if (v2278) {
@@ -2427,11 +2427,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2292 = v2291 + v2275;
     out[v2292] = v2290;
   }
-  const unsigned int v2293 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2293 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2295 = v615 + v2293;
-  const unsigned int v2296 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2296 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2298 = v618 + v2296;
-  const bool v2299 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2299 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2300 = v2298 < v1;
   const bool v2301 = v2299 && v2300;
   if (v2301) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2315 = v2314 + v2298;
     out[v2315] = v2313;
   }
-  const unsigned int v2316 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2316 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2318 = v615 + v2316;
-  const unsigned int v2319 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2319 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2321 = v618 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2471,11 +2471,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2338 = v2337 + v2321;
     out[v2338] = v2336;
   }
-  const unsigned int v2339 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2339 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2341 = v615 + v2339;
-  const unsigned int v2342 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2342 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2344 = v618 + v2342;
-  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2493,11 +2493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2361 = v2360 + v2344;
     out[v2361] = v2359;
   }
-  const unsigned int v2362 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2362 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2364 = v615 + v2362;
-  const unsigned int v2365 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2365 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2367 = v618 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2515,11 +2515,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2384 = v2383 + v2367;
     out[v2384] = v2382;
   }
-  const unsigned int v2385 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2385 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2387 = v615 + v2385;
-  const unsigned int v2388 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2388 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2390 = v618 + v2388;
-  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -2537,11 +2537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2407 = v2406 + v2390;
     out[v2407] = v2405;
   }
-  const unsigned int v2408 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2408 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2410 = v615 + v2408;
-  const unsigned int v2411 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2411 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2413 = v618 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
@@ -2559,11 +2559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2430 = v2429 + v2413;
     out[v2430] = v2428;
   }
-  const unsigned int v2431 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2431 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2433 = v615 + v2431;
-  const unsigned int v2434 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2434 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2436 = v618 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -2581,11 +2581,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2453 = v2452 + v2436;
     out[v2453] = v2451;
   }
-  const unsigned int v2454 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2454 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2456 = v615 + v2454;
-  const unsigned int v2457 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2457 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2459 = v618 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2461 = v2459 < v1;
   const bool v2462 = v2460 && v2461;
   if (v2462) {
@@ -2603,11 +2603,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2476 = v2475 + v2459;
     out[v2476] = v2474;
   }
-  const unsigned int v2477 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2477 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2479 = v615 + v2477;
-  const unsigned int v2480 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2480 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2482 = v618 + v2480;
-  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2484 = v2482 < v1;
   const bool v2485 = v2483 && v2484;
   if (v2485) {
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2499 = v2498 + v2482;
     out[v2499] = v2497;
   }
-  const unsigned int v2500 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2500 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2502 = v615 + v2500;
-  const unsigned int v2503 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2503 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2505 = v618 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
@@ -2647,11 +2647,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2522 = v2521 + v2505;
     out[v2522] = v2520;
   }
-  const unsigned int v2523 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2523 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2525 = v615 + v2523;
-  const unsigned int v2526 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2526 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2528 = v618 + v2526;
-  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2530 = v2528 < v1;
   const bool v2531 = v2529 && v2530;
   if (v2531) {
@@ -2669,11 +2669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2545 = v2544 + v2528;
     out[v2545] = v2543;
   }
-  const unsigned int v2546 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2546 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2548 = v615 + v2546;
-  const unsigned int v2549 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2549 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2551 = v618 + v2549;
-  const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2553 = v2551 < v1;
   const bool v2554 = v2552 && v2553;
   if (v2554) {
@@ -2691,11 +2691,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2568 = v2567 + v2551;
     out[v2568] = v2566;
   }
-  const unsigned int v2569 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2569 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2571 = v615 + v2569;
-  const unsigned int v2572 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2572 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2574 = v618 + v2572;
-  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2576 = v2574 < v1;
   const bool v2577 = v2575 && v2576;
   if (v2577) {
@@ -2713,11 +2713,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2591 = v2590 + v2574;
     out[v2591] = v2589;
   }
-  const unsigned int v2592 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2592 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2594 = v615 + v2592;
-  const unsigned int v2595 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2595 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2597 = v618 + v2595;
-  const bool v2598 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2598 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2599 = v2597 < v1;
   const bool v2600 = v2598 && v2599;
   if (v2600) {
@@ -2735,11 +2735,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2614 = v2613 + v2597;
     out[v2614] = v2612;
   }
-  const unsigned int v2615 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2615 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2617 = v615 + v2615;
-  const unsigned int v2618 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2618 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2620 = v618 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2757,11 +2757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2637 = v2636 + v2620;
     out[v2637] = v2635;
   }
-  const unsigned int v2638 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2638 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2640 = v615 + v2638;
-  const unsigned int v2641 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2641 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2643 = v618 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2779,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2660 = v2659 + v2643;
     out[v2660] = v2658;
   }
-  const unsigned int v2661 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2661 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2663 = v615 + v2661;
-  const unsigned int v2664 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2664 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2666 = v618 + v2664;
-  const bool v2667 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2667 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2668 = v2666 < v1;
   const bool v2669 = v2667 && v2668;
   if (v2669) {
@@ -2801,11 +2801,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2683 = v2682 + v2666;
     out[v2683] = v2681;
   }
-  const unsigned int v2684 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2684 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2686 = v615 + v2684;
-  const unsigned int v2687 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2687 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2689 = v618 + v2687;
-  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2691 = v2689 < v1;
   const bool v2692 = v2690 && v2691;
   if (v2692) {
@@ -2823,11 +2823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2706 = v2705 + v2689;
     out[v2706] = v2704;
   }
-  const unsigned int v2707 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2707 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2709 = v615 + v2707;
-  const unsigned int v2710 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2710 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2712 = v618 + v2710;
-  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2714 = v2712 < v1;
   const bool v2715 = v2713 && v2714;
   if (v2715) {
@@ -2845,11 +2845,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2729 = v2728 + v2712;
     out[v2729] = v2727;
   }
-  const unsigned int v2730 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2730 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2732 = v615 + v2730;
-  const unsigned int v2733 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2733 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2735 = v618 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2737 = v2735 < v1;
   const bool v2738 = v2736 && v2737;
   if (v2738) {
@@ -2867,11 +2867,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2752 = v2751 + v2735;
     out[v2752] = v2750;
   }
-  const unsigned int v2753 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2753 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2755 = v615 + v2753;
-  const unsigned int v2756 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2756 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2758 = v618 + v2756;
-  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2760 = v2758 < v1;
   const bool v2761 = v2759 && v2760;
   if (v2761) {
@@ -2889,11 +2889,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2775 = v2774 + v2758;
     out[v2775] = v2773;
   }
-  const unsigned int v2776 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2776 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2778 = v615 + v2776;
-  const unsigned int v2779 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2779 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2781 = v618 + v2779;
-  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2783 = v2781 < v1;
   const bool v2784 = v2782 && v2783;
   if (v2784) {
@@ -2911,11 +2911,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2798 = v2797 + v2781;
     out[v2798] = v2796;
   }
-  const unsigned int v2799 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2799 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2801 = v615 + v2799;
-  const unsigned int v2802 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2802 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2804 = v618 + v2802;
-  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -2933,11 +2933,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2821 = v2820 + v2804;
     out[v2821] = v2819;
   }
-  const unsigned int v2822 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2822 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2824 = v615 + v2822;
-  const unsigned int v2825 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2825 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2827 = v618 + v2825;
-  const bool v2828 = v2824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2828 = v2824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2829 = v2827 < v1;
   const bool v2830 = v2828 && v2829;
   if (v2830) {
@@ -2955,11 +2955,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2844 = v2843 + v2827;
     out[v2844] = v2842;
   }
-  const unsigned int v2845 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2845 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2847 = v615 + v2845;
-  const unsigned int v2848 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2848 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2850 = v618 + v2848;
-  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2867 = v2866 + v2850;
     out[v2867] = v2865;
   }
-  const unsigned int v2868 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2868 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2870 = v615 + v2868;
-  const unsigned int v2871 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2871 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2873 = v618 + v2871;
-  const bool v2874 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2874 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2875 = v2873 < v1;
   const bool v2876 = v2874 && v2875;
   if (v2876) {
@@ -2999,11 +2999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2890 = v2889 + v2873;
     out[v2890] = v2888;
   }
-  const unsigned int v2891 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2891 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2893 = v615 + v2891;
-  const unsigned int v2894 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2894 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2896 = v618 + v2894;
-  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2898 = v2896 < v1;
   const bool v2899 = v2897 && v2898;
   if (v2899) {
@@ -3021,11 +3021,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2913 = v2912 + v2896;
     out[v2913] = v2911;
   }
-  const unsigned int v2914 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2914 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2916 = v615 + v2914;
-  const unsigned int v2917 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2917 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2919 = v618 + v2917;
-  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2921 = v2919 < v1;
   const bool v2922 = v2920 && v2921;
   if (v2922) {
@@ -3043,11 +3043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2936 = v2935 + v2919;
     out[v2936] = v2934;
   }
-  const unsigned int v2937 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2937 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2939 = v615 + v2937;
-  const unsigned int v2940 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2940 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2942 = v618 + v2940;
-  const bool v2943 = v2939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2943 = v2939 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2944 = v2942 < v1;
   const bool v2945 = v2943 && v2944;
   if (v2945) {
@@ -3065,11 +3065,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2959 = v2958 + v2942;
     out[v2959] = v2957;
   }
-  const unsigned int v2960 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2960 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2962 = v615 + v2960;
-  const unsigned int v2963 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2963 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2965 = v618 + v2963;
-  const bool v2966 = v2962 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2966 = v2962 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2967 = v2965 < v1;
   const bool v2968 = v2966 && v2967;
   if (v2968) {
@@ -3087,11 +3087,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v2982 = v2981 + v2965;
     out[v2982] = v2980;
   }
-  const unsigned int v2983 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2983 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2985 = v615 + v2983;
-  const unsigned int v2986 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2986 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2988 = v618 + v2986;
-  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2990 = v2988 < v1;
   const bool v2991 = v2989 && v2990;
   if (v2991) {
@@ -3109,11 +3109,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3005 = v3004 + v2988;
     out[v3005] = v3003;
   }
-  const unsigned int v3006 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3006 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3008 = v615 + v3006;
-  const unsigned int v3009 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3009 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3011 = v618 + v3009;
-  const bool v3012 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3012 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3013 = v3011 < v1;
   const bool v3014 = v3012 && v3013;
   if (v3014) {
@@ -3131,11 +3131,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3028 = v3027 + v3011;
     out[v3028] = v3026;
   }
-  const unsigned int v3029 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3029 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3031 = v615 + v3029;
-  const unsigned int v3032 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3032 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3034 = v618 + v3032;
-  const bool v3035 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3035 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3036 = v3034 < v1;
   const bool v3037 = v3035 && v3036;
   if (v3037) {
@@ -3153,11 +3153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3051 = v3050 + v3034;
     out[v3051] = v3049;
   }
-  const unsigned int v3052 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3052 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3054 = v615 + v3052;
-  const unsigned int v3055 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3055 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3057 = v618 + v3055;
-  const bool v3058 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3058 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3059 = v3057 < v1;
   const bool v3060 = v3058 && v3059;
   if (v3060) {
@@ -3175,11 +3175,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3074 = v3073 + v3057;
     out[v3074] = v3072;
   }
-  const unsigned int v3075 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3075 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3077 = v615 + v3075;
-  const unsigned int v3078 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3078 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3080 = v618 + v3078;
-  const bool v3081 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3081 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3082 = v3080 < v1;
   const bool v3083 = v3081 && v3082;
   if (v3083) {
@@ -3197,11 +3197,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3097 = v3096 + v3080;
     out[v3097] = v3095;
   }
-  const unsigned int v3098 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3098 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3100 = v615 + v3098;
-  const unsigned int v3101 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3101 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3103 = v618 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -3219,11 +3219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3120 = v3119 + v3103;
     out[v3120] = v3118;
   }
-  const unsigned int v3121 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3121 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3123 = v615 + v3121;
-  const unsigned int v3124 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3124 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3126 = v618 + v3124;
-  const bool v3127 = v3123 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3127 = v3123 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3128 = v3126 < v1;
   const bool v3129 = v3127 && v3128;
   if (v3129) {
@@ -3241,11 +3241,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3143 = v3142 + v3126;
     out[v3143] = v3141;
   }
-  const unsigned int v3144 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3144 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3146 = v615 + v3144;
-  const unsigned int v3147 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3147 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3149 = v618 + v3147;
-  const bool v3150 = v3146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3150 = v3146 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3151 = v3149 < v1;
   const bool v3152 = v3150 && v3151;
   if (v3152) {
@@ -3263,11 +3263,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3166 = v3165 + v3149;
     out[v3166] = v3164;
   }
-  const unsigned int v3167 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3167 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3169 = v615 + v3167;
-  const unsigned int v3170 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3170 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3172 = v618 + v3170;
-  const bool v3173 = v3169 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3173 = v3169 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3174 = v3172 < v1;
   const bool v3175 = v3173 && v3174;
   if (v3175) {
@@ -3285,11 +3285,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3189 = v3188 + v3172;
     out[v3189] = v3187;
   }
-  const unsigned int v3190 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3190 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3192 = v615 + v3190;
-  const unsigned int v3193 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3193 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3195 = v618 + v3193;
-  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3197 = v3195 < v1;
   const bool v3198 = v3196 && v3197;
   if (v3198) {
@@ -3307,11 +3307,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3212 = v3211 + v3195;
     out[v3212] = v3210;
   }
-  const unsigned int v3213 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3213 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3215 = v615 + v3213;
-  const unsigned int v3216 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3216 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3218 = v618 + v3216;
-  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3220 = v3218 < v1;
   const bool v3221 = v3219 && v3220;
   if (v3221) {
@@ -3329,11 +3329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3235 = v3234 + v3218;
     out[v3235] = v3233;
   }
-  const unsigned int v3236 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3236 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3238 = v615 + v3236;
-  const unsigned int v3239 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3239 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3241 = v618 + v3239;
-  const bool v3242 = v3238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3242 = v3238 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3243 = v3241 < v1;
   const bool v3244 = v3242 && v3243;
   if (v3244) {
@@ -3351,11 +3351,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3258 = v3257 + v3241;
     out[v3258] = v3256;
   }
-  const unsigned int v3259 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3259 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3261 = v615 + v3259;
-  const unsigned int v3262 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3262 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3264 = v618 + v3262;
-  const bool v3265 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3265 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3266 = v3264 < v1;
   const bool v3267 = v3265 && v3266;
   if (v3267) {
@@ -3373,11 +3373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3281 = v3280 + v3264;
     out[v3281] = v3279;
   }
-  const unsigned int v3282 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3282 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3284 = v615 + v3282;
-  const unsigned int v3285 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3285 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3287 = v618 + v3285;
-  const bool v3288 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3288 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3289 = v3287 < v1;
   const bool v3290 = v3288 && v3289;
   if (v3290) {
@@ -3395,11 +3395,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3304 = v3303 + v3287;
     out[v3304] = v3302;
   }
-  const unsigned int v3305 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3305 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3307 = v615 + v3305;
-  const unsigned int v3308 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3308 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3310 = v618 + v3308;
-  const bool v3311 = v3307 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3311 = v3307 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3312 = v3310 < v1;
   const bool v3313 = v3311 && v3312;
   if (v3313) {
@@ -3417,11 +3417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3327 = v3326 + v3310;
     out[v3327] = v3325;
   }
-  const unsigned int v3328 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3328 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3330 = v615 + v3328;
-  const unsigned int v3331 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3331 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3333 = v618 + v3331;
-  const bool v3334 = v3330 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3334 = v3330 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3335 = v3333 < v1;
   const bool v3336 = v3334 && v3335;
   if (v3336) {
@@ -3439,11 +3439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3350 = v3349 + v3333;
     out[v3350] = v3348;
   }
-  const unsigned int v3351 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3351 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3353 = v615 + v3351;
-  const unsigned int v3354 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3354 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3356 = v618 + v3354;
-  const bool v3357 = v3353 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3357 = v3353 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3358 = v3356 < v1;
   const bool v3359 = v3357 && v3358;
   if (v3359) {
@@ -3461,11 +3461,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3373 = v3372 + v3356;
     out[v3373] = v3371;
   }
-  const unsigned int v3374 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3374 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3376 = v615 + v3374;
-  const unsigned int v3377 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3377 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3379 = v618 + v3377;
-  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3381 = v3379 < v1;
   const bool v3382 = v3380 && v3381;
   if (v3382) {
@@ -3483,11 +3483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3396 = v3395 + v3379;
     out[v3396] = v3394;
   }
-  const unsigned int v3397 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3397 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3399 = v615 + v3397;
-  const unsigned int v3400 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3400 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3402 = v618 + v3400;
-  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3404 = v3402 < v1;
   const bool v3405 = v3403 && v3404;
   if (v3405) {
@@ -3505,11 +3505,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3419 = v3418 + v3402;
     out[v3419] = v3417;
   }
-  const unsigned int v3420 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3420 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3422 = v615 + v3420;
-  const unsigned int v3423 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3423 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3425 = v618 + v3423;
-  const bool v3426 = v3422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3426 = v3422 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3427 = v3425 < v1;
   const bool v3428 = v3426 && v3427;
   if (v3428) {
@@ -3527,11 +3527,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3442 = v3441 + v3425;
     out[v3442] = v3440;
   }
-  const unsigned int v3443 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3443 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3445 = v615 + v3443;
-  const unsigned int v3446 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3446 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3448 = v618 + v3446;
-  const bool v3449 = v3445 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3449 = v3445 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3450 = v3448 < v1;
   const bool v3451 = v3449 && v3450;
   if (v3451) {
@@ -3549,11 +3549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3465 = v3464 + v3448;
     out[v3465] = v3463;
   }
-  const unsigned int v3466 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3466 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3468 = v615 + v3466;
-  const unsigned int v3469 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3469 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3471 = v618 + v3469;
-  const bool v3472 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3472 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3473 = v3471 < v1;
   const bool v3474 = v3472 && v3473;
   if (v3474) {
@@ -3571,11 +3571,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3488 = v3487 + v3471;
     out[v3488] = v3486;
   }
-  const unsigned int v3489 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3489 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3491 = v615 + v3489;
-  const unsigned int v3492 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3492 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3494 = v618 + v3492;
-  const bool v3495 = v3491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3495 = v3491 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3496 = v3494 < v1;
   const bool v3497 = v3495 && v3496;
   if (v3497) {
@@ -3593,11 +3593,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3511 = v3510 + v3494;
     out[v3511] = v3509;
   }
-  const unsigned int v3512 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3512 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3514 = v615 + v3512;
-  const unsigned int v3515 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3515 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3517 = v618 + v3515;
-  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3519 = v3517 < v1;
   const bool v3520 = v3518 && v3519;
   if (v3520) {
@@ -3615,11 +3615,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
     const unsigned int v3534 = v3533 + v3517;
     out[v3534] = v3532;
   }
-  const unsigned int v3535 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3535 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3537 = v615 + v3535;
-  const unsigned int v3538 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3538 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3540 = v618 + v3538;
-  const bool v3541 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3541 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3542 = v3540 < v1;
   const bool v3543 = v3541 && v3542;
   if (v3543) {

@@ -265,28 +265,28 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
-    for (unsigned int v2393 = 0u; v2393 < 2u; v2393 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2393 = 0u; v2393 < 2u; v2393 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2394 = v2393 << 6u;
       const bool v2396 = v2394 < v2;
       if (v2396) {
-        const unsigned int v2398 = v2393 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2398 = v2393 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2400 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2403 = v2400 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2406 = v2400 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -552,45 +552,45 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v2784 = v2783 + v2769;
         iron_copy_async<16>(shm1 + (v2784 ^ (((v2784 >> 7u) & 7u) << 3u)), b + v2780, v2774);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v2797 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v2797 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (unsigned int v2785 = 0u; v2785 < v2; v2785 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2785 = 0u; v2785 < v2; v2785 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2787 = v2785 >> 6u;
       const unsigned int v2789 = v2787 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2791 = v2789 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v2798 = v2791 + v2797;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v2791 = v2789 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2798 = v2791 + v2797;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2798, 64u);
-      const unsigned int v2803 = v2791 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v2803 = v2791 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2803, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2809 = v2798 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2809 = v2798 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2809, 64u);
-      const unsigned int v2812 = v2791 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v2812 = v2791 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v2813 = v2812 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2813, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2819 = v2798 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2819 = v2798 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2819, 64u);
-      const unsigned int v2822 = v2791 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v2822 = v2791 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v2823 = v2822 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2823, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2829 = v2798 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2829 = v2798 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2829, 64u);
-      const unsigned int v2832 = v2791 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const unsigned int v2832 = v2791 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const unsigned int v2833 = v2832 + v37;
       iron_frag_load_shared<false, 7, 3>(v43, shm1, v2833, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2836 = v2785 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2836 = v2785 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2838 = v2787 + 2u;
       const unsigned int v2839 = v2838 % 3u;
       const bool v2840 = v2836 < v2;
       if (v2840) {
-        const unsigned int v2842 = v2839 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2842 = v2839 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2844 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2847 = v2844 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2850 = v2844 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -856,21 +856,21 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
         const unsigned int v3228 = v3227 + v3213;
         iron_copy_async<16>(shm1 + (v3228 ^ (((v3228 >> 7u) & 7u) << 3u)), b + v3224, v3218);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v504 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v505 = threadIdx.x;
-    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const unsigned int v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const unsigned int v573 = v561 + 16u;
-    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const unsigned int v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const unsigned int v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -916,29 +916,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
           shm1[(v554 ^ (((v554 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v561, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v573, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v577, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v587, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v593, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v597, 128u);  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v598 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v599 = v24 + v33;
   const unsigned int v600 = v599 + v598;
-  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v601 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v602 = v28 + v37;
   const unsigned int v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -949,11 +949,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v611 = v610 + v603;
     out[v611] = v609;
   }
-  const unsigned int v612 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v612 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v614 = v599 + v612;
-  const unsigned int v615 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v615 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v617 = v602 + v615;
-  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v625 = v624 + v617;
     out[v625] = v623;
   }
-  const unsigned int v626 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v626 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v628 = v599 + v626;
-  const unsigned int v629 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v629 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v631 = v602 + v629;
-  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -979,11 +979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v639 = v638 + v631;
     out[v639] = v637;
   }
-  const unsigned int v640 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v640 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v642 = v599 + v640;
-  const unsigned int v643 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v643 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v645 = v602 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -994,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v653 = v652 + v645;
     out[v653] = v651;
   }
-  const unsigned int v654 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v654 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v656 = v599 + v654;
-  const unsigned int v657 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v657 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v659 = v602 + v657;
-  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -1009,11 +1009,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v667 = v666 + v659;
     out[v667] = v665;
   }
-  const unsigned int v668 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v668 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v670 = v599 + v668;
-  const unsigned int v671 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v671 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v673 = v602 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -1024,11 +1024,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v681 = v680 + v673;
     out[v681] = v679;
   }
-  const unsigned int v682 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v682 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v684 = v599 + v682;
-  const unsigned int v685 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v685 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v687 = v602 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -1039,11 +1039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v695 = v694 + v687;
     out[v695] = v693;
   }
-  const unsigned int v696 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v696 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v698 = v599 + v696;
-  const unsigned int v699 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v699 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v701 = v602 + v699;
-  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -1054,11 +1054,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v709 = v708 + v701;
     out[v709] = v707;
   }
-  const unsigned int v710 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v710 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v712 = v599 + v710;
-  const unsigned int v713 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v713 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -1069,11 +1069,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v723 = v722 + v715;
     out[v723] = v721;
   }
-  const unsigned int v724 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v724 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v726 = v599 + v724;
-  const unsigned int v727 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v727 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v729 = v602 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -1084,11 +1084,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v737 = v736 + v729;
     out[v737] = v735;
   }
-  const unsigned int v738 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v738 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v740 = v599 + v738;
-  const unsigned int v741 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v741 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v743 = v602 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v751 = v750 + v743;
     out[v751] = v749;
   }
-  const unsigned int v752 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v752 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v754 = v599 + v752;
-  const unsigned int v755 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v755 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v757 = v602 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -1114,11 +1114,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v765 = v764 + v757;
     out[v765] = v763;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v766 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v768 = v599 + v766;
-  const unsigned int v769 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v769 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v771 = v602 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -1129,11 +1129,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v779 = v778 + v771;
     out[v779] = v777;
   }
-  const unsigned int v780 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v780 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v782 = v599 + v780;
-  const unsigned int v783 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v783 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v785 = v602 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -1144,11 +1144,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v793 = v792 + v785;
     out[v793] = v791;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v794 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v796 = v599 + v794;
-  const unsigned int v797 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v797 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v799 = v602 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v807 = v806 + v799;
     out[v807] = v805;
   }
-  const unsigned int v808 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v808 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v810 = v599 + v808;
-  const unsigned int v811 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v811 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v813 = v602 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -1174,11 +1174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v821 = v820 + v813;
     out[v821] = v819;
   }
-  const unsigned int v822 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v822 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v824 = v599 + v822;
-  const unsigned int v825 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v825 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -1189,11 +1189,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v835 = v834 + v827;
     out[v835] = v833;
   }
-  const unsigned int v836 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v836 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v838 = v599 + v836;
-  const unsigned int v839 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v839 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v841 = v602 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v849 = v848 + v841;
     out[v849] = v847;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v850 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v852 = v599 + v850;
-  const unsigned int v853 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v853 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v855 = v602 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -1219,11 +1219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v863 = v862 + v855;
     out[v863] = v861;
   }
-  const unsigned int v864 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v864 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v866 = v599 + v864;
-  const unsigned int v867 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v867 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v869 = v602 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -1234,11 +1234,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v877 = v876 + v869;
     out[v877] = v875;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v878 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v880 = v599 + v878;
-  const unsigned int v881 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v881 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v883 = v602 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -1249,11 +1249,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v891 = v890 + v883;
     out[v891] = v889;
   }
-  const unsigned int v892 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v892 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v894 = v599 + v892;
-  const unsigned int v895 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v895 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v897 = v602 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -1264,11 +1264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v905 = v904 + v897;
     out[v905] = v903;
   }
-  const unsigned int v906 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v906 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v908 = v599 + v906;
-  const unsigned int v909 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v909 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v911 = v602 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -1279,11 +1279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v919 = v918 + v911;
     out[v919] = v917;
   }
-  const unsigned int v920 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v920 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v922 = v599 + v920;
-  const unsigned int v923 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v923 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v925 = v602 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -1294,11 +1294,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v933 = v932 + v925;
     out[v933] = v931;
   }
-  const unsigned int v934 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v934 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v936 = v599 + v934;
-  const unsigned int v937 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v937 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -1309,11 +1309,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v947 = v946 + v939;
     out[v947] = v945;
   }
-  const unsigned int v948 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v948 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v950 = v599 + v948;
-  const unsigned int v951 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v951 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v953 = v602 + v951;
-  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -1324,11 +1324,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v961 = v960 + v953;
     out[v961] = v959;
   }
-  const unsigned int v962 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v962 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v964 = v599 + v962;
-  const unsigned int v965 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v965 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v967 = v602 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -1339,11 +1339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v975 = v974 + v967;
     out[v975] = v973;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v976 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v978 = v599 + v976;
-  const unsigned int v979 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v979 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v981 = v602 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -1354,11 +1354,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v989 = v988 + v981;
     out[v989] = v987;
   }
-  const unsigned int v990 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v990 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v992 = v599 + v990;
-  const unsigned int v993 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v993 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v995 = v602 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -1369,11 +1369,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1003 = v1002 + v995;
     out[v1003] = v1001;
   }
-  const unsigned int v1004 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1004 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1006 = v599 + v1004;
-  const unsigned int v1007 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1007 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1009 = v602 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1017 = v1016 + v1009;
     out[v1017] = v1015;
   }
-  const unsigned int v1018 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1018 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1020 = v599 + v1018;
-  const unsigned int v1021 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1021 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1023 = v602 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1032 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1034 = v599 + v1032;
-  const unsigned int v1035 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1035 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1037 = v602 + v1035;
-  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1414,11 +1414,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1045 = v1044 + v1037;
     out[v1045] = v1043;
   }
-  const unsigned int v1046 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1046 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1048 = v599 + v1046;
-  const unsigned int v1049 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1049 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1429,11 +1429,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1059 = v1058 + v1051;
     out[v1059] = v1057;
   }
-  const unsigned int v1060 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1060 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1062 = v599 + v1060;
-  const unsigned int v1063 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1063 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1065 = v602 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1444,11 +1444,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1073 = v1072 + v1065;
     out[v1073] = v1071;
   }
-  const unsigned int v1074 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1074 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1076 = v599 + v1074;
-  const unsigned int v1077 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1077 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1079 = v602 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1459,11 +1459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1087 = v1086 + v1079;
     out[v1087] = v1085;
   }
-  const unsigned int v1088 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1088 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1090 = v599 + v1088;
-  const unsigned int v1091 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1091 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1093 = v602 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1474,11 +1474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1101 = v1100 + v1093;
     out[v1101] = v1099;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1102 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1104 = v599 + v1102;
-  const unsigned int v1105 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1105 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1107 = v602 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1489,11 +1489,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1115 = v1114 + v1107;
     out[v1115] = v1113;
   }
-  const unsigned int v1116 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1116 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1118 = v599 + v1116;
-  const unsigned int v1119 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1119 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1121 = v602 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1504,11 +1504,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1129 = v1128 + v1121;
     out[v1129] = v1127;
   }
-  const unsigned int v1130 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1130 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1132 = v599 + v1130;
-  const unsigned int v1133 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1133 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1135 = v602 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1519,11 +1519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1143 = v1142 + v1135;
     out[v1143] = v1141;
   }
-  const unsigned int v1144 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1144 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1146 = v599 + v1144;
-  const unsigned int v1147 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1147 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1149 = v602 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1534,11 +1534,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1157 = v1156 + v1149;
     out[v1157] = v1155;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1158 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1160 = v599 + v1158;
-  const unsigned int v1161 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1161 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1549,11 +1549,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1171 = v1170 + v1163;
     out[v1171] = v1169;
   }
-  const unsigned int v1172 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1172 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1174 = v599 + v1172;
-  const unsigned int v1175 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1175 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1177 = v602 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1564,11 +1564,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1185 = v1184 + v1177;
     out[v1185] = v1183;
   }
-  const unsigned int v1186 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1186 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1188 = v599 + v1186;
-  const unsigned int v1189 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1189 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1191 = v602 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1579,11 +1579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1199 = v1198 + v1191;
     out[v1199] = v1197;
   }
-  const unsigned int v1200 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1200 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1202 = v599 + v1200;
-  const unsigned int v1203 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1203 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1205 = v602 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1594,11 +1594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1213 = v1212 + v1205;
     out[v1213] = v1211;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1214 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1216 = v599 + v1214;
-  const unsigned int v1217 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1217 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1219 = v602 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1609,11 +1609,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1227 = v1226 + v1219;
     out[v1227] = v1225;
   }
-  const unsigned int v1228 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1228 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1230 = v599 + v1228;
-  const unsigned int v1231 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1231 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1233 = v602 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1624,11 +1624,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1241 = v1240 + v1233;
     out[v1241] = v1239;
   }
-  const unsigned int v1242 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1242 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1244 = v599 + v1242;
-  const unsigned int v1245 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1245 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1247 = v602 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1255 = v1254 + v1247;
     out[v1255] = v1253;
   }
-  const unsigned int v1256 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1256 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1258 = v599 + v1256;
-  const unsigned int v1259 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1259 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1261 = v602 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1654,11 +1654,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1269 = v1268 + v1261;
     out[v1269] = v1267;
   }
-  const unsigned int v1270 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1270 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1272 = v599 + v1270;
-  const unsigned int v1273 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1273 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1283 = v1282 + v1275;
     out[v1283] = v1281;
   }
-  const unsigned int v1284 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1284 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1286 = v599 + v1284;
-  const unsigned int v1287 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1287 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1289 = v602 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1297 = v1296 + v1289;
     out[v1297] = v1295;
   }
-  const unsigned int v1298 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1298 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1300 = v599 + v1298;
-  const unsigned int v1301 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1301 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1303 = v602 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1311 = v1310 + v1303;
     out[v1311] = v1309;
   }
-  const unsigned int v1312 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1312 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1314 = v599 + v1312;
-  const unsigned int v1315 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1315 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1317 = v602 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1714,11 +1714,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1325 = v1324 + v1317;
     out[v1325] = v1323;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1326 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1328 = v599 + v1326;
-  const unsigned int v1329 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1329 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1331 = v602 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1729,11 +1729,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1339 = v1338 + v1331;
     out[v1339] = v1337;
   }
-  const unsigned int v1340 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1340 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1342 = v599 + v1340;
-  const unsigned int v1343 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1343 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1345 = v602 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1744,11 +1744,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1353 = v1352 + v1345;
     out[v1353] = v1351;
   }
-  const unsigned int v1354 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1354 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1356 = v599 + v1354;
-  const unsigned int v1357 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1357 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1359 = v602 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1759,11 +1759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1367 = v1366 + v1359;
     out[v1367] = v1365;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1368 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1370 = v599 + v1368;
-  const unsigned int v1371 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1371 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1373 = v602 + v1371;
-  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1774,11 +1774,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1381 = v1380 + v1373;
     out[v1381] = v1379;
   }
-  const unsigned int v1382 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1382 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1384 = v599 + v1382;
-  const unsigned int v1385 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1385 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1789,11 +1789,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1395 = v1394 + v1387;
     out[v1395] = v1393;
   }
-  const unsigned int v1396 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1396 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1398 = v599 + v1396;
-  const unsigned int v1399 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1399 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1401 = v602 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1804,11 +1804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1409 = v1408 + v1401;
     out[v1409] = v1407;
   }
-  const unsigned int v1410 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1410 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1412 = v599 + v1410;
-  const unsigned int v1413 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1413 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1415 = v602 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1819,11 +1819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1423 = v1422 + v1415;
     out[v1423] = v1421;
   }
-  const unsigned int v1424 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1424 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1426 = v599 + v1424;
-  const unsigned int v1427 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1427 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1429 = v602 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1834,11 +1834,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1437 = v1436 + v1429;
     out[v1437] = v1435;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1438 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1440 = v599 + v1438;
-  const unsigned int v1441 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1441 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1443 = v602 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1849,11 +1849,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1451 = v1450 + v1443;
     out[v1451] = v1449;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1452 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1454 = v599 + v1452;
-  const unsigned int v1455 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1455 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1457 = v602 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1864,11 +1864,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1465 = v1464 + v1457;
     out[v1465] = v1463;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1466 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1468 = v599 + v1466;
-  const unsigned int v1469 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1469 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1471 = v602 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1879,11 +1879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1479 = v1478 + v1471;
     out[v1479] = v1477;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1480 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1482 = v599 + v1480;
-  const unsigned int v1483 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1483 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1485 = v602 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1894,11 +1894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1493 = v1492 + v1485;
     out[v1493] = v1491;
   }
-  const unsigned int v1494 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1494 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1496 = v599 + v1494;
-  const unsigned int v1497 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1497 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1909,11 +1909,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1507 = v1506 + v1499;
     out[v1507] = v1505;
   }
-  const unsigned int v1508 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1508 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1510 = v599 + v1508;
-  const unsigned int v1511 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1511 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1513 = v602 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1924,11 +1924,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1521 = v1520 + v1513;
     out[v1521] = v1519;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1522 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1524 = v599 + v1522;
-  const unsigned int v1525 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1525 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1527 = v602 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1939,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1535 = v1534 + v1527;
     out[v1535] = v1533;
   }
-  const unsigned int v1536 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1536 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1538 = v599 + v1536;
-  const unsigned int v1539 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1539 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1541 = v602 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1954,11 +1954,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1549 = v1548 + v1541;
     out[v1549] = v1547;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1550 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1552 = v599 + v1550;
-  const unsigned int v1553 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1553 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1555 = v602 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1563 = v1562 + v1555;
     out[v1563] = v1561;
   }
-  const unsigned int v1564 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1564 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1566 = v599 + v1564;
-  const unsigned int v1567 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1567 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1569 = v602 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1984,11 +1984,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1577 = v1576 + v1569;
     out[v1577] = v1575;
   }
-  const unsigned int v1578 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1578 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1580 = v599 + v1578;
-  const unsigned int v1581 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1581 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1583 = v602 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1999,11 +1999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1591 = v1590 + v1583;
     out[v1591] = v1589;
   }
-  const unsigned int v1592 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1592 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1594 = v599 + v1592;
-  const unsigned int v1595 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1595 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1597 = v602 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -2014,11 +2014,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1605 = v1604 + v1597;
     out[v1605] = v1603;
   }
-  const unsigned int v1606 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1606 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1608 = v599 + v1606;
-  const unsigned int v1609 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1609 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -2029,11 +2029,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1619 = v1618 + v1611;
     out[v1619] = v1617;
   }
-  const unsigned int v1620 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1620 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1622 = v599 + v1620;
-  const unsigned int v1623 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1623 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1625 = v602 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -2044,11 +2044,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1633 = v1632 + v1625;
     out[v1633] = v1631;
   }
-  const unsigned int v1634 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1634 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1636 = v599 + v1634;
-  const unsigned int v1637 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1637 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1639 = v602 + v1637;
-  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -2059,11 +2059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1647 = v1646 + v1639;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1648 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1650 = v599 + v1648;
-  const unsigned int v1651 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1651 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1653 = v602 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -2074,11 +2074,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1661 = v1660 + v1653;
     out[v1661] = v1659;
   }
-  const unsigned int v1662 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1662 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1664 = v599 + v1662;
-  const unsigned int v1665 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1665 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1667 = v602 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -2089,11 +2089,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1675 = v1674 + v1667;
     out[v1675] = v1673;
   }
-  const unsigned int v1676 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1676 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1678 = v599 + v1676;
-  const unsigned int v1679 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1679 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1681 = v602 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -2104,11 +2104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1689 = v1688 + v1681;
     out[v1689] = v1687;
   }
-  const unsigned int v1690 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1690 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1692 = v599 + v1690;
-  const unsigned int v1693 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1693 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1695 = v602 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -2119,11 +2119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1703 = v1702 + v1695;
     out[v1703] = v1701;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1704 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1706 = v599 + v1704;
-  const unsigned int v1707 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1707 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1709 = v602 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -2134,11 +2134,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1717 = v1716 + v1709;
     out[v1717] = v1715;
   }
-  const unsigned int v1718 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1718 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1720 = v599 + v1718;
-  const unsigned int v1721 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1721 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -2149,11 +2149,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1731 = v1730 + v1723;
     out[v1731] = v1729;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1732 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1734 = v599 + v1732;
-  const unsigned int v1735 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1735 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1737 = v602 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -2164,11 +2164,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1745 = v1744 + v1737;
     out[v1745] = v1743;
   }
-  const unsigned int v1746 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1746 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1748 = v599 + v1746;
-  const unsigned int v1749 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1749 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1751 = v602 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -2179,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1759 = v1758 + v1751;
     out[v1759] = v1757;
   }
-  const unsigned int v1760 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1760 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1762 = v599 + v1760;
-  const unsigned int v1763 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1763 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1765 = v602 + v1763;
-  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -2194,11 +2194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1773 = v1772 + v1765;
     out[v1773] = v1771;
   }
-  const unsigned int v1774 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1774 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1776 = v599 + v1774;
-  const unsigned int v1777 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1777 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1779 = v602 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -2209,11 +2209,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1787 = v1786 + v1779;
     out[v1787] = v1785;
   }
-  const unsigned int v1788 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1788 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1790 = v599 + v1788;
-  const unsigned int v1791 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1791 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1793 = v602 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -2224,11 +2224,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1801 = v1800 + v1793;
     out[v1801] = v1799;
   }
-  const unsigned int v1802 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1802 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1804 = v599 + v1802;
-  const unsigned int v1805 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1805 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1807 = v602 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1815 = v1814 + v1807;
     out[v1815] = v1813;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1816 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1818 = v599 + v1816;
-  const unsigned int v1819 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1819 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1821 = v602 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1829 = v1828 + v1821;
     out[v1829] = v1827;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1830 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1832 = v599 + v1830;
-  const unsigned int v1833 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1833 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -2269,11 +2269,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1843 = v1842 + v1835;
     out[v1843] = v1841;
   }
-  const unsigned int v1844 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1844 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1846 = v599 + v1844;
-  const unsigned int v1847 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1847 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1849 = v602 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -2284,11 +2284,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1857 = v1856 + v1849;
     out[v1857] = v1855;
   }
-  const unsigned int v1858 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1858 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1860 = v599 + v1858;
-  const unsigned int v1861 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1861 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1863 = v602 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -2299,11 +2299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1871 = v1870 + v1863;
     out[v1871] = v1869;
   }
-  const unsigned int v1872 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1872 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1874 = v599 + v1872;
-  const unsigned int v1875 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1875 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1877 = v602 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1885 = v1884 + v1877;
     out[v1885] = v1883;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1886 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1888 = v599 + v1886;
-  const unsigned int v1889 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1889 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1891 = v602 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -2329,11 +2329,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1899 = v1898 + v1891;
     out[v1899] = v1897;
   }
-  const unsigned int v1900 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1900 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1902 = v599 + v1900;
-  const unsigned int v1903 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1903 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1905 = v602 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -2344,11 +2344,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1913 = v1912 + v1905;
     out[v1913] = v1911;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1914 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1916 = v599 + v1914;
-  const unsigned int v1917 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1917 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1919 = v602 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -2359,11 +2359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1927 = v1926 + v1919;
     out[v1927] = v1925;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1928 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1930 = v599 + v1928;
-  const unsigned int v1931 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1931 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1933 = v602 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -2374,11 +2374,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1941 = v1940 + v1933;
     out[v1941] = v1939;
   }
-  const unsigned int v1942 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1942 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1944 = v599 + v1942;
-  const unsigned int v1945 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1945 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -2389,11 +2389,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1955 = v1954 + v1947;
     out[v1955] = v1953;
   }
-  const unsigned int v1956 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1956 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1958 = v599 + v1956;
-  const unsigned int v1959 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1959 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1961 = v602 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -2404,11 +2404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1969 = v1968 + v1961;
     out[v1969] = v1967;
   }
-  const unsigned int v1970 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1970 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1972 = v599 + v1970;
-  const unsigned int v1973 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1973 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1975 = v602 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1983 = v1982 + v1975;
     out[v1983] = v1981;
   }
-  const unsigned int v1984 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1984 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1986 = v599 + v1984;
-  const unsigned int v1987 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1987 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1989 = v602 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2434,11 +2434,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v1997 = v1996 + v1989;
     out[v1997] = v1995;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1998 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2000 = v599 + v1998;
-  const unsigned int v2001 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2001 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2003 = v602 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2011 = v2010 + v2003;
     out[v2011] = v2009;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2012 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2014 = v599 + v2012;
-  const unsigned int v2015 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2015 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2017 = v602 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2464,11 +2464,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2025 = v2024 + v2017;
     out[v2025] = v2023;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2026 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2028 = v599 + v2026;
-  const unsigned int v2029 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2029 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2031 = v602 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2039 = v2038 + v2031;
     out[v2039] = v2037;
   }
-  const unsigned int v2040 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2040 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2042 = v599 + v2040;
-  const unsigned int v2043 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2043 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2045 = v602 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2494,11 +2494,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2053 = v2052 + v2045;
     out[v2053] = v2051;
   }
-  const unsigned int v2054 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2054 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2056 = v599 + v2054;
-  const unsigned int v2057 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2057 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2509,11 +2509,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2067 = v2066 + v2059;
     out[v2067] = v2065;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2068 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2070 = v599 + v2068;
-  const unsigned int v2071 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2071 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2073 = v602 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2524,11 +2524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2081 = v2080 + v2073;
     out[v2081] = v2079;
   }
-  const unsigned int v2082 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2082 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2084 = v599 + v2082;
-  const unsigned int v2085 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2085 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2087 = v602 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2539,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2095 = v2094 + v2087;
     out[v2095] = v2093;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2096 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2098 = v599 + v2096;
-  const unsigned int v2099 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2099 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2101 = v602 + v2099;
-  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2109 = v2108 + v2101;
     out[v2109] = v2107;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2110 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2112 = v599 + v2110;
-  const unsigned int v2113 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2113 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2115 = v602 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2569,11 +2569,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2123 = v2122 + v2115;
     out[v2123] = v2121;
   }
-  const unsigned int v2124 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2124 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2126 = v599 + v2124;
-  const unsigned int v2127 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2127 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2129 = v602 + v2127;
-  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2584,11 +2584,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2137 = v2136 + v2129;
     out[v2137] = v2135;
   }
-  const unsigned int v2138 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2138 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2140 = v599 + v2138;
-  const unsigned int v2141 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2141 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2143 = v602 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2151 = v2150 + v2143;
     out[v2151] = v2149;
   }
-  const unsigned int v2152 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2152 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2154 = v599 + v2152;
-  const unsigned int v2155 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2155 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2157 = v602 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2614,11 +2614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2165 = v2164 + v2157;
     out[v2165] = v2163;
   }
-  const unsigned int v2166 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2166 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2168 = v599 + v2166;
-  const unsigned int v2169 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2169 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2629,11 +2629,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2179 = v2178 + v2171;
     out[v2179] = v2177;
   }
-  const unsigned int v2180 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2180 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2182 = v599 + v2180;
-  const unsigned int v2183 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2183 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2185 = v602 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2644,11 +2644,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2193 = v2192 + v2185;
     out[v2193] = v2191;
   }
-  const unsigned int v2194 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2194 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2196 = v599 + v2194;
-  const unsigned int v2197 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2197 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2199 = v602 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2659,11 +2659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2207 = v2206 + v2199;
     out[v2207] = v2205;
   }
-  const unsigned int v2208 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2208 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2210 = v599 + v2208;
-  const unsigned int v2211 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2211 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2213 = v602 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2674,11 +2674,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2221 = v2220 + v2213;
     out[v2221] = v2219;
   }
-  const unsigned int v2222 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2222 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2224 = v599 + v2222;
-  const unsigned int v2225 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2225 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2227 = v602 + v2225;
-  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2235 = v2234 + v2227;
     out[v2235] = v2233;
   }
-  const unsigned int v2236 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2236 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2238 = v599 + v2236;
-  const unsigned int v2239 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2239 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2241 = v602 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2704,11 +2704,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2249 = v2248 + v2241;
     out[v2249] = v2247;
   }
-  const unsigned int v2250 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2250 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2252 = v599 + v2250;
-  const unsigned int v2253 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2253 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2255 = v602 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2719,11 +2719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2263 = v2262 + v2255;
     out[v2263] = v2261;
   }
-  const unsigned int v2264 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2264 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2266 = v599 + v2264;
-  const unsigned int v2267 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2267 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2269 = v602 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2734,11 +2734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2277 = v2276 + v2269;
     out[v2277] = v2275;
   }
-  const unsigned int v2278 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2278 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2280 = v599 + v2278;
-  const unsigned int v2281 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2281 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2749,11 +2749,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2291 = v2290 + v2283;
     out[v2291] = v2289;
   }
-  const unsigned int v2292 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2292 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2294 = v599 + v2292;
-  const unsigned int v2295 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2295 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2297 = v602 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -2764,11 +2764,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2305 = v2304 + v2297;
     out[v2305] = v2303;
   }
-  const unsigned int v2306 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2306 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2308 = v599 + v2306;
-  const unsigned int v2309 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2309 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2311 = v602 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2779,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2319 = v2318 + v2311;
     out[v2319] = v2317;
   }
-  const unsigned int v2320 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2320 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2322 = v599 + v2320;
-  const unsigned int v2323 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2323 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2325 = v602 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2794,11 +2794,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2333 = v2332 + v2325;
     out[v2333] = v2331;
   }
-  const unsigned int v2334 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2334 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2336 = v599 + v2334;
-  const unsigned int v2337 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2337 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2339 = v602 + v2337;
-  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2809,11 +2809,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2347 = v2346 + v2339;
     out[v2347] = v2345;
   }
-  const unsigned int v2348 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2348 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2350 = v599 + v2348;
-  const unsigned int v2351 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2351 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2353 = v602 + v2351;
-  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2824,11 +2824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2361 = v2360 + v2353;
     out[v2361] = v2359;
   }
-  const unsigned int v2362 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2362 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2364 = v599 + v2362;
-  const unsigned int v2365 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2365 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2367 = v602 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2839,11 +2839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
     const unsigned int v2375 = v2374 + v2367;
     out[v2375] = v2373;
   }
-  const unsigned int v2376 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2376 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2378 = v599 + v2376;
-  const unsigned int v2379 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2379 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2381 = v602 + v2379;
-  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2383 = v2381 < v1;
   const bool v2384 = v2382 && v2383;
   if (v2384) {

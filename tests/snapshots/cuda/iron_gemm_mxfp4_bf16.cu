@@ -269,25 +269,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v27 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v31 = v30 << 6u;
-  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v35 = v34 << 6u;
-  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v37, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v39, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {
-    for (unsigned int v3814 = 0u; v3814 < 2u; v3814 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
+    for (unsigned int v3814 = 0u; v3814 < 2u; v3814 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v3815 = v3814 << 5u;
       const bool v3817 = v3815 < v2;
       if (v3817) {
-        const unsigned int v3819 = v3814 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v3819 = v3814 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v3821 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v3824 = v3821 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v3827 = v3821 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -893,33 +893,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const iron_bf16 v4863 = iron_f32_to_bf16(v4862);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v3915) = iron_bf16x8{{v4842, v4845, v4848, v4851, v4854, v4857, v4860, v4863}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v4882 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v4888 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v4882 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4888 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v4870 = 0u; v4870 < v2; v4870 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v4870 = 0u; v4870 < v2; v4870 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4872 = v4870 >> 5u;
       const unsigned int v4874 = v4872 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v4876 = v4874 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v4883 = v4876 + v4882;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v4876 = v4874 * 5120u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v4883 = v4876 + v4882;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false>(v39, shm0, v4883, 40u);
-      const unsigned int v4889 = v4876 + v4888;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4889 = v4876 + v4888;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true>(v41, shm1, v4889, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4896 = v4883 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4896 = v4883 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false>(v39, shm0, v4896, 40u);
-      const unsigned int v4902 = v4889 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4902 = v4889 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true>(v41, shm1, v4902, 40u);
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v4905 = v4870 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v4905 = v4870 + 64u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v4907 = v4872 + 2u;
       const unsigned int v4908 = v4907 % 3u;
       const bool v4909 = v4905 < v2;
       if (v4909) {
-        const unsigned int v4911 = v4908 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v4911 = v4908 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v4913 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v4916 = v4913 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v4919 = v4913 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -1525,7 +1525,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         const iron_bf16 v5955 = iron_f32_to_bf16(v5954);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v5007) = iron_bf16x8{{v5934, v5937, v5940, v5943, v5946, v5949, v5952, v5955}};  // kernels/gemm/quant_b.hpp:146
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
@@ -1578,12 +1578,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:72
     const unsigned int v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:146
     const unsigned int v2119 = v2117 + v1891;
-    const unsigned int v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v1145 = v1143; v1145 < 4096u; v1145 += v1142) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v1147 = v1145 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v1149 = v1145 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -2126,23 +2126,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       const float v2113 = v1896 ? v2090 : 0.0f;
       const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
       *reinterpret_cast<iron_bf16x8*>(shm1 + v2119) = iron_bf16x8{{v2093, v2096, v2099, v2102, v2105, v2108, v2111, v2114}};  // kernels/gemm/quant_b.hpp:146
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false>(v39, shm0, v2126, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true>(v41, shm1, v2132, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false>(v39, shm0, v2140, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true>(v41, shm1, v2146, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false>(v39, shm0, v2126, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true>(v41, shm1, v2132, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false>(v39, shm0, v2140, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true>(v41, shm1, v2146, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v2147 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2147 = static_cast<unsigned int>(v37.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2148 = v22 + v31;
   const unsigned int v2149 = v2148 + v2147;
-  const unsigned int v2150 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2150 = static_cast<unsigned int>(v37.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2151 = v26 + v35;
   const unsigned int v2152 = v2151 + v2150;
-  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -2152,11 +2152,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2159 = v2158 + v2152;
     out[v2159] = v2157;
   }
-  const unsigned int v2160 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2160 = static_cast<unsigned int>(v37.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2162 = v2148 + v2160;
-  const unsigned int v2163 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2163 = static_cast<unsigned int>(v37.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2165 = v2151 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
@@ -2166,11 +2166,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2172 = v2171 + v2165;
     out[v2172] = v2170;
   }
-  const unsigned int v2173 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2173 = static_cast<unsigned int>(v37.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2175 = v2148 + v2173;
-  const unsigned int v2176 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2176 = static_cast<unsigned int>(v37.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2178 = v2151 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -2180,11 +2180,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2185 = v2184 + v2178;
     out[v2185] = v2183;
   }
-  const unsigned int v2186 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2186 = static_cast<unsigned int>(v37.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2188 = v2148 + v2186;
-  const unsigned int v2189 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2189 = static_cast<unsigned int>(v37.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2191 = v2151 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2194,11 +2194,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2198 = v2197 + v2191;
     out[v2198] = v2196;
   }
-  const unsigned int v2199 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2199 = static_cast<unsigned int>(v37.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2201 = v2148 + v2199;
-  const unsigned int v2202 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2202 = static_cast<unsigned int>(v37.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2204 = v2151 + v2202;
-  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2206 = v2204 < v1;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -2208,11 +2208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2211 = v2210 + v2204;
     out[v2211] = v2209;
   }
-  const unsigned int v2212 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2212 = static_cast<unsigned int>(v37.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2214 = v2148 + v2212;
-  const unsigned int v2215 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2215 = static_cast<unsigned int>(v37.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2217 = v2151 + v2215;
-  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2219 = v2217 < v1;
   const bool v2220 = v2218 && v2219;
   if (v2220) {
@@ -2222,11 +2222,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2224 = v2223 + v2217;
     out[v2224] = v2222;
   }
-  const unsigned int v2225 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2225 = static_cast<unsigned int>(v37.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2227 = v2148 + v2225;
-  const unsigned int v2228 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2228 = static_cast<unsigned int>(v37.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2230 = v2151 + v2228;
-  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -2236,11 +2236,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2237 = v2236 + v2230;
     out[v2237] = v2235;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2238 = static_cast<unsigned int>(v37.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2240 = v2148 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2241 = static_cast<unsigned int>(v37.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2243 = v2151 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2250 = v2249 + v2243;
     out[v2250] = v2248;
   }
-  const unsigned int v2251 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2251 = static_cast<unsigned int>(v37.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2253 = v2148 + v2251;
-  const unsigned int v2254 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2254 = static_cast<unsigned int>(v37.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2256 = v2151 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -2264,11 +2264,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2263 = v2262 + v2256;
     out[v2263] = v2261;
   }
-  const unsigned int v2264 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2264 = static_cast<unsigned int>(v37.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2266 = v2148 + v2264;
-  const unsigned int v2267 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2267 = static_cast<unsigned int>(v37.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2269 = v2151 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2278,11 +2278,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2276 = v2275 + v2269;
     out[v2276] = v2274;
   }
-  const unsigned int v2277 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2277 = static_cast<unsigned int>(v37.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2279 = v2148 + v2277;
-  const unsigned int v2280 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2280 = static_cast<unsigned int>(v37.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2282 = v2151 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2284 = v2282 < v1;
   const bool v2285 = v2283 && v2284;
   if (v2285) {
@@ -2292,11 +2292,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2289 = v2288 + v2282;
     out[v2289] = v2287;
   }
-  const unsigned int v2290 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2290 = static_cast<unsigned int>(v37.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2292 = v2148 + v2290;
-  const unsigned int v2293 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2293 = static_cast<unsigned int>(v37.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2295 = v2151 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -2306,11 +2306,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2302 = v2301 + v2295;
     out[v2302] = v2300;
   }
-  const unsigned int v2303 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2303 = static_cast<unsigned int>(v37.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2305 = v2148 + v2303;
-  const unsigned int v2306 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2306 = static_cast<unsigned int>(v37.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2308 = v2151 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2310 = v2308 < v1;
   const bool v2311 = v2309 && v2310;
   if (v2311) {
@@ -2320,11 +2320,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2315 = v2314 + v2308;
     out[v2315] = v2313;
   }
-  const unsigned int v2316 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2316 = static_cast<unsigned int>(v37.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2318 = v2148 + v2316;
-  const unsigned int v2319 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2319 = static_cast<unsigned int>(v37.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2321 = v2151 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2334,11 +2334,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2328 = v2327 + v2321;
     out[v2328] = v2326;
   }
-  const unsigned int v2329 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2329 = static_cast<unsigned int>(v37.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2331 = v2148 + v2329;
-  const unsigned int v2332 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2332 = static_cast<unsigned int>(v37.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2334 = v2151 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2336 = v2334 < v1;
   const bool v2337 = v2335 && v2336;
   if (v2337) {
@@ -2348,11 +2348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2341 = v2340 + v2334;
     out[v2341] = v2339;
   }
-  const unsigned int v2342 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2342 = static_cast<unsigned int>(v37.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2344 = v2148 + v2342;
-  const unsigned int v2345 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2345 = static_cast<unsigned int>(v37.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2347 = v2151 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2362,11 +2362,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2354 = v2353 + v2347;
     out[v2354] = v2352;
   }
-  const unsigned int v2355 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2355 = static_cast<unsigned int>(v37.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2357 = v2148 + v2355;
-  const unsigned int v2358 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2358 = static_cast<unsigned int>(v37.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2360 = v2151 + v2358;
-  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2362 = v2360 < v1;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -2376,11 +2376,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2367 = v2366 + v2360;
     out[v2367] = v2365;
   }
-  const unsigned int v2368 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2368 = static_cast<unsigned int>(v37.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2370 = v2148 + v2368;
-  const unsigned int v2371 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2371 = static_cast<unsigned int>(v37.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2373 = v2151 + v2371;
-  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2375 = v2373 < v1;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -2390,11 +2390,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2380 = v2379 + v2373;
     out[v2380] = v2378;
   }
-  const unsigned int v2381 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2381 = static_cast<unsigned int>(v37.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2383 = v2148 + v2381;
-  const unsigned int v2384 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2384 = static_cast<unsigned int>(v37.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2386 = v2151 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2388 = v2386 < v1;
   const bool v2389 = v2387 && v2388;
   if (v2389) {
@@ -2404,11 +2404,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2393 = v2392 + v2386;
     out[v2393] = v2391;
   }
-  const unsigned int v2394 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2394 = static_cast<unsigned int>(v37.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2396 = v2148 + v2394;
-  const unsigned int v2397 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2397 = static_cast<unsigned int>(v37.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2399 = v2151 + v2397;
-  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2401 = v2399 < v1;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -2418,11 +2418,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2406 = v2405 + v2399;
     out[v2406] = v2404;
   }
-  const unsigned int v2407 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2407 = static_cast<unsigned int>(v37.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2409 = v2148 + v2407;
-  const unsigned int v2410 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2410 = static_cast<unsigned int>(v37.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2412 = v2151 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -2432,11 +2432,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2419 = v2418 + v2412;
     out[v2419] = v2417;
   }
-  const unsigned int v2420 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2420 = static_cast<unsigned int>(v37.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2422 = v2148 + v2420;
-  const unsigned int v2423 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2423 = static_cast<unsigned int>(v37.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2425 = v2151 + v2423;
-  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2427 = v2425 < v1;
   const bool v2428 = v2426 && v2427;
   if (v2428) {
@@ -2446,11 +2446,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2432 = v2431 + v2425;
     out[v2432] = v2430;
   }
-  const unsigned int v2433 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2433 = static_cast<unsigned int>(v37.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2435 = v2148 + v2433;
-  const unsigned int v2436 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2436 = static_cast<unsigned int>(v37.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2438 = v2151 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2440 = v2438 < v1;
   const bool v2441 = v2439 && v2440;
   if (v2441) {
@@ -2460,11 +2460,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2445 = v2444 + v2438;
     out[v2445] = v2443;
   }
-  const unsigned int v2446 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2446 = static_cast<unsigned int>(v37.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2448 = v2148 + v2446;
-  const unsigned int v2449 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2449 = static_cast<unsigned int>(v37.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2451 = v2151 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -2474,11 +2474,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2458 = v2457 + v2451;
     out[v2458] = v2456;
   }
-  const unsigned int v2459 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2459 = static_cast<unsigned int>(v37.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2461 = v2148 + v2459;
-  const unsigned int v2462 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2462 = static_cast<unsigned int>(v37.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2464 = v2151 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -2488,11 +2488,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2471 = v2470 + v2464;
     out[v2471] = v2469;
   }
-  const unsigned int v2472 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2472 = static_cast<unsigned int>(v37.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2474 = v2148 + v2472;
-  const unsigned int v2475 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2475 = static_cast<unsigned int>(v37.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2477 = v2151 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -2502,11 +2502,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2484 = v2483 + v2477;
     out[v2484] = v2482;
   }
-  const unsigned int v2485 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2485 = static_cast<unsigned int>(v37.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2487 = v2148 + v2485;
-  const unsigned int v2488 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2488 = static_cast<unsigned int>(v37.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2490 = v2151 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2492 = v2490 < v1;
   const bool v2493 = v2491 && v2492;
   if (v2493) {
@@ -2516,11 +2516,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2497 = v2496 + v2490;
     out[v2497] = v2495;
   }
-  const unsigned int v2498 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2498 = static_cast<unsigned int>(v37.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2500 = v2148 + v2498;
-  const unsigned int v2501 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2501 = static_cast<unsigned int>(v37.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2503 = v2151 + v2501;
-  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2505 = v2503 < v1;
   const bool v2506 = v2504 && v2505;
   if (v2506) {
@@ -2530,11 +2530,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2510 = v2509 + v2503;
     out[v2510] = v2508;
   }
-  const unsigned int v2511 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2511 = static_cast<unsigned int>(v37.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2513 = v2148 + v2511;
-  const unsigned int v2514 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2514 = static_cast<unsigned int>(v37.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2516 = v2151 + v2514;
-  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2518 = v2516 < v1;
   const bool v2519 = v2517 && v2518;
   if (v2519) {
@@ -2544,11 +2544,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2523 = v2522 + v2516;
     out[v2523] = v2521;
   }
-  const unsigned int v2524 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2524 = static_cast<unsigned int>(v37.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2526 = v2148 + v2524;
-  const unsigned int v2527 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2527 = static_cast<unsigned int>(v37.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2529 = v2151 + v2527;
-  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2531 = v2529 < v1;
   const bool v2532 = v2530 && v2531;
   if (v2532) {
@@ -2558,11 +2558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2536 = v2535 + v2529;
     out[v2536] = v2534;
   }
-  const unsigned int v2537 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2537 = static_cast<unsigned int>(v37.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2539 = v2148 + v2537;
-  const unsigned int v2540 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2540 = static_cast<unsigned int>(v37.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2542 = v2151 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2572,11 +2572,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2549 = v2548 + v2542;
     out[v2549] = v2547;
   }
-  const unsigned int v2550 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2550 = static_cast<unsigned int>(v37.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2552 = v2148 + v2550;
-  const unsigned int v2553 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2553 = static_cast<unsigned int>(v37.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2555 = v2151 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2562 = v2561 + v2555;
     out[v2562] = v2560;
   }
-  const unsigned int v2563 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2563 = static_cast<unsigned int>(v37.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2565 = v2148 + v2563;
-  const unsigned int v2566 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2566 = static_cast<unsigned int>(v37.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2568 = v2151 + v2566;
-  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2570 = v2568 < v1;
   const bool v2571 = v2569 && v2570;
   if (v2571) {
@@ -2600,11 +2600,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2575 = v2574 + v2568;
     out[v2575] = v2573;
   }
-  const unsigned int v2576 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2576 = static_cast<unsigned int>(v37.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2578 = v2148 + v2576;
-  const unsigned int v2579 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2579 = static_cast<unsigned int>(v37.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2581 = v2151 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2614,11 +2614,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2588 = v2587 + v2581;
     out[v2588] = v2586;
   }
-  const unsigned int v2589 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2589 = static_cast<unsigned int>(v37.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2591 = v2148 + v2589;
-  const unsigned int v2592 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2592 = static_cast<unsigned int>(v37.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2594 = v2151 + v2592;
-  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -2628,11 +2628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2601 = v2600 + v2594;
     out[v2601] = v2599;
   }
-  const unsigned int v2602 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2602 = static_cast<unsigned int>(v37.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2604 = v2148 + v2602;
-  const unsigned int v2605 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2605 = static_cast<unsigned int>(v37.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2607 = v2151 + v2605;
-  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2609 = v2607 < v1;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2642,11 +2642,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2614 = v2613 + v2607;
     out[v2614] = v2612;
   }
-  const unsigned int v2615 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2615 = static_cast<unsigned int>(v37.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2617 = v2148 + v2615;
-  const unsigned int v2618 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2618 = static_cast<unsigned int>(v37.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2620 = v2151 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2656,11 +2656,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2627 = v2626 + v2620;
     out[v2627] = v2625;
   }
-  const unsigned int v2628 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2628 = static_cast<unsigned int>(v37.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2630 = v2148 + v2628;
-  const unsigned int v2631 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2631 = static_cast<unsigned int>(v37.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2633 = v2151 + v2631;
-  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2635 = v2633 < v1;
   const bool v2636 = v2634 && v2635;
   if (v2636) {
@@ -2670,11 +2670,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2640 = v2639 + v2633;
     out[v2640] = v2638;
   }
-  const unsigned int v2641 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2641 = static_cast<unsigned int>(v37.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2643 = v2148 + v2641;
-  const unsigned int v2644 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2644 = static_cast<unsigned int>(v37.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2646 = v2151 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2648 = v2646 < v1;
   const bool v2649 = v2647 && v2648;
   if (v2649) {
@@ -2684,11 +2684,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2653 = v2652 + v2646;
     out[v2653] = v2651;
   }
-  const unsigned int v2654 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2654 = static_cast<unsigned int>(v37.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2656 = v2148 + v2654;
-  const unsigned int v2657 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2657 = static_cast<unsigned int>(v37.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2659 = v2151 + v2657;
-  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2661 = v2659 < v1;
   const bool v2662 = v2660 && v2661;
   if (v2662) {
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2666 = v2665 + v2659;
     out[v2666] = v2664;
   }
-  const unsigned int v2667 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2667 = static_cast<unsigned int>(v37.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2669 = v2148 + v2667;
-  const unsigned int v2670 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2670 = static_cast<unsigned int>(v37.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2672 = v2151 + v2670;
-  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2674 = v2672 < v1;
   const bool v2675 = v2673 && v2674;
   if (v2675) {
@@ -2712,11 +2712,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2679 = v2678 + v2672;
     out[v2679] = v2677;
   }
-  const unsigned int v2680 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2680 = static_cast<unsigned int>(v37.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2682 = v2148 + v2680;
-  const unsigned int v2683 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2683 = static_cast<unsigned int>(v37.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2685 = v2151 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2687 = v2685 < v1;
   const bool v2688 = v2686 && v2687;
   if (v2688) {
@@ -2726,11 +2726,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2692 = v2691 + v2685;
     out[v2692] = v2690;
   }
-  const unsigned int v2693 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2693 = static_cast<unsigned int>(v37.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2695 = v2148 + v2693;
-  const unsigned int v2696 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2696 = static_cast<unsigned int>(v37.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2698 = v2151 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2740,11 +2740,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2705 = v2704 + v2698;
     out[v2705] = v2703;
   }
-  const unsigned int v2706 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2706 = static_cast<unsigned int>(v37.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2708 = v2148 + v2706;
-  const unsigned int v2709 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2709 = static_cast<unsigned int>(v37.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2711 = v2151 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2713 = v2711 < v1;
   const bool v2714 = v2712 && v2713;
   if (v2714) {
@@ -2754,11 +2754,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2718 = v2717 + v2711;
     out[v2718] = v2716;
   }
-  const unsigned int v2719 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2719 = static_cast<unsigned int>(v37.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2721 = v2148 + v2719;
-  const unsigned int v2722 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2722 = static_cast<unsigned int>(v37.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2724 = v2151 + v2722;
-  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -2768,11 +2768,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2731 = v2730 + v2724;
     out[v2731] = v2729;
   }
-  const unsigned int v2732 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2732 = static_cast<unsigned int>(v37.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2734 = v2148 + v2732;
-  const unsigned int v2735 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2735 = static_cast<unsigned int>(v37.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2737 = v2151 + v2735;
-  const bool v2738 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2738 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2739 = v2737 < v1;
   const bool v2740 = v2738 && v2739;
   if (v2740) {
@@ -2782,11 +2782,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2744 = v2743 + v2737;
     out[v2744] = v2742;
   }
-  const unsigned int v2745 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2745 = static_cast<unsigned int>(v37.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2747 = v2148 + v2745;
-  const unsigned int v2748 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2748 = static_cast<unsigned int>(v37.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2750 = v2151 + v2748;
-  const bool v2751 = v2747 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2751 = v2747 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2752 = v2750 < v1;
   const bool v2753 = v2751 && v2752;
   if (v2753) {
@@ -2796,11 +2796,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2757 = v2756 + v2750;
     out[v2757] = v2755;
   }
-  const unsigned int v2758 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2758 = static_cast<unsigned int>(v37.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2760 = v2148 + v2758;
-  const unsigned int v2761 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2761 = static_cast<unsigned int>(v37.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2763 = v2151 + v2761;
-  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2770 = v2769 + v2763;
     out[v2770] = v2768;
   }
-  const unsigned int v2771 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2771 = static_cast<unsigned int>(v37.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2773 = v2148 + v2771;
-  const unsigned int v2774 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2774 = static_cast<unsigned int>(v37.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2776 = v2151 + v2774;
-  const bool v2777 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2777 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2778 = v2776 < v1;
   const bool v2779 = v2777 && v2778;
   if (v2779) {
@@ -2824,11 +2824,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2783 = v2782 + v2776;
     out[v2783] = v2781;
   }
-  const unsigned int v2784 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2784 = static_cast<unsigned int>(v37.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2786 = v2148 + v2784;
-  const unsigned int v2787 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2787 = static_cast<unsigned int>(v37.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2789 = v2151 + v2787;
-  const bool v2790 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2790 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2791 = v2789 < v1;
   const bool v2792 = v2790 && v2791;
   if (v2792) {
@@ -2838,11 +2838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2796 = v2795 + v2789;
     out[v2796] = v2794;
   }
-  const unsigned int v2797 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2797 = static_cast<unsigned int>(v37.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2799 = v2148 + v2797;
-  const unsigned int v2800 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2800 = static_cast<unsigned int>(v37.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2802 = v2151 + v2800;
-  const bool v2803 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2803 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2804 = v2802 < v1;
   const bool v2805 = v2803 && v2804;
   if (v2805) {
@@ -2852,11 +2852,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2809 = v2808 + v2802;
     out[v2809] = v2807;
   }
-  const unsigned int v2810 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2810 = static_cast<unsigned int>(v37.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2812 = v2148 + v2810;
-  const unsigned int v2813 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2813 = static_cast<unsigned int>(v37.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2815 = v2151 + v2813;
-  const bool v2816 = v2812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2816 = v2812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2817 = v2815 < v1;
   const bool v2818 = v2816 && v2817;
   if (v2818) {
@@ -2866,11 +2866,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2822 = v2821 + v2815;
     out[v2822] = v2820;
   }
-  const unsigned int v2823 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2823 = static_cast<unsigned int>(v37.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2825 = v2148 + v2823;
-  const unsigned int v2826 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2826 = static_cast<unsigned int>(v37.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2828 = v2151 + v2826;
-  const bool v2829 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2829 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2830 = v2828 < v1;
   const bool v2831 = v2829 && v2830;
   if (v2831) {
@@ -2880,11 +2880,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2835 = v2834 + v2828;
     out[v2835] = v2833;
   }
-  const unsigned int v2836 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2836 = static_cast<unsigned int>(v37.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2838 = v2148 + v2836;
-  const unsigned int v2839 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2839 = static_cast<unsigned int>(v37.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2841 = v2151 + v2839;
-  const bool v2842 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2842 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2843 = v2841 < v1;
   const bool v2844 = v2842 && v2843;
   if (v2844) {
@@ -2894,11 +2894,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2848 = v2847 + v2841;
     out[v2848] = v2846;
   }
-  const unsigned int v2849 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2849 = static_cast<unsigned int>(v37.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2851 = v2148 + v2849;
-  const unsigned int v2852 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2852 = static_cast<unsigned int>(v37.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2854 = v2151 + v2852;
-  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2856 = v2854 < v1;
   const bool v2857 = v2855 && v2856;
   if (v2857) {
@@ -2908,11 +2908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2861 = v2860 + v2854;
     out[v2861] = v2859;
   }
-  const unsigned int v2862 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2862 = static_cast<unsigned int>(v37.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2864 = v2148 + v2862;
-  const unsigned int v2865 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2865 = static_cast<unsigned int>(v37.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2867 = v2151 + v2865;
-  const bool v2868 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2868 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2869 = v2867 < v1;
   const bool v2870 = v2868 && v2869;
   if (v2870) {
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2874 = v2873 + v2867;
     out[v2874] = v2872;
   }
-  const unsigned int v2875 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2875 = static_cast<unsigned int>(v37.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2877 = v2148 + v2875;
-  const unsigned int v2878 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2878 = static_cast<unsigned int>(v37.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2880 = v2151 + v2878;
-  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2882 = v2880 < v1;
   const bool v2883 = v2881 && v2882;
   if (v2883) {
@@ -2936,11 +2936,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2887 = v2886 + v2880;
     out[v2887] = v2885;
   }
-  const unsigned int v2888 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2888 = static_cast<unsigned int>(v37.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2890 = v2148 + v2888;
-  const unsigned int v2891 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2891 = static_cast<unsigned int>(v37.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2893 = v2151 + v2891;
-  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -2950,11 +2950,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2900 = v2899 + v2893;
     out[v2900] = v2898;
   }
-  const unsigned int v2901 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2901 = static_cast<unsigned int>(v37.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2903 = v2148 + v2901;
-  const unsigned int v2904 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2904 = static_cast<unsigned int>(v37.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2906 = v2151 + v2904;
-  const bool v2907 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2907 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2908 = v2906 < v1;
   const bool v2909 = v2907 && v2908;
   if (v2909) {
@@ -2964,11 +2964,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2913 = v2912 + v2906;
     out[v2913] = v2911;
   }
-  const unsigned int v2914 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2914 = static_cast<unsigned int>(v37.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2916 = v2148 + v2914;
-  const unsigned int v2917 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2917 = static_cast<unsigned int>(v37.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2919 = v2151 + v2917;
-  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2921 = v2919 < v1;
   const bool v2922 = v2920 && v2921;
   if (v2922) {
@@ -2978,11 +2978,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2926 = v2925 + v2919;
     out[v2926] = v2924;
   }
-  const unsigned int v2927 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2927 = static_cast<unsigned int>(v37.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2929 = v2148 + v2927;
-  const unsigned int v2930 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2930 = static_cast<unsigned int>(v37.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2932 = v2151 + v2930;
-  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2934 = v2932 < v1;
   const bool v2935 = v2933 && v2934;
   if (v2935) {
@@ -2992,11 +2992,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2939 = v2938 + v2932;
     out[v2939] = v2937;
   }
-  const unsigned int v2940 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2940 = static_cast<unsigned int>(v37.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2942 = v2148 + v2940;
-  const unsigned int v2943 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2943 = static_cast<unsigned int>(v37.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2945 = v2151 + v2943;
-  const bool v2946 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2946 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2947 = v2945 < v1;
   const bool v2948 = v2946 && v2947;
   if (v2948) {
@@ -3006,11 +3006,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2952 = v2951 + v2945;
     out[v2952] = v2950;
   }
-  const unsigned int v2953 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2953 = static_cast<unsigned int>(v37.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2955 = v2148 + v2953;
-  const unsigned int v2956 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2956 = static_cast<unsigned int>(v37.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2958 = v2151 + v2956;
-  const bool v2959 = v2955 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2959 = v2955 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2960 = v2958 < v1;
   const bool v2961 = v2959 && v2960;
   if (v2961) {
@@ -3020,11 +3020,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2965 = v2964 + v2958;
     out[v2965] = v2963;
   }
-  const unsigned int v2966 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2966 = static_cast<unsigned int>(v37.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2968 = v2148 + v2966;
-  const unsigned int v2969 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2969 = static_cast<unsigned int>(v37.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2971 = v2151 + v2969;
-  const bool v2972 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2972 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2973 = v2971 < v1;
   const bool v2974 = v2972 && v2973;
   if (v2974) {
@@ -3034,11 +3034,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2978 = v2977 + v2971;
     out[v2978] = v2976;
   }
-  const unsigned int v2979 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2979 = static_cast<unsigned int>(v37.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2981 = v2148 + v2979;
-  const unsigned int v2982 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2982 = static_cast<unsigned int>(v37.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2984 = v2151 + v2982;
-  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2986 = v2984 < v1;
   const bool v2987 = v2985 && v2986;
   if (v2987) {
@@ -3048,11 +3048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v2991 = v2990 + v2984;
     out[v2991] = v2989;
   }
-  const unsigned int v2992 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2992 = static_cast<unsigned int>(v37.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2994 = v2148 + v2992;
-  const unsigned int v2995 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2995 = static_cast<unsigned int>(v37.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2997 = v2151 + v2995;
-  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -3062,11 +3062,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3004 = v3003 + v2997;
     out[v3004] = v3002;
   }
-  const unsigned int v3005 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3005 = static_cast<unsigned int>(v37.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3007 = v2148 + v3005;
-  const unsigned int v3008 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3008 = static_cast<unsigned int>(v37.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3010 = v2151 + v3008;
-  const bool v3011 = v3007 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3011 = v3007 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3012 = v3010 < v1;
   const bool v3013 = v3011 && v3012;
   if (v3013) {
@@ -3076,11 +3076,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3017 = v3016 + v3010;
     out[v3017] = v3015;
   }
-  const unsigned int v3018 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3018 = static_cast<unsigned int>(v37.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3020 = v2148 + v3018;
-  const unsigned int v3021 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3021 = static_cast<unsigned int>(v37.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3023 = v2151 + v3021;
-  const bool v3024 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3024 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3025 = v3023 < v1;
   const bool v3026 = v3024 && v3025;
   if (v3026) {
@@ -3090,11 +3090,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3030 = v3029 + v3023;
     out[v3030] = v3028;
   }
-  const unsigned int v3031 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3031 = static_cast<unsigned int>(v37.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3033 = v2148 + v3031;
-  const unsigned int v3034 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3034 = static_cast<unsigned int>(v37.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3036 = v2151 + v3034;
-  const bool v3037 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3037 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3038 = v3036 < v1;
   const bool v3039 = v3037 && v3038;
   if (v3039) {
@@ -3104,11 +3104,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3043 = v3042 + v3036;
     out[v3043] = v3041;
   }
-  const unsigned int v3044 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3044 = static_cast<unsigned int>(v37.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3046 = v2148 + v3044;
-  const unsigned int v3047 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3047 = static_cast<unsigned int>(v37.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3049 = v2151 + v3047;
-  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3051 = v3049 < v1;
   const bool v3052 = v3050 && v3051;
   if (v3052) {
@@ -3118,11 +3118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3056 = v3055 + v3049;
     out[v3056] = v3054;
   }
-  const unsigned int v3057 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3057 = static_cast<unsigned int>(v37.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3059 = v2148 + v3057;
-  const unsigned int v3060 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3060 = static_cast<unsigned int>(v37.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3062 = v2151 + v3060;
-  const bool v3063 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3063 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3064 = v3062 < v1;
   const bool v3065 = v3063 && v3064;
   if (v3065) {
@@ -3132,11 +3132,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3069 = v3068 + v3062;
     out[v3069] = v3067;
   }
-  const unsigned int v3070 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3070 = static_cast<unsigned int>(v37.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3072 = v2148 + v3070;
-  const unsigned int v3073 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3073 = static_cast<unsigned int>(v37.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3075 = v2151 + v3073;
-  const bool v3076 = v3072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3076 = v3072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3077 = v3075 < v1;
   const bool v3078 = v3076 && v3077;
   if (v3078) {
@@ -3146,11 +3146,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3082 = v3081 + v3075;
     out[v3082] = v3080;
   }
-  const unsigned int v3083 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3083 = static_cast<unsigned int>(v37.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3085 = v2148 + v3083;
-  const unsigned int v3086 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3086 = static_cast<unsigned int>(v37.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3088 = v2151 + v3086;
-  const bool v3089 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3089 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3090 = v3088 < v1;
   const bool v3091 = v3089 && v3090;
   if (v3091) {
@@ -3160,11 +3160,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3095 = v3094 + v3088;
     out[v3095] = v3093;
   }
-  const unsigned int v3096 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3096 = static_cast<unsigned int>(v37.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3098 = v2148 + v3096;
-  const unsigned int v3099 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3099 = static_cast<unsigned int>(v37.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3101 = v2151 + v3099;
-  const bool v3102 = v3098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3102 = v3098 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3103 = v3101 < v1;
   const bool v3104 = v3102 && v3103;
   if (v3104) {
@@ -3174,11 +3174,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3108 = v3107 + v3101;
     out[v3108] = v3106;
   }
-  const unsigned int v3109 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3109 = static_cast<unsigned int>(v37.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3111 = v2148 + v3109;
-  const unsigned int v3112 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3112 = static_cast<unsigned int>(v37.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3114 = v2151 + v3112;
-  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3116 = v3114 < v1;
   const bool v3117 = v3115 && v3116;
   if (v3117) {
@@ -3188,11 +3188,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3121 = v3120 + v3114;
     out[v3121] = v3119;
   }
-  const unsigned int v3122 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3122 = static_cast<unsigned int>(v37.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3124 = v2148 + v3122;
-  const unsigned int v3125 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3125 = static_cast<unsigned int>(v37.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3127 = v2151 + v3125;
-  const bool v3128 = v3124 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3128 = v3124 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3129 = v3127 < v1;
   const bool v3130 = v3128 && v3129;
   if (v3130) {
@@ -3202,11 +3202,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3134 = v3133 + v3127;
     out[v3134] = v3132;
   }
-  const unsigned int v3135 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3135 = static_cast<unsigned int>(v37.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3137 = v2148 + v3135;
-  const unsigned int v3138 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3138 = static_cast<unsigned int>(v37.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3140 = v2151 + v3138;
-  const bool v3141 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3141 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3142 = v3140 < v1;
   const bool v3143 = v3141 && v3142;
   if (v3143) {
@@ -3216,11 +3216,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3147 = v3146 + v3140;
     out[v3147] = v3145;
   }
-  const unsigned int v3148 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3148 = static_cast<unsigned int>(v37.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3150 = v2148 + v3148;
-  const unsigned int v3151 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3151 = static_cast<unsigned int>(v37.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3153 = v2151 + v3151;
-  const bool v3154 = v3150 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3154 = v3150 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3155 = v3153 < v1;
   const bool v3156 = v3154 && v3155;
   if (v3156) {
@@ -3230,11 +3230,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3160 = v3159 + v3153;
     out[v3160] = v3158;
   }
-  const unsigned int v3161 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3161 = static_cast<unsigned int>(v37.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3163 = v2148 + v3161;
-  const unsigned int v3164 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3164 = static_cast<unsigned int>(v37.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3166 = v2151 + v3164;
-  const bool v3167 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3167 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3168 = v3166 < v1;
   const bool v3169 = v3167 && v3168;
   if (v3169) {
@@ -3244,11 +3244,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3173 = v3172 + v3166;
     out[v3173] = v3171;
   }
-  const unsigned int v3174 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3174 = static_cast<unsigned int>(v37.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3176 = v2148 + v3174;
-  const unsigned int v3177 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3177 = static_cast<unsigned int>(v37.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3179 = v2151 + v3177;
-  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3181 = v3179 < v1;
   const bool v3182 = v3180 && v3181;
   if (v3182) {
@@ -3258,11 +3258,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3186 = v3185 + v3179;
     out[v3186] = v3184;
   }
-  const unsigned int v3187 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3187 = static_cast<unsigned int>(v37.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3189 = v2148 + v3187;
-  const unsigned int v3190 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3190 = static_cast<unsigned int>(v37.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3192 = v2151 + v3190;
-  const bool v3193 = v3189 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3193 = v3189 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3194 = v3192 < v1;
   const bool v3195 = v3193 && v3194;
   if (v3195) {
@@ -3272,11 +3272,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3199 = v3198 + v3192;
     out[v3199] = v3197;
   }
-  const unsigned int v3200 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3200 = static_cast<unsigned int>(v37.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3202 = v2148 + v3200;
-  const unsigned int v3203 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3203 = static_cast<unsigned int>(v37.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3205 = v2151 + v3203;
-  const bool v3206 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3206 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3207 = v3205 < v1;
   const bool v3208 = v3206 && v3207;
   if (v3208) {
@@ -3286,11 +3286,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3212 = v3211 + v3205;
     out[v3212] = v3210;
   }
-  const unsigned int v3213 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3213 = static_cast<unsigned int>(v37.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3215 = v2148 + v3213;
-  const unsigned int v3216 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3216 = static_cast<unsigned int>(v37.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3218 = v2151 + v3216;
-  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3220 = v3218 < v1;
   const bool v3221 = v3219 && v3220;
   if (v3221) {
@@ -3300,11 +3300,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3225 = v3224 + v3218;
     out[v3225] = v3223;
   }
-  const unsigned int v3226 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3226 = static_cast<unsigned int>(v37.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3228 = v2148 + v3226;
-  const unsigned int v3229 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3229 = static_cast<unsigned int>(v37.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3231 = v2151 + v3229;
-  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3233 = v3231 < v1;
   const bool v3234 = v3232 && v3233;
   if (v3234) {
@@ -3314,11 +3314,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3238 = v3237 + v3231;
     out[v3238] = v3236;
   }
-  const unsigned int v3239 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3239 = static_cast<unsigned int>(v37.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3241 = v2148 + v3239;
-  const unsigned int v3242 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3242 = static_cast<unsigned int>(v37.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3244 = v2151 + v3242;
-  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -3328,11 +3328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3251 = v3250 + v3244;
     out[v3251] = v3249;
   }
-  const unsigned int v3252 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3252 = static_cast<unsigned int>(v37.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3254 = v2148 + v3252;
-  const unsigned int v3255 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3255 = static_cast<unsigned int>(v37.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3257 = v2151 + v3255;
-  const bool v3258 = v3254 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3258 = v3254 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3259 = v3257 < v1;
   const bool v3260 = v3258 && v3259;
   if (v3260) {
@@ -3342,11 +3342,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3264 = v3263 + v3257;
     out[v3264] = v3262;
   }
-  const unsigned int v3265 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3265 = static_cast<unsigned int>(v37.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3267 = v2148 + v3265;
-  const unsigned int v3268 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3268 = static_cast<unsigned int>(v37.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3270 = v2151 + v3268;
-  const bool v3271 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3271 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3272 = v3270 < v1;
   const bool v3273 = v3271 && v3272;
   if (v3273) {
@@ -3356,11 +3356,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3277 = v3276 + v3270;
     out[v3277] = v3275;
   }
-  const unsigned int v3278 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3278 = static_cast<unsigned int>(v37.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3280 = v2148 + v3278;
-  const unsigned int v3281 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3281 = static_cast<unsigned int>(v37.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3283 = v2151 + v3281;
-  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3285 = v3283 < v1;
   const bool v3286 = v3284 && v3285;
   if (v3286) {
@@ -3370,11 +3370,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3290 = v3289 + v3283;
     out[v3290] = v3288;
   }
-  const unsigned int v3291 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3291 = static_cast<unsigned int>(v37.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3293 = v2148 + v3291;
-  const unsigned int v3294 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3294 = static_cast<unsigned int>(v37.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3296 = v2151 + v3294;
-  const bool v3297 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3297 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3298 = v3296 < v1;
   const bool v3299 = v3297 && v3298;
   if (v3299) {
@@ -3384,11 +3384,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3303 = v3302 + v3296;
     out[v3303] = v3301;
   }
-  const unsigned int v3304 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3304 = static_cast<unsigned int>(v37.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3306 = v2148 + v3304;
-  const unsigned int v3307 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3307 = static_cast<unsigned int>(v37.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3309 = v2151 + v3307;
-  const bool v3310 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3310 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3311 = v3309 < v1;
   const bool v3312 = v3310 && v3311;
   if (v3312) {
@@ -3398,11 +3398,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3316 = v3315 + v3309;
     out[v3316] = v3314;
   }
-  const unsigned int v3317 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3317 = static_cast<unsigned int>(v37.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3319 = v2148 + v3317;
-  const unsigned int v3320 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3320 = static_cast<unsigned int>(v37.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3322 = v2151 + v3320;
-  const bool v3323 = v3319 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3323 = v3319 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3324 = v3322 < v1;
   const bool v3325 = v3323 && v3324;
   if (v3325) {
@@ -3412,11 +3412,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3329 = v3328 + v3322;
     out[v3329] = v3327;
   }
-  const unsigned int v3330 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3330 = static_cast<unsigned int>(v37.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3332 = v2148 + v3330;
-  const unsigned int v3333 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3333 = static_cast<unsigned int>(v37.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3335 = v2151 + v3333;
-  const bool v3336 = v3332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3336 = v3332 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3337 = v3335 < v1;
   const bool v3338 = v3336 && v3337;
   if (v3338) {
@@ -3426,11 +3426,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3342 = v3341 + v3335;
     out[v3342] = v3340;
   }
-  const unsigned int v3343 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3343 = static_cast<unsigned int>(v37.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3345 = v2148 + v3343;
-  const unsigned int v3346 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3346 = static_cast<unsigned int>(v37.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3348 = v2151 + v3346;
-  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3350 = v3348 < v1;
   const bool v3351 = v3349 && v3350;
   if (v3351) {
@@ -3440,11 +3440,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3355 = v3354 + v3348;
     out[v3355] = v3353;
   }
-  const unsigned int v3356 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3356 = static_cast<unsigned int>(v37.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3358 = v2148 + v3356;
-  const unsigned int v3359 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3359 = static_cast<unsigned int>(v37.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3361 = v2151 + v3359;
-  const bool v3362 = v3358 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3362 = v3358 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3363 = v3361 < v1;
   const bool v3364 = v3362 && v3363;
   if (v3364) {
@@ -3454,11 +3454,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3368 = v3367 + v3361;
     out[v3368] = v3366;
   }
-  const unsigned int v3369 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3369 = static_cast<unsigned int>(v37.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3371 = v2148 + v3369;
-  const unsigned int v3372 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3372 = static_cast<unsigned int>(v37.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3374 = v2151 + v3372;
-  const bool v3375 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3375 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3376 = v3374 < v1;
   const bool v3377 = v3375 && v3376;
   if (v3377) {
@@ -3468,11 +3468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3381 = v3380 + v3374;
     out[v3381] = v3379;
   }
-  const unsigned int v3382 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3382 = static_cast<unsigned int>(v37.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3384 = v2148 + v3382;
-  const unsigned int v3385 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3385 = static_cast<unsigned int>(v37.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3387 = v2151 + v3385;
-  const bool v3388 = v3384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3388 = v3384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3389 = v3387 < v1;
   const bool v3390 = v3388 && v3389;
   if (v3390) {
@@ -3482,11 +3482,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3394 = v3393 + v3387;
     out[v3394] = v3392;
   }
-  const unsigned int v3395 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3395 = static_cast<unsigned int>(v37.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3397 = v2148 + v3395;
-  const unsigned int v3398 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3398 = static_cast<unsigned int>(v37.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3400 = v2151 + v3398;
-  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3402 = v3400 < v1;
   const bool v3403 = v3401 && v3402;
   if (v3403) {
@@ -3496,11 +3496,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3407 = v3406 + v3400;
     out[v3407] = v3405;
   }
-  const unsigned int v3408 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3408 = static_cast<unsigned int>(v37.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3410 = v2148 + v3408;
-  const unsigned int v3411 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3411 = static_cast<unsigned int>(v37.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3413 = v2151 + v3411;
-  const bool v3414 = v3410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3414 = v3410 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3415 = v3413 < v1;
   const bool v3416 = v3414 && v3415;
   if (v3416) {
@@ -3510,11 +3510,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3420 = v3419 + v3413;
     out[v3420] = v3418;
   }
-  const unsigned int v3421 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3421 = static_cast<unsigned int>(v37.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3423 = v2148 + v3421;
-  const unsigned int v3424 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3424 = static_cast<unsigned int>(v37.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3426 = v2151 + v3424;
-  const bool v3427 = v3423 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3427 = v3423 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3428 = v3426 < v1;
   const bool v3429 = v3427 && v3428;
   if (v3429) {
@@ -3524,11 +3524,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3433 = v3432 + v3426;
     out[v3433] = v3431;
   }
-  const unsigned int v3434 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3434 = static_cast<unsigned int>(v37.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3436 = v2148 + v3434;
-  const unsigned int v3437 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3437 = static_cast<unsigned int>(v37.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3439 = v2151 + v3437;
-  const bool v3440 = v3436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3440 = v3436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3441 = v3439 < v1;
   const bool v3442 = v3440 && v3441;
   if (v3442) {
@@ -3538,11 +3538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3446 = v3445 + v3439;
     out[v3446] = v3444;
   }
-  const unsigned int v3447 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3447 = static_cast<unsigned int>(v37.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3449 = v2148 + v3447;
-  const unsigned int v3450 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3450 = static_cast<unsigned int>(v37.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3452 = v2151 + v3450;
-  const bool v3453 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3453 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3454 = v3452 < v1;
   const bool v3455 = v3453 && v3454;
   if (v3455) {
@@ -3552,11 +3552,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3459 = v3458 + v3452;
     out[v3459] = v3457;
   }
-  const unsigned int v3460 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3460 = static_cast<unsigned int>(v37.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3462 = v2148 + v3460;
-  const unsigned int v3463 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3463 = static_cast<unsigned int>(v37.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3465 = v2151 + v3463;
-  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3467 = v3465 < v1;
   const bool v3468 = v3466 && v3467;
   if (v3468) {
@@ -3566,11 +3566,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3472 = v3471 + v3465;
     out[v3472] = v3470;
   }
-  const unsigned int v3473 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3473 = static_cast<unsigned int>(v37.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3475 = v2148 + v3473;
-  const unsigned int v3476 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3476 = static_cast<unsigned int>(v37.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3478 = v2151 + v3476;
-  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3480 = v3478 < v1;
   const bool v3481 = v3479 && v3480;
   if (v3481) {
@@ -3580,11 +3580,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3485 = v3484 + v3478;
     out[v3485] = v3483;
   }
-  const unsigned int v3486 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3486 = static_cast<unsigned int>(v37.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3488 = v2148 + v3486;
-  const unsigned int v3489 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3489 = static_cast<unsigned int>(v37.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3491 = v2151 + v3489;
-  const bool v3492 = v3488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3492 = v3488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3493 = v3491 < v1;
   const bool v3494 = v3492 && v3493;
   if (v3494) {
@@ -3594,11 +3594,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3498 = v3497 + v3491;
     out[v3498] = v3496;
   }
-  const unsigned int v3499 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3499 = static_cast<unsigned int>(v37.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3501 = v2148 + v3499;
-  const unsigned int v3502 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3502 = static_cast<unsigned int>(v37.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3504 = v2151 + v3502;
-  const bool v3505 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3505 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3506 = v3504 < v1;
   const bool v3507 = v3505 && v3506;
   if (v3507) {
@@ -3608,11 +3608,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3511 = v3510 + v3504;
     out[v3511] = v3509;
   }
-  const unsigned int v3512 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3512 = static_cast<unsigned int>(v37.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3514 = v2148 + v3512;
-  const unsigned int v3515 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3515 = static_cast<unsigned int>(v37.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3517 = v2151 + v3515;
-  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3519 = v3517 < v1;
   const bool v3520 = v3518 && v3519;
   if (v3520) {
@@ -3622,11 +3622,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3524 = v3523 + v3517;
     out[v3524] = v3522;
   }
-  const unsigned int v3525 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3525 = static_cast<unsigned int>(v37.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3527 = v2148 + v3525;
-  const unsigned int v3528 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3528 = static_cast<unsigned int>(v37.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3530 = v2151 + v3528;
-  const bool v3531 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3531 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3532 = v3530 < v1;
   const bool v3533 = v3531 && v3532;
   if (v3533) {
@@ -3636,11 +3636,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3537 = v3536 + v3530;
     out[v3537] = v3535;
   }
-  const unsigned int v3538 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3538 = static_cast<unsigned int>(v37.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3540 = v2148 + v3538;
-  const unsigned int v3541 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3541 = static_cast<unsigned int>(v37.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3543 = v2151 + v3541;
-  const bool v3544 = v3540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3544 = v3540 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3545 = v3543 < v1;
   const bool v3546 = v3544 && v3545;
   if (v3546) {
@@ -3650,11 +3650,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3550 = v3549 + v3543;
     out[v3550] = v3548;
   }
-  const unsigned int v3551 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3551 = static_cast<unsigned int>(v37.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3553 = v2148 + v3551;
-  const unsigned int v3554 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3554 = static_cast<unsigned int>(v37.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3556 = v2151 + v3554;
-  const bool v3557 = v3553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3557 = v3553 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3558 = v3556 < v1;
   const bool v3559 = v3557 && v3558;
   if (v3559) {
@@ -3664,11 +3664,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3563 = v3562 + v3556;
     out[v3563] = v3561;
   }
-  const unsigned int v3564 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3564 = static_cast<unsigned int>(v37.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3566 = v2148 + v3564;
-  const unsigned int v3567 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3567 = static_cast<unsigned int>(v37.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3569 = v2151 + v3567;
-  const bool v3570 = v3566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3570 = v3566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3571 = v3569 < v1;
   const bool v3572 = v3570 && v3571;
   if (v3572) {
@@ -3678,11 +3678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3576 = v3575 + v3569;
     out[v3576] = v3574;
   }
-  const unsigned int v3577 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3577 = static_cast<unsigned int>(v37.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3579 = v2148 + v3577;
-  const unsigned int v3580 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3580 = static_cast<unsigned int>(v37.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3582 = v2151 + v3580;
-  const bool v3583 = v3579 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3583 = v3579 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3584 = v3582 < v1;
   const bool v3585 = v3583 && v3584;
   if (v3585) {
@@ -3692,11 +3692,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3589 = v3588 + v3582;
     out[v3589] = v3587;
   }
-  const unsigned int v3590 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3590 = static_cast<unsigned int>(v37.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3592 = v2148 + v3590;
-  const unsigned int v3593 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3593 = static_cast<unsigned int>(v37.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3595 = v2151 + v3593;
-  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3597 = v3595 < v1;
   const bool v3598 = v3596 && v3597;
   if (v3598) {
@@ -3706,11 +3706,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3602 = v3601 + v3595;
     out[v3602] = v3600;
   }
-  const unsigned int v3603 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3603 = static_cast<unsigned int>(v37.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3605 = v2148 + v3603;
-  const unsigned int v3606 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3606 = static_cast<unsigned int>(v37.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3608 = v2151 + v3606;
-  const bool v3609 = v3605 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3609 = v3605 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3610 = v3608 < v1;
   const bool v3611 = v3609 && v3610;
   if (v3611) {
@@ -3720,11 +3720,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3615 = v3614 + v3608;
     out[v3615] = v3613;
   }
-  const unsigned int v3616 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3616 = static_cast<unsigned int>(v37.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3618 = v2148 + v3616;
-  const unsigned int v3619 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3619 = static_cast<unsigned int>(v37.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3621 = v2151 + v3619;
-  const bool v3622 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3622 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3623 = v3621 < v1;
   const bool v3624 = v3622 && v3623;
   if (v3624) {
@@ -3734,11 +3734,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3628 = v3627 + v3621;
     out[v3628] = v3626;
   }
-  const unsigned int v3629 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3629 = static_cast<unsigned int>(v37.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3631 = v2148 + v3629;
-  const unsigned int v3632 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3632 = static_cast<unsigned int>(v37.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3634 = v2151 + v3632;
-  const bool v3635 = v3631 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3635 = v3631 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3636 = v3634 < v1;
   const bool v3637 = v3635 && v3636;
   if (v3637) {
@@ -3748,11 +3748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3641 = v3640 + v3634;
     out[v3641] = v3639;
   }
-  const unsigned int v3642 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3642 = static_cast<unsigned int>(v37.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3644 = v2148 + v3642;
-  const unsigned int v3645 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3645 = static_cast<unsigned int>(v37.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3647 = v2151 + v3645;
-  const bool v3648 = v3644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3648 = v3644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3649 = v3647 < v1;
   const bool v3650 = v3648 && v3649;
   if (v3650) {
@@ -3762,11 +3762,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3654 = v3653 + v3647;
     out[v3654] = v3652;
   }
-  const unsigned int v3655 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3655 = static_cast<unsigned int>(v37.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3657 = v2148 + v3655;
-  const unsigned int v3658 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3658 = static_cast<unsigned int>(v37.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3660 = v2151 + v3658;
-  const bool v3661 = v3657 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3661 = v3657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3662 = v3660 < v1;
   const bool v3663 = v3661 && v3662;
   if (v3663) {
@@ -3776,11 +3776,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3667 = v3666 + v3660;
     out[v3667] = v3665;
   }
-  const unsigned int v3668 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3668 = static_cast<unsigned int>(v37.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3670 = v2148 + v3668;
-  const unsigned int v3671 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3671 = static_cast<unsigned int>(v37.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3673 = v2151 + v3671;
-  const bool v3674 = v3670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3674 = v3670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3675 = v3673 < v1;
   const bool v3676 = v3674 && v3675;
   if (v3676) {
@@ -3790,11 +3790,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3680 = v3679 + v3673;
     out[v3680] = v3678;
   }
-  const unsigned int v3681 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3681 = static_cast<unsigned int>(v37.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3683 = v2148 + v3681;
-  const unsigned int v3684 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3684 = static_cast<unsigned int>(v37.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3686 = v2151 + v3684;
-  const bool v3687 = v3683 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3687 = v3683 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3688 = v3686 < v1;
   const bool v3689 = v3687 && v3688;
   if (v3689) {
@@ -3804,11 +3804,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3693 = v3692 + v3686;
     out[v3693] = v3691;
   }
-  const unsigned int v3694 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3694 = static_cast<unsigned int>(v37.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3696 = v2148 + v3694;
-  const unsigned int v3697 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3697 = static_cast<unsigned int>(v37.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3699 = v2151 + v3697;
-  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3701 = v3699 < v1;
   const bool v3702 = v3700 && v3701;
   if (v3702) {
@@ -3818,11 +3818,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3706 = v3705 + v3699;
     out[v3706] = v3704;
   }
-  const unsigned int v3707 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3707 = static_cast<unsigned int>(v37.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3709 = v2148 + v3707;
-  const unsigned int v3710 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3710 = static_cast<unsigned int>(v37.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3712 = v2151 + v3710;
-  const bool v3713 = v3709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3713 = v3709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3714 = v3712 < v1;
   const bool v3715 = v3713 && v3714;
   if (v3715) {
@@ -3832,11 +3832,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3719 = v3718 + v3712;
     out[v3719] = v3717;
   }
-  const unsigned int v3720 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3720 = static_cast<unsigned int>(v37.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3722 = v2148 + v3720;
-  const unsigned int v3723 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3723 = static_cast<unsigned int>(v37.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3725 = v2151 + v3723;
-  const bool v3726 = v3722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3726 = v3722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3727 = v3725 < v1;
   const bool v3728 = v3726 && v3727;
   if (v3728) {
@@ -3846,11 +3846,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3732 = v3731 + v3725;
     out[v3732] = v3730;
   }
-  const unsigned int v3733 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3733 = static_cast<unsigned int>(v37.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3735 = v2148 + v3733;
-  const unsigned int v3736 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3736 = static_cast<unsigned int>(v37.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3738 = v2151 + v3736;
-  const bool v3739 = v3735 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3739 = v3735 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3740 = v3738 < v1;
   const bool v3741 = v3739 && v3740;
   if (v3741) {
@@ -3860,11 +3860,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3745 = v3744 + v3738;
     out[v3745] = v3743;
   }
-  const unsigned int v3746 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3746 = static_cast<unsigned int>(v37.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3748 = v2148 + v3746;
-  const unsigned int v3749 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3749 = static_cast<unsigned int>(v37.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3751 = v2151 + v3749;
-  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3753 = v3751 < v1;
   const bool v3754 = v3752 && v3753;
   if (v3754) {
@@ -3874,11 +3874,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3758 = v3757 + v3751;
     out[v3758] = v3756;
   }
-  const unsigned int v3759 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3759 = static_cast<unsigned int>(v37.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3761 = v2148 + v3759;
-  const unsigned int v3762 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3762 = static_cast<unsigned int>(v37.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3764 = v2151 + v3762;
-  const bool v3765 = v3761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3765 = v3761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3766 = v3764 < v1;
   const bool v3767 = v3765 && v3766;
   if (v3767) {
@@ -3888,11 +3888,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3771 = v3770 + v3764;
     out[v3771] = v3769;
   }
-  const unsigned int v3772 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3772 = static_cast<unsigned int>(v37.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3774 = v2148 + v3772;
-  const unsigned int v3775 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3775 = static_cast<unsigned int>(v37.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3777 = v2151 + v3775;
-  const bool v3778 = v3774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3778 = v3774 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3779 = v3777 < v1;
   const bool v3780 = v3778 && v3779;
   if (v3780) {
@@ -3902,11 +3902,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3784 = v3783 + v3777;
     out[v3784] = v3782;
   }
-  const unsigned int v3785 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3785 = static_cast<unsigned int>(v37.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3787 = v2148 + v3785;
-  const unsigned int v3788 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3788 = static_cast<unsigned int>(v37.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3790 = v2151 + v3788;
-  const bool v3791 = v3787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3791 = v3787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3792 = v3790 < v1;
   const bool v3793 = v3791 && v3792;
   if (v3793) {
@@ -3916,11 +3916,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
     const unsigned int v3797 = v3796 + v3790;
     out[v3797] = v3795;
   }
-  const unsigned int v3798 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v3798 = static_cast<unsigned int>(v37.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v3800 = v2148 + v3798;
-  const unsigned int v3801 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v3801 = static_cast<unsigned int>(v37.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v3803 = v2151 + v3801;
-  const bool v3804 = v3800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3804 = v3800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3805 = v3803 < v1;
   const bool v3806 = v3804 && v3805;
   if (v3806) {

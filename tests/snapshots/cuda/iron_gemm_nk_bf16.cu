@@ -265,26 +265,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v24 = v23 << 7u;
   const unsigned int v27 = v21 / v19;
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
-    for (unsigned int v2409 = 0u; v2409 < 2u; v2409 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2409 = 0u; v2409 < 2u; v2409 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2410 = v2409 << 6u;
       const bool v2412 = v2410 < v2;
       if (v2412) {
-        const unsigned int v2414 = v2409 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2414 = v2409 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2416 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2419 = v2416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2422 = v2416 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -486,43 +486,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
         const unsigned int v2796 = v2790 ? v2795 : 0u;
         iron_copy_async<16>(shm1 + (v2606 ^ (((v2606 >> 6u) & 7u) << 3u)), b + v2796, v2790);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
-    const unsigned int v2813 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v2819 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v2813 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2819 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v2801 = 0u; v2801 < v2; v2801 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (unsigned int v2801 = 0u; v2801 < v2; v2801 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2803 = v2801 >> 6u;
       const unsigned int v2805 = v2803 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2807 = v2805 << 13u;  // kernels/gemm/gemm_tiles.hpp:224
-      const unsigned int v2814 = v2807 + v2813;  // kernels/gemm/gemm_tiles.hpp:206
+      const unsigned int v2807 = v2805 << 13u;  // kernels/gemm/gemm_tiles.hpp:255
+      const unsigned int v2814 = v2807 + v2813;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2814, 64u);
-      const unsigned int v2820 = v2807 + v2819;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v2820 = v2807 + v2819;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2820, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2827 = v2814 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2827 = v2814 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2827, 64u);
-      const unsigned int v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v2833 = v2820 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2833, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2839 = v2814 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2839 = v2814 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2839, 64u);
-      const unsigned int v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v2845 = v2820 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2845, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2851 = v2814 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2851 = v2814 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load_shared<false, 6, 3>(v41, shm0, v2851, 64u);
-      const unsigned int v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v2857 = v2820 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load_shared<true, 6, 3>(v43, shm1, v2857, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const unsigned int v2860 = v2801 + 128u;  // kernels/gemm/gemm_tiles.hpp:222
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const unsigned int v2860 = v2801 + 128u;  // kernels/gemm/gemm_tiles.hpp:253
       const unsigned int v2862 = v2803 + 2u;
       const unsigned int v2863 = v2862 % 3u;
       const bool v2864 = v2860 < v2;
       if (v2864) {
-        const unsigned int v2866 = v2863 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+        const unsigned int v2866 = v2863 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
         const unsigned int v2868 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
         const unsigned int v2871 = v2868 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
         const unsigned int v2874 = v2868 & 7u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -724,22 +724,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
         const unsigned int v3248 = v3242 ? v3247 : 0u;
         iron_copy_async<16>(shm1 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), b + v3248, v3242);  // kernels/gemm/gemm_tiles.hpp:82
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
     }
     __syncthreads();
   } else {
     const unsigned int v512 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:93
     const unsigned int v513 = threadIdx.x;
-    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const unsigned int v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const unsigned int v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (unsigned int v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (unsigned int v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const unsigned int v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const unsigned int v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -785,29 +785,29 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
           shm1[(v562 ^ (((v562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v569, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v575, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v589, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v613, 64u);  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v614 = static_cast<unsigned int>(v39.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v615 = v24 + v33;
   const unsigned int v616 = v615 + v614;
-  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v617 = static_cast<unsigned int>(v39.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v618 = v28 + v37;
   const unsigned int v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -818,11 +818,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v627 = v626 + v619;
     out[v627] = v625;
   }
-  const unsigned int v628 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v628 = static_cast<unsigned int>(v39.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v630 = v615 + v628;
-  const unsigned int v631 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v631 = static_cast<unsigned int>(v39.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v633 = v618 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v641 = v640 + v633;
     out[v641] = v639;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v642 = static_cast<unsigned int>(v39.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v644 = v615 + v642;
-  const unsigned int v645 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v645 = static_cast<unsigned int>(v39.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v647 = v618 + v645;
-  const bool v648 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v648 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v649 = v647 < v1;
   const bool v650 = v648 && v649;
   if (v650) {
@@ -848,11 +848,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v655 = v654 + v647;
     out[v655] = v653;
   }
-  const unsigned int v656 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v656 = static_cast<unsigned int>(v39.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v658 = v615 + v656;
-  const unsigned int v659 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v659 = static_cast<unsigned int>(v39.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v661 = v618 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -863,11 +863,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v669 = v668 + v661;
     out[v669] = v667;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v670 = static_cast<unsigned int>(v39.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v672 = v615 + v670;
-  const unsigned int v673 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v673 = static_cast<unsigned int>(v39.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v675 = v618 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -878,11 +878,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v683 = v682 + v675;
     out[v683] = v681;
   }
-  const unsigned int v684 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v684 = static_cast<unsigned int>(v39.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v686 = v615 + v684;
-  const unsigned int v687 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v687 = static_cast<unsigned int>(v39.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v689 = v618 + v687;
-  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v691 = v689 < v1;
   const bool v692 = v690 && v691;
   if (v692) {
@@ -893,11 +893,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v697 = v696 + v689;
     out[v697] = v695;
   }
-  const unsigned int v698 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v698 = static_cast<unsigned int>(v39.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v700 = v615 + v698;
-  const unsigned int v701 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v701 = static_cast<unsigned int>(v39.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v703 = v618 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -908,11 +908,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v711 = v710 + v703;
     out[v711] = v709;
   }
-  const unsigned int v712 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v712 = static_cast<unsigned int>(v39.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v714 = v615 + v712;
-  const unsigned int v715 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v715 = static_cast<unsigned int>(v39.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v717 = v618 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -923,11 +923,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v725 = v724 + v717;
     out[v725] = v723;
   }
-  const unsigned int v726 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v726 = static_cast<unsigned int>(v39.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v728 = v615 + v726;
-  const unsigned int v729 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v729 = static_cast<unsigned int>(v39.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v731 = v618 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
@@ -938,11 +938,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v739 = v738 + v731;
     out[v739] = v737;
   }
-  const unsigned int v740 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v740 = static_cast<unsigned int>(v39.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v742 = v615 + v740;
-  const unsigned int v743 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v743 = static_cast<unsigned int>(v39.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v745 = v618 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -953,11 +953,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v753 = v752 + v745;
     out[v753] = v751;
   }
-  const unsigned int v754 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v754 = static_cast<unsigned int>(v39.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v756 = v615 + v754;
-  const unsigned int v757 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v757 = static_cast<unsigned int>(v39.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v759 = v618 + v757;
-  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -968,11 +968,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v767 = v766 + v759;
     out[v767] = v765;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v768 = static_cast<unsigned int>(v39.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v770 = v615 + v768;
-  const unsigned int v771 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v771 = static_cast<unsigned int>(v39.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v773 = v618 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v775 = v773 < v1;
   const bool v776 = v774 && v775;
   if (v776) {
@@ -983,11 +983,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v781 = v780 + v773;
     out[v781] = v779;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v782 = static_cast<unsigned int>(v39.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v784 = v615 + v782;
-  const unsigned int v785 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v785 = static_cast<unsigned int>(v39.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v787 = v618 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -998,11 +998,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v795 = v794 + v787;
     out[v795] = v793;
   }
-  const unsigned int v796 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v796 = static_cast<unsigned int>(v39.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v798 = v615 + v796;
-  const unsigned int v799 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v799 = static_cast<unsigned int>(v39.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v801 = v618 + v799;
-  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -1013,11 +1013,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v809 = v808 + v801;
     out[v809] = v807;
   }
-  const unsigned int v810 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v810 = static_cast<unsigned int>(v39.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v812 = v615 + v810;
-  const unsigned int v813 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v813 = static_cast<unsigned int>(v39.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v815 = v618 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -1028,11 +1028,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v823 = v822 + v815;
     out[v823] = v821;
   }
-  const unsigned int v824 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v824 = static_cast<unsigned int>(v39.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v826 = v615 + v824;
-  const unsigned int v827 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v827 = static_cast<unsigned int>(v39.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v829 = v618 + v827;
-  const bool v830 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v830 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -1043,11 +1043,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v837 = v836 + v829;
     out[v837] = v835;
   }
-  const unsigned int v838 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v838 = static_cast<unsigned int>(v39.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v840 = v615 + v838;
-  const unsigned int v841 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v841 = static_cast<unsigned int>(v39.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v843 = v618 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -1058,11 +1058,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v851 = v850 + v843;
     out[v851] = v849;
   }
-  const unsigned int v852 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v852 = static_cast<unsigned int>(v39.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v854 = v615 + v852;
-  const unsigned int v855 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v855 = static_cast<unsigned int>(v39.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v857 = v618 + v855;
-  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v859 = v857 < v1;
   const bool v860 = v858 && v859;
   if (v860) {
@@ -1073,11 +1073,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v865 = v864 + v857;
     out[v865] = v863;
   }
-  const unsigned int v866 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v866 = static_cast<unsigned int>(v39.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v868 = v615 + v866;
-  const unsigned int v869 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v869 = static_cast<unsigned int>(v39.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v871 = v618 + v869;
-  const bool v872 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v872 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -1088,11 +1088,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v879 = v878 + v871;
     out[v879] = v877;
   }
-  const unsigned int v880 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v880 = static_cast<unsigned int>(v39.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v882 = v615 + v880;
-  const unsigned int v883 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v883 = static_cast<unsigned int>(v39.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v885 = v618 + v883;
-  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v887 = v885 < v1;
   const bool v888 = v886 && v887;
   if (v888) {
@@ -1103,11 +1103,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v893 = v892 + v885;
     out[v893] = v891;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v894 = static_cast<unsigned int>(v39.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v896 = v615 + v894;
-  const unsigned int v897 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v897 = static_cast<unsigned int>(v39.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v899 = v618 + v897;
-  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v901 = v899 < v1;
   const bool v902 = v900 && v901;
   if (v902) {
@@ -1118,11 +1118,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v907 = v906 + v899;
     out[v907] = v905;
   }
-  const unsigned int v908 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v908 = static_cast<unsigned int>(v39.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v910 = v615 + v908;
-  const unsigned int v911 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v911 = static_cast<unsigned int>(v39.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v913 = v618 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -1133,11 +1133,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v921 = v920 + v913;
     out[v921] = v919;
   }
-  const unsigned int v922 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v922 = static_cast<unsigned int>(v39.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v924 = v615 + v922;
-  const unsigned int v925 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v925 = static_cast<unsigned int>(v39.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v927 = v618 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -1148,11 +1148,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v935 = v934 + v927;
     out[v935] = v933;
   }
-  const unsigned int v936 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v936 = static_cast<unsigned int>(v39.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v938 = v615 + v936;
-  const unsigned int v939 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v939 = static_cast<unsigned int>(v39.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v941 = v618 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -1163,11 +1163,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v949 = v948 + v941;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v950 = static_cast<unsigned int>(v39.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v952 = v615 + v950;
-  const unsigned int v953 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v953 = static_cast<unsigned int>(v39.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v955 = v618 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -1178,11 +1178,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v963 = v962 + v955;
     out[v963] = v961;
   }
-  const unsigned int v964 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v964 = static_cast<unsigned int>(v39.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v966 = v615 + v964;
-  const unsigned int v967 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v967 = static_cast<unsigned int>(v39.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v969 = v618 + v967;
-  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -1193,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v977 = v976 + v969;
     out[v977] = v975;
   }
-  const unsigned int v978 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v978 = static_cast<unsigned int>(v39.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v980 = v615 + v978;
-  const unsigned int v981 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v981 = static_cast<unsigned int>(v39.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v983 = v618 + v981;
-  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v985 = v983 < v1;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -1208,11 +1208,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v991 = v990 + v983;
     out[v991] = v989;
   }
-  const unsigned int v992 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v992 = static_cast<unsigned int>(v39.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v994 = v615 + v992;
-  const unsigned int v995 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v995 = static_cast<unsigned int>(v39.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v997 = v618 + v995;
-  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -1223,11 +1223,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1005 = v1004 + v997;
     out[v1005] = v1003;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1006 = static_cast<unsigned int>(v39.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1008 = v615 + v1006;
-  const unsigned int v1009 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1009 = static_cast<unsigned int>(v39.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1011 = v618 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -1238,11 +1238,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1019 = v1018 + v1011;
     out[v1019] = v1017;
   }
-  const unsigned int v1020 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1020 = static_cast<unsigned int>(v39.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1022 = v615 + v1020;
-  const unsigned int v1023 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1023 = static_cast<unsigned int>(v39.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1025 = v618 + v1023;
-  const bool v1026 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1026 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1027 = v1025 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
@@ -1253,11 +1253,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1033 = v1032 + v1025;
     out[v1033] = v1031;
   }
-  const unsigned int v1034 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1034 = static_cast<unsigned int>(v39.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1036 = v615 + v1034;
-  const unsigned int v1037 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1037 = static_cast<unsigned int>(v39.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1039 = v618 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1047 = v1046 + v1039;
     out[v1047] = v1045;
   }
-  const unsigned int v1048 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1048 = static_cast<unsigned int>(v39.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1050 = v615 + v1048;
-  const unsigned int v1051 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1051 = static_cast<unsigned int>(v39.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1053 = v618 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -1283,11 +1283,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1061 = v1060 + v1053;
     out[v1061] = v1059;
   }
-  const unsigned int v1062 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1062 = static_cast<unsigned int>(v39.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1064 = v615 + v1062;
-  const unsigned int v1065 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1065 = static_cast<unsigned int>(v39.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1067 = v618 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
@@ -1298,11 +1298,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1075 = v1074 + v1067;
     out[v1075] = v1073;
   }
-  const unsigned int v1076 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1076 = static_cast<unsigned int>(v39.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1078 = v615 + v1076;
-  const unsigned int v1079 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1079 = static_cast<unsigned int>(v39.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1081 = v618 + v1079;
-  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1083 = v1081 < v1;
   const bool v1084 = v1082 && v1083;
   if (v1084) {
@@ -1313,11 +1313,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1089 = v1088 + v1081;
     out[v1089] = v1087;
   }
-  const unsigned int v1090 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1090 = static_cast<unsigned int>(v39.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1092 = v615 + v1090;
-  const unsigned int v1093 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1093 = static_cast<unsigned int>(v39.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1095 = v618 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -1328,11 +1328,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1103 = v1102 + v1095;
     out[v1103] = v1101;
   }
-  const unsigned int v1104 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1104 = static_cast<unsigned int>(v39.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1106 = v615 + v1104;
-  const unsigned int v1107 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1107 = static_cast<unsigned int>(v39.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1109 = v618 + v1107;
-  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1111 = v1109 < v1;
   const bool v1112 = v1110 && v1111;
   if (v1112) {
@@ -1343,11 +1343,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1117 = v1116 + v1109;
     out[v1117] = v1115;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1118 = static_cast<unsigned int>(v39.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1120 = v615 + v1118;
-  const unsigned int v1121 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1121 = static_cast<unsigned int>(v39.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1123 = v618 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1358,11 +1358,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1131 = v1130 + v1123;
     out[v1131] = v1129;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1132 = static_cast<unsigned int>(v39.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1134 = v615 + v1132;
-  const unsigned int v1135 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1135 = static_cast<unsigned int>(v39.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1137 = v618 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1373,11 +1373,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1145 = v1144 + v1137;
     out[v1145] = v1143;
   }
-  const unsigned int v1146 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1146 = static_cast<unsigned int>(v39.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1148 = v615 + v1146;
-  const unsigned int v1149 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1149 = static_cast<unsigned int>(v39.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1151 = v618 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1388,11 +1388,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1159 = v1158 + v1151;
     out[v1159] = v1157;
   }
-  const unsigned int v1160 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1160 = static_cast<unsigned int>(v39.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1162 = v615 + v1160;
-  const unsigned int v1163 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1163 = static_cast<unsigned int>(v39.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1165 = v618 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1403,11 +1403,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1173 = v1172 + v1165;
     out[v1173] = v1171;
   }
-  const unsigned int v1174 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1174 = static_cast<unsigned int>(v39.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1176 = v615 + v1174;
-  const unsigned int v1177 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1177 = static_cast<unsigned int>(v39.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1179 = v618 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1418,11 +1418,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1187 = v1186 + v1179;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1188 = static_cast<unsigned int>(v39.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1190 = v615 + v1188;
-  const unsigned int v1191 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1191 = static_cast<unsigned int>(v39.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1193 = v618 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1433,11 +1433,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1201 = v1200 + v1193;
     out[v1201] = v1199;
   }
-  const unsigned int v1202 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1202 = static_cast<unsigned int>(v39.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1204 = v615 + v1202;
-  const unsigned int v1205 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1205 = static_cast<unsigned int>(v39.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1207 = v618 + v1205;
-  const bool v1208 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1208 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1215 = v1214 + v1207;
     out[v1215] = v1213;
   }
-  const unsigned int v1216 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1216 = static_cast<unsigned int>(v39.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1218 = v615 + v1216;
-  const unsigned int v1219 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1219 = static_cast<unsigned int>(v39.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1221 = v618 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1229 = v1228 + v1221;
     out[v1229] = v1227;
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1230 = static_cast<unsigned int>(v39.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1232 = v615 + v1230;
-  const unsigned int v1233 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1233 = static_cast<unsigned int>(v39.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1235 = v618 + v1233;
-  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1478,11 +1478,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1243 = v1242 + v1235;
     out[v1243] = v1241;
   }
-  const unsigned int v1244 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1244 = static_cast<unsigned int>(v39.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1246 = v615 + v1244;
-  const unsigned int v1247 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1247 = static_cast<unsigned int>(v39.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1249 = v618 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1493,11 +1493,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1257 = v1256 + v1249;
     out[v1257] = v1255;
   }
-  const unsigned int v1258 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1258 = static_cast<unsigned int>(v39.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1260 = v615 + v1258;
-  const unsigned int v1261 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1261 = static_cast<unsigned int>(v39.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1263 = v618 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1271 = v1270 + v1263;
     out[v1271] = v1269;
   }
-  const unsigned int v1272 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1272 = static_cast<unsigned int>(v39.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1274 = v615 + v1272;
-  const unsigned int v1275 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1275 = static_cast<unsigned int>(v39.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1277 = v618 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1279 = v1277 < v1;
   const bool v1280 = v1278 && v1279;
   if (v1280) {
@@ -1523,11 +1523,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1285 = v1284 + v1277;
     out[v1285] = v1283;
   }
-  const unsigned int v1286 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1286 = static_cast<unsigned int>(v39.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1288 = v615 + v1286;
-  const unsigned int v1289 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1289 = static_cast<unsigned int>(v39.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1291 = v618 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1538,11 +1538,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1299 = v1298 + v1291;
     out[v1299] = v1297;
   }
-  const unsigned int v1300 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1300 = static_cast<unsigned int>(v39.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1302 = v615 + v1300;
-  const unsigned int v1303 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1303 = static_cast<unsigned int>(v39.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1305 = v618 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1553,11 +1553,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1313 = v1312 + v1305;
     out[v1313] = v1311;
   }
-  const unsigned int v1314 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1314 = static_cast<unsigned int>(v39.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1316 = v615 + v1314;
-  const unsigned int v1317 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1317 = static_cast<unsigned int>(v39.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1319 = v618 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1568,11 +1568,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1327 = v1326 + v1319;
     out[v1327] = v1325;
   }
-  const unsigned int v1328 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1328 = static_cast<unsigned int>(v39.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1330 = v615 + v1328;
-  const unsigned int v1331 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1331 = static_cast<unsigned int>(v39.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1333 = v618 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1583,11 +1583,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1341 = v1340 + v1333;
     out[v1341] = v1339;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1342 = static_cast<unsigned int>(v39.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1344 = v615 + v1342;
-  const unsigned int v1345 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1345 = static_cast<unsigned int>(v39.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1347 = v618 + v1345;
-  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1598,11 +1598,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1355 = v1354 + v1347;
     out[v1355] = v1353;
   }
-  const unsigned int v1356 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1356 = static_cast<unsigned int>(v39.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1358 = v615 + v1356;
-  const unsigned int v1359 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1359 = static_cast<unsigned int>(v39.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1361 = v618 + v1359;
-  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1363 = v1361 < v1;
   const bool v1364 = v1362 && v1363;
   if (v1364) {
@@ -1613,11 +1613,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1369 = v1368 + v1361;
     out[v1369] = v1367;
   }
-  const unsigned int v1370 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1370 = static_cast<unsigned int>(v39.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1372 = v615 + v1370;
-  const unsigned int v1373 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1373 = static_cast<unsigned int>(v39.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1375 = v618 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1628,11 +1628,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1383 = v1382 + v1375;
     out[v1383] = v1381;
   }
-  const unsigned int v1384 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1384 = static_cast<unsigned int>(v39.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1386 = v615 + v1384;
-  const unsigned int v1387 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1387 = static_cast<unsigned int>(v39.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1389 = v618 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1643,11 +1643,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1397 = v1396 + v1389;
     out[v1397] = v1395;
   }
-  const unsigned int v1398 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1398 = static_cast<unsigned int>(v39.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1400 = v615 + v1398;
-  const unsigned int v1401 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1401 = static_cast<unsigned int>(v39.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1403 = v618 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1658,11 +1658,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1411 = v1410 + v1403;
     out[v1411] = v1409;
   }
-  const unsigned int v1412 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1412 = static_cast<unsigned int>(v39.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1414 = v615 + v1412;
-  const unsigned int v1415 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1415 = static_cast<unsigned int>(v39.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1417 = v618 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1673,11 +1673,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1425 = v1424 + v1417;
     out[v1425] = v1423;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1426 = static_cast<unsigned int>(v39.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1428 = v615 + v1426;
-  const unsigned int v1429 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1429 = static_cast<unsigned int>(v39.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1431 = v618 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1688,11 +1688,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1439 = v1438 + v1431;
     out[v1439] = v1437;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1440 = static_cast<unsigned int>(v39.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1442 = v615 + v1440;
-  const unsigned int v1443 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1443 = static_cast<unsigned int>(v39.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1445 = v618 + v1443;
-  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1703,11 +1703,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1453 = v1452 + v1445;
     out[v1453] = v1451;
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1454 = static_cast<unsigned int>(v39.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1456 = v615 + v1454;
-  const unsigned int v1457 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1457 = static_cast<unsigned int>(v39.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1459 = v618 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1718,11 +1718,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1467 = v1466 + v1459;
     out[v1467] = v1465;
   }
-  const unsigned int v1468 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1468 = static_cast<unsigned int>(v39.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1470 = v615 + v1468;
-  const unsigned int v1471 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1471 = static_cast<unsigned int>(v39.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1473 = v618 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1733,11 +1733,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1481 = v1480 + v1473;
     out[v1481] = v1479;
   }
-  const unsigned int v1482 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1482 = static_cast<unsigned int>(v39.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1484 = v615 + v1482;
-  const unsigned int v1485 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1485 = static_cast<unsigned int>(v39.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1487 = v618 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1748,11 +1748,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1495 = v1494 + v1487;
     out[v1495] = v1493;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1496 = static_cast<unsigned int>(v39.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1498 = v615 + v1496;
-  const unsigned int v1499 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1499 = static_cast<unsigned int>(v39.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1501 = v618 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1509 = v1508 + v1501;
     out[v1509] = v1507;
   }
-  const unsigned int v1510 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1510 = static_cast<unsigned int>(v39.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1512 = v615 + v1510;
-  const unsigned int v1513 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1513 = static_cast<unsigned int>(v39.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1515 = v618 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1778,11 +1778,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1523 = v1522 + v1515;
     out[v1523] = v1521;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1524 = static_cast<unsigned int>(v39.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1526 = v615 + v1524;
-  const unsigned int v1527 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1527 = static_cast<unsigned int>(v39.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1529 = v618 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1793,11 +1793,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1537 = v1536 + v1529;
     out[v1537] = v1535;
   }
-  const unsigned int v1538 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1538 = static_cast<unsigned int>(v39.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1540 = v615 + v1538;
-  const unsigned int v1541 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1541 = static_cast<unsigned int>(v39.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1543 = v618 + v1541;
-  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1808,11 +1808,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1551 = v1550 + v1543;
     out[v1551] = v1549;
   }
-  const unsigned int v1552 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1552 = static_cast<unsigned int>(v39.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1554 = v615 + v1552;
-  const unsigned int v1555 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1555 = static_cast<unsigned int>(v39.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1557 = v618 + v1555;
-  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1559 = v1557 < v1;
   const bool v1560 = v1558 && v1559;
   if (v1560) {
@@ -1823,11 +1823,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1565 = v1564 + v1557;
     out[v1565] = v1563;
   }
-  const unsigned int v1566 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1566 = static_cast<unsigned int>(v39.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1568 = v615 + v1566;
-  const unsigned int v1569 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1569 = static_cast<unsigned int>(v39.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1571 = v618 + v1569;
-  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1573 = v1571 < v1;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1838,11 +1838,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1579 = v1578 + v1571;
     out[v1579] = v1577;
   }
-  const unsigned int v1580 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1580 = static_cast<unsigned int>(v39.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1582 = v615 + v1580;
-  const unsigned int v1583 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1583 = static_cast<unsigned int>(v39.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1585 = v618 + v1583;
-  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1853,11 +1853,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1593 = v1592 + v1585;
     out[v1593] = v1591;
   }
-  const unsigned int v1594 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1594 = static_cast<unsigned int>(v39.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1596 = v615 + v1594;
-  const unsigned int v1597 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1597 = static_cast<unsigned int>(v39.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1599 = v618 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1868,11 +1868,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1607 = v1606 + v1599;
     out[v1607] = v1605;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1608 = static_cast<unsigned int>(v39.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1610 = v615 + v1608;
-  const unsigned int v1611 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1611 = static_cast<unsigned int>(v39.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1613 = v618 + v1611;
-  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1615 = v1613 < v1;
   const bool v1616 = v1614 && v1615;
   if (v1616) {
@@ -1883,11 +1883,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1621 = v1620 + v1613;
     out[v1621] = v1619;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1622 = static_cast<unsigned int>(v39.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1624 = v615 + v1622;
-  const unsigned int v1625 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1625 = static_cast<unsigned int>(v39.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1627 = v618 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1898,11 +1898,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1635 = v1634 + v1627;
     out[v1635] = v1633;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1636 = static_cast<unsigned int>(v39.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1638 = v615 + v1636;
-  const unsigned int v1639 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1639 = static_cast<unsigned int>(v39.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1641 = v618 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1913,11 +1913,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1649 = v1648 + v1641;
     out[v1649] = v1647;
   }
-  const unsigned int v1650 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1650 = static_cast<unsigned int>(v39.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1652 = v615 + v1650;
-  const unsigned int v1653 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1653 = static_cast<unsigned int>(v39.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1655 = v618 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1928,11 +1928,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1663 = v1662 + v1655;
     out[v1663] = v1661;
   }
-  const unsigned int v1664 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1664 = static_cast<unsigned int>(v39.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1666 = v615 + v1664;
-  const unsigned int v1667 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1667 = static_cast<unsigned int>(v39.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1669 = v618 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1943,11 +1943,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1677 = v1676 + v1669;
     out[v1677] = v1675;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1678 = static_cast<unsigned int>(v39.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1680 = v615 + v1678;
-  const unsigned int v1681 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1681 = static_cast<unsigned int>(v39.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1683 = v618 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1958,11 +1958,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1691 = v1690 + v1683;
     out[v1691] = v1689;
   }
-  const unsigned int v1692 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1692 = static_cast<unsigned int>(v39.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1694 = v615 + v1692;
-  const unsigned int v1695 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1695 = static_cast<unsigned int>(v39.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1697 = v618 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -1973,11 +1973,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1705 = v1704 + v1697;
     out[v1705] = v1703;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1706 = static_cast<unsigned int>(v39.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1708 = v615 + v1706;
-  const unsigned int v1709 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1709 = static_cast<unsigned int>(v39.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1711 = v618 + v1709;
-  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1719 = v1718 + v1711;
     out[v1719] = v1717;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1720 = static_cast<unsigned int>(v39.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1722 = v615 + v1720;
-  const unsigned int v1723 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1723 = static_cast<unsigned int>(v39.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1725 = v618 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -2003,11 +2003,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1733 = v1732 + v1725;
     out[v1733] = v1731;
   }
-  const unsigned int v1734 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1734 = static_cast<unsigned int>(v39.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1736 = v615 + v1734;
-  const unsigned int v1737 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1737 = static_cast<unsigned int>(v39.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1739 = v618 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -2018,11 +2018,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1747 = v1746 + v1739;
     out[v1747] = v1745;
   }
-  const unsigned int v1748 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1748 = static_cast<unsigned int>(v39.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1750 = v615 + v1748;
-  const unsigned int v1751 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1751 = static_cast<unsigned int>(v39.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1753 = v618 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -2033,11 +2033,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1761 = v1760 + v1753;
     out[v1761] = v1759;
   }
-  const unsigned int v1762 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1762 = static_cast<unsigned int>(v39.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1764 = v615 + v1762;
-  const unsigned int v1765 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1765 = static_cast<unsigned int>(v39.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1767 = v618 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -2048,11 +2048,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1775 = v1774 + v1767;
     out[v1775] = v1773;
   }
-  const unsigned int v1776 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1776 = static_cast<unsigned int>(v39.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1778 = v615 + v1776;
-  const unsigned int v1779 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1779 = static_cast<unsigned int>(v39.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1781 = v618 + v1779;
-  const bool v1782 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1782 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1783 = v1781 < v1;
   const bool v1784 = v1782 && v1783;
   if (v1784) {
@@ -2063,11 +2063,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1789 = v1788 + v1781;
     out[v1789] = v1787;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1790 = static_cast<unsigned int>(v39.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1792 = v615 + v1790;
-  const unsigned int v1793 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1793 = static_cast<unsigned int>(v39.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1795 = v618 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -2078,11 +2078,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1803 = v1802 + v1795;
     out[v1803] = v1801;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1804 = static_cast<unsigned int>(v39.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1806 = v615 + v1804;
-  const unsigned int v1807 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1807 = static_cast<unsigned int>(v39.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1809 = v618 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1811 = v1809 < v1;
   const bool v1812 = v1810 && v1811;
   if (v1812) {
@@ -2093,11 +2093,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1817 = v1816 + v1809;
     out[v1817] = v1815;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1818 = static_cast<unsigned int>(v39.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1820 = v615 + v1818;
-  const unsigned int v1821 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1821 = static_cast<unsigned int>(v39.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1823 = v618 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1825 = v1823 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -2108,11 +2108,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1831 = v1830 + v1823;
     out[v1831] = v1829;
   }
-  const unsigned int v1832 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1832 = static_cast<unsigned int>(v39.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1834 = v615 + v1832;
-  const unsigned int v1835 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1835 = static_cast<unsigned int>(v39.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1837 = v618 + v1835;
-  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -2123,11 +2123,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1845 = v1844 + v1837;
     out[v1845] = v1843;
   }
-  const unsigned int v1846 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1846 = static_cast<unsigned int>(v39.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1848 = v615 + v1846;
-  const unsigned int v1849 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1849 = static_cast<unsigned int>(v39.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1851 = v618 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1859 = v1858 + v1851;
     out[v1859] = v1857;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1860 = static_cast<unsigned int>(v39.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1862 = v615 + v1860;
-  const unsigned int v1863 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1863 = static_cast<unsigned int>(v39.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1865 = v618 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -2153,11 +2153,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1873 = v1872 + v1865;
     out[v1873] = v1871;
   }
-  const unsigned int v1874 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1874 = static_cast<unsigned int>(v39.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1876 = v615 + v1874;
-  const unsigned int v1877 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1877 = static_cast<unsigned int>(v39.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1879 = v618 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -2168,11 +2168,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1887 = v1886 + v1879;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1888 = static_cast<unsigned int>(v39.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1890 = v615 + v1888;
-  const unsigned int v1891 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1891 = static_cast<unsigned int>(v39.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1893 = v618 + v1891;
-  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
@@ -2183,11 +2183,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1901 = v1900 + v1893;
     out[v1901] = v1899;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1902 = static_cast<unsigned int>(v39.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1904 = v615 + v1902;
-  const unsigned int v1905 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1905 = static_cast<unsigned int>(v39.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1907 = v618 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -2198,11 +2198,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1915 = v1914 + v1907;
     out[v1915] = v1913;
   }
-  const unsigned int v1916 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1916 = static_cast<unsigned int>(v39.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1918 = v615 + v1916;
-  const unsigned int v1919 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1919 = static_cast<unsigned int>(v39.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1921 = v618 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -2213,11 +2213,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1929 = v1928 + v1921;
     out[v1929] = v1927;
   }
-  const unsigned int v1930 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1930 = static_cast<unsigned int>(v39.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1932 = v615 + v1930;
-  const unsigned int v1933 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1933 = static_cast<unsigned int>(v39.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1935 = v618 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -2228,11 +2228,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1943 = v1942 + v1935;
     out[v1943] = v1941;
   }
-  const unsigned int v1944 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1944 = static_cast<unsigned int>(v39.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1946 = v615 + v1944;
-  const unsigned int v1947 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1947 = static_cast<unsigned int>(v39.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1949 = v618 + v1947;
-  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -2243,11 +2243,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1957 = v1956 + v1949;
     out[v1957] = v1955;
   }
-  const unsigned int v1958 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1958 = static_cast<unsigned int>(v39.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1960 = v615 + v1958;
-  const unsigned int v1961 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1961 = static_cast<unsigned int>(v39.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1963 = v618 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -2258,11 +2258,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1971 = v1970 + v1963;
     out[v1971] = v1969;
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1972 = static_cast<unsigned int>(v39.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1974 = v615 + v1972;
-  const unsigned int v1975 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1975 = static_cast<unsigned int>(v39.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1977 = v618 + v1975;
-  const bool v1978 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1978 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1979 = v1977 < v1;
   const bool v1980 = v1978 && v1979;
   if (v1980) {
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1985 = v1984 + v1977;
     out[v1985] = v1983;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v1986 = static_cast<unsigned int>(v39.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v1988 = v615 + v1986;
-  const unsigned int v1989 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v1989 = static_cast<unsigned int>(v39.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v1991 = v618 + v1989;
-  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1993 = v1991 < v1;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -2288,11 +2288,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v1999 = v1998 + v1991;
     out[v1999] = v1997;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2000 = static_cast<unsigned int>(v39.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2002 = v615 + v2000;
-  const unsigned int v2003 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2003 = static_cast<unsigned int>(v39.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2005 = v618 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -2303,11 +2303,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2013 = v2012 + v2005;
     out[v2013] = v2011;
   }
-  const unsigned int v2014 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2014 = static_cast<unsigned int>(v39.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2016 = v615 + v2014;
-  const unsigned int v2017 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2017 = static_cast<unsigned int>(v39.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2019 = v618 + v2017;
-  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -2318,11 +2318,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2027 = v2026 + v2019;
     out[v2027] = v2025;
   }
-  const unsigned int v2028 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2028 = static_cast<unsigned int>(v39.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2030 = v615 + v2028;
-  const unsigned int v2031 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2031 = static_cast<unsigned int>(v39.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2033 = v618 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -2333,11 +2333,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2041 = v2040 + v2033;
     out[v2041] = v2039;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2042 = static_cast<unsigned int>(v39.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2044 = v615 + v2042;
-  const unsigned int v2045 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2045 = static_cast<unsigned int>(v39.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2047 = v618 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2348,11 +2348,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2055 = v2054 + v2047;
     out[v2055] = v2053;
   }
-  const unsigned int v2056 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2056 = static_cast<unsigned int>(v39.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2058 = v615 + v2056;
-  const unsigned int v2059 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2059 = static_cast<unsigned int>(v39.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2061 = v618 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2363,11 +2363,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2069 = v2068 + v2061;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2070 = static_cast<unsigned int>(v39.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2072 = v615 + v2070;
-  const unsigned int v2073 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2073 = static_cast<unsigned int>(v39.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2075 = v618 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2083 = v2082 + v2075;
     out[v2083] = v2081;
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2084 = static_cast<unsigned int>(v39.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2086 = v615 + v2084;
-  const unsigned int v2087 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2087 = static_cast<unsigned int>(v39.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2089 = v618 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2393,11 +2393,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2097 = v2096 + v2089;
     out[v2097] = v2095;
   }
-  const unsigned int v2098 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2098 = static_cast<unsigned int>(v39.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2100 = v615 + v2098;
-  const unsigned int v2101 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2101 = static_cast<unsigned int>(v39.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2103 = v618 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2408,11 +2408,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2111 = v2110 + v2103;
     out[v2111] = v2109;
   }
-  const unsigned int v2112 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2112 = static_cast<unsigned int>(v39.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2114 = v615 + v2112;
-  const unsigned int v2115 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2115 = static_cast<unsigned int>(v39.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2117 = v618 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -2423,11 +2423,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2125 = v2124 + v2117;
     out[v2125] = v2123;
   }
-  const unsigned int v2126 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2126 = static_cast<unsigned int>(v39.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2128 = v615 + v2126;
-  const unsigned int v2129 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2129 = static_cast<unsigned int>(v39.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2131 = v618 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2438,11 +2438,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2139 = v2138 + v2131;
     out[v2139] = v2137;
   }
-  const unsigned int v2140 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2140 = static_cast<unsigned int>(v39.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2142 = v615 + v2140;
-  const unsigned int v2143 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2143 = static_cast<unsigned int>(v39.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2145 = v618 + v2143;
-  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -2453,11 +2453,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2153 = v2152 + v2145;
     out[v2153] = v2151;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2154 = static_cast<unsigned int>(v39.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2156 = v615 + v2154;
-  const unsigned int v2157 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2157 = static_cast<unsigned int>(v39.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2159 = v618 + v2157;
-  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2468,11 +2468,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2167 = v2166 + v2159;
     out[v2167] = v2165;
   }
-  const unsigned int v2168 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2168 = static_cast<unsigned int>(v39.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2170 = v615 + v2168;
-  const unsigned int v2171 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2171 = static_cast<unsigned int>(v39.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2173 = v618 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {
@@ -2483,11 +2483,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2181 = v2180 + v2173;
     out[v2181] = v2179;
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2182 = static_cast<unsigned int>(v39.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2184 = v615 + v2182;
-  const unsigned int v2185 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2185 = static_cast<unsigned int>(v39.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2187 = v618 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -2498,11 +2498,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2195 = v2194 + v2187;
     out[v2195] = v2193;
   }
-  const unsigned int v2196 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2196 = static_cast<unsigned int>(v39.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2198 = v615 + v2196;
-  const unsigned int v2199 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2199 = static_cast<unsigned int>(v39.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2201 = v618 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2209 = v2208 + v2201;
     out[v2209] = v2207;
   }
-  const unsigned int v2210 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2210 = static_cast<unsigned int>(v39.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2212 = v615 + v2210;
-  const unsigned int v2213 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2213 = static_cast<unsigned int>(v39.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2215 = v618 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2528,11 +2528,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2223 = v2222 + v2215;
     out[v2223] = v2221;
   }
-  const unsigned int v2224 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2224 = static_cast<unsigned int>(v39.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2226 = v615 + v2224;
-  const unsigned int v2227 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2227 = static_cast<unsigned int>(v39.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2229 = v618 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2543,11 +2543,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2237 = v2236 + v2229;
     out[v2237] = v2235;
   }
-  const unsigned int v2238 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2238 = static_cast<unsigned int>(v39.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2240 = v615 + v2238;
-  const unsigned int v2241 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2241 = static_cast<unsigned int>(v39.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2243 = v618 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2558,11 +2558,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2251 = v2250 + v2243;
     out[v2251] = v2249;
   }
-  const unsigned int v2252 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2252 = static_cast<unsigned int>(v39.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2254 = v615 + v2252;
-  const unsigned int v2255 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2255 = static_cast<unsigned int>(v39.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2257 = v618 + v2255;
-  const bool v2258 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2258 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -2573,11 +2573,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2265 = v2264 + v2257;
     out[v2265] = v2263;
   }
-  const unsigned int v2266 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2266 = static_cast<unsigned int>(v39.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2268 = v615 + v2266;
-  const unsigned int v2269 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2269 = static_cast<unsigned int>(v39.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2271 = v618 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2588,11 +2588,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2279 = v2278 + v2271;
     out[v2279] = v2277;
   }
-  const unsigned int v2280 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2280 = static_cast<unsigned int>(v39.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2282 = v615 + v2280;
-  const unsigned int v2283 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2283 = static_cast<unsigned int>(v39.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2285 = v618 + v2283;
-  const bool v2286 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2286 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2603,11 +2603,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2293 = v2292 + v2285;
     out[v2293] = v2291;
   }
-  const unsigned int v2294 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2294 = static_cast<unsigned int>(v39.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2296 = v615 + v2294;
-  const unsigned int v2297 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2297 = static_cast<unsigned int>(v39.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2299 = v618 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2307 = v2306 + v2299;
     out[v2307] = v2305;
   }
-  const unsigned int v2308 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2308 = static_cast<unsigned int>(v39.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2310 = v615 + v2308;
-  const unsigned int v2311 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2311 = static_cast<unsigned int>(v39.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2313 = v618 + v2311;
-  const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2315 = v2313 < v1;
   const bool v2316 = v2314 && v2315;
   if (v2316) {
@@ -2633,11 +2633,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2321 = v2320 + v2313;
     out[v2321] = v2319;
   }
-  const unsigned int v2322 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2322 = static_cast<unsigned int>(v39.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2324 = v615 + v2322;
-  const unsigned int v2325 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2325 = static_cast<unsigned int>(v39.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2327 = v618 + v2325;
-  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2329 = v2327 < v1;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
@@ -2648,11 +2648,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2335 = v2334 + v2327;
     out[v2335] = v2333;
   }
-  const unsigned int v2336 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2336 = static_cast<unsigned int>(v39.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2338 = v615 + v2336;
-  const unsigned int v2339 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2339 = static_cast<unsigned int>(v39.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2341 = v618 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2663,11 +2663,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2349 = v2348 + v2341;
     out[v2349] = v2347;
   }
-  const unsigned int v2350 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2350 = static_cast<unsigned int>(v39.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2352 = v615 + v2350;
-  const unsigned int v2353 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2353 = static_cast<unsigned int>(v39.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2355 = v618 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2678,11 +2678,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2363 = v2362 + v2355;
     out[v2363] = v2361;
   }
-  const unsigned int v2364 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2364 = static_cast<unsigned int>(v39.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2366 = v615 + v2364;
-  const unsigned int v2367 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2367 = static_cast<unsigned int>(v39.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2369 = v618 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
@@ -2693,11 +2693,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2377 = v2376 + v2369;
     out[v2377] = v2375;
   }
-  const unsigned int v2378 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2378 = static_cast<unsigned int>(v39.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2380 = v615 + v2378;
-  const unsigned int v2381 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2381 = static_cast<unsigned int>(v39.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2383 = v618 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2708,11 +2708,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
     const unsigned int v2391 = v2390 + v2383;
     out[v2391] = v2389;
   }
-  const unsigned int v2392 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+  const unsigned int v2392 = static_cast<unsigned int>(v39.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
   const unsigned int v2394 = v615 + v2392;
-  const unsigned int v2395 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+  const unsigned int v2395 = static_cast<unsigned int>(v39.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
   const unsigned int v2397 = v618 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {

@@ -332,25 +332,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:152
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
-    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {
-      for (unsigned int v3958 = 0u; v3958 < 2u; v3958 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
+      for (unsigned int v3958 = 0u; v3958 < 2u; v3958 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v3959 = v3958 << 5u;
         const bool v3961 = v3959 < v3;
         if (v3961) {
-          const unsigned int v3963 = v3958 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v3963 = v3958 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
           const unsigned int v3965 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
           const unsigned int v3968 = v3965 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v3971 = v3965 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -748,33 +748,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
           const iron_bf16 v4723 = iron_f32_to_bf16(v4722);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v4059) = iron_bf16x8{{v4702, v4705, v4708, v4711, v4714, v4717, v4720, v4723}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
       }
-      const unsigned int v4742 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v4748 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v4742 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const unsigned int v4748 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (unsigned int v4730 = 0u; v4730 < v3; v4730 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+      for (unsigned int v4730 = 0u; v4730 < v3; v4730 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v4732 = v4730 >> 5u;
         const unsigned int v4734 = v4732 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4736 = v4734 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
-        const unsigned int v4743 = v4736 + v4742;  // kernels/gemm/gemm_tiles.hpp:206
+        const unsigned int v4736 = v4734 * 5120u;  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v4743 = v4736 + v4742;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load_shared<false>(v94, shm0, v4743, 40u);
-        const unsigned int v4749 = v4736 + v4748;  // kernels/gemm/gemm_tiles.hpp:210
+        const unsigned int v4749 = v4736 + v4748;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load_shared<true>(v96, shm1, v4749, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v4756 = v4743 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const unsigned int v4756 = v4743 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load_shared<false>(v94, shm0, v4756, 40u);
-        const unsigned int v4762 = v4749 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        const unsigned int v4762 = v4749 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load_shared<true>(v96, shm1, v4762, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v4765 = v4730 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const unsigned int v4765 = v4730 + 64u;  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v4767 = v4732 + 2u;
         const unsigned int v4768 = v4767 % 3u;
         const bool v4769 = v4765 < v3;
         if (v4769) {
-          const unsigned int v4771 = v4768 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v4771 = v4768 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
           const unsigned int v4773 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
           const unsigned int v4776 = v4773 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v4779 = v4773 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -1172,7 +1172,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
           const iron_bf16 v5531 = iron_f32_to_bf16(v5530);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v4867) = iron_bf16x8{{v5510, v5513, v5516, v5519, v5522, v5525, v5528, v5531}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
       }
       __syncthreads();
     } else {
@@ -1225,12 +1225,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
       const unsigned int v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
       const unsigned int v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v1606 = v1604 + v1449;
-      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const unsigned int v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+      const unsigned int v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
         for (unsigned int v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
           const unsigned int v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const unsigned int v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -1565,23 +1565,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         const float v1600 = v1454 ? v1577 : 0.0f;
         const iron_bf16 v1601 = iron_f32_to_bf16(v1600);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v1606) = iron_bf16x8{{v1580, v1583, v1586, v1589, v1592, v1595, v1598, v1601}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+        iron_frag_load_shared<false>(v94, shm0, v1613, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load_shared<true>(v96, shm1, v1619, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load_shared<false>(v94, shm0, v1627, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load_shared<true>(v96, shm1, v1633, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
       }
     }
-    const unsigned int v1634 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1634 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1635 = v75 + v86;
     const unsigned int v1636 = v1635 + v1634;
-    const unsigned int v1637 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1637 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1638 = v80 + v90;
     const unsigned int v1639 = v1638 + v1637;
-    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1641 = v1639 < v79;
     const bool v1642 = v1640 && v1641;
     if (v1642) {
@@ -1597,11 +1597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1651] = v1648;
       }
     }
-    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1652 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1654 = v1635 + v1652;
-    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1655 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1657 = v1638 + v1655;
-    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1659 = v1657 < v79;
     const bool v1660 = v1658 && v1659;
     if (v1660) {
@@ -1617,11 +1617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1669] = v1666;
       }
     }
-    const unsigned int v1670 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1670 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1672 = v1635 + v1670;
-    const unsigned int v1673 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1673 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1675 = v1638 + v1673;
-    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1677 = v1675 < v79;
     const bool v1678 = v1676 && v1677;
     if (v1678) {
@@ -1637,11 +1637,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1687] = v1684;
       }
     }
-    const unsigned int v1688 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1688 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1690 = v1635 + v1688;
-    const unsigned int v1691 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1691 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1693 = v1638 + v1691;
-    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1695 = v1693 < v79;
     const bool v1696 = v1694 && v1695;
     if (v1696) {
@@ -1657,11 +1657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1705] = v1702;
       }
     }
-    const unsigned int v1706 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1706 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1708 = v1635 + v1706;
-    const unsigned int v1709 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1709 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1711 = v1638 + v1709;
-    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1713 = v1711 < v79;
     const bool v1714 = v1712 && v1713;
     if (v1714) {
@@ -1677,11 +1677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1723] = v1720;
       }
     }
-    const unsigned int v1724 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1724 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1726 = v1635 + v1724;
-    const unsigned int v1727 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1727 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1729 = v1638 + v1727;
-    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1731 = v1729 < v79;
     const bool v1732 = v1730 && v1731;
     if (v1732) {
@@ -1697,11 +1697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1741] = v1738;
       }
     }
-    const unsigned int v1742 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1742 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1744 = v1635 + v1742;
-    const unsigned int v1745 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1745 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1747 = v1638 + v1745;
-    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1749 = v1747 < v79;
     const bool v1750 = v1748 && v1749;
     if (v1750) {
@@ -1717,11 +1717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1759] = v1756;
       }
     }
-    const unsigned int v1760 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1760 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1762 = v1635 + v1760;
-    const unsigned int v1763 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1763 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1765 = v1638 + v1763;
-    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1767 = v1765 < v79;
     const bool v1768 = v1766 && v1767;
     if (v1768) {
@@ -1737,11 +1737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1777] = v1774;
       }
     }
-    const unsigned int v1778 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1778 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1780 = v1635 + v1778;
-    const unsigned int v1781 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1781 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1783 = v1638 + v1781;
-    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1785 = v1783 < v79;
     const bool v1786 = v1784 && v1785;
     if (v1786) {
@@ -1757,11 +1757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1795] = v1792;
       }
     }
-    const unsigned int v1796 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1796 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1798 = v1635 + v1796;
-    const unsigned int v1799 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1799 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1801 = v1638 + v1799;
-    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1803 = v1801 < v79;
     const bool v1804 = v1802 && v1803;
     if (v1804) {
@@ -1777,11 +1777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1813] = v1810;
       }
     }
-    const unsigned int v1814 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1814 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1816 = v1635 + v1814;
-    const unsigned int v1817 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1817 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1819 = v1638 + v1817;
-    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1821 = v1819 < v79;
     const bool v1822 = v1820 && v1821;
     if (v1822) {
@@ -1797,11 +1797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1831] = v1828;
       }
     }
-    const unsigned int v1832 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1832 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1834 = v1635 + v1832;
-    const unsigned int v1835 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1835 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1837 = v1638 + v1835;
-    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1839 = v1837 < v79;
     const bool v1840 = v1838 && v1839;
     if (v1840) {
@@ -1817,11 +1817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1849] = v1846;
       }
     }
-    const unsigned int v1850 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1850 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1852 = v1635 + v1850;
-    const unsigned int v1853 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1853 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1855 = v1638 + v1853;
-    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1857 = v1855 < v79;
     const bool v1858 = v1856 && v1857;
     if (v1858) {
@@ -1837,11 +1837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1867] = v1864;
       }
     }
-    const unsigned int v1868 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1868 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1870 = v1635 + v1868;
-    const unsigned int v1871 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1871 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1873 = v1638 + v1871;
-    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1875 = v1873 < v79;
     const bool v1876 = v1874 && v1875;
     if (v1876) {
@@ -1857,11 +1857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1885] = v1882;
       }
     }
-    const unsigned int v1886 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1886 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1888 = v1635 + v1886;
-    const unsigned int v1889 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1889 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1891 = v1638 + v1889;
-    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1893 = v1891 < v79;
     const bool v1894 = v1892 && v1893;
     if (v1894) {
@@ -1877,11 +1877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1903] = v1900;
       }
     }
-    const unsigned int v1904 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1904 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1906 = v1635 + v1904;
-    const unsigned int v1907 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1907 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1909 = v1638 + v1907;
-    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1911 = v1909 < v79;
     const bool v1912 = v1910 && v1911;
     if (v1912) {
@@ -1897,11 +1897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1921] = v1918;
       }
     }
-    const unsigned int v1922 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1922 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1924 = v1635 + v1922;
-    const unsigned int v1925 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1925 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1927 = v1638 + v1925;
-    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1929 = v1927 < v79;
     const bool v1930 = v1928 && v1929;
     if (v1930) {
@@ -1917,11 +1917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1939] = v1936;
       }
     }
-    const unsigned int v1940 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1940 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1942 = v1635 + v1940;
-    const unsigned int v1943 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1943 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1945 = v1638 + v1943;
-    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1947 = v1945 < v79;
     const bool v1948 = v1946 && v1947;
     if (v1948) {
@@ -1937,11 +1937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1957] = v1954;
       }
     }
-    const unsigned int v1958 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1958 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1960 = v1635 + v1958;
-    const unsigned int v1961 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1961 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1963 = v1638 + v1961;
-    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1965 = v1963 < v79;
     const bool v1966 = v1964 && v1965;
     if (v1966) {
@@ -1957,11 +1957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1975] = v1972;
       }
     }
-    const unsigned int v1976 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1976 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1978 = v1635 + v1976;
-    const unsigned int v1979 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1979 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1981 = v1638 + v1979;
-    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1983 = v1981 < v79;
     const bool v1984 = v1982 && v1983;
     if (v1984) {
@@ -1977,11 +1977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v1993] = v1990;
       }
     }
-    const unsigned int v1994 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v1994 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v1996 = v1635 + v1994;
-    const unsigned int v1997 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v1997 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v1999 = v1638 + v1997;
-    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2001 = v1999 < v79;
     const bool v2002 = v2000 && v2001;
     if (v2002) {
@@ -1997,11 +1997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2011] = v2008;
       }
     }
-    const unsigned int v2012 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2012 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2014 = v1635 + v2012;
-    const unsigned int v2015 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2015 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2017 = v1638 + v2015;
-    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2019 = v2017 < v79;
     const bool v2020 = v2018 && v2019;
     if (v2020) {
@@ -2017,11 +2017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2029] = v2026;
       }
     }
-    const unsigned int v2030 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2030 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2032 = v1635 + v2030;
-    const unsigned int v2033 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2033 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2035 = v1638 + v2033;
-    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2037 = v2035 < v79;
     const bool v2038 = v2036 && v2037;
     if (v2038) {
@@ -2037,11 +2037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2047] = v2044;
       }
     }
-    const unsigned int v2048 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2048 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2050 = v1635 + v2048;
-    const unsigned int v2051 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2051 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2053 = v1638 + v2051;
-    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2055 = v2053 < v79;
     const bool v2056 = v2054 && v2055;
     if (v2056) {
@@ -2057,11 +2057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2065] = v2062;
       }
     }
-    const unsigned int v2066 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2066 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2068 = v1635 + v2066;
-    const unsigned int v2069 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2069 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2071 = v1638 + v2069;
-    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2073 = v2071 < v79;
     const bool v2074 = v2072 && v2073;
     if (v2074) {
@@ -2077,11 +2077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2083] = v2080;
       }
     }
-    const unsigned int v2084 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2084 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2086 = v1635 + v2084;
-    const unsigned int v2087 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2087 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2089 = v1638 + v2087;
-    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2091 = v2089 < v79;
     const bool v2092 = v2090 && v2091;
     if (v2092) {
@@ -2097,11 +2097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2101] = v2098;
       }
     }
-    const unsigned int v2102 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2102 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2104 = v1635 + v2102;
-    const unsigned int v2105 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2105 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2107 = v1638 + v2105;
-    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2109 = v2107 < v79;
     const bool v2110 = v2108 && v2109;
     if (v2110) {
@@ -2117,11 +2117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2119] = v2116;
       }
     }
-    const unsigned int v2120 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2120 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2122 = v1635 + v2120;
-    const unsigned int v2123 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2123 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2125 = v1638 + v2123;
-    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2127 = v2125 < v79;
     const bool v2128 = v2126 && v2127;
     if (v2128) {
@@ -2137,11 +2137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2137] = v2134;
       }
     }
-    const unsigned int v2138 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2138 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2140 = v1635 + v2138;
-    const unsigned int v2141 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2141 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2143 = v1638 + v2141;
-    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2145 = v2143 < v79;
     const bool v2146 = v2144 && v2145;
     if (v2146) {
@@ -2157,11 +2157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2155] = v2152;
       }
     }
-    const unsigned int v2156 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2156 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2158 = v1635 + v2156;
-    const unsigned int v2159 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2159 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2161 = v1638 + v2159;
-    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2163 = v2161 < v79;
     const bool v2164 = v2162 && v2163;
     if (v2164) {
@@ -2177,11 +2177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2173] = v2170;
       }
     }
-    const unsigned int v2174 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2174 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2176 = v1635 + v2174;
-    const unsigned int v2177 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2177 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2179 = v1638 + v2177;
-    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2181 = v2179 < v79;
     const bool v2182 = v2180 && v2181;
     if (v2182) {
@@ -2197,11 +2197,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2191] = v2188;
       }
     }
-    const unsigned int v2192 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2192 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2194 = v1635 + v2192;
-    const unsigned int v2195 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2195 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2197 = v1638 + v2195;
-    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2199 = v2197 < v79;
     const bool v2200 = v2198 && v2199;
     if (v2200) {
@@ -2217,11 +2217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2209] = v2206;
       }
     }
-    const unsigned int v2210 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2210 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2212 = v1635 + v2210;
-    const unsigned int v2213 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2213 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2215 = v1638 + v2213;
-    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2217 = v2215 < v79;
     const bool v2218 = v2216 && v2217;
     if (v2218) {
@@ -2237,11 +2237,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2227] = v2224;
       }
     }
-    const unsigned int v2228 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2228 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2230 = v1635 + v2228;
-    const unsigned int v2231 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2231 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2233 = v1638 + v2231;
-    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2235 = v2233 < v79;
     const bool v2236 = v2234 && v2235;
     if (v2236) {
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2245] = v2242;
       }
     }
-    const unsigned int v2246 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2246 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2248 = v1635 + v2246;
-    const unsigned int v2249 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2249 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2251 = v1638 + v2249;
-    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2253 = v2251 < v79;
     const bool v2254 = v2252 && v2253;
     if (v2254) {
@@ -2277,11 +2277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2263] = v2260;
       }
     }
-    const unsigned int v2264 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2264 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2266 = v1635 + v2264;
-    const unsigned int v2267 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2267 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2269 = v1638 + v2267;
-    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2271 = v2269 < v79;
     const bool v2272 = v2270 && v2271;
     if (v2272) {
@@ -2297,11 +2297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2281] = v2278;
       }
     }
-    const unsigned int v2282 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2282 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2284 = v1635 + v2282;
-    const unsigned int v2285 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2285 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2287 = v1638 + v2285;
-    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2289 = v2287 < v79;
     const bool v2290 = v2288 && v2289;
     if (v2290) {
@@ -2317,11 +2317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2299] = v2296;
       }
     }
-    const unsigned int v2300 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2300 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2302 = v1635 + v2300;
-    const unsigned int v2303 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2303 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2305 = v1638 + v2303;
-    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2307 = v2305 < v79;
     const bool v2308 = v2306 && v2307;
     if (v2308) {
@@ -2337,11 +2337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2317] = v2314;
       }
     }
-    const unsigned int v2318 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2318 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2320 = v1635 + v2318;
-    const unsigned int v2321 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2321 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2323 = v1638 + v2321;
-    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2325 = v2323 < v79;
     const bool v2326 = v2324 && v2325;
     if (v2326) {
@@ -2357,11 +2357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2335] = v2332;
       }
     }
-    const unsigned int v2336 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2336 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2338 = v1635 + v2336;
-    const unsigned int v2339 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2339 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2341 = v1638 + v2339;
-    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2343 = v2341 < v79;
     const bool v2344 = v2342 && v2343;
     if (v2344) {
@@ -2377,11 +2377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2353] = v2350;
       }
     }
-    const unsigned int v2354 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2354 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2356 = v1635 + v2354;
-    const unsigned int v2357 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2357 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2359 = v1638 + v2357;
-    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2361 = v2359 < v79;
     const bool v2362 = v2360 && v2361;
     if (v2362) {
@@ -2397,11 +2397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2371] = v2368;
       }
     }
-    const unsigned int v2372 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2372 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2374 = v1635 + v2372;
-    const unsigned int v2375 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2375 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2377 = v1638 + v2375;
-    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2379 = v2377 < v79;
     const bool v2380 = v2378 && v2379;
     if (v2380) {
@@ -2417,11 +2417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2389] = v2386;
       }
     }
-    const unsigned int v2390 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2390 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2392 = v1635 + v2390;
-    const unsigned int v2393 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2393 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2395 = v1638 + v2393;
-    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2397 = v2395 < v79;
     const bool v2398 = v2396 && v2397;
     if (v2398) {
@@ -2437,11 +2437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2407] = v2404;
       }
     }
-    const unsigned int v2408 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2408 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2410 = v1635 + v2408;
-    const unsigned int v2411 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2411 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2413 = v1638 + v2411;
-    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2415 = v2413 < v79;
     const bool v2416 = v2414 && v2415;
     if (v2416) {
@@ -2457,11 +2457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2425] = v2422;
       }
     }
-    const unsigned int v2426 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2426 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2428 = v1635 + v2426;
-    const unsigned int v2429 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2429 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2431 = v1638 + v2429;
-    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2433 = v2431 < v79;
     const bool v2434 = v2432 && v2433;
     if (v2434) {
@@ -2477,11 +2477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2443] = v2440;
       }
     }
-    const unsigned int v2444 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2444 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2446 = v1635 + v2444;
-    const unsigned int v2447 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2447 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2449 = v1638 + v2447;
-    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2451 = v2449 < v79;
     const bool v2452 = v2450 && v2451;
     if (v2452) {
@@ -2497,11 +2497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2461] = v2458;
       }
     }
-    const unsigned int v2462 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2462 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2464 = v1635 + v2462;
-    const unsigned int v2465 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2465 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2467 = v1638 + v2465;
-    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2469 = v2467 < v79;
     const bool v2470 = v2468 && v2469;
     if (v2470) {
@@ -2517,11 +2517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2479] = v2476;
       }
     }
-    const unsigned int v2480 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2480 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2482 = v1635 + v2480;
-    const unsigned int v2483 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2483 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2485 = v1638 + v2483;
-    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2487 = v2485 < v79;
     const bool v2488 = v2486 && v2487;
     if (v2488) {
@@ -2537,11 +2537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2497] = v2494;
       }
     }
-    const unsigned int v2498 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2498 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2500 = v1635 + v2498;
-    const unsigned int v2501 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2501 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2503 = v1638 + v2501;
-    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2505 = v2503 < v79;
     const bool v2506 = v2504 && v2505;
     if (v2506) {
@@ -2557,11 +2557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2515] = v2512;
       }
     }
-    const unsigned int v2516 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2516 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2518 = v1635 + v2516;
-    const unsigned int v2519 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2519 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2521 = v1638 + v2519;
-    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2523 = v2521 < v79;
     const bool v2524 = v2522 && v2523;
     if (v2524) {
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2533] = v2530;
       }
     }
-    const unsigned int v2534 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2534 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2536 = v1635 + v2534;
-    const unsigned int v2537 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2537 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2539 = v1638 + v2537;
-    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2541 = v2539 < v79;
     const bool v2542 = v2540 && v2541;
     if (v2542) {
@@ -2597,11 +2597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2551] = v2548;
       }
     }
-    const unsigned int v2552 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2552 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2554 = v1635 + v2552;
-    const unsigned int v2555 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2555 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2557 = v1638 + v2555;
-    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2559 = v2557 < v79;
     const bool v2560 = v2558 && v2559;
     if (v2560) {
@@ -2617,11 +2617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2569] = v2566;
       }
     }
-    const unsigned int v2570 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2570 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2572 = v1635 + v2570;
-    const unsigned int v2573 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2573 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2575 = v1638 + v2573;
-    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2577 = v2575 < v79;
     const bool v2578 = v2576 && v2577;
     if (v2578) {
@@ -2637,11 +2637,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2587] = v2584;
       }
     }
-    const unsigned int v2588 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2588 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2590 = v1635 + v2588;
-    const unsigned int v2591 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2591 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2593 = v1638 + v2591;
-    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2595 = v2593 < v79;
     const bool v2596 = v2594 && v2595;
     if (v2596) {
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2605] = v2602;
       }
     }
-    const unsigned int v2606 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2606 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2608 = v1635 + v2606;
-    const unsigned int v2609 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2609 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2611 = v1638 + v2609;
-    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2613 = v2611 < v79;
     const bool v2614 = v2612 && v2613;
     if (v2614) {
@@ -2677,11 +2677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2623] = v2620;
       }
     }
-    const unsigned int v2624 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2624 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2626 = v1635 + v2624;
-    const unsigned int v2627 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2627 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2629 = v1638 + v2627;
-    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2631 = v2629 < v79;
     const bool v2632 = v2630 && v2631;
     if (v2632) {
@@ -2697,11 +2697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2641] = v2638;
       }
     }
-    const unsigned int v2642 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2642 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2644 = v1635 + v2642;
-    const unsigned int v2645 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2645 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2647 = v1638 + v2645;
-    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2649 = v2647 < v79;
     const bool v2650 = v2648 && v2649;
     if (v2650) {
@@ -2717,11 +2717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2659] = v2656;
       }
     }
-    const unsigned int v2660 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2660 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2662 = v1635 + v2660;
-    const unsigned int v2663 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2663 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2665 = v1638 + v2663;
-    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2667 = v2665 < v79;
     const bool v2668 = v2666 && v2667;
     if (v2668) {
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2677] = v2674;
       }
     }
-    const unsigned int v2678 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2678 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2680 = v1635 + v2678;
-    const unsigned int v2681 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2681 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2683 = v1638 + v2681;
-    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2685 = v2683 < v79;
     const bool v2686 = v2684 && v2685;
     if (v2686) {
@@ -2757,11 +2757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2695] = v2692;
       }
     }
-    const unsigned int v2696 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2696 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2698 = v1635 + v2696;
-    const unsigned int v2699 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2699 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2701 = v1638 + v2699;
-    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2703 = v2701 < v79;
     const bool v2704 = v2702 && v2703;
     if (v2704) {
@@ -2777,11 +2777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2713] = v2710;
       }
     }
-    const unsigned int v2714 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2714 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2716 = v1635 + v2714;
-    const unsigned int v2717 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2717 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2719 = v1638 + v2717;
-    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2721 = v2719 < v79;
     const bool v2722 = v2720 && v2721;
     if (v2722) {
@@ -2797,11 +2797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2731] = v2728;
       }
     }
-    const unsigned int v2732 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2732 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2734 = v1635 + v2732;
-    const unsigned int v2735 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2735 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2737 = v1638 + v2735;
-    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2739 = v2737 < v79;
     const bool v2740 = v2738 && v2739;
     if (v2740) {
@@ -2817,11 +2817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2749] = v2746;
       }
     }
-    const unsigned int v2750 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2750 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2752 = v1635 + v2750;
-    const unsigned int v2753 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2753 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2755 = v1638 + v2753;
-    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2757 = v2755 < v79;
     const bool v2758 = v2756 && v2757;
     if (v2758) {
@@ -2837,11 +2837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2767] = v2764;
       }
     }
-    const unsigned int v2768 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2768 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2770 = v1635 + v2768;
-    const unsigned int v2771 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2771 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2773 = v1638 + v2771;
-    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2775 = v2773 < v79;
     const bool v2776 = v2774 && v2775;
     if (v2776) {
@@ -2857,11 +2857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2785] = v2782;
       }
     }
-    const unsigned int v2786 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2786 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2788 = v1635 + v2786;
-    const unsigned int v2789 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2789 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2791 = v1638 + v2789;
-    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2793 = v2791 < v79;
     const bool v2794 = v2792 && v2793;
     if (v2794) {
@@ -2877,11 +2877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2803] = v2800;
       }
     }
-    const unsigned int v2804 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2804 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2806 = v1635 + v2804;
-    const unsigned int v2807 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2807 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2809 = v1638 + v2807;
-    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2811 = v2809 < v79;
     const bool v2812 = v2810 && v2811;
     if (v2812) {
@@ -2897,11 +2897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2821] = v2818;
       }
     }
-    const unsigned int v2822 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2822 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2824 = v1635 + v2822;
-    const unsigned int v2825 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2825 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2827 = v1638 + v2825;
-    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2829 = v2827 < v79;
     const bool v2830 = v2828 && v2829;
     if (v2830) {
@@ -2917,11 +2917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2839] = v2836;
       }
     }
-    const unsigned int v2840 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2840 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2842 = v1635 + v2840;
-    const unsigned int v2843 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2843 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2845 = v1638 + v2843;
-    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2847 = v2845 < v79;
     const bool v2848 = v2846 && v2847;
     if (v2848) {
@@ -2937,11 +2937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2857] = v2854;
       }
     }
-    const unsigned int v2858 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2858 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2860 = v1635 + v2858;
-    const unsigned int v2861 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2861 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2863 = v1638 + v2861;
-    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2865 = v2863 < v79;
     const bool v2866 = v2864 && v2865;
     if (v2866) {
@@ -2957,11 +2957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2875] = v2872;
       }
     }
-    const unsigned int v2876 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2876 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2878 = v1635 + v2876;
-    const unsigned int v2879 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2879 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2881 = v1638 + v2879;
-    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2883 = v2881 < v79;
     const bool v2884 = v2882 && v2883;
     if (v2884) {
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2893] = v2890;
       }
     }
-    const unsigned int v2894 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2894 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2896 = v1635 + v2894;
-    const unsigned int v2897 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2897 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2899 = v1638 + v2897;
-    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2901 = v2899 < v79;
     const bool v2902 = v2900 && v2901;
     if (v2902) {
@@ -2997,11 +2997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2911] = v2908;
       }
     }
-    const unsigned int v2912 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2912 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2914 = v1635 + v2912;
-    const unsigned int v2915 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2915 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2917 = v1638 + v2915;
-    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2919 = v2917 < v79;
     const bool v2920 = v2918 && v2919;
     if (v2920) {
@@ -3017,11 +3017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2929] = v2926;
       }
     }
-    const unsigned int v2930 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2930 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2932 = v1635 + v2930;
-    const unsigned int v2933 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2933 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2935 = v1638 + v2933;
-    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2937 = v2935 < v79;
     const bool v2938 = v2936 && v2937;
     if (v2938) {
@@ -3037,11 +3037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2947] = v2944;
       }
     }
-    const unsigned int v2948 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2948 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2950 = v1635 + v2948;
-    const unsigned int v2951 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2951 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2953 = v1638 + v2951;
-    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2955 = v2953 < v79;
     const bool v2956 = v2954 && v2955;
     if (v2956) {
@@ -3057,11 +3057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2965] = v2962;
       }
     }
-    const unsigned int v2966 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2966 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2968 = v1635 + v2966;
-    const unsigned int v2969 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2969 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2971 = v1638 + v2969;
-    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2973 = v2971 < v79;
     const bool v2974 = v2972 && v2973;
     if (v2974) {
@@ -3077,11 +3077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v2983] = v2980;
       }
     }
-    const unsigned int v2984 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2984 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2986 = v1635 + v2984;
-    const unsigned int v2987 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2987 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2989 = v1638 + v2987;
-    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2991 = v2989 < v79;
     const bool v2992 = v2990 && v2991;
     if (v2992) {
@@ -3097,11 +3097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3001] = v2998;
       }
     }
-    const unsigned int v3002 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3002 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3004 = v1635 + v3002;
-    const unsigned int v3005 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3005 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3007 = v1638 + v3005;
-    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3009 = v3007 < v79;
     const bool v3010 = v3008 && v3009;
     if (v3010) {
@@ -3117,11 +3117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3019] = v3016;
       }
     }
-    const unsigned int v3020 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3020 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3022 = v1635 + v3020;
-    const unsigned int v3023 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3023 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3025 = v1638 + v3023;
-    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3027 = v3025 < v79;
     const bool v3028 = v3026 && v3027;
     if (v3028) {
@@ -3137,11 +3137,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3037] = v3034;
       }
     }
-    const unsigned int v3038 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3038 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3040 = v1635 + v3038;
-    const unsigned int v3041 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3041 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3043 = v1638 + v3041;
-    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3045 = v3043 < v79;
     const bool v3046 = v3044 && v3045;
     if (v3046) {
@@ -3157,11 +3157,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3055] = v3052;
       }
     }
-    const unsigned int v3056 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3056 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3058 = v1635 + v3056;
-    const unsigned int v3059 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3059 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3061 = v1638 + v3059;
-    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3063 = v3061 < v79;
     const bool v3064 = v3062 && v3063;
     if (v3064) {
@@ -3177,11 +3177,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3073] = v3070;
       }
     }
-    const unsigned int v3074 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3074 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3076 = v1635 + v3074;
-    const unsigned int v3077 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3077 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3079 = v1638 + v3077;
-    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3081 = v3079 < v79;
     const bool v3082 = v3080 && v3081;
     if (v3082) {
@@ -3197,11 +3197,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3091] = v3088;
       }
     }
-    const unsigned int v3092 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3092 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3094 = v1635 + v3092;
-    const unsigned int v3095 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3095 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3097 = v1638 + v3095;
-    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3099 = v3097 < v79;
     const bool v3100 = v3098 && v3099;
     if (v3100) {
@@ -3217,11 +3217,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3109] = v3106;
       }
     }
-    const unsigned int v3110 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3110 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3112 = v1635 + v3110;
-    const unsigned int v3113 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3113 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3115 = v1638 + v3113;
-    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3117 = v3115 < v79;
     const bool v3118 = v3116 && v3117;
     if (v3118) {
@@ -3237,11 +3237,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3127] = v3124;
       }
     }
-    const unsigned int v3128 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3128 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3130 = v1635 + v3128;
-    const unsigned int v3131 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3131 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3133 = v1638 + v3131;
-    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3135 = v3133 < v79;
     const bool v3136 = v3134 && v3135;
     if (v3136) {
@@ -3257,11 +3257,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3145] = v3142;
       }
     }
-    const unsigned int v3146 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3146 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3148 = v1635 + v3146;
-    const unsigned int v3149 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3149 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3151 = v1638 + v3149;
-    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3153 = v3151 < v79;
     const bool v3154 = v3152 && v3153;
     if (v3154) {
@@ -3277,11 +3277,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3163] = v3160;
       }
     }
-    const unsigned int v3164 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3164 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3166 = v1635 + v3164;
-    const unsigned int v3167 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3167 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3169 = v1638 + v3167;
-    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3171 = v3169 < v79;
     const bool v3172 = v3170 && v3171;
     if (v3172) {
@@ -3297,11 +3297,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3181] = v3178;
       }
     }
-    const unsigned int v3182 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3182 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3184 = v1635 + v3182;
-    const unsigned int v3185 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3185 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3187 = v1638 + v3185;
-    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3189 = v3187 < v79;
     const bool v3190 = v3188 && v3189;
     if (v3190) {
@@ -3317,11 +3317,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3199] = v3196;
       }
     }
-    const unsigned int v3200 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3200 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3202 = v1635 + v3200;
-    const unsigned int v3203 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3203 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3205 = v1638 + v3203;
-    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3207 = v3205 < v79;
     const bool v3208 = v3206 && v3207;
     if (v3208) {
@@ -3337,11 +3337,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3217] = v3214;
       }
     }
-    const unsigned int v3218 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3218 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3220 = v1635 + v3218;
-    const unsigned int v3221 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3221 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3223 = v1638 + v3221;
-    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3225 = v3223 < v79;
     const bool v3226 = v3224 && v3225;
     if (v3226) {
@@ -3357,11 +3357,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3235] = v3232;
       }
     }
-    const unsigned int v3236 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3236 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3238 = v1635 + v3236;
-    const unsigned int v3239 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3239 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3241 = v1638 + v3239;
-    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3243 = v3241 < v79;
     const bool v3244 = v3242 && v3243;
     if (v3244) {
@@ -3377,11 +3377,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3253] = v3250;
       }
     }
-    const unsigned int v3254 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3254 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3256 = v1635 + v3254;
-    const unsigned int v3257 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3257 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3259 = v1638 + v3257;
-    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3261 = v3259 < v79;
     const bool v3262 = v3260 && v3261;
     if (v3262) {
@@ -3397,11 +3397,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3271] = v3268;
       }
     }
-    const unsigned int v3272 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3272 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3274 = v1635 + v3272;
-    const unsigned int v3275 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3275 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3277 = v1638 + v3275;
-    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3279 = v3277 < v79;
     const bool v3280 = v3278 && v3279;
     if (v3280) {
@@ -3417,11 +3417,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3289] = v3286;
       }
     }
-    const unsigned int v3290 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3290 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3292 = v1635 + v3290;
-    const unsigned int v3293 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3293 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3295 = v1638 + v3293;
-    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3297 = v3295 < v79;
     const bool v3298 = v3296 && v3297;
     if (v3298) {
@@ -3437,11 +3437,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3307] = v3304;
       }
     }
-    const unsigned int v3308 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3308 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3310 = v1635 + v3308;
-    const unsigned int v3311 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3311 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3313 = v1638 + v3311;
-    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3315 = v3313 < v79;
     const bool v3316 = v3314 && v3315;
     if (v3316) {
@@ -3457,11 +3457,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3325] = v3322;
       }
     }
-    const unsigned int v3326 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3326 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3328 = v1635 + v3326;
-    const unsigned int v3329 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3329 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3331 = v1638 + v3329;
-    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3333 = v3331 < v79;
     const bool v3334 = v3332 && v3333;
     if (v3334) {
@@ -3477,11 +3477,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3343] = v3340;
       }
     }
-    const unsigned int v3344 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3344 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3346 = v1635 + v3344;
-    const unsigned int v3347 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3347 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3349 = v1638 + v3347;
-    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3351 = v3349 < v79;
     const bool v3352 = v3350 && v3351;
     if (v3352) {
@@ -3497,11 +3497,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3361] = v3358;
       }
     }
-    const unsigned int v3362 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3362 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3364 = v1635 + v3362;
-    const unsigned int v3365 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3365 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3367 = v1638 + v3365;
-    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3369 = v3367 < v79;
     const bool v3370 = v3368 && v3369;
     if (v3370) {
@@ -3517,11 +3517,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3379] = v3376;
       }
     }
-    const unsigned int v3380 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3380 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3382 = v1635 + v3380;
-    const unsigned int v3383 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3383 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3385 = v1638 + v3383;
-    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3387 = v3385 < v79;
     const bool v3388 = v3386 && v3387;
     if (v3388) {
@@ -3537,11 +3537,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3397] = v3394;
       }
     }
-    const unsigned int v3398 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3398 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3400 = v1635 + v3398;
-    const unsigned int v3401 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3401 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3403 = v1638 + v3401;
-    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3405 = v3403 < v79;
     const bool v3406 = v3404 && v3405;
     if (v3406) {
@@ -3557,11 +3557,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3415] = v3412;
       }
     }
-    const unsigned int v3416 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3416 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3418 = v1635 + v3416;
-    const unsigned int v3419 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3419 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3421 = v1638 + v3419;
-    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3423 = v3421 < v79;
     const bool v3424 = v3422 && v3423;
     if (v3424) {
@@ -3577,11 +3577,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3433] = v3430;
       }
     }
-    const unsigned int v3434 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3434 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3436 = v1635 + v3434;
-    const unsigned int v3437 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3437 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3439 = v1638 + v3437;
-    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3441 = v3439 < v79;
     const bool v3442 = v3440 && v3441;
     if (v3442) {
@@ -3597,11 +3597,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3451] = v3448;
       }
     }
-    const unsigned int v3452 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3452 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3454 = v1635 + v3452;
-    const unsigned int v3455 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3455 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3457 = v1638 + v3455;
-    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3459 = v3457 < v79;
     const bool v3460 = v3458 && v3459;
     if (v3460) {
@@ -3617,11 +3617,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3469] = v3466;
       }
     }
-    const unsigned int v3470 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3470 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3472 = v1635 + v3470;
-    const unsigned int v3473 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3473 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3475 = v1638 + v3473;
-    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3477 = v3475 < v79;
     const bool v3478 = v3476 && v3477;
     if (v3478) {
@@ -3637,11 +3637,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3487] = v3484;
       }
     }
-    const unsigned int v3488 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3488 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3490 = v1635 + v3488;
-    const unsigned int v3491 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3491 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3493 = v1638 + v3491;
-    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3495 = v3493 < v79;
     const bool v3496 = v3494 && v3495;
     if (v3496) {
@@ -3657,11 +3657,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3505] = v3502;
       }
     }
-    const unsigned int v3506 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3506 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3508 = v1635 + v3506;
-    const unsigned int v3509 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3509 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3511 = v1638 + v3509;
-    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3513 = v3511 < v79;
     const bool v3514 = v3512 && v3513;
     if (v3514) {
@@ -3677,11 +3677,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3523] = v3520;
       }
     }
-    const unsigned int v3524 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3524 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3526 = v1635 + v3524;
-    const unsigned int v3527 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3527 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3529 = v1638 + v3527;
-    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3531 = v3529 < v79;
     const bool v3532 = v3530 && v3531;
     if (v3532) {
@@ -3697,11 +3697,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3541] = v3538;
       }
     }
-    const unsigned int v3542 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3542 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3544 = v1635 + v3542;
-    const unsigned int v3545 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3545 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3547 = v1638 + v3545;
-    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3549 = v3547 < v79;
     const bool v3550 = v3548 && v3549;
     if (v3550) {
@@ -3717,11 +3717,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3559] = v3556;
       }
     }
-    const unsigned int v3560 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3560 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3562 = v1635 + v3560;
-    const unsigned int v3563 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3563 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3565 = v1638 + v3563;
-    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3567 = v3565 < v79;
     const bool v3568 = v3566 && v3567;
     if (v3568) {
@@ -3737,11 +3737,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3577] = v3574;
       }
     }
-    const unsigned int v3578 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3578 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3580 = v1635 + v3578;
-    const unsigned int v3581 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3581 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3583 = v1638 + v3581;
-    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3585 = v3583 < v79;
     const bool v3586 = v3584 && v3585;
     if (v3586) {
@@ -3757,11 +3757,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3595] = v3592;
       }
     }
-    const unsigned int v3596 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3596 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3598 = v1635 + v3596;
-    const unsigned int v3599 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3599 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3601 = v1638 + v3599;
-    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3603 = v3601 < v79;
     const bool v3604 = v3602 && v3603;
     if (v3604) {
@@ -3777,11 +3777,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3613] = v3610;
       }
     }
-    const unsigned int v3614 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3614 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3616 = v1635 + v3614;
-    const unsigned int v3617 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3617 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3619 = v1638 + v3617;
-    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3621 = v3619 < v79;
     const bool v3622 = v3620 && v3621;
     if (v3622) {
@@ -3797,11 +3797,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3631] = v3628;
       }
     }
-    const unsigned int v3632 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3632 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3634 = v1635 + v3632;
-    const unsigned int v3635 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3635 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3637 = v1638 + v3635;
-    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3639 = v3637 < v79;
     const bool v3640 = v3638 && v3639;
     if (v3640) {
@@ -3817,11 +3817,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3649] = v3646;
       }
     }
-    const unsigned int v3650 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3650 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3652 = v1635 + v3650;
-    const unsigned int v3653 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3653 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3655 = v1638 + v3653;
-    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3657 = v3655 < v79;
     const bool v3658 = v3656 && v3657;
     if (v3658) {
@@ -3837,11 +3837,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3667] = v3664;
       }
     }
-    const unsigned int v3668 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3668 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3670 = v1635 + v3668;
-    const unsigned int v3671 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3671 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3673 = v1638 + v3671;
-    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3675 = v3673 < v79;
     const bool v3676 = v3674 && v3675;
     if (v3676) {
@@ -3857,11 +3857,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3685] = v3682;
       }
     }
-    const unsigned int v3686 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3686 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3688 = v1635 + v3686;
-    const unsigned int v3689 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3689 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3691 = v1638 + v3689;
-    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3693 = v3691 < v79;
     const bool v3694 = v3692 && v3693;
     if (v3694) {
@@ -3877,11 +3877,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3703] = v3700;
       }
     }
-    const unsigned int v3704 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3704 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3706 = v1635 + v3704;
-    const unsigned int v3707 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3707 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3709 = v1638 + v3707;
-    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3711 = v3709 < v79;
     const bool v3712 = v3710 && v3711;
     if (v3712) {
@@ -3897,11 +3897,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3721] = v3718;
       }
     }
-    const unsigned int v3722 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3722 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3724 = v1635 + v3722;
-    const unsigned int v3725 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3725 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3727 = v1638 + v3725;
-    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3729 = v3727 < v79;
     const bool v3730 = v3728 && v3729;
     if (v3730) {
@@ -3917,11 +3917,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3739] = v3736;
       }
     }
-    const unsigned int v3740 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3740 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3742 = v1635 + v3740;
-    const unsigned int v3743 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3743 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3745 = v1638 + v3743;
-    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3747 = v3745 < v79;
     const bool v3748 = v3746 && v3747;
     if (v3748) {
@@ -3937,11 +3937,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3757] = v3754;
       }
     }
-    const unsigned int v3758 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3758 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3760 = v1635 + v3758;
-    const unsigned int v3761 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3761 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3763 = v1638 + v3761;
-    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3765 = v3763 < v79;
     const bool v3766 = v3764 && v3765;
     if (v3766) {
@@ -3957,11 +3957,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3775] = v3772;
       }
     }
-    const unsigned int v3776 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3776 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3778 = v1635 + v3776;
-    const unsigned int v3779 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3779 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3781 = v1638 + v3779;
-    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3783 = v3781 < v79;
     const bool v3784 = v3782 && v3783;
     if (v3784) {
@@ -3977,11 +3977,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3793] = v3790;
       }
     }
-    const unsigned int v3794 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3794 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3796 = v1635 + v3794;
-    const unsigned int v3797 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3797 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3799 = v1638 + v3797;
-    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3801 = v3799 < v79;
     const bool v3802 = v3800 && v3801;
     if (v3802) {
@@ -3997,11 +3997,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3811] = v3808;
       }
     }
-    const unsigned int v3812 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3812 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3814 = v1635 + v3812;
-    const unsigned int v3815 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3815 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3817 = v1638 + v3815;
-    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3819 = v3817 < v79;
     const bool v3820 = v3818 && v3819;
     if (v3820) {
@@ -4017,11 +4017,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3829] = v3826;
       }
     }
-    const unsigned int v3830 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3830 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3832 = v1635 + v3830;
-    const unsigned int v3833 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3833 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3835 = v1638 + v3833;
-    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3837 = v3835 < v79;
     const bool v3838 = v3836 && v3837;
     if (v3838) {
@@ -4037,11 +4037,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3847] = v3844;
       }
     }
-    const unsigned int v3848 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3848 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3850 = v1635 + v3848;
-    const unsigned int v3851 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3851 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3853 = v1638 + v3851;
-    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3855 = v3853 < v79;
     const bool v3856 = v3854 && v3855;
     if (v3856) {
@@ -4057,11 +4057,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3865] = v3862;
       }
     }
-    const unsigned int v3866 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3866 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3868 = v1635 + v3866;
-    const unsigned int v3869 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3869 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3871 = v1638 + v3869;
-    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3873 = v3871 < v79;
     const bool v3874 = v3872 && v3873;
     if (v3874) {
@@ -4077,11 +4077,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3883] = v3880;
       }
     }
-    const unsigned int v3884 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3884 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3886 = v1635 + v3884;
-    const unsigned int v3887 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3887 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3889 = v1638 + v3887;
-    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3891 = v3889 < v79;
     const bool v3892 = v3890 && v3891;
     if (v3892) {
@@ -4097,11 +4097,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3901] = v3898;
       }
     }
-    const unsigned int v3902 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3902 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3904 = v1635 + v3902;
-    const unsigned int v3905 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3905 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3907 = v1638 + v3905;
-    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3909 = v3907 < v79;
     const bool v3910 = v3908 && v3909;
     if (v3910) {
@@ -4117,11 +4117,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         out[v3919] = v3916;
       }
     }
-    const unsigned int v3920 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3920 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3922 = v1635 + v3920;
-    const unsigned int v3923 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3923 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3925 = v1638 + v3923;
-    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3927 = v3925 < v79;
     const bool v3928 = v3926 && v3927;
     if (v3928) {

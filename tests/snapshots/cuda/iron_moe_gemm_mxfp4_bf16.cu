@@ -330,25 +330,25 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:171
     const unsigned int v79 = v1 * v2;
     const unsigned int v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:195
-    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+    const unsigned int v82 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:227
+    const unsigned int v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
     const unsigned int v86 = v85 << 6u;
-    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const unsigned int v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
     const unsigned int v90 = v89 << 6u;
-    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag<float, 2, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
     iron_frag_fill(v92, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag<iron_bf16, 0, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
     iron_frag_fill(v94, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag<iron_bf16, 1, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v96, iron_f32_to_bf16(0.0f));
-    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const unsigned int v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {
-      for (unsigned int v4526 = 0u; v4526 < 2u; v4526 += 1u) {  // kernels/gemm/gemm_tiles.hpp:222
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
+      for (unsigned int v4526 = 0u; v4526 < 2u; v4526 += 1u) {  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v4527 = v4526 << 5u;
         const bool v4529 = v4527 < v3;
         if (v4529) {
-          const unsigned int v4531 = v4526 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v4531 = v4526 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
           const unsigned int v4533 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
           const unsigned int v4536 = v4533 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v4539 = v4533 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -954,33 +954,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const iron_bf16 v5575 = iron_f32_to_bf16(v5574);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v4627) = iron_bf16x8{{v5554, v5557, v5560, v5563, v5566, v5569, v5572, v5575}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
       }
-      const unsigned int v5594 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v5600 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v5594 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const unsigned int v5600 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (unsigned int v5582 = 0u; v5582 < v3; v5582 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+      for (unsigned int v5582 = 0u; v5582 < v3; v5582 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v5584 = v5582 >> 5u;
         const unsigned int v5586 = v5584 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v5588 = v5586 * 5120u;  // kernels/gemm/gemm_tiles.hpp:224
-        const unsigned int v5595 = v5588 + v5594;  // kernels/gemm/gemm_tiles.hpp:206
+        const unsigned int v5588 = v5586 * 5120u;  // kernels/gemm/gemm_tiles.hpp:255
+        const unsigned int v5595 = v5588 + v5594;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load_shared<false>(v94, shm0, v5595, 40u);
-        const unsigned int v5601 = v5588 + v5600;  // kernels/gemm/gemm_tiles.hpp:210
+        const unsigned int v5601 = v5588 + v5600;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load_shared<true>(v96, shm1, v5601, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v5608 = v5595 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const unsigned int v5608 = v5595 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load_shared<false>(v94, shm0, v5608, 40u);
-        const unsigned int v5614 = v5601 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        const unsigned int v5614 = v5601 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load_shared<true>(v96, shm1, v5614, 40u);
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        const unsigned int v5617 = v5582 + 64u;  // kernels/gemm/gemm_tiles.hpp:222
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const unsigned int v5617 = v5582 + 64u;  // kernels/gemm/gemm_tiles.hpp:253
         const unsigned int v5619 = v5584 + 2u;
         const unsigned int v5620 = v5619 % 3u;
         const bool v5621 = v5617 < v3;
         if (v5621) {
-          const unsigned int v5623 = v5620 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+          const unsigned int v5623 = v5620 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
           const unsigned int v5625 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:77
           const unsigned int v5628 = v5625 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
           const unsigned int v5631 = v5625 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -1586,7 +1586,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           const iron_bf16 v6667 = iron_f32_to_bf16(v6666);
           *reinterpret_cast<iron_bf16x8*>(shm1 + v5719) = iron_bf16x8{{v6646, v6649, v6652, v6655, v6658, v6661, v6664, v6667}};  // kernels/gemm/quant_b.hpp:146
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:222
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:253
       }
       __syncthreads();
     } else {
@@ -1639,12 +1639,12 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
       const unsigned int v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
       const unsigned int v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
       const unsigned int v2174 = v2172 + v1946;
-      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const unsigned int v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const unsigned int v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+      const unsigned int v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+      const unsigned int v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (unsigned int v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
         for (unsigned int v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
           const unsigned int v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const unsigned int v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -2187,23 +2187,23 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         const float v2168 = v1951 ? v2145 : 0.0f;
         const iron_bf16 v2169 = iron_f32_to_bf16(v2168);
         *reinterpret_cast<iron_bf16x8*>(shm1 + v2174) = iron_bf16x8{{v2148, v2151, v2154, v2157, v2160, v2163, v2166, v2169}};  // kernels/gemm/quant_b.hpp:146
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:232
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:261
+        iron_frag_load_shared<false>(v94, shm0, v2181, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load_shared<true>(v96, shm1, v2187, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load_shared<false>(v94, shm0, v2195, 40u);  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load_shared<true>(v96, shm1, v2201, 40u);  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma_sync(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:263
       }
     }
-    const unsigned int v2202 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2202 = static_cast<unsigned int>(v92.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2203 = v75 + v86;
     const unsigned int v2204 = v2203 + v2202;
-    const unsigned int v2205 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2205 = static_cast<unsigned int>(v92.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2206 = v80 + v90;
     const unsigned int v2207 = v2206 + v2205;
-    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2209 = v2207 < v79;
     const bool v2210 = v2208 && v2209;
     if (v2210) {
@@ -2219,11 +2219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2219] = v2216;
       }
     }
-    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2220 = static_cast<unsigned int>(v92.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2222 = v2203 + v2220;
-    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2223 = static_cast<unsigned int>(v92.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2225 = v2206 + v2223;
-    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2227 = v2225 < v79;
     const bool v2228 = v2226 && v2227;
     if (v2228) {
@@ -2239,11 +2239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2237] = v2234;
       }
     }
-    const unsigned int v2238 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2238 = static_cast<unsigned int>(v92.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2240 = v2203 + v2238;
-    const unsigned int v2241 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2241 = static_cast<unsigned int>(v92.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2243 = v2206 + v2241;
-    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2245 = v2243 < v79;
     const bool v2246 = v2244 && v2245;
     if (v2246) {
@@ -2259,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2255] = v2252;
       }
     }
-    const unsigned int v2256 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2256 = static_cast<unsigned int>(v92.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2258 = v2203 + v2256;
-    const unsigned int v2259 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2259 = static_cast<unsigned int>(v92.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2261 = v2206 + v2259;
-    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2263 = v2261 < v79;
     const bool v2264 = v2262 && v2263;
     if (v2264) {
@@ -2279,11 +2279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2273] = v2270;
       }
     }
-    const unsigned int v2274 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2274 = static_cast<unsigned int>(v92.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2276 = v2203 + v2274;
-    const unsigned int v2277 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2277 = static_cast<unsigned int>(v92.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2279 = v2206 + v2277;
-    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2281 = v2279 < v79;
     const bool v2282 = v2280 && v2281;
     if (v2282) {
@@ -2299,11 +2299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2291] = v2288;
       }
     }
-    const unsigned int v2292 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2292 = static_cast<unsigned int>(v92.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2294 = v2203 + v2292;
-    const unsigned int v2295 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2295 = static_cast<unsigned int>(v92.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2297 = v2206 + v2295;
-    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2299 = v2297 < v79;
     const bool v2300 = v2298 && v2299;
     if (v2300) {
@@ -2319,11 +2319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2309] = v2306;
       }
     }
-    const unsigned int v2310 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2310 = static_cast<unsigned int>(v92.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2312 = v2203 + v2310;
-    const unsigned int v2313 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2313 = static_cast<unsigned int>(v92.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2315 = v2206 + v2313;
-    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2317 = v2315 < v79;
     const bool v2318 = v2316 && v2317;
     if (v2318) {
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2327] = v2324;
       }
     }
-    const unsigned int v2328 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2328 = static_cast<unsigned int>(v92.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2330 = v2203 + v2328;
-    const unsigned int v2331 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2331 = static_cast<unsigned int>(v92.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2333 = v2206 + v2331;
-    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2335 = v2333 < v79;
     const bool v2336 = v2334 && v2335;
     if (v2336) {
@@ -2359,11 +2359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2345] = v2342;
       }
     }
-    const unsigned int v2346 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2346 = static_cast<unsigned int>(v92.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2348 = v2203 + v2346;
-    const unsigned int v2349 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2349 = static_cast<unsigned int>(v92.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2351 = v2206 + v2349;
-    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2353 = v2351 < v79;
     const bool v2354 = v2352 && v2353;
     if (v2354) {
@@ -2379,11 +2379,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2363] = v2360;
       }
     }
-    const unsigned int v2364 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2364 = static_cast<unsigned int>(v92.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2366 = v2203 + v2364;
-    const unsigned int v2367 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2367 = static_cast<unsigned int>(v92.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2369 = v2206 + v2367;
-    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2371 = v2369 < v79;
     const bool v2372 = v2370 && v2371;
     if (v2372) {
@@ -2399,11 +2399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2381] = v2378;
       }
     }
-    const unsigned int v2382 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2382 = static_cast<unsigned int>(v92.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2384 = v2203 + v2382;
-    const unsigned int v2385 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2385 = static_cast<unsigned int>(v92.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2387 = v2206 + v2385;
-    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2389 = v2387 < v79;
     const bool v2390 = v2388 && v2389;
     if (v2390) {
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2399] = v2396;
       }
     }
-    const unsigned int v2400 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2400 = static_cast<unsigned int>(v92.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2402 = v2203 + v2400;
-    const unsigned int v2403 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2403 = static_cast<unsigned int>(v92.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2405 = v2206 + v2403;
-    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2407 = v2405 < v79;
     const bool v2408 = v2406 && v2407;
     if (v2408) {
@@ -2439,11 +2439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2417] = v2414;
       }
     }
-    const unsigned int v2418 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2418 = static_cast<unsigned int>(v92.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2420 = v2203 + v2418;
-    const unsigned int v2421 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2421 = static_cast<unsigned int>(v92.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2423 = v2206 + v2421;
-    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2425 = v2423 < v79;
     const bool v2426 = v2424 && v2425;
     if (v2426) {
@@ -2459,11 +2459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2435] = v2432;
       }
     }
-    const unsigned int v2436 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2436 = static_cast<unsigned int>(v92.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2438 = v2203 + v2436;
-    const unsigned int v2439 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2439 = static_cast<unsigned int>(v92.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2441 = v2206 + v2439;
-    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2443 = v2441 < v79;
     const bool v2444 = v2442 && v2443;
     if (v2444) {
@@ -2479,11 +2479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2453] = v2450;
       }
     }
-    const unsigned int v2454 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2454 = static_cast<unsigned int>(v92.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2456 = v2203 + v2454;
-    const unsigned int v2457 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2457 = static_cast<unsigned int>(v92.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2459 = v2206 + v2457;
-    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2461 = v2459 < v79;
     const bool v2462 = v2460 && v2461;
     if (v2462) {
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2471] = v2468;
       }
     }
-    const unsigned int v2472 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2472 = static_cast<unsigned int>(v92.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2474 = v2203 + v2472;
-    const unsigned int v2475 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2475 = static_cast<unsigned int>(v92.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2477 = v2206 + v2475;
-    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2479 = v2477 < v79;
     const bool v2480 = v2478 && v2479;
     if (v2480) {
@@ -2519,11 +2519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2489] = v2486;
       }
     }
-    const unsigned int v2490 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2490 = static_cast<unsigned int>(v92.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2492 = v2203 + v2490;
-    const unsigned int v2493 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2493 = static_cast<unsigned int>(v92.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2495 = v2206 + v2493;
-    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2497 = v2495 < v79;
     const bool v2498 = v2496 && v2497;
     if (v2498) {
@@ -2539,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2507] = v2504;
       }
     }
-    const unsigned int v2508 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2508 = static_cast<unsigned int>(v92.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2510 = v2203 + v2508;
-    const unsigned int v2511 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2511 = static_cast<unsigned int>(v92.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2513 = v2206 + v2511;
-    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2515 = v2513 < v79;
     const bool v2516 = v2514 && v2515;
     if (v2516) {
@@ -2559,11 +2559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2525] = v2522;
       }
     }
-    const unsigned int v2526 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2526 = static_cast<unsigned int>(v92.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2528 = v2203 + v2526;
-    const unsigned int v2529 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2529 = static_cast<unsigned int>(v92.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2531 = v2206 + v2529;
-    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2533 = v2531 < v79;
     const bool v2534 = v2532 && v2533;
     if (v2534) {
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2543] = v2540;
       }
     }
-    const unsigned int v2544 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2544 = static_cast<unsigned int>(v92.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2546 = v2203 + v2544;
-    const unsigned int v2547 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2547 = static_cast<unsigned int>(v92.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2549 = v2206 + v2547;
-    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2551 = v2549 < v79;
     const bool v2552 = v2550 && v2551;
     if (v2552) {
@@ -2599,11 +2599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2561] = v2558;
       }
     }
-    const unsigned int v2562 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2562 = static_cast<unsigned int>(v92.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2564 = v2203 + v2562;
-    const unsigned int v2565 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2565 = static_cast<unsigned int>(v92.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2567 = v2206 + v2565;
-    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2569 = v2567 < v79;
     const bool v2570 = v2568 && v2569;
     if (v2570) {
@@ -2619,11 +2619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2579] = v2576;
       }
     }
-    const unsigned int v2580 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2580 = static_cast<unsigned int>(v92.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2582 = v2203 + v2580;
-    const unsigned int v2583 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2583 = static_cast<unsigned int>(v92.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2585 = v2206 + v2583;
-    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2587 = v2585 < v79;
     const bool v2588 = v2586 && v2587;
     if (v2588) {
@@ -2639,11 +2639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2597] = v2594;
       }
     }
-    const unsigned int v2598 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2598 = static_cast<unsigned int>(v92.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2600 = v2203 + v2598;
-    const unsigned int v2601 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2601 = static_cast<unsigned int>(v92.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2603 = v2206 + v2601;
-    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2605 = v2603 < v79;
     const bool v2606 = v2604 && v2605;
     if (v2606) {
@@ -2659,11 +2659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2615] = v2612;
       }
     }
-    const unsigned int v2616 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2616 = static_cast<unsigned int>(v92.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2618 = v2203 + v2616;
-    const unsigned int v2619 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2619 = static_cast<unsigned int>(v92.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2621 = v2206 + v2619;
-    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2623 = v2621 < v79;
     const bool v2624 = v2622 && v2623;
     if (v2624) {
@@ -2679,11 +2679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2633] = v2630;
       }
     }
-    const unsigned int v2634 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2634 = static_cast<unsigned int>(v92.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2636 = v2203 + v2634;
-    const unsigned int v2637 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2637 = static_cast<unsigned int>(v92.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2639 = v2206 + v2637;
-    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2641 = v2639 < v79;
     const bool v2642 = v2640 && v2641;
     if (v2642) {
@@ -2699,11 +2699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2651] = v2648;
       }
     }
-    const unsigned int v2652 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2652 = static_cast<unsigned int>(v92.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2654 = v2203 + v2652;
-    const unsigned int v2655 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2655 = static_cast<unsigned int>(v92.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2657 = v2206 + v2655;
-    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2659 = v2657 < v79;
     const bool v2660 = v2658 && v2659;
     if (v2660) {
@@ -2719,11 +2719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2669] = v2666;
       }
     }
-    const unsigned int v2670 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2670 = static_cast<unsigned int>(v92.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2672 = v2203 + v2670;
-    const unsigned int v2673 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2673 = static_cast<unsigned int>(v92.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2675 = v2206 + v2673;
-    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2677 = v2675 < v79;
     const bool v2678 = v2676 && v2677;
     if (v2678) {
@@ -2739,11 +2739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2687] = v2684;
       }
     }
-    const unsigned int v2688 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2688 = static_cast<unsigned int>(v92.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2690 = v2203 + v2688;
-    const unsigned int v2691 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2691 = static_cast<unsigned int>(v92.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2693 = v2206 + v2691;
-    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2695 = v2693 < v79;
     const bool v2696 = v2694 && v2695;
     if (v2696) {
@@ -2759,11 +2759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2705] = v2702;
       }
     }
-    const unsigned int v2706 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2706 = static_cast<unsigned int>(v92.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2708 = v2203 + v2706;
-    const unsigned int v2709 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2709 = static_cast<unsigned int>(v92.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2711 = v2206 + v2709;
-    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2713 = v2711 < v79;
     const bool v2714 = v2712 && v2713;
     if (v2714) {
@@ -2779,11 +2779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2723] = v2720;
       }
     }
-    const unsigned int v2724 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2724 = static_cast<unsigned int>(v92.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2726 = v2203 + v2724;
-    const unsigned int v2727 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2727 = static_cast<unsigned int>(v92.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2729 = v2206 + v2727;
-    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2731 = v2729 < v79;
     const bool v2732 = v2730 && v2731;
     if (v2732) {
@@ -2799,11 +2799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2741] = v2738;
       }
     }
-    const unsigned int v2742 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2742 = static_cast<unsigned int>(v92.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2744 = v2203 + v2742;
-    const unsigned int v2745 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2745 = static_cast<unsigned int>(v92.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2747 = v2206 + v2745;
-    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2749 = v2747 < v79;
     const bool v2750 = v2748 && v2749;
     if (v2750) {
@@ -2819,11 +2819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2759] = v2756;
       }
     }
-    const unsigned int v2760 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2760 = static_cast<unsigned int>(v92.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2762 = v2203 + v2760;
-    const unsigned int v2763 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2763 = static_cast<unsigned int>(v92.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2765 = v2206 + v2763;
-    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2767 = v2765 < v79;
     const bool v2768 = v2766 && v2767;
     if (v2768) {
@@ -2839,11 +2839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2777] = v2774;
       }
     }
-    const unsigned int v2778 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2778 = static_cast<unsigned int>(v92.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2780 = v2203 + v2778;
-    const unsigned int v2781 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2781 = static_cast<unsigned int>(v92.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2783 = v2206 + v2781;
-    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2785 = v2783 < v79;
     const bool v2786 = v2784 && v2785;
     if (v2786) {
@@ -2859,11 +2859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2795] = v2792;
       }
     }
-    const unsigned int v2796 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2796 = static_cast<unsigned int>(v92.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2798 = v2203 + v2796;
-    const unsigned int v2799 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2799 = static_cast<unsigned int>(v92.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2801 = v2206 + v2799;
-    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2803 = v2801 < v79;
     const bool v2804 = v2802 && v2803;
     if (v2804) {
@@ -2879,11 +2879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2813] = v2810;
       }
     }
-    const unsigned int v2814 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2814 = static_cast<unsigned int>(v92.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2816 = v2203 + v2814;
-    const unsigned int v2817 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2817 = static_cast<unsigned int>(v92.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2819 = v2206 + v2817;
-    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2821 = v2819 < v79;
     const bool v2822 = v2820 && v2821;
     if (v2822) {
@@ -2899,11 +2899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2831] = v2828;
       }
     }
-    const unsigned int v2832 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2832 = static_cast<unsigned int>(v92.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2834 = v2203 + v2832;
-    const unsigned int v2835 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2835 = static_cast<unsigned int>(v92.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2837 = v2206 + v2835;
-    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2839 = v2837 < v79;
     const bool v2840 = v2838 && v2839;
     if (v2840) {
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2849] = v2846;
       }
     }
-    const unsigned int v2850 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2850 = static_cast<unsigned int>(v92.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2852 = v2203 + v2850;
-    const unsigned int v2853 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2853 = static_cast<unsigned int>(v92.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2855 = v2206 + v2853;
-    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2857 = v2855 < v79;
     const bool v2858 = v2856 && v2857;
     if (v2858) {
@@ -2939,11 +2939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2867] = v2864;
       }
     }
-    const unsigned int v2868 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2868 = static_cast<unsigned int>(v92.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2870 = v2203 + v2868;
-    const unsigned int v2871 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2871 = static_cast<unsigned int>(v92.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2873 = v2206 + v2871;
-    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2875 = v2873 < v79;
     const bool v2876 = v2874 && v2875;
     if (v2876) {
@@ -2959,11 +2959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2885] = v2882;
       }
     }
-    const unsigned int v2886 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2886 = static_cast<unsigned int>(v92.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2888 = v2203 + v2886;
-    const unsigned int v2889 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2889 = static_cast<unsigned int>(v92.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2891 = v2206 + v2889;
-    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2893 = v2891 < v79;
     const bool v2894 = v2892 && v2893;
     if (v2894) {
@@ -2979,11 +2979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2903] = v2900;
       }
     }
-    const unsigned int v2904 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2904 = static_cast<unsigned int>(v92.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2906 = v2203 + v2904;
-    const unsigned int v2907 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2907 = static_cast<unsigned int>(v92.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2909 = v2206 + v2907;
-    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2911 = v2909 < v79;
     const bool v2912 = v2910 && v2911;
     if (v2912) {
@@ -2999,11 +2999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2921] = v2918;
       }
     }
-    const unsigned int v2922 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2922 = static_cast<unsigned int>(v92.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2924 = v2203 + v2922;
-    const unsigned int v2925 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2925 = static_cast<unsigned int>(v92.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2927 = v2206 + v2925;
-    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2929 = v2927 < v79;
     const bool v2930 = v2928 && v2929;
     if (v2930) {
@@ -3019,11 +3019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2939] = v2936;
       }
     }
-    const unsigned int v2940 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2940 = static_cast<unsigned int>(v92.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2942 = v2203 + v2940;
-    const unsigned int v2943 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2943 = static_cast<unsigned int>(v92.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2945 = v2206 + v2943;
-    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2947 = v2945 < v79;
     const bool v2948 = v2946 && v2947;
     if (v2948) {
@@ -3039,11 +3039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2957] = v2954;
       }
     }
-    const unsigned int v2958 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2958 = static_cast<unsigned int>(v92.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2960 = v2203 + v2958;
-    const unsigned int v2961 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2961 = static_cast<unsigned int>(v92.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2963 = v2206 + v2961;
-    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2965 = v2963 < v79;
     const bool v2966 = v2964 && v2965;
     if (v2966) {
@@ -3059,11 +3059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2975] = v2972;
       }
     }
-    const unsigned int v2976 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2976 = static_cast<unsigned int>(v92.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2978 = v2203 + v2976;
-    const unsigned int v2979 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2979 = static_cast<unsigned int>(v92.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2981 = v2206 + v2979;
-    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2983 = v2981 < v79;
     const bool v2984 = v2982 && v2983;
     if (v2984) {
@@ -3079,11 +3079,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v2993] = v2990;
       }
     }
-    const unsigned int v2994 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v2994 = static_cast<unsigned int>(v92.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v2996 = v2203 + v2994;
-    const unsigned int v2997 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v2997 = static_cast<unsigned int>(v92.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v2999 = v2206 + v2997;
-    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3001 = v2999 < v79;
     const bool v3002 = v3000 && v3001;
     if (v3002) {
@@ -3099,11 +3099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3011] = v3008;
       }
     }
-    const unsigned int v3012 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3012 = static_cast<unsigned int>(v92.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3014 = v2203 + v3012;
-    const unsigned int v3015 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3015 = static_cast<unsigned int>(v92.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3017 = v2206 + v3015;
-    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3019 = v3017 < v79;
     const bool v3020 = v3018 && v3019;
     if (v3020) {
@@ -3119,11 +3119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3029] = v3026;
       }
     }
-    const unsigned int v3030 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3030 = static_cast<unsigned int>(v92.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3032 = v2203 + v3030;
-    const unsigned int v3033 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3033 = static_cast<unsigned int>(v92.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3035 = v2206 + v3033;
-    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3037 = v3035 < v79;
     const bool v3038 = v3036 && v3037;
     if (v3038) {
@@ -3139,11 +3139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3047] = v3044;
       }
     }
-    const unsigned int v3048 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3048 = static_cast<unsigned int>(v92.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3050 = v2203 + v3048;
-    const unsigned int v3051 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3051 = static_cast<unsigned int>(v92.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3053 = v2206 + v3051;
-    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3055 = v3053 < v79;
     const bool v3056 = v3054 && v3055;
     if (v3056) {
@@ -3159,11 +3159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3065] = v3062;
       }
     }
-    const unsigned int v3066 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3066 = static_cast<unsigned int>(v92.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3068 = v2203 + v3066;
-    const unsigned int v3069 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3069 = static_cast<unsigned int>(v92.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3071 = v2206 + v3069;
-    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3073 = v3071 < v79;
     const bool v3074 = v3072 && v3073;
     if (v3074) {
@@ -3179,11 +3179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3083] = v3080;
       }
     }
-    const unsigned int v3084 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3084 = static_cast<unsigned int>(v92.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3086 = v2203 + v3084;
-    const unsigned int v3087 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3087 = static_cast<unsigned int>(v92.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3089 = v2206 + v3087;
-    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3091 = v3089 < v79;
     const bool v3092 = v3090 && v3091;
     if (v3092) {
@@ -3199,11 +3199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3101] = v3098;
       }
     }
-    const unsigned int v3102 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3102 = static_cast<unsigned int>(v92.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3104 = v2203 + v3102;
-    const unsigned int v3105 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3105 = static_cast<unsigned int>(v92.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3107 = v2206 + v3105;
-    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3109 = v3107 < v79;
     const bool v3110 = v3108 && v3109;
     if (v3110) {
@@ -3219,11 +3219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3119] = v3116;
       }
     }
-    const unsigned int v3120 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3120 = static_cast<unsigned int>(v92.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3122 = v2203 + v3120;
-    const unsigned int v3123 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3123 = static_cast<unsigned int>(v92.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3125 = v2206 + v3123;
-    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3127 = v3125 < v79;
     const bool v3128 = v3126 && v3127;
     if (v3128) {
@@ -3239,11 +3239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3137] = v3134;
       }
     }
-    const unsigned int v3138 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3138 = static_cast<unsigned int>(v92.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3140 = v2203 + v3138;
-    const unsigned int v3141 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3141 = static_cast<unsigned int>(v92.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3143 = v2206 + v3141;
-    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3145 = v3143 < v79;
     const bool v3146 = v3144 && v3145;
     if (v3146) {
@@ -3259,11 +3259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3155] = v3152;
       }
     }
-    const unsigned int v3156 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3156 = static_cast<unsigned int>(v92.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3158 = v2203 + v3156;
-    const unsigned int v3159 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3159 = static_cast<unsigned int>(v92.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3161 = v2206 + v3159;
-    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3163 = v3161 < v79;
     const bool v3164 = v3162 && v3163;
     if (v3164) {
@@ -3279,11 +3279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3173] = v3170;
       }
     }
-    const unsigned int v3174 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3174 = static_cast<unsigned int>(v92.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3176 = v2203 + v3174;
-    const unsigned int v3177 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3177 = static_cast<unsigned int>(v92.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3179 = v2206 + v3177;
-    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3181 = v3179 < v79;
     const bool v3182 = v3180 && v3181;
     if (v3182) {
@@ -3299,11 +3299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3191] = v3188;
       }
     }
-    const unsigned int v3192 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3192 = static_cast<unsigned int>(v92.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3194 = v2203 + v3192;
-    const unsigned int v3195 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3195 = static_cast<unsigned int>(v92.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3197 = v2206 + v3195;
-    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3199 = v3197 < v79;
     const bool v3200 = v3198 && v3199;
     if (v3200) {
@@ -3319,11 +3319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3209] = v3206;
       }
     }
-    const unsigned int v3210 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3210 = static_cast<unsigned int>(v92.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3212 = v2203 + v3210;
-    const unsigned int v3213 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3213 = static_cast<unsigned int>(v92.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3215 = v2206 + v3213;
-    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3217 = v3215 < v79;
     const bool v3218 = v3216 && v3217;
     if (v3218) {
@@ -3339,11 +3339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3227] = v3224;
       }
     }
-    const unsigned int v3228 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3228 = static_cast<unsigned int>(v92.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3230 = v2203 + v3228;
-    const unsigned int v3231 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3231 = static_cast<unsigned int>(v92.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3233 = v2206 + v3231;
-    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3235 = v3233 < v79;
     const bool v3236 = v3234 && v3235;
     if (v3236) {
@@ -3359,11 +3359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3245] = v3242;
       }
     }
-    const unsigned int v3246 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3246 = static_cast<unsigned int>(v92.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3248 = v2203 + v3246;
-    const unsigned int v3249 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3249 = static_cast<unsigned int>(v92.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3251 = v2206 + v3249;
-    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3253 = v3251 < v79;
     const bool v3254 = v3252 && v3253;
     if (v3254) {
@@ -3379,11 +3379,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3263] = v3260;
       }
     }
-    const unsigned int v3264 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3264 = static_cast<unsigned int>(v92.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3266 = v2203 + v3264;
-    const unsigned int v3267 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3267 = static_cast<unsigned int>(v92.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3269 = v2206 + v3267;
-    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3271 = v3269 < v79;
     const bool v3272 = v3270 && v3271;
     if (v3272) {
@@ -3399,11 +3399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3281] = v3278;
       }
     }
-    const unsigned int v3282 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3282 = static_cast<unsigned int>(v92.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3284 = v2203 + v3282;
-    const unsigned int v3285 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3285 = static_cast<unsigned int>(v92.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3287 = v2206 + v3285;
-    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3289 = v3287 < v79;
     const bool v3290 = v3288 && v3289;
     if (v3290) {
@@ -3419,11 +3419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3299] = v3296;
       }
     }
-    const unsigned int v3300 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3300 = static_cast<unsigned int>(v92.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3302 = v2203 + v3300;
-    const unsigned int v3303 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3303 = static_cast<unsigned int>(v92.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3305 = v2206 + v3303;
-    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3307 = v3305 < v79;
     const bool v3308 = v3306 && v3307;
     if (v3308) {
@@ -3439,11 +3439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3317] = v3314;
       }
     }
-    const unsigned int v3318 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3318 = static_cast<unsigned int>(v92.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3320 = v2203 + v3318;
-    const unsigned int v3321 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3321 = static_cast<unsigned int>(v92.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3323 = v2206 + v3321;
-    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3325 = v3323 < v79;
     const bool v3326 = v3324 && v3325;
     if (v3326) {
@@ -3459,11 +3459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3335] = v3332;
       }
     }
-    const unsigned int v3336 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3336 = static_cast<unsigned int>(v92.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3338 = v2203 + v3336;
-    const unsigned int v3339 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3339 = static_cast<unsigned int>(v92.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3341 = v2206 + v3339;
-    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3343 = v3341 < v79;
     const bool v3344 = v3342 && v3343;
     if (v3344) {
@@ -3479,11 +3479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3353] = v3350;
       }
     }
-    const unsigned int v3354 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3354 = static_cast<unsigned int>(v92.row(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3356 = v2203 + v3354;
-    const unsigned int v3357 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3357 = static_cast<unsigned int>(v92.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3359 = v2206 + v3357;
-    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3361 = v3359 < v79;
     const bool v3362 = v3360 && v3361;
     if (v3362) {
@@ -3499,11 +3499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3371] = v3368;
       }
     }
-    const unsigned int v3372 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3372 = static_cast<unsigned int>(v92.row(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3374 = v2203 + v3372;
-    const unsigned int v3375 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3375 = static_cast<unsigned int>(v92.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3377 = v2206 + v3375;
-    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3379 = v3377 < v79;
     const bool v3380 = v3378 && v3379;
     if (v3380) {
@@ -3519,11 +3519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3389] = v3386;
       }
     }
-    const unsigned int v3390 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3390 = static_cast<unsigned int>(v92.row(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3392 = v2203 + v3390;
-    const unsigned int v3393 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3393 = static_cast<unsigned int>(v92.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3395 = v2206 + v3393;
-    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3397 = v3395 < v79;
     const bool v3398 = v3396 && v3397;
     if (v3398) {
@@ -3539,11 +3539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3407] = v3404;
       }
     }
-    const unsigned int v3408 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3408 = static_cast<unsigned int>(v92.row(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3410 = v2203 + v3408;
-    const unsigned int v3411 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3411 = static_cast<unsigned int>(v92.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3413 = v2206 + v3411;
-    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3415 = v3413 < v79;
     const bool v3416 = v3414 && v3415;
     if (v3416) {
@@ -3559,11 +3559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3425] = v3422;
       }
     }
-    const unsigned int v3426 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3426 = static_cast<unsigned int>(v92.row(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3428 = v2203 + v3426;
-    const unsigned int v3429 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3429 = static_cast<unsigned int>(v92.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3431 = v2206 + v3429;
-    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3433 = v3431 < v79;
     const bool v3434 = v3432 && v3433;
     if (v3434) {
@@ -3579,11 +3579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3443] = v3440;
       }
     }
-    const unsigned int v3444 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3444 = static_cast<unsigned int>(v92.row(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3446 = v2203 + v3444;
-    const unsigned int v3447 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3447 = static_cast<unsigned int>(v92.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3449 = v2206 + v3447;
-    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3451 = v3449 < v79;
     const bool v3452 = v3450 && v3451;
     if (v3452) {
@@ -3599,11 +3599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3461] = v3458;
       }
     }
-    const unsigned int v3462 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3462 = static_cast<unsigned int>(v92.row(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3464 = v2203 + v3462;
-    const unsigned int v3465 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3465 = static_cast<unsigned int>(v92.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3467 = v2206 + v3465;
-    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3469 = v3467 < v79;
     const bool v3470 = v3468 && v3469;
     if (v3470) {
@@ -3619,11 +3619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3479] = v3476;
       }
     }
-    const unsigned int v3480 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3480 = static_cast<unsigned int>(v92.row(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3482 = v2203 + v3480;
-    const unsigned int v3483 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3483 = static_cast<unsigned int>(v92.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3485 = v2206 + v3483;
-    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3487 = v3485 < v79;
     const bool v3488 = v3486 && v3487;
     if (v3488) {
@@ -3639,11 +3639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3497] = v3494;
       }
     }
-    const unsigned int v3498 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3498 = static_cast<unsigned int>(v92.row(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3500 = v2203 + v3498;
-    const unsigned int v3501 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3501 = static_cast<unsigned int>(v92.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3503 = v2206 + v3501;
-    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3505 = v3503 < v79;
     const bool v3506 = v3504 && v3505;
     if (v3506) {
@@ -3659,11 +3659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3515] = v3512;
       }
     }
-    const unsigned int v3516 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3516 = static_cast<unsigned int>(v92.row(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3518 = v2203 + v3516;
-    const unsigned int v3519 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3519 = static_cast<unsigned int>(v92.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3521 = v2206 + v3519;
-    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3523 = v3521 < v79;
     const bool v3524 = v3522 && v3523;
     if (v3524) {
@@ -3679,11 +3679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3533] = v3530;
       }
     }
-    const unsigned int v3534 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3534 = static_cast<unsigned int>(v92.row(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3536 = v2203 + v3534;
-    const unsigned int v3537 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3537 = static_cast<unsigned int>(v92.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3539 = v2206 + v3537;
-    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3541 = v3539 < v79;
     const bool v3542 = v3540 && v3541;
     if (v3542) {
@@ -3699,11 +3699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3551] = v3548;
       }
     }
-    const unsigned int v3552 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3552 = static_cast<unsigned int>(v92.row(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3554 = v2203 + v3552;
-    const unsigned int v3555 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3555 = static_cast<unsigned int>(v92.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3557 = v2206 + v3555;
-    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3559 = v3557 < v79;
     const bool v3560 = v3558 && v3559;
     if (v3560) {
@@ -3719,11 +3719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3569] = v3566;
       }
     }
-    const unsigned int v3570 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3570 = static_cast<unsigned int>(v92.row(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3572 = v2203 + v3570;
-    const unsigned int v3573 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3573 = static_cast<unsigned int>(v92.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3575 = v2206 + v3573;
-    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3577 = v3575 < v79;
     const bool v3578 = v3576 && v3577;
     if (v3578) {
@@ -3739,11 +3739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3587] = v3584;
       }
     }
-    const unsigned int v3588 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3588 = static_cast<unsigned int>(v92.row(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3590 = v2203 + v3588;
-    const unsigned int v3591 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3591 = static_cast<unsigned int>(v92.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3593 = v2206 + v3591;
-    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3595 = v3593 < v79;
     const bool v3596 = v3594 && v3595;
     if (v3596) {
@@ -3759,11 +3759,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3605] = v3602;
       }
     }
-    const unsigned int v3606 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3606 = static_cast<unsigned int>(v92.row(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3608 = v2203 + v3606;
-    const unsigned int v3609 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3609 = static_cast<unsigned int>(v92.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3611 = v2206 + v3609;
-    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3613 = v3611 < v79;
     const bool v3614 = v3612 && v3613;
     if (v3614) {
@@ -3779,11 +3779,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3623] = v3620;
       }
     }
-    const unsigned int v3624 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3624 = static_cast<unsigned int>(v92.row(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3626 = v2203 + v3624;
-    const unsigned int v3627 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3627 = static_cast<unsigned int>(v92.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3629 = v2206 + v3627;
-    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3631 = v3629 < v79;
     const bool v3632 = v3630 && v3631;
     if (v3632) {
@@ -3799,11 +3799,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3641] = v3638;
       }
     }
-    const unsigned int v3642 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3642 = static_cast<unsigned int>(v92.row(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3644 = v2203 + v3642;
-    const unsigned int v3645 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3645 = static_cast<unsigned int>(v92.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3647 = v2206 + v3645;
-    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3649 = v3647 < v79;
     const bool v3650 = v3648 && v3649;
     if (v3650) {
@@ -3819,11 +3819,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3659] = v3656;
       }
     }
-    const unsigned int v3660 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3660 = static_cast<unsigned int>(v92.row(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3662 = v2203 + v3660;
-    const unsigned int v3663 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3663 = static_cast<unsigned int>(v92.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3665 = v2206 + v3663;
-    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3667 = v3665 < v79;
     const bool v3668 = v3666 && v3667;
     if (v3668) {
@@ -3839,11 +3839,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3677] = v3674;
       }
     }
-    const unsigned int v3678 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3678 = static_cast<unsigned int>(v92.row(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3680 = v2203 + v3678;
-    const unsigned int v3681 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3681 = static_cast<unsigned int>(v92.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3683 = v2206 + v3681;
-    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3685 = v3683 < v79;
     const bool v3686 = v3684 && v3685;
     if (v3686) {
@@ -3859,11 +3859,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3695] = v3692;
       }
     }
-    const unsigned int v3696 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3696 = static_cast<unsigned int>(v92.row(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3698 = v2203 + v3696;
-    const unsigned int v3699 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3699 = static_cast<unsigned int>(v92.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3701 = v2206 + v3699;
-    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3703 = v3701 < v79;
     const bool v3704 = v3702 && v3703;
     if (v3704) {
@@ -3879,11 +3879,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3713] = v3710;
       }
     }
-    const unsigned int v3714 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3714 = static_cast<unsigned int>(v92.row(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3716 = v2203 + v3714;
-    const unsigned int v3717 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3717 = static_cast<unsigned int>(v92.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3719 = v2206 + v3717;
-    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3721 = v3719 < v79;
     const bool v3722 = v3720 && v3721;
     if (v3722) {
@@ -3899,11 +3899,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3731] = v3728;
       }
     }
-    const unsigned int v3732 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3732 = static_cast<unsigned int>(v92.row(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3734 = v2203 + v3732;
-    const unsigned int v3735 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3735 = static_cast<unsigned int>(v92.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3737 = v2206 + v3735;
-    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3739 = v3737 < v79;
     const bool v3740 = v3738 && v3739;
     if (v3740) {
@@ -3919,11 +3919,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3749] = v3746;
       }
     }
-    const unsigned int v3750 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3750 = static_cast<unsigned int>(v92.row(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3752 = v2203 + v3750;
-    const unsigned int v3753 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3753 = static_cast<unsigned int>(v92.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3755 = v2206 + v3753;
-    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3757 = v3755 < v79;
     const bool v3758 = v3756 && v3757;
     if (v3758) {
@@ -3939,11 +3939,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3767] = v3764;
       }
     }
-    const unsigned int v3768 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3768 = static_cast<unsigned int>(v92.row(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3770 = v2203 + v3768;
-    const unsigned int v3771 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3771 = static_cast<unsigned int>(v92.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3773 = v2206 + v3771;
-    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3775 = v3773 < v79;
     const bool v3776 = v3774 && v3775;
     if (v3776) {
@@ -3959,11 +3959,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3785] = v3782;
       }
     }
-    const unsigned int v3786 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3786 = static_cast<unsigned int>(v92.row(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3788 = v2203 + v3786;
-    const unsigned int v3789 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3789 = static_cast<unsigned int>(v92.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3791 = v2206 + v3789;
-    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3793 = v3791 < v79;
     const bool v3794 = v3792 && v3793;
     if (v3794) {
@@ -3979,11 +3979,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3803] = v3800;
       }
     }
-    const unsigned int v3804 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3804 = static_cast<unsigned int>(v92.row(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3806 = v2203 + v3804;
-    const unsigned int v3807 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3807 = static_cast<unsigned int>(v92.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3809 = v2206 + v3807;
-    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3811 = v3809 < v79;
     const bool v3812 = v3810 && v3811;
     if (v3812) {
@@ -3999,11 +3999,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3821] = v3818;
       }
     }
-    const unsigned int v3822 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3822 = static_cast<unsigned int>(v92.row(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3824 = v2203 + v3822;
-    const unsigned int v3825 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3825 = static_cast<unsigned int>(v92.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3827 = v2206 + v3825;
-    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3829 = v3827 < v79;
     const bool v3830 = v3828 && v3829;
     if (v3830) {
@@ -4019,11 +4019,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3839] = v3836;
       }
     }
-    const unsigned int v3840 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3840 = static_cast<unsigned int>(v92.row(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3842 = v2203 + v3840;
-    const unsigned int v3843 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3843 = static_cast<unsigned int>(v92.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3845 = v2206 + v3843;
-    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3847 = v3845 < v79;
     const bool v3848 = v3846 && v3847;
     if (v3848) {
@@ -4039,11 +4039,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3857] = v3854;
       }
     }
-    const unsigned int v3858 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3858 = static_cast<unsigned int>(v92.row(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3860 = v2203 + v3858;
-    const unsigned int v3861 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3861 = static_cast<unsigned int>(v92.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3863 = v2206 + v3861;
-    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3865 = v3863 < v79;
     const bool v3866 = v3864 && v3865;
     if (v3866) {
@@ -4059,11 +4059,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3875] = v3872;
       }
     }
-    const unsigned int v3876 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3876 = static_cast<unsigned int>(v92.row(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3878 = v2203 + v3876;
-    const unsigned int v3879 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3879 = static_cast<unsigned int>(v92.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3881 = v2206 + v3879;
-    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3883 = v3881 < v79;
     const bool v3884 = v3882 && v3883;
     if (v3884) {
@@ -4079,11 +4079,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3893] = v3890;
       }
     }
-    const unsigned int v3894 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3894 = static_cast<unsigned int>(v92.row(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3896 = v2203 + v3894;
-    const unsigned int v3897 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3897 = static_cast<unsigned int>(v92.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3899 = v2206 + v3897;
-    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3901 = v3899 < v79;
     const bool v3902 = v3900 && v3901;
     if (v3902) {
@@ -4099,11 +4099,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3911] = v3908;
       }
     }
-    const unsigned int v3912 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3912 = static_cast<unsigned int>(v92.row(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3914 = v2203 + v3912;
-    const unsigned int v3915 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3915 = static_cast<unsigned int>(v92.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3917 = v2206 + v3915;
-    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3919 = v3917 < v79;
     const bool v3920 = v3918 && v3919;
     if (v3920) {
@@ -4119,11 +4119,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3929] = v3926;
       }
     }
-    const unsigned int v3930 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3930 = static_cast<unsigned int>(v92.row(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3932 = v2203 + v3930;
-    const unsigned int v3933 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3933 = static_cast<unsigned int>(v92.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3935 = v2206 + v3933;
-    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3937 = v3935 < v79;
     const bool v3938 = v3936 && v3937;
     if (v3938) {
@@ -4139,11 +4139,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3947] = v3944;
       }
     }
-    const unsigned int v3948 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3948 = static_cast<unsigned int>(v92.row(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3950 = v2203 + v3948;
-    const unsigned int v3951 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3951 = static_cast<unsigned int>(v92.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3953 = v2206 + v3951;
-    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3955 = v3953 < v79;
     const bool v3956 = v3954 && v3955;
     if (v3956) {
@@ -4159,11 +4159,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3965] = v3962;
       }
     }
-    const unsigned int v3966 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3966 = static_cast<unsigned int>(v92.row(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3968 = v2203 + v3966;
-    const unsigned int v3969 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3969 = static_cast<unsigned int>(v92.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3971 = v2206 + v3969;
-    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3973 = v3971 < v79;
     const bool v3974 = v3972 && v3973;
     if (v3974) {
@@ -4179,11 +4179,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v3983] = v3980;
       }
     }
-    const unsigned int v3984 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v3984 = static_cast<unsigned int>(v92.row(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v3986 = v2203 + v3984;
-    const unsigned int v3987 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v3987 = static_cast<unsigned int>(v92.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v3989 = v2206 + v3987;
-    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3991 = v3989 < v79;
     const bool v3992 = v3990 && v3991;
     if (v3992) {
@@ -4199,11 +4199,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4001] = v3998;
       }
     }
-    const unsigned int v4002 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4002 = static_cast<unsigned int>(v92.row(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4004 = v2203 + v4002;
-    const unsigned int v4005 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4005 = static_cast<unsigned int>(v92.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4007 = v2206 + v4005;
-    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4009 = v4007 < v79;
     const bool v4010 = v4008 && v4009;
     if (v4010) {
@@ -4219,11 +4219,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4019] = v4016;
       }
     }
-    const unsigned int v4020 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4020 = static_cast<unsigned int>(v92.row(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4022 = v2203 + v4020;
-    const unsigned int v4023 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4023 = static_cast<unsigned int>(v92.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4025 = v2206 + v4023;
-    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4027 = v4025 < v79;
     const bool v4028 = v4026 && v4027;
     if (v4028) {
@@ -4239,11 +4239,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4037] = v4034;
       }
     }
-    const unsigned int v4038 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4038 = static_cast<unsigned int>(v92.row(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4040 = v2203 + v4038;
-    const unsigned int v4041 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4041 = static_cast<unsigned int>(v92.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4043 = v2206 + v4041;
-    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4045 = v4043 < v79;
     const bool v4046 = v4044 && v4045;
     if (v4046) {
@@ -4259,11 +4259,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4055] = v4052;
       }
     }
-    const unsigned int v4056 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4056 = static_cast<unsigned int>(v92.row(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4058 = v2203 + v4056;
-    const unsigned int v4059 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4059 = static_cast<unsigned int>(v92.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4061 = v2206 + v4059;
-    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4063 = v4061 < v79;
     const bool v4064 = v4062 && v4063;
     if (v4064) {
@@ -4279,11 +4279,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4073] = v4070;
       }
     }
-    const unsigned int v4074 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4074 = static_cast<unsigned int>(v92.row(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4076 = v2203 + v4074;
-    const unsigned int v4077 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4077 = static_cast<unsigned int>(v92.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4079 = v2206 + v4077;
-    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4081 = v4079 < v79;
     const bool v4082 = v4080 && v4081;
     if (v4082) {
@@ -4299,11 +4299,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4091] = v4088;
       }
     }
-    const unsigned int v4092 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4092 = static_cast<unsigned int>(v92.row(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4094 = v2203 + v4092;
-    const unsigned int v4095 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4095 = static_cast<unsigned int>(v92.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4097 = v2206 + v4095;
-    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4099 = v4097 < v79;
     const bool v4100 = v4098 && v4099;
     if (v4100) {
@@ -4319,11 +4319,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4109] = v4106;
       }
     }
-    const unsigned int v4110 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4110 = static_cast<unsigned int>(v92.row(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4112 = v2203 + v4110;
-    const unsigned int v4113 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4113 = static_cast<unsigned int>(v92.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4115 = v2206 + v4113;
-    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4117 = v4115 < v79;
     const bool v4118 = v4116 && v4117;
     if (v4118) {
@@ -4339,11 +4339,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4127] = v4124;
       }
     }
-    const unsigned int v4128 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4128 = static_cast<unsigned int>(v92.row(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4130 = v2203 + v4128;
-    const unsigned int v4131 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4131 = static_cast<unsigned int>(v92.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4133 = v2206 + v4131;
-    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4135 = v4133 < v79;
     const bool v4136 = v4134 && v4135;
     if (v4136) {
@@ -4359,11 +4359,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4145] = v4142;
       }
     }
-    const unsigned int v4146 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4146 = static_cast<unsigned int>(v92.row(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4148 = v2203 + v4146;
-    const unsigned int v4149 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4149 = static_cast<unsigned int>(v92.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4151 = v2206 + v4149;
-    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4153 = v4151 < v79;
     const bool v4154 = v4152 && v4153;
     if (v4154) {
@@ -4379,11 +4379,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4163] = v4160;
       }
     }
-    const unsigned int v4164 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4164 = static_cast<unsigned int>(v92.row(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4166 = v2203 + v4164;
-    const unsigned int v4167 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4167 = static_cast<unsigned int>(v92.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4169 = v2206 + v4167;
-    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4171 = v4169 < v79;
     const bool v4172 = v4170 && v4171;
     if (v4172) {
@@ -4399,11 +4399,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4181] = v4178;
       }
     }
-    const unsigned int v4182 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4182 = static_cast<unsigned int>(v92.row(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4184 = v2203 + v4182;
-    const unsigned int v4185 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4185 = static_cast<unsigned int>(v92.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4187 = v2206 + v4185;
-    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4189 = v4187 < v79;
     const bool v4190 = v4188 && v4189;
     if (v4190) {
@@ -4419,11 +4419,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4199] = v4196;
       }
     }
-    const unsigned int v4200 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4200 = static_cast<unsigned int>(v92.row(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4202 = v2203 + v4200;
-    const unsigned int v4203 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4203 = static_cast<unsigned int>(v92.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4205 = v2206 + v4203;
-    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4207 = v4205 < v79;
     const bool v4208 = v4206 && v4207;
     if (v4208) {
@@ -4439,11 +4439,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4217] = v4214;
       }
     }
-    const unsigned int v4218 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4218 = static_cast<unsigned int>(v92.row(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4220 = v2203 + v4218;
-    const unsigned int v4221 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4221 = static_cast<unsigned int>(v92.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4223 = v2206 + v4221;
-    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4225 = v4223 < v79;
     const bool v4226 = v4224 && v4225;
     if (v4226) {
@@ -4459,11 +4459,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4235] = v4232;
       }
     }
-    const unsigned int v4236 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4236 = static_cast<unsigned int>(v92.row(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4238 = v2203 + v4236;
-    const unsigned int v4239 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4239 = static_cast<unsigned int>(v92.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4241 = v2206 + v4239;
-    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4243 = v4241 < v79;
     const bool v4244 = v4242 && v4243;
     if (v4244) {
@@ -4479,11 +4479,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4253] = v4250;
       }
     }
-    const unsigned int v4254 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4254 = static_cast<unsigned int>(v92.row(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4256 = v2203 + v4254;
-    const unsigned int v4257 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4257 = static_cast<unsigned int>(v92.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4259 = v2206 + v4257;
-    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4261 = v4259 < v79;
     const bool v4262 = v4260 && v4261;
     if (v4262) {
@@ -4499,11 +4499,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4271] = v4268;
       }
     }
-    const unsigned int v4272 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4272 = static_cast<unsigned int>(v92.row(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4274 = v2203 + v4272;
-    const unsigned int v4275 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4275 = static_cast<unsigned int>(v92.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4277 = v2206 + v4275;
-    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4279 = v4277 < v79;
     const bool v4280 = v4278 && v4279;
     if (v4280) {
@@ -4519,11 +4519,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4289] = v4286;
       }
     }
-    const unsigned int v4290 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4290 = static_cast<unsigned int>(v92.row(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4292 = v2203 + v4290;
-    const unsigned int v4293 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4293 = static_cast<unsigned int>(v92.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4295 = v2206 + v4293;
-    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4297 = v4295 < v79;
     const bool v4298 = v4296 && v4297;
     if (v4298) {
@@ -4539,11 +4539,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4307] = v4304;
       }
     }
-    const unsigned int v4308 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4308 = static_cast<unsigned int>(v92.row(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4310 = v2203 + v4308;
-    const unsigned int v4311 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4311 = static_cast<unsigned int>(v92.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4313 = v2206 + v4311;
-    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4315 = v4313 < v79;
     const bool v4316 = v4314 && v4315;
     if (v4316) {
@@ -4559,11 +4559,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4325] = v4322;
       }
     }
-    const unsigned int v4326 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4326 = static_cast<unsigned int>(v92.row(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4328 = v2203 + v4326;
-    const unsigned int v4329 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4329 = static_cast<unsigned int>(v92.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4331 = v2206 + v4329;
-    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4333 = v4331 < v79;
     const bool v4334 = v4332 && v4333;
     if (v4334) {
@@ -4579,11 +4579,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4343] = v4340;
       }
     }
-    const unsigned int v4344 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4344 = static_cast<unsigned int>(v92.row(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4346 = v2203 + v4344;
-    const unsigned int v4347 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4347 = static_cast<unsigned int>(v92.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4349 = v2206 + v4347;
-    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4351 = v4349 < v79;
     const bool v4352 = v4350 && v4351;
     if (v4352) {
@@ -4599,11 +4599,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4361] = v4358;
       }
     }
-    const unsigned int v4362 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4362 = static_cast<unsigned int>(v92.row(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4364 = v2203 + v4362;
-    const unsigned int v4365 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4365 = static_cast<unsigned int>(v92.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4367 = v2206 + v4365;
-    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4369 = v4367 < v79;
     const bool v4370 = v4368 && v4369;
     if (v4370) {
@@ -4619,11 +4619,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4379] = v4376;
       }
     }
-    const unsigned int v4380 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4380 = static_cast<unsigned int>(v92.row(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4382 = v2203 + v4380;
-    const unsigned int v4383 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4383 = static_cast<unsigned int>(v92.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4385 = v2206 + v4383;
-    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4387 = v4385 < v79;
     const bool v4388 = v4386 && v4387;
     if (v4388) {
@@ -4639,11 +4639,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4397] = v4394;
       }
     }
-    const unsigned int v4398 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4398 = static_cast<unsigned int>(v92.row(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4400 = v2203 + v4398;
-    const unsigned int v4401 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4401 = static_cast<unsigned int>(v92.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4403 = v2206 + v4401;
-    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4405 = v4403 < v79;
     const bool v4406 = v4404 && v4405;
     if (v4406) {
@@ -4659,11 +4659,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4415] = v4412;
       }
     }
-    const unsigned int v4416 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4416 = static_cast<unsigned int>(v92.row(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4418 = v2203 + v4416;
-    const unsigned int v4419 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4419 = static_cast<unsigned int>(v92.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4421 = v2206 + v4419;
-    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4423 = v4421 < v79;
     const bool v4424 = v4422 && v4423;
     if (v4424) {
@@ -4679,11 +4679,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4433] = v4430;
       }
     }
-    const unsigned int v4434 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4434 = static_cast<unsigned int>(v92.row(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4436 = v2203 + v4434;
-    const unsigned int v4437 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4437 = static_cast<unsigned int>(v92.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4439 = v2206 + v4437;
-    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4441 = v4439 < v79;
     const bool v4442 = v4440 && v4441;
     if (v4442) {
@@ -4699,11 +4699,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4451] = v4448;
       }
     }
-    const unsigned int v4452 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4452 = static_cast<unsigned int>(v92.row(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4454 = v2203 + v4452;
-    const unsigned int v4455 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4455 = static_cast<unsigned int>(v92.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4457 = v2206 + v4455;
-    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4459 = v4457 < v79;
     const bool v4460 = v4458 && v4459;
     if (v4460) {
@@ -4719,11 +4719,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4469] = v4466;
       }
     }
-    const unsigned int v4470 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4470 = static_cast<unsigned int>(v92.row(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4472 = v2203 + v4470;
-    const unsigned int v4473 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4473 = static_cast<unsigned int>(v92.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4475 = v2206 + v4473;
-    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4477 = v4475 < v79;
     const bool v4478 = v4476 && v4477;
     if (v4478) {
@@ -4739,11 +4739,11 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         out[v4487] = v4484;
       }
     }
-    const unsigned int v4488 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:237
+    const unsigned int v4488 = static_cast<unsigned int>(v92.row(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:268
     const unsigned int v4490 = v2203 + v4488;
-    const unsigned int v4491 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:238
+    const unsigned int v4491 = static_cast<unsigned int>(v92.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:269
     const unsigned int v4493 = v2206 + v4491;
-    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4495 = v4493 < v79;
     const bool v4496 = v4494 && v4495;
     if (v4496) {

@@ -107,20 +107,20 @@ kernel void iron_gemm_affine_b4_g128_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
     const uint v3251 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v3254 = v3251 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3257 = v3251 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -177,14 +177,14 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3870 = min(v3858, v3367);  // kernels/gemm/quant_b.hpp:138
     const uint v3875 = v3870 * v3373;  // kernels/gemm/quant_b.hpp:35
     const uint v3884 = v3870 * v3382;  // kernels/gemm/quant_b.hpp:38
-    const uint v4023 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v4029 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v4023 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4029 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v3243 = 0u; v3243 < v2; v3243 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v3243 = 0u; v3243 < v2; v3243 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3245 = v3243 >> 5u;
       const uint v3247 = v3245 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3249 = v3247 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3249 = v3247 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v3261 = v3243 + v3258;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3262 = v3261 < v2;
       const bool v3263 = v3260 && v3262;
@@ -533,21 +533,21 @@ kernel void iron_gemm_affine_b4_g128_bf16(
       const float v4008 = v3862 ? v3985 : 0.0f;
       const bfloat v4009 = bfloat(v4008);
       *(threadgroup iron_bf16x8*)(shm1 + v3345) = iron_bf16x8{{bfloat4(v3988, v3991, v3994, v3997), bfloat4(v4000, v4003, v4006, v4009)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4024 = v3249 + v4023;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v4024 = v3249 + v4023;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v39, shm0, long(v4024), long(40u));
-      const uint v4030 = v3249 + v4029;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4030 = v3249 + v4029;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v41, shm1, long(v4030), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4037 = v4024 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4037 = v4024 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v39, shm0, long(v4037), long(40u));
-      const uint v4043 = v4030 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4043 = v4030 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v41, shm1, long(v4043), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v858 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v859 = iron_tid.x;
@@ -598,12 +598,12 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1421 = v1407 * v919;  // kernels/gemm/quant_b.hpp:38
     const uint v1549 = v1390 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1551 = v1549 + v1394;
-    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v1558 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1564 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v1572 = v1558 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1578 = v1564 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v857 = 0u; v857 < v2; v857 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v861 = v859; v861 < 4096u; v861 += v858) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v863 = v861 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v865 = v861 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -938,23 +938,23 @@ kernel void iron_gemm_affine_b4_g128_bf16(
       const float v1545 = v1399 ? v1522 : 0.0f;
       const bfloat v1546 = bfloat(v1545);
       *(threadgroup iron_bf16x8*)(shm1 + v1551) = iron_bf16x8{{bfloat4(v1525, v1528, v1531, v1534), bfloat4(v1537, v1540, v1543, v1546)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v39, shm0, long(v1558), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v41, shm1, long(v1564), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v39, shm0, long(v1572), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v41, shm1, long(v1578), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v1579 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1579 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1580 = v22 + v31;
   const uint v1581 = v1580 + v1579;
-  const uint v1582 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1582 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1583 = v26 + v35;
   const uint v1584 = v1583 + v1582;
-  const bool v1585 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1585 = v1581 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1586 = v1584 < v1;
   const bool v1587 = v1585 && v1586;
   if (v1587) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1591 = v1590 + v1584;
     out[v1591] = v1589;
   }
-  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1592 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1594 = v1580 + v1592;
-  const uint v1595 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1595 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1597 = v1583 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -978,11 +978,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1604 = v1603 + v1597;
     out[v1604] = v1602;
   }
-  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1605 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1607 = v1580 + v1605;
-  const uint v1608 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1608 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1610 = v1583 + v1608;
-  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1611 = v1607 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1612 = v1610 < v1;
   const bool v1613 = v1611 && v1612;
   if (v1613) {
@@ -992,11 +992,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1617 = v1616 + v1610;
     out[v1617] = v1615;
   }
-  const uint v1618 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1618 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1620 = v1580 + v1618;
-  const uint v1621 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1621 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1623 = v1583 + v1621;
-  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1625 = v1623 < v1;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -1006,11 +1006,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1630 = v1629 + v1623;
     out[v1630] = v1628;
   }
-  const uint v1631 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1631 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1633 = v1580 + v1631;
-  const uint v1634 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1634 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1636 = v1583 + v1634;
-  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1637 = v1633 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1638 = v1636 < v1;
   const bool v1639 = v1637 && v1638;
   if (v1639) {
@@ -1020,11 +1020,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1643 = v1642 + v1636;
     out[v1643] = v1641;
   }
-  const uint v1644 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1644 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1646 = v1580 + v1644;
-  const uint v1647 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1647 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1649 = v1583 + v1647;
-  const bool v1650 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1650 = v1646 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1651 = v1649 < v1;
   const bool v1652 = v1650 && v1651;
   if (v1652) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1656 = v1655 + v1649;
     out[v1656] = v1654;
   }
-  const uint v1657 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1657 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1659 = v1580 + v1657;
-  const uint v1660 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1660 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1662 = v1583 + v1660;
-  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1663 = v1659 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1664 = v1662 < v1;
   const bool v1665 = v1663 && v1664;
   if (v1665) {
@@ -1048,11 +1048,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1669 = v1668 + v1662;
     out[v1669] = v1667;
   }
-  const uint v1670 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1670 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1672 = v1580 + v1670;
-  const uint v1673 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1673 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1675 = v1583 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1682 = v1681 + v1675;
     out[v1682] = v1680;
   }
-  const uint v1683 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1683 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1685 = v1580 + v1683;
-  const uint v1686 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1686 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1688 = v1583 + v1686;
-  const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1690 = v1688 < v1;
   const bool v1691 = v1689 && v1690;
   if (v1691) {
@@ -1076,11 +1076,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1695 = v1694 + v1688;
     out[v1695] = v1693;
   }
-  const uint v1696 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1696 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1698 = v1580 + v1696;
-  const uint v1699 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1699 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1701 = v1583 + v1699;
-  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1702 = v1698 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1703 = v1701 < v1;
   const bool v1704 = v1702 && v1703;
   if (v1704) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1708 = v1707 + v1701;
     out[v1708] = v1706;
   }
-  const uint v1709 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1709 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1711 = v1580 + v1709;
-  const uint v1712 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1712 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1714 = v1583 + v1712;
-  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1715 = v1711 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1716 = v1714 < v1;
   const bool v1717 = v1715 && v1716;
   if (v1717) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1721 = v1720 + v1714;
     out[v1721] = v1719;
   }
-  const uint v1722 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1722 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1724 = v1580 + v1722;
-  const uint v1725 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1725 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1727 = v1583 + v1725;
-  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1728 = v1724 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1729 = v1727 < v1;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1118,11 +1118,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1734 = v1733 + v1727;
     out[v1734] = v1732;
   }
-  const uint v1735 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1735 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1737 = v1580 + v1735;
-  const uint v1738 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1738 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1740 = v1583 + v1738;
-  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1741 = v1737 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1742 = v1740 < v1;
   const bool v1743 = v1741 && v1742;
   if (v1743) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1747 = v1746 + v1740;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1748 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1750 = v1580 + v1748;
-  const uint v1751 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1751 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1753 = v1583 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1146,11 +1146,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1760 = v1759 + v1753;
     out[v1760] = v1758;
   }
-  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1761 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1763 = v1580 + v1761;
-  const uint v1764 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1764 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1766 = v1583 + v1764;
-  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1767 = v1763 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1768 = v1766 < v1;
   const bool v1769 = v1767 && v1768;
   if (v1769) {
@@ -1160,11 +1160,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1773 = v1772 + v1766;
     out[v1773] = v1771;
   }
-  const uint v1774 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1774 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1776 = v1580 + v1774;
-  const uint v1777 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1777 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1779 = v1583 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1786 = v1785 + v1779;
     out[v1786] = v1784;
   }
-  const uint v1787 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1787 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1789 = v1580 + v1787;
-  const uint v1790 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1790 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1792 = v1583 + v1790;
-  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1794 = v1792 < v1;
   const bool v1795 = v1793 && v1794;
   if (v1795) {
@@ -1188,11 +1188,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1799 = v1798 + v1792;
     out[v1799] = v1797;
   }
-  const uint v1800 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1800 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1802 = v1580 + v1800;
-  const uint v1803 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1803 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1805 = v1583 + v1803;
-  const bool v1806 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1806 = v1802 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1807 = v1805 < v1;
   const bool v1808 = v1806 && v1807;
   if (v1808) {
@@ -1202,11 +1202,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1812 = v1811 + v1805;
     out[v1812] = v1810;
   }
-  const uint v1813 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1813 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1815 = v1580 + v1813;
-  const uint v1816 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1816 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1818 = v1583 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1825 = v1824 + v1818;
     out[v1825] = v1823;
   }
-  const uint v1826 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1826 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1828 = v1580 + v1826;
-  const uint v1829 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1829 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1831 = v1583 + v1829;
-  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1832 = v1828 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1833 = v1831 < v1;
   const bool v1834 = v1832 && v1833;
   if (v1834) {
@@ -1230,11 +1230,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1838 = v1837 + v1831;
     out[v1838] = v1836;
   }
-  const uint v1839 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1839 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1841 = v1580 + v1839;
-  const uint v1842 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1842 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1844 = v1583 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1851 = v1850 + v1844;
     out[v1851] = v1849;
   }
-  const uint v1852 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1852 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1854 = v1580 + v1852;
-  const uint v1855 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1855 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1857 = v1583 + v1855;
-  const bool v1858 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1858 = v1854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1859 = v1857 < v1;
   const bool v1860 = v1858 && v1859;
   if (v1860) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1864 = v1863 + v1857;
     out[v1864] = v1862;
   }
-  const uint v1865 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1865 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1867 = v1580 + v1865;
-  const uint v1868 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1868 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1870 = v1583 + v1868;
-  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1871 = v1867 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1872 = v1870 < v1;
   const bool v1873 = v1871 && v1872;
   if (v1873) {
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1877 = v1876 + v1870;
     out[v1877] = v1875;
   }
-  const uint v1878 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1878 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1880 = v1580 + v1878;
-  const uint v1881 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1881 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1883 = v1583 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1885 = v1883 < v1;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1890 = v1889 + v1883;
     out[v1890] = v1888;
   }
-  const uint v1891 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1891 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1893 = v1580 + v1891;
-  const uint v1894 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1894 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1896 = v1583 + v1894;
-  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1898 = v1896 < v1;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -1300,11 +1300,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1903 = v1902 + v1896;
     out[v1903] = v1901;
   }
-  const uint v1904 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1904 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1906 = v1580 + v1904;
-  const uint v1907 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1907 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1909 = v1583 + v1907;
-  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1910 = v1906 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1911 = v1909 < v1;
   const bool v1912 = v1910 && v1911;
   if (v1912) {
@@ -1314,11 +1314,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1916 = v1915 + v1909;
     out[v1916] = v1914;
   }
-  const uint v1917 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1917 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1919 = v1580 + v1917;
-  const uint v1920 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1920 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1922 = v1583 + v1920;
-  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1923 = v1919 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1924 = v1922 < v1;
   const bool v1925 = v1923 && v1924;
   if (v1925) {
@@ -1328,11 +1328,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1929 = v1928 + v1922;
     out[v1929] = v1927;
   }
-  const uint v1930 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1930 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1932 = v1580 + v1930;
-  const uint v1933 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1933 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1935 = v1583 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1942 = v1941 + v1935;
     out[v1942] = v1940;
   }
-  const uint v1943 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1943 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1945 = v1580 + v1943;
-  const uint v1946 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1946 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1948 = v1583 + v1946;
-  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1949 = v1945 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1950 = v1948 < v1;
   const bool v1951 = v1949 && v1950;
   if (v1951) {
@@ -1356,11 +1356,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1955 = v1954 + v1948;
     out[v1955] = v1953;
   }
-  const uint v1956 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1956 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1958 = v1580 + v1956;
-  const uint v1959 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1959 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1961 = v1583 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -1370,11 +1370,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1968 = v1967 + v1961;
     out[v1968] = v1966;
   }
-  const uint v1969 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1969 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1971 = v1580 + v1969;
-  const uint v1972 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1972 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1974 = v1583 + v1972;
-  const bool v1975 = v1971 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1975 = v1971 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1976 = v1974 < v1;
   const bool v1977 = v1975 && v1976;
   if (v1977) {
@@ -1384,11 +1384,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1981 = v1980 + v1974;
     out[v1981] = v1979;
   }
-  const uint v1982 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1982 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1984 = v1580 + v1982;
-  const uint v1985 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1985 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1987 = v1583 + v1985;
-  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1988 = v1984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1989 = v1987 < v1;
   const bool v1990 = v1988 && v1989;
   if (v1990) {
@@ -1398,11 +1398,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v1994 = v1993 + v1987;
     out[v1994] = v1992;
   }
-  const uint v1995 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1995 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1997 = v1580 + v1995;
-  const uint v1998 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1998 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2000 = v1583 + v1998;
-  const bool v2001 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2001 = v1997 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2002 = v2000 < v1;
   const bool v2003 = v2001 && v2002;
   if (v2003) {
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2007 = v2006 + v2000;
     out[v2007] = v2005;
   }
-  const uint v2008 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2008 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2010 = v1580 + v2008;
-  const uint v2011 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2011 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2013 = v1583 + v2011;
-  const bool v2014 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2014 = v2010 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2015 = v2013 < v1;
   const bool v2016 = v2014 && v2015;
   if (v2016) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2020 = v2019 + v2013;
     out[v2020] = v2018;
   }
-  const uint v2021 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2021 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2023 = v1580 + v2021;
-  const uint v2024 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2024 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2026 = v1583 + v2024;
-  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2027 = v2023 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2028 = v2026 < v1;
   const bool v2029 = v2027 && v2028;
   if (v2029) {
@@ -1440,11 +1440,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2033 = v2032 + v2026;
     out[v2033] = v2031;
   }
-  const uint v2034 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2034 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2036 = v1580 + v2034;
-  const uint v2037 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2037 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2039 = v1583 + v2037;
-  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2040 = v2036 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2041 = v2039 < v1;
   const bool v2042 = v2040 && v2041;
   if (v2042) {
@@ -1454,11 +1454,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2046 = v2045 + v2039;
     out[v2046] = v2044;
   }
-  const uint v2047 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2047 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2049 = v1580 + v2047;
-  const uint v2050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2050 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2052 = v1583 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -1468,11 +1468,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2059 = v2058 + v2052;
     out[v2059] = v2057;
   }
-  const uint v2060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2060 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2062 = v1580 + v2060;
-  const uint v2063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2063 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2065 = v1583 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2067 = v2065 < v1;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2072 = v2071 + v2065;
     out[v2072] = v2070;
   }
-  const uint v2073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2073 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2075 = v1580 + v2073;
-  const uint v2076 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2076 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2078 = v1583 + v2076;
-  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2079 = v2075 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2080 = v2078 < v1;
   const bool v2081 = v2079 && v2080;
   if (v2081) {
@@ -1496,11 +1496,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2085 = v2084 + v2078;
     out[v2085] = v2083;
   }
-  const uint v2086 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2086 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2088 = v1580 + v2086;
-  const uint v2089 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2089 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2091 = v1583 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -1510,11 +1510,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2098 = v2097 + v2091;
     out[v2098] = v2096;
   }
-  const uint v2099 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2099 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2101 = v1580 + v2099;
-  const uint v2102 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2102 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2104 = v1583 + v2102;
-  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2111 = v2110 + v2104;
     out[v2111] = v2109;
   }
-  const uint v2112 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2112 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2114 = v1580 + v2112;
-  const uint v2115 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2115 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2117 = v1583 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -1538,11 +1538,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2124 = v2123 + v2117;
     out[v2124] = v2122;
   }
-  const uint v2125 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2125 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2127 = v1580 + v2125;
-  const uint v2128 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2128 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2130 = v1583 + v2128;
-  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2131 = v2127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2132 = v2130 < v1;
   const bool v2133 = v2131 && v2132;
   if (v2133) {
@@ -1552,11 +1552,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2137 = v2136 + v2130;
     out[v2137] = v2135;
   }
-  const uint v2138 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2138 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2140 = v1580 + v2138;
-  const uint v2141 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2141 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2143 = v1583 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -1566,11 +1566,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2150 = v2149 + v2143;
     out[v2150] = v2148;
   }
-  const uint v2151 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2151 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2153 = v1580 + v2151;
-  const uint v2154 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2154 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2156 = v1583 + v2154;
-  const bool v2157 = v2153 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2157 = v2153 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2158 = v2156 < v1;
   const bool v2159 = v2157 && v2158;
   if (v2159) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2163 = v2162 + v2156;
     out[v2163] = v2161;
   }
-  const uint v2164 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2164 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2166 = v1580 + v2164;
-  const uint v2167 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2167 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2169 = v1583 + v2167;
-  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -1594,11 +1594,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2176 = v2175 + v2169;
     out[v2176] = v2174;
   }
-  const uint v2177 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2177 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2179 = v1580 + v2177;
-  const uint v2180 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2180 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2182 = v1583 + v2180;
-  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2183 = v2179 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2184 = v2182 < v1;
   const bool v2185 = v2183 && v2184;
   if (v2185) {
@@ -1608,11 +1608,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2189 = v2188 + v2182;
     out[v2189] = v2187;
   }
-  const uint v2190 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2190 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2192 = v1580 + v2190;
-  const uint v2193 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2193 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2195 = v1583 + v2193;
-  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2196 = v2192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2197 = v2195 < v1;
   const bool v2198 = v2196 && v2197;
   if (v2198) {
@@ -1622,11 +1622,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2202 = v2201 + v2195;
     out[v2202] = v2200;
   }
-  const uint v2203 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2203 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2205 = v1580 + v2203;
-  const uint v2206 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2206 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2208 = v1583 + v2206;
-  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2209 = v2205 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2210 = v2208 < v1;
   const bool v2211 = v2209 && v2210;
   if (v2211) {
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2215 = v2214 + v2208;
     out[v2215] = v2213;
   }
-  const uint v2216 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2216 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2218 = v1580 + v2216;
-  const uint v2219 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2219 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2221 = v1583 + v2219;
-  const bool v2222 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2222 = v2218 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2223 = v2221 < v1;
   const bool v2224 = v2222 && v2223;
   if (v2224) {
@@ -1650,11 +1650,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2228 = v2227 + v2221;
     out[v2228] = v2226;
   }
-  const uint v2229 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2229 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2231 = v1580 + v2229;
-  const uint v2232 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2232 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2234 = v1583 + v2232;
-  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2235 = v2231 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2236 = v2234 < v1;
   const bool v2237 = v2235 && v2236;
   if (v2237) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2241 = v2240 + v2234;
     out[v2241] = v2239;
   }
-  const uint v2242 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2242 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2244 = v1580 + v2242;
-  const uint v2245 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2245 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2247 = v1583 + v2245;
-  const bool v2248 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2248 = v2244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2249 = v2247 < v1;
   const bool v2250 = v2248 && v2249;
   if (v2250) {
@@ -1678,11 +1678,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2254 = v2253 + v2247;
     out[v2254] = v2252;
   }
-  const uint v2255 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2255 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2257 = v1580 + v2255;
-  const uint v2258 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2258 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2260 = v1583 + v2258;
-  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2261 = v2257 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2262 = v2260 < v1;
   const bool v2263 = v2261 && v2262;
   if (v2263) {
@@ -1692,11 +1692,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2267 = v2266 + v2260;
     out[v2267] = v2265;
   }
-  const uint v2268 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2268 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2270 = v1580 + v2268;
-  const uint v2271 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2271 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2273 = v1583 + v2271;
-  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2274 = v2270 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2275 = v2273 < v1;
   const bool v2276 = v2274 && v2275;
   if (v2276) {
@@ -1706,11 +1706,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2280 = v2279 + v2273;
     out[v2280] = v2278;
   }
-  const uint v2281 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2281 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2283 = v1580 + v2281;
-  const uint v2284 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2284 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2286 = v1583 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2293 = v2292 + v2286;
     out[v2293] = v2291;
   }
-  const uint v2294 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2294 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2296 = v1580 + v2294;
-  const uint v2297 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2297 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2299 = v1583 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2306 = v2305 + v2299;
     out[v2306] = v2304;
   }
-  const uint v2307 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2307 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2309 = v1580 + v2307;
-  const uint v2310 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2310 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2312 = v1583 + v2310;
-  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2313 = v2309 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2314 = v2312 < v1;
   const bool v2315 = v2313 && v2314;
   if (v2315) {
@@ -1748,11 +1748,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2319 = v2318 + v2312;
     out[v2319] = v2317;
   }
-  const uint v2320 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2320 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2322 = v1580 + v2320;
-  const uint v2323 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2323 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2325 = v1583 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2332 = v2331 + v2325;
     out[v2332] = v2330;
   }
-  const uint v2333 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2333 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2335 = v1580 + v2333;
-  const uint v2336 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2336 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2338 = v1583 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2340 = v2338 < v1;
   const bool v2341 = v2339 && v2340;
   if (v2341) {
@@ -1776,11 +1776,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2345 = v2344 + v2338;
     out[v2345] = v2343;
   }
-  const uint v2346 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2346 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2348 = v1580 + v2346;
-  const uint v2349 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2349 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2351 = v1583 + v2349;
-  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2358 = v2357 + v2351;
     out[v2358] = v2356;
   }
-  const uint v2359 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2359 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2361 = v1580 + v2359;
-  const uint v2362 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2362 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2364 = v1583 + v2362;
-  const bool v2365 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2365 = v2361 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2366 = v2364 < v1;
   const bool v2367 = v2365 && v2366;
   if (v2367) {
@@ -1804,11 +1804,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2371 = v2370 + v2364;
     out[v2371] = v2369;
   }
-  const uint v2372 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2372 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2374 = v1580 + v2372;
-  const uint v2375 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2375 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2377 = v1583 + v2375;
-  const bool v2378 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2378 = v2374 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2379 = v2377 < v1;
   const bool v2380 = v2378 && v2379;
   if (v2380) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2384 = v2383 + v2377;
     out[v2384] = v2382;
   }
-  const uint v2385 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2385 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2387 = v1580 + v2385;
-  const uint v2388 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2388 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2390 = v1583 + v2388;
-  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -1832,11 +1832,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2397 = v2396 + v2390;
     out[v2397] = v2395;
   }
-  const uint v2398 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2398 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2400 = v1580 + v2398;
-  const uint v2401 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2401 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2403 = v1583 + v2401;
-  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2404 = v2400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2405 = v2403 < v1;
   const bool v2406 = v2404 && v2405;
   if (v2406) {
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2410 = v2409 + v2403;
     out[v2410] = v2408;
   }
-  const uint v2411 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2411 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2413 = v1580 + v2411;
-  const uint v2414 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2414 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2416 = v1583 + v2414;
-  const bool v2417 = v2413 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2417 = v2413 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2418 = v2416 < v1;
   const bool v2419 = v2417 && v2418;
   if (v2419) {
@@ -1860,11 +1860,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2423 = v2422 + v2416;
     out[v2423] = v2421;
   }
-  const uint v2424 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2424 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2426 = v1580 + v2424;
-  const uint v2427 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2427 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2429 = v1583 + v2427;
-  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2430 = v2426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2431 = v2429 < v1;
   const bool v2432 = v2430 && v2431;
   if (v2432) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2436 = v2435 + v2429;
     out[v2436] = v2434;
   }
-  const uint v2437 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2437 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2439 = v1580 + v2437;
-  const uint v2440 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2440 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2442 = v1583 + v2440;
-  const bool v2443 = v2439 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2443 = v2439 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2444 = v2442 < v1;
   const bool v2445 = v2443 && v2444;
   if (v2445) {
@@ -1888,11 +1888,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2449 = v2448 + v2442;
     out[v2449] = v2447;
   }
-  const uint v2450 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2450 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2452 = v1580 + v2450;
-  const uint v2453 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2453 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2455 = v1583 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -1902,11 +1902,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2462 = v2461 + v2455;
     out[v2462] = v2460;
   }
-  const uint v2463 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2463 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2465 = v1580 + v2463;
-  const uint v2466 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2466 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2468 = v1583 + v2466;
-  const bool v2469 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2469 = v2465 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2470 = v2468 < v1;
   const bool v2471 = v2469 && v2470;
   if (v2471) {
@@ -1916,11 +1916,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2475 = v2474 + v2468;
     out[v2475] = v2473;
   }
-  const uint v2476 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2476 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2478 = v1580 + v2476;
-  const uint v2479 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2479 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2481 = v1583 + v2479;
-  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2482 = v2478 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2483 = v2481 < v1;
   const bool v2484 = v2482 && v2483;
   if (v2484) {
@@ -1930,11 +1930,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2488 = v2487 + v2481;
     out[v2488] = v2486;
   }
-  const uint v2489 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2489 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2491 = v1580 + v2489;
-  const uint v2492 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2492 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2494 = v1583 + v2492;
-  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2495 = v2491 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2496 = v2494 < v1;
   const bool v2497 = v2495 && v2496;
   if (v2497) {
@@ -1944,11 +1944,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2501 = v2500 + v2494;
     out[v2501] = v2499;
   }
-  const uint v2502 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2502 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2504 = v1580 + v2502;
-  const uint v2505 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2505 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2507 = v1583 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2509 = v2507 < v1;
   const bool v2510 = v2508 && v2509;
   if (v2510) {
@@ -1958,11 +1958,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2514 = v2513 + v2507;
     out[v2514] = v2512;
   }
-  const uint v2515 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2515 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2517 = v1580 + v2515;
-  const uint v2518 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2518 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2520 = v1583 + v2518;
-  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2527 = v2526 + v2520;
     out[v2527] = v2525;
   }
-  const uint v2528 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2528 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2530 = v1580 + v2528;
-  const uint v2531 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2531 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2533 = v1583 + v2531;
-  const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2534 = v2530 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2535 = v2533 < v1;
   const bool v2536 = v2534 && v2535;
   if (v2536) {
@@ -1986,11 +1986,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2540 = v2539 + v2533;
     out[v2540] = v2538;
   }
-  const uint v2541 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2541 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2543 = v1580 + v2541;
-  const uint v2544 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2544 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2546 = v1583 + v2544;
-  const bool v2547 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2547 = v2543 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2548 = v2546 < v1;
   const bool v2549 = v2547 && v2548;
   if (v2549) {
@@ -2000,11 +2000,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2553 = v2552 + v2546;
     out[v2553] = v2551;
   }
-  const uint v2554 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2554 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2556 = v1580 + v2554;
-  const uint v2557 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2557 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2559 = v1583 + v2557;
-  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2561 = v2559 < v1;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -2014,11 +2014,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2566 = v2565 + v2559;
     out[v2566] = v2564;
   }
-  const uint v2567 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2567 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2569 = v1580 + v2567;
-  const uint v2570 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2570 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2572 = v1583 + v2570;
-  const bool v2573 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2573 = v2569 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2574 = v2572 < v1;
   const bool v2575 = v2573 && v2574;
   if (v2575) {
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2579 = v2578 + v2572;
     out[v2579] = v2577;
   }
-  const uint v2580 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2580 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2582 = v1580 + v2580;
-  const uint v2583 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2583 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2585 = v1583 + v2583;
-  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2586 = v2582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2587 = v2585 < v1;
   const bool v2588 = v2586 && v2587;
   if (v2588) {
@@ -2042,11 +2042,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2592 = v2591 + v2585;
     out[v2592] = v2590;
   }
-  const uint v2593 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2593 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2595 = v1580 + v2593;
-  const uint v2596 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2596 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2598 = v1583 + v2596;
-  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2599 = v2595 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2600 = v2598 < v1;
   const bool v2601 = v2599 && v2600;
   if (v2601) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2605 = v2604 + v2598;
     out[v2605] = v2603;
   }
-  const uint v2606 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2606 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2608 = v1580 + v2606;
-  const uint v2609 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2609 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2611 = v1583 + v2609;
-  const bool v2612 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2612 = v2608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2613 = v2611 < v1;
   const bool v2614 = v2612 && v2613;
   if (v2614) {
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2618 = v2617 + v2611;
     out[v2618] = v2616;
   }
-  const uint v2619 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2619 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2621 = v1580 + v2619;
-  const uint v2622 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2622 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2624 = v1583 + v2622;
-  const bool v2625 = v2621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2625 = v2621 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2626 = v2624 < v1;
   const bool v2627 = v2625 && v2626;
   if (v2627) {
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2631 = v2630 + v2624;
     out[v2631] = v2629;
   }
-  const uint v2632 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2632 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2634 = v1580 + v2632;
-  const uint v2635 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2635 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2637 = v1583 + v2635;
-  const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2638 = v2634 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2639 = v2637 < v1;
   const bool v2640 = v2638 && v2639;
   if (v2640) {
@@ -2098,11 +2098,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2644 = v2643 + v2637;
     out[v2644] = v2642;
   }
-  const uint v2645 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2645 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2647 = v1580 + v2645;
-  const uint v2648 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2648 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2650 = v1583 + v2648;
-  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2652 = v2650 < v1;
   const bool v2653 = v2651 && v2652;
   if (v2653) {
@@ -2112,11 +2112,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2657 = v2656 + v2650;
     out[v2657] = v2655;
   }
-  const uint v2658 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2658 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2660 = v1580 + v2658;
-  const uint v2661 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2661 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2663 = v1583 + v2661;
-  const bool v2664 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2664 = v2660 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2665 = v2663 < v1;
   const bool v2666 = v2664 && v2665;
   if (v2666) {
@@ -2126,11 +2126,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2670 = v2669 + v2663;
     out[v2670] = v2668;
   }
-  const uint v2671 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2671 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2673 = v1580 + v2671;
-  const uint v2674 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2674 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2676 = v1583 + v2674;
-  const bool v2677 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2677 = v2673 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2678 = v2676 < v1;
   const bool v2679 = v2677 && v2678;
   if (v2679) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2683 = v2682 + v2676;
     out[v2683] = v2681;
   }
-  const uint v2684 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2684 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2686 = v1580 + v2684;
-  const uint v2687 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2687 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2689 = v1583 + v2687;
-  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2691 = v2689 < v1;
   const bool v2692 = v2690 && v2691;
   if (v2692) {
@@ -2154,11 +2154,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2696 = v2695 + v2689;
     out[v2696] = v2694;
   }
-  const uint v2697 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2697 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2699 = v1580 + v2697;
-  const uint v2700 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2700 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2702 = v1583 + v2700;
-  const bool v2703 = v2699 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2703 = v2699 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2704 = v2702 < v1;
   const bool v2705 = v2703 && v2704;
   if (v2705) {
@@ -2168,11 +2168,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2709 = v2708 + v2702;
     out[v2709] = v2707;
   }
-  const uint v2710 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2710 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2712 = v1580 + v2710;
-  const uint v2713 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2713 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2715 = v1583 + v2713;
-  const bool v2716 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2716 = v2712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2717 = v2715 < v1;
   const bool v2718 = v2716 && v2717;
   if (v2718) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2722 = v2721 + v2715;
     out[v2722] = v2720;
   }
-  const uint v2723 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2723 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2725 = v1580 + v2723;
-  const uint v2726 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2726 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2728 = v1583 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2196,11 +2196,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2735 = v2734 + v2728;
     out[v2735] = v2733;
   }
-  const uint v2736 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2736 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2738 = v1580 + v2736;
-  const uint v2739 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2739 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2741 = v1583 + v2739;
-  const bool v2742 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2742 = v2738 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2743 = v2741 < v1;
   const bool v2744 = v2742 && v2743;
   if (v2744) {
@@ -2210,11 +2210,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2748 = v2747 + v2741;
     out[v2748] = v2746;
   }
-  const uint v2749 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2749 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2751 = v1580 + v2749;
-  const uint v2752 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2752 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2754 = v1583 + v2752;
-  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2755 = v2751 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2756 = v2754 < v1;
   const bool v2757 = v2755 && v2756;
   if (v2757) {
@@ -2224,11 +2224,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2761 = v2760 + v2754;
     out[v2761] = v2759;
   }
-  const uint v2762 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2762 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2764 = v1580 + v2762;
-  const uint v2765 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2765 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2767 = v1583 + v2765;
-  const bool v2768 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2768 = v2764 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2769 = v2767 < v1;
   const bool v2770 = v2768 && v2769;
   if (v2770) {
@@ -2238,11 +2238,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2774 = v2773 + v2767;
     out[v2774] = v2772;
   }
-  const uint v2775 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2775 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2777 = v1580 + v2775;
-  const uint v2778 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2778 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2780 = v1583 + v2778;
-  const bool v2781 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2781 = v2777 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2782 = v2780 < v1;
   const bool v2783 = v2781 && v2782;
   if (v2783) {
@@ -2252,11 +2252,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2787 = v2786 + v2780;
     out[v2787] = v2785;
   }
-  const uint v2788 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2788 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2790 = v1580 + v2788;
-  const uint v2791 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2791 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2793 = v1583 + v2791;
-  const bool v2794 = v2790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2794 = v2790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2795 = v2793 < v1;
   const bool v2796 = v2794 && v2795;
   if (v2796) {
@@ -2266,11 +2266,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2800 = v2799 + v2793;
     out[v2800] = v2798;
   }
-  const uint v2801 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2801 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2803 = v1580 + v2801;
-  const uint v2804 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2804 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2806 = v1583 + v2804;
-  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2808 = v2806 < v1;
   const bool v2809 = v2807 && v2808;
   if (v2809) {
@@ -2280,11 +2280,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2813 = v2812 + v2806;
     out[v2813] = v2811;
   }
-  const uint v2814 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2814 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2816 = v1580 + v2814;
-  const uint v2817 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2817 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2819 = v1583 + v2817;
-  const bool v2820 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2820 = v2816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2821 = v2819 < v1;
   const bool v2822 = v2820 && v2821;
   if (v2822) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2826 = v2825 + v2819;
     out[v2826] = v2824;
   }
-  const uint v2827 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2827 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2829 = v1580 + v2827;
-  const uint v2830 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2830 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2832 = v1583 + v2830;
-  const bool v2833 = v2829 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2833 = v2829 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2834 = v2832 < v1;
   const bool v2835 = v2833 && v2834;
   if (v2835) {
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2839 = v2838 + v2832;
     out[v2839] = v2837;
   }
-  const uint v2840 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2840 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2842 = v1580 + v2840;
-  const uint v2843 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2843 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2845 = v1583 + v2843;
-  const bool v2846 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2846 = v2842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2847 = v2845 < v1;
   const bool v2848 = v2846 && v2847;
   if (v2848) {
@@ -2322,11 +2322,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2852 = v2851 + v2845;
     out[v2852] = v2850;
   }
-  const uint v2853 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2853 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2855 = v1580 + v2853;
-  const uint v2856 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2856 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2858 = v1583 + v2856;
-  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2859 = v2855 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2860 = v2858 < v1;
   const bool v2861 = v2859 && v2860;
   if (v2861) {
@@ -2336,11 +2336,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2865 = v2864 + v2858;
     out[v2865] = v2863;
   }
-  const uint v2866 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2866 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2868 = v1580 + v2866;
-  const uint v2869 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2869 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2871 = v1583 + v2869;
-  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -2350,11 +2350,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2878 = v2877 + v2871;
     out[v2878] = v2876;
   }
-  const uint v2879 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2879 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2881 = v1580 + v2879;
-  const uint v2882 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2882 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2884 = v1583 + v2882;
-  const bool v2885 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2885 = v2881 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2886 = v2884 < v1;
   const bool v2887 = v2885 && v2886;
   if (v2887) {
@@ -2364,11 +2364,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2891 = v2890 + v2884;
     out[v2891] = v2889;
   }
-  const uint v2892 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2892 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2894 = v1580 + v2892;
-  const uint v2895 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2895 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2897 = v1583 + v2895;
-  const bool v2898 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2898 = v2894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2899 = v2897 < v1;
   const bool v2900 = v2898 && v2899;
   if (v2900) {
@@ -2378,11 +2378,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2904 = v2903 + v2897;
     out[v2904] = v2902;
   }
-  const uint v2905 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2905 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2907 = v1580 + v2905;
-  const uint v2908 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2908 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2910 = v1583 + v2908;
-  const bool v2911 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2911 = v2907 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2912 = v2910 < v1;
   const bool v2913 = v2911 && v2912;
   if (v2913) {
@@ -2392,11 +2392,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2917 = v2916 + v2910;
     out[v2917] = v2915;
   }
-  const uint v2918 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2918 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2920 = v1580 + v2918;
-  const uint v2921 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2921 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2923 = v1583 + v2921;
-  const bool v2924 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2924 = v2920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2925 = v2923 < v1;
   const bool v2926 = v2924 && v2925;
   if (v2926) {
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2930 = v2929 + v2923;
     out[v2930] = v2928;
   }
-  const uint v2931 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2931 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2933 = v1580 + v2931;
-  const uint v2934 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2934 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2936 = v1583 + v2934;
-  const bool v2937 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2937 = v2933 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2938 = v2936 < v1;
   const bool v2939 = v2937 && v2938;
   if (v2939) {
@@ -2420,11 +2420,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2943 = v2942 + v2936;
     out[v2943] = v2941;
   }
-  const uint v2944 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2944 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2946 = v1580 + v2944;
-  const uint v2947 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2947 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2949 = v1583 + v2947;
-  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2951 = v2949 < v1;
   const bool v2952 = v2950 && v2951;
   if (v2952) {
@@ -2434,11 +2434,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2956 = v2955 + v2949;
     out[v2956] = v2954;
   }
-  const uint v2957 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2957 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2959 = v1580 + v2957;
-  const uint v2960 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2960 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2962 = v1583 + v2960;
-  const bool v2963 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2963 = v2959 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2964 = v2962 < v1;
   const bool v2965 = v2963 && v2964;
   if (v2965) {
@@ -2448,11 +2448,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2969 = v2968 + v2962;
     out[v2969] = v2967;
   }
-  const uint v2970 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2970 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2972 = v1580 + v2970;
-  const uint v2973 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2973 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2975 = v1583 + v2973;
-  const bool v2976 = v2972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2976 = v2972 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2977 = v2975 < v1;
   const bool v2978 = v2976 && v2977;
   if (v2978) {
@@ -2462,11 +2462,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2982 = v2981 + v2975;
     out[v2982] = v2980;
   }
-  const uint v2983 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2983 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2985 = v1580 + v2983;
-  const uint v2986 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2986 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2988 = v1583 + v2986;
-  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2990 = v2988 < v1;
   const bool v2991 = v2989 && v2990;
   if (v2991) {
@@ -2476,11 +2476,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v2995 = v2994 + v2988;
     out[v2995] = v2993;
   }
-  const uint v2996 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2996 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2998 = v1580 + v2996;
-  const uint v2999 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2999 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3001 = v1583 + v2999;
-  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3002 = v2998 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3003 = v3001 < v1;
   const bool v3004 = v3002 && v3003;
   if (v3004) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3008 = v3007 + v3001;
     out[v3008] = v3006;
   }
-  const uint v3009 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3009 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3011 = v1580 + v3009;
-  const uint v3012 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3012 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3014 = v1583 + v3012;
-  const bool v3015 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3015 = v3011 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3016 = v3014 < v1;
   const bool v3017 = v3015 && v3016;
   if (v3017) {
@@ -2504,11 +2504,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3021 = v3020 + v3014;
     out[v3021] = v3019;
   }
-  const uint v3022 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3022 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3024 = v1580 + v3022;
-  const uint v3025 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3025 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3027 = v1583 + v3025;
-  const bool v3028 = v3024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3028 = v3024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3029 = v3027 < v1;
   const bool v3030 = v3028 && v3029;
   if (v3030) {
@@ -2518,11 +2518,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3034 = v3033 + v3027;
     out[v3034] = v3032;
   }
-  const uint v3035 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3035 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3037 = v1580 + v3035;
-  const uint v3038 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3038 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3040 = v1583 + v3038;
-  const bool v3041 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3041 = v3037 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3042 = v3040 < v1;
   const bool v3043 = v3041 && v3042;
   if (v3043) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3047 = v3046 + v3040;
     out[v3047] = v3045;
   }
-  const uint v3048 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3048 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3050 = v1580 + v3048;
-  const uint v3051 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3051 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3053 = v1583 + v3051;
-  const bool v3054 = v3050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3054 = v3050 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3055 = v3053 < v1;
   const bool v3056 = v3054 && v3055;
   if (v3056) {
@@ -2546,11 +2546,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3060 = v3059 + v3053;
     out[v3060] = v3058;
   }
-  const uint v3061 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3061 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3063 = v1580 + v3061;
-  const uint v3064 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3064 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3066 = v1583 + v3064;
-  const bool v3067 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3067 = v3063 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3068 = v3066 < v1;
   const bool v3069 = v3067 && v3068;
   if (v3069) {
@@ -2560,11 +2560,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3073 = v3072 + v3066;
     out[v3073] = v3071;
   }
-  const uint v3074 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3074 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3076 = v1580 + v3074;
-  const uint v3077 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3077 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3079 = v1583 + v3077;
-  const bool v3080 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3080 = v3076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3081 = v3079 < v1;
   const bool v3082 = v3080 && v3081;
   if (v3082) {
@@ -2574,11 +2574,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3086 = v3085 + v3079;
     out[v3086] = v3084;
   }
-  const uint v3087 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3087 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3089 = v1580 + v3087;
-  const uint v3090 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3090 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3092 = v1583 + v3090;
-  const bool v3093 = v3089 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3093 = v3089 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3094 = v3092 < v1;
   const bool v3095 = v3093 && v3094;
   if (v3095) {
@@ -2588,11 +2588,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3099 = v3098 + v3092;
     out[v3099] = v3097;
   }
-  const uint v3100 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3100 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3102 = v1580 + v3100;
-  const uint v3103 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3103 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3105 = v1583 + v3103;
-  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3106 = v3102 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3107 = v3105 < v1;
   const bool v3108 = v3106 && v3107;
   if (v3108) {
@@ -2602,11 +2602,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3112 = v3111 + v3105;
     out[v3112] = v3110;
   }
-  const uint v3113 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3113 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3115 = v1580 + v3113;
-  const uint v3116 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3116 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3118 = v1583 + v3116;
-  const bool v3119 = v3115 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3119 = v3115 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3120 = v3118 < v1;
   const bool v3121 = v3119 && v3120;
   if (v3121) {
@@ -2616,11 +2616,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3125 = v3124 + v3118;
     out[v3125] = v3123;
   }
-  const uint v3126 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3126 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3128 = v1580 + v3126;
-  const uint v3129 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3129 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3131 = v1583 + v3129;
-  const bool v3132 = v3128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3132 = v3128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3133 = v3131 < v1;
   const bool v3134 = v3132 && v3133;
   if (v3134) {
@@ -2630,11 +2630,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3138 = v3137 + v3131;
     out[v3138] = v3136;
   }
-  const uint v3139 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3139 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3141 = v1580 + v3139;
-  const uint v3142 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3142 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3144 = v1583 + v3142;
-  const bool v3145 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3145 = v3141 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3146 = v3144 < v1;
   const bool v3147 = v3145 && v3146;
   if (v3147) {
@@ -2644,11 +2644,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3151 = v3150 + v3144;
     out[v3151] = v3149;
   }
-  const uint v3152 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3152 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3154 = v1580 + v3152;
-  const uint v3155 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3155 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3157 = v1583 + v3155;
-  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3159 = v3157 < v1;
   const bool v3160 = v3158 && v3159;
   if (v3160) {
@@ -2658,11 +2658,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3164 = v3163 + v3157;
     out[v3164] = v3162;
   }
-  const uint v3165 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3165 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3167 = v1580 + v3165;
-  const uint v3168 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3168 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3170 = v1583 + v3168;
-  const bool v3171 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3171 = v3167 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3172 = v3170 < v1;
   const bool v3173 = v3171 && v3172;
   if (v3173) {
@@ -2672,11 +2672,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3177 = v3176 + v3170;
     out[v3177] = v3175;
   }
-  const uint v3178 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3178 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3180 = v1580 + v3178;
-  const uint v3181 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3181 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3183 = v1583 + v3181;
-  const bool v3184 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3184 = v3180 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3185 = v3183 < v1;
   const bool v3186 = v3184 && v3185;
   if (v3186) {
@@ -2686,11 +2686,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3190 = v3189 + v3183;
     out[v3190] = v3188;
   }
-  const uint v3191 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3191 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3193 = v1580 + v3191;
-  const uint v3194 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3194 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3196 = v1583 + v3194;
-  const bool v3197 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3197 = v3193 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3198 = v3196 < v1;
   const bool v3199 = v3197 && v3198;
   if (v3199) {
@@ -2700,11 +2700,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3203 = v3202 + v3196;
     out[v3203] = v3201;
   }
-  const uint v3204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3204 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3206 = v1580 + v3204;
-  const uint v3207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3207 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3209 = v1583 + v3207;
-  const bool v3210 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3210 = v3206 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3211 = v3209 < v1;
   const bool v3212 = v3210 && v3211;
   if (v3212) {
@@ -2714,11 +2714,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3216 = v3215 + v3209;
     out[v3216] = v3214;
   }
-  const uint v3217 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3217 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3219 = v1580 + v3217;
-  const uint v3220 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3220 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3222 = v1583 + v3220;
-  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3224 = v3222 < v1;
   const bool v3225 = v3223 && v3224;
   if (v3225) {
@@ -2728,11 +2728,11 @@ kernel void iron_gemm_affine_b4_g128_bf16(
     const uint v3229 = v3228 + v3222;
     out[v3229] = v3227;
   }
-  const uint v3230 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3230 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3232 = v1580 + v3230;
-  const uint v3233 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3233 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3235 = v1583 + v3233;
-  const bool v3236 = v3232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3236 = v3232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3237 = v3235 < v1;
   const bool v3238 = v3236 && v3237;
   if (v3238) {

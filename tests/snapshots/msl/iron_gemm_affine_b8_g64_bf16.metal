@@ -107,20 +107,20 @@ kernel void iron_gemm_affine_b8_g64_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
     const uint v3275 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v3278 = v3275 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3281 = v3275 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -177,14 +177,14 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3903 = min(v3891, v3391);  // kernels/gemm/quant_b.hpp:138
     const uint v3908 = v3903 * v3397;  // kernels/gemm/quant_b.hpp:35
     const uint v3920 = v3903 * v3409;  // kernels/gemm/quant_b.hpp:38
-    const uint v4059 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v4065 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v4059 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4065 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v3267 = 0u; v3267 < v2; v3267 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v3267 = 0u; v3267 < v2; v3267 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3269 = v3267 >> 5u;
       const uint v3271 = v3269 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3273 = v3271 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3273 = v3271 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v3285 = v3267 + v3282;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3286 = v3285 < v2;
       const bool v3287 = v3284 && v3286;
@@ -541,21 +541,21 @@ kernel void iron_gemm_affine_b8_g64_bf16(
       const float v4044 = v3895 ? v4021 : 0.0f;
       const bfloat v4045 = bfloat(v4044);
       *(threadgroup iron_bf16x8*)(shm1 + v3369) = iron_bf16x8{{bfloat4(v4024, v4027, v4030, v4033), bfloat4(v4036, v4039, v4042, v4045)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4060 = v3273 + v4059;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v4060 = v3273 + v4059;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v39, shm0, long(v4060), long(40u));
-      const uint v4066 = v3273 + v4065;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4066 = v3273 + v4065;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v41, shm1, long(v4066), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4073 = v4060 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4073 = v4060 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v39, shm0, long(v4073), long(40u));
-      const uint v4079 = v4066 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4079 = v4066 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v41, shm1, long(v4079), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v870 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v871 = iron_tid.x;
@@ -606,12 +606,12 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1445 = v1428 * v934;  // kernels/gemm/quant_b.hpp:38
     const uint v1573 = v1411 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v1575 = v1573 + v1415;
-    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v1582 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1588 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v1596 = v1582 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1602 = v1588 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v869 = 0u; v869 < v2; v869 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v873 = v871; v873 < 4096u; v873 += v870) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v875 = v873 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v877 = v873 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -954,23 +954,23 @@ kernel void iron_gemm_affine_b8_g64_bf16(
       const float v1569 = v1420 ? v1546 : 0.0f;
       const bfloat v1570 = bfloat(v1569);
       *(threadgroup iron_bf16x8*)(shm1 + v1575) = iron_bf16x8{{bfloat4(v1549, v1552, v1555, v1558), bfloat4(v1561, v1564, v1567, v1570)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v39, shm0, long(v1582), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v41, shm1, long(v1588), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v39, shm0, long(v1596), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v41, shm1, long(v1602), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v1603 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1603 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1604 = v22 + v31;
   const uint v1605 = v1604 + v1603;
-  const uint v1606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1606 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1607 = v26 + v35;
   const uint v1608 = v1607 + v1606;
-  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1610 = v1608 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
@@ -980,11 +980,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1615 = v1614 + v1608;
     out[v1615] = v1613;
   }
-  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1618 = v1604 + v1616;
-  const uint v1619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1621 = v1607 + v1619;
-  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1622 = v1618 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1623 = v1621 < v1;
   const bool v1624 = v1622 && v1623;
   if (v1624) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1628 = v1627 + v1621;
     out[v1628] = v1626;
   }
-  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1629 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1631 = v1604 + v1629;
-  const uint v1632 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1632 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1634 = v1607 + v1632;
-  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1635 = v1631 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1636 = v1634 < v1;
   const bool v1637 = v1635 && v1636;
   if (v1637) {
@@ -1008,11 +1008,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1641 = v1640 + v1634;
     out[v1641] = v1639;
   }
-  const uint v1642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1642 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1644 = v1604 + v1642;
-  const uint v1645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1645 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1647 = v1607 + v1645;
-  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1648 = v1644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1649 = v1647 < v1;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1022,11 +1022,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1654 = v1653 + v1647;
     out[v1654] = v1652;
   }
-  const uint v1655 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1655 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1657 = v1604 + v1655;
-  const uint v1658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1658 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1660 = v1607 + v1658;
-  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1661 = v1657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1662 = v1660 < v1;
   const bool v1663 = v1661 && v1662;
   if (v1663) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1667 = v1666 + v1660;
     out[v1667] = v1665;
   }
-  const uint v1668 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1668 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1670 = v1604 + v1668;
-  const uint v1671 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1671 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1673 = v1607 + v1671;
-  const bool v1674 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1674 = v1670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1675 = v1673 < v1;
   const bool v1676 = v1674 && v1675;
   if (v1676) {
@@ -1050,11 +1050,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1680 = v1679 + v1673;
     out[v1680] = v1678;
   }
-  const uint v1681 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1681 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1683 = v1604 + v1681;
-  const uint v1684 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1684 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1686 = v1607 + v1684;
-  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1687 = v1683 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1688 = v1686 < v1;
   const bool v1689 = v1687 && v1688;
   if (v1689) {
@@ -1064,11 +1064,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1693 = v1692 + v1686;
     out[v1693] = v1691;
   }
-  const uint v1694 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1694 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1696 = v1604 + v1694;
-  const uint v1697 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1697 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1699 = v1607 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1078,11 +1078,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1706 = v1705 + v1699;
     out[v1706] = v1704;
   }
-  const uint v1707 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1707 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1709 = v1604 + v1707;
-  const uint v1710 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1710 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1712 = v1607 + v1710;
-  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1713 = v1709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1714 = v1712 < v1;
   const bool v1715 = v1713 && v1714;
   if (v1715) {
@@ -1092,11 +1092,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1719 = v1718 + v1712;
     out[v1719] = v1717;
   }
-  const uint v1720 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1720 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1722 = v1604 + v1720;
-  const uint v1723 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1723 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1725 = v1607 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1106,11 +1106,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1732 = v1731 + v1725;
     out[v1732] = v1730;
   }
-  const uint v1733 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1733 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1735 = v1604 + v1733;
-  const uint v1736 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1736 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1738 = v1607 + v1736;
-  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1739 = v1735 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1740 = v1738 < v1;
   const bool v1741 = v1739 && v1740;
   if (v1741) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1745 = v1744 + v1738;
     out[v1745] = v1743;
   }
-  const uint v1746 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1746 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1748 = v1604 + v1746;
-  const uint v1749 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1749 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1751 = v1607 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1134,11 +1134,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1758 = v1757 + v1751;
     out[v1758] = v1756;
   }
-  const uint v1759 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1759 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1761 = v1604 + v1759;
-  const uint v1762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1762 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1764 = v1607 + v1762;
-  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1766 = v1764 < v1;
   const bool v1767 = v1765 && v1766;
   if (v1767) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1771 = v1770 + v1764;
     out[v1771] = v1769;
   }
-  const uint v1772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1772 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1774 = v1604 + v1772;
-  const uint v1775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1775 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1777 = v1607 + v1775;
-  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1779 = v1777 < v1;
   const bool v1780 = v1778 && v1779;
   if (v1780) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1784 = v1783 + v1777;
     out[v1784] = v1782;
   }
-  const uint v1785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1785 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1787 = v1604 + v1785;
-  const uint v1788 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1788 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1790 = v1607 + v1788;
-  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1791 = v1787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1792 = v1790 < v1;
   const bool v1793 = v1791 && v1792;
   if (v1793) {
@@ -1176,11 +1176,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1797 = v1796 + v1790;
     out[v1797] = v1795;
   }
-  const uint v1798 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1798 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1800 = v1604 + v1798;
-  const uint v1801 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1801 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1803 = v1607 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1810 = v1809 + v1803;
     out[v1810] = v1808;
   }
-  const uint v1811 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1811 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1813 = v1604 + v1811;
-  const uint v1814 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1814 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1816 = v1607 + v1814;
-  const bool v1817 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1817 = v1813 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1818 = v1816 < v1;
   const bool v1819 = v1817 && v1818;
   if (v1819) {
@@ -1204,11 +1204,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1823 = v1822 + v1816;
     out[v1823] = v1821;
   }
-  const uint v1824 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1824 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1826 = v1604 + v1824;
-  const uint v1827 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1827 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1829 = v1607 + v1827;
-  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1830 = v1826 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1831 = v1829 < v1;
   const bool v1832 = v1830 && v1831;
   if (v1832) {
@@ -1218,11 +1218,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1836 = v1835 + v1829;
     out[v1836] = v1834;
   }
-  const uint v1837 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1837 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1839 = v1604 + v1837;
-  const uint v1840 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1840 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1842 = v1607 + v1840;
-  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1843 = v1839 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1844 = v1842 < v1;
   const bool v1845 = v1843 && v1844;
   if (v1845) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1849 = v1848 + v1842;
     out[v1849] = v1847;
   }
-  const uint v1850 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1850 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1852 = v1604 + v1850;
-  const uint v1853 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1853 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1855 = v1607 + v1853;
-  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1856 = v1852 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1857 = v1855 < v1;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -1246,11 +1246,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1862 = v1861 + v1855;
     out[v1862] = v1860;
   }
-  const uint v1863 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1863 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1865 = v1604 + v1863;
-  const uint v1866 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1866 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1868 = v1607 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -1260,11 +1260,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1875 = v1874 + v1868;
     out[v1875] = v1873;
   }
-  const uint v1876 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1876 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1878 = v1604 + v1876;
-  const uint v1879 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1879 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1881 = v1607 + v1879;
-  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1882 = v1878 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1883 = v1881 < v1;
   const bool v1884 = v1882 && v1883;
   if (v1884) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1888 = v1887 + v1881;
     out[v1888] = v1886;
   }
-  const uint v1889 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1889 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1891 = v1604 + v1889;
-  const uint v1892 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1892 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1894 = v1607 + v1892;
-  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1895 = v1891 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1896 = v1894 < v1;
   const bool v1897 = v1895 && v1896;
   if (v1897) {
@@ -1288,11 +1288,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1901 = v1900 + v1894;
     out[v1901] = v1899;
   }
-  const uint v1902 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1902 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1904 = v1604 + v1902;
-  const uint v1905 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1905 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1907 = v1607 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1914 = v1913 + v1907;
     out[v1914] = v1912;
   }
-  const uint v1915 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1915 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1917 = v1604 + v1915;
-  const uint v1918 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1918 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1920 = v1607 + v1918;
-  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1921 = v1917 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1922 = v1920 < v1;
   const bool v1923 = v1921 && v1922;
   if (v1923) {
@@ -1316,11 +1316,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1927 = v1926 + v1920;
     out[v1927] = v1925;
   }
-  const uint v1928 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1928 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1930 = v1604 + v1928;
-  const uint v1931 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1931 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1933 = v1607 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -1330,11 +1330,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1940 = v1939 + v1933;
     out[v1940] = v1938;
   }
-  const uint v1941 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1941 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1943 = v1604 + v1941;
-  const uint v1944 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1944 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1946 = v1607 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1948 = v1946 < v1;
   const bool v1949 = v1947 && v1948;
   if (v1949) {
@@ -1344,11 +1344,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1953 = v1952 + v1946;
     out[v1953] = v1951;
   }
-  const uint v1954 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1954 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1956 = v1604 + v1954;
-  const uint v1957 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1957 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1959 = v1607 + v1957;
-  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1960 = v1956 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1961 = v1959 < v1;
   const bool v1962 = v1960 && v1961;
   if (v1962) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1966 = v1965 + v1959;
     out[v1966] = v1964;
   }
-  const uint v1967 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1967 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1969 = v1604 + v1967;
-  const uint v1970 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1970 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1972 = v1607 + v1970;
-  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1973 = v1969 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1974 = v1972 < v1;
   const bool v1975 = v1973 && v1974;
   if (v1975) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1979 = v1978 + v1972;
     out[v1979] = v1977;
   }
-  const uint v1980 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1980 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1982 = v1604 + v1980;
-  const uint v1983 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1983 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1985 = v1607 + v1983;
-  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1986 = v1982 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1987 = v1985 < v1;
   const bool v1988 = v1986 && v1987;
   if (v1988) {
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v1992 = v1991 + v1985;
     out[v1992] = v1990;
   }
-  const uint v1993 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1993 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1995 = v1604 + v1993;
-  const uint v1996 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1996 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1998 = v1607 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2000 = v1998 < v1;
   const bool v2001 = v1999 && v2000;
   if (v2001) {
@@ -1400,11 +1400,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2005 = v2004 + v1998;
     out[v2005] = v2003;
   }
-  const uint v2006 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2006 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2008 = v1604 + v2006;
-  const uint v2009 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2009 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2011 = v1607 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -1414,11 +1414,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2018 = v2017 + v2011;
     out[v2018] = v2016;
   }
-  const uint v2019 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2019 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2021 = v1604 + v2019;
-  const uint v2022 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2022 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2024 = v1607 + v2022;
-  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2025 = v2021 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2026 = v2024 < v1;
   const bool v2027 = v2025 && v2026;
   if (v2027) {
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2031 = v2030 + v2024;
     out[v2031] = v2029;
   }
-  const uint v2032 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2032 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2034 = v1604 + v2032;
-  const uint v2035 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2035 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2037 = v1607 + v2035;
-  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2038 = v2034 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2039 = v2037 < v1;
   const bool v2040 = v2038 && v2039;
   if (v2040) {
@@ -1442,11 +1442,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2044 = v2043 + v2037;
     out[v2044] = v2042;
   }
-  const uint v2045 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2045 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2047 = v1604 + v2045;
-  const uint v2048 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2048 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2050 = v1607 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2052 = v2050 < v1;
   const bool v2053 = v2051 && v2052;
   if (v2053) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2057 = v2056 + v2050;
     out[v2057] = v2055;
   }
-  const uint v2058 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2058 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2060 = v1604 + v2058;
-  const uint v2061 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2061 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2063 = v1607 + v2061;
-  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2064 = v2060 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2065 = v2063 < v1;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -1470,11 +1470,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2070 = v2069 + v2063;
     out[v2070] = v2068;
   }
-  const uint v2071 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2071 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2073 = v1604 + v2071;
-  const uint v2074 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2074 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2076 = v1607 + v2074;
-  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2077 = v2073 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2078 = v2076 < v1;
   const bool v2079 = v2077 && v2078;
   if (v2079) {
@@ -1484,11 +1484,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2083 = v2082 + v2076;
     out[v2083] = v2081;
   }
-  const uint v2084 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2084 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2086 = v1604 + v2084;
-  const uint v2087 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2087 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2089 = v1607 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -1498,11 +1498,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2096 = v2095 + v2089;
     out[v2096] = v2094;
   }
-  const uint v2097 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2097 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2099 = v1604 + v2097;
-  const uint v2100 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2100 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2102 = v1607 + v2100;
-  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2103 = v2099 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2104 = v2102 < v1;
   const bool v2105 = v2103 && v2104;
   if (v2105) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2109 = v2108 + v2102;
     out[v2109] = v2107;
   }
-  const uint v2110 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2110 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2112 = v1604 + v2110;
-  const uint v2113 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2113 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2115 = v1607 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -1526,11 +1526,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2122 = v2121 + v2115;
     out[v2122] = v2120;
   }
-  const uint v2123 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2123 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2125 = v1604 + v2123;
-  const uint v2126 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2126 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2128 = v1607 + v2126;
-  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2129 = v2125 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2130 = v2128 < v1;
   const bool v2131 = v2129 && v2130;
   if (v2131) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2135 = v2134 + v2128;
     out[v2135] = v2133;
   }
-  const uint v2136 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2136 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2138 = v1604 + v2136;
-  const uint v2139 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2139 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2141 = v1607 + v2139;
-  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2142 = v2138 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2143 = v2141 < v1;
   const bool v2144 = v2142 && v2143;
   if (v2144) {
@@ -1554,11 +1554,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2148 = v2147 + v2141;
     out[v2148] = v2146;
   }
-  const uint v2149 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2149 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2151 = v1604 + v2149;
-  const uint v2152 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2152 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2154 = v1607 + v2152;
-  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2155 = v2151 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2156 = v2154 < v1;
   const bool v2157 = v2155 && v2156;
   if (v2157) {
@@ -1568,11 +1568,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2161 = v2160 + v2154;
     out[v2161] = v2159;
   }
-  const uint v2162 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2162 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2164 = v1604 + v2162;
-  const uint v2165 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2165 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2167 = v1607 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2174 = v2173 + v2167;
     out[v2174] = v2172;
   }
-  const uint v2175 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2175 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2177 = v1604 + v2175;
-  const uint v2178 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2178 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2180 = v1607 + v2178;
-  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2181 = v2177 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2182 = v2180 < v1;
   const bool v2183 = v2181 && v2182;
   if (v2183) {
@@ -1596,11 +1596,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2187 = v2186 + v2180;
     out[v2187] = v2185;
   }
-  const uint v2188 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2188 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2190 = v1604 + v2188;
-  const uint v2191 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2191 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2193 = v1607 + v2191;
-  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2194 = v2190 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2195 = v2193 < v1;
   const bool v2196 = v2194 && v2195;
   if (v2196) {
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2200 = v2199 + v2193;
     out[v2200] = v2198;
   }
-  const uint v2201 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2201 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2203 = v1604 + v2201;
-  const uint v2204 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2204 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2206 = v1607 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2208 = v2206 < v1;
   const bool v2209 = v2207 && v2208;
   if (v2209) {
@@ -1624,11 +1624,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2213 = v2212 + v2206;
     out[v2213] = v2211;
   }
-  const uint v2214 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2214 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2216 = v1604 + v2214;
-  const uint v2217 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2217 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2219 = v1607 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2226 = v2225 + v2219;
     out[v2226] = v2224;
   }
-  const uint v2227 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2227 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2229 = v1604 + v2227;
-  const uint v2230 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2230 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2232 = v1607 + v2230;
-  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2234 = v2232 < v1;
   const bool v2235 = v2233 && v2234;
   if (v2235) {
@@ -1652,11 +1652,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2239 = v2238 + v2232;
     out[v2239] = v2237;
   }
-  const uint v2240 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2240 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2242 = v1604 + v2240;
-  const uint v2243 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2243 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2245 = v1607 + v2243;
-  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2246 = v2242 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2247 = v2245 < v1;
   const bool v2248 = v2246 && v2247;
   if (v2248) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2252 = v2251 + v2245;
     out[v2252] = v2250;
   }
-  const uint v2253 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2253 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2255 = v1604 + v2253;
-  const uint v2256 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2256 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2258 = v1607 + v2256;
-  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2259 = v2255 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2260 = v2258 < v1;
   const bool v2261 = v2259 && v2260;
   if (v2261) {
@@ -1680,11 +1680,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2265 = v2264 + v2258;
     out[v2265] = v2263;
   }
-  const uint v2266 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2266 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2268 = v1604 + v2266;
-  const uint v2269 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2269 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2271 = v1607 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -1694,11 +1694,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2278 = v2277 + v2271;
     out[v2278] = v2276;
   }
-  const uint v2279 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2279 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2281 = v1604 + v2279;
-  const uint v2282 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2282 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2284 = v1607 + v2282;
-  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2285 = v2281 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2286 = v2284 < v1;
   const bool v2287 = v2285 && v2286;
   if (v2287) {
@@ -1708,11 +1708,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2291 = v2290 + v2284;
     out[v2291] = v2289;
   }
-  const uint v2292 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2292 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2294 = v1604 + v2292;
-  const uint v2295 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2295 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2297 = v1607 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -1722,11 +1722,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2304 = v2303 + v2297;
     out[v2304] = v2302;
   }
-  const uint v2305 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2305 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2307 = v1604 + v2305;
-  const uint v2308 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2308 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2310 = v1607 + v2308;
-  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2311 = v2307 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2312 = v2310 < v1;
   const bool v2313 = v2311 && v2312;
   if (v2313) {
@@ -1736,11 +1736,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2317 = v2316 + v2310;
     out[v2317] = v2315;
   }
-  const uint v2318 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2318 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2320 = v1604 + v2318;
-  const uint v2321 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2321 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2323 = v1607 + v2321;
-  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2324 = v2320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2325 = v2323 < v1;
   const bool v2326 = v2324 && v2325;
   if (v2326) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2330 = v2329 + v2323;
     out[v2330] = v2328;
   }
-  const uint v2331 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2331 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2333 = v1604 + v2331;
-  const uint v2334 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2334 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2336 = v1607 + v2334;
-  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2337 = v2333 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2338 = v2336 < v1;
   const bool v2339 = v2337 && v2338;
   if (v2339) {
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2343 = v2342 + v2336;
     out[v2343] = v2341;
   }
-  const uint v2344 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2344 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2346 = v1604 + v2344;
-  const uint v2347 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2347 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2349 = v1607 + v2347;
-  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2350 = v2346 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2351 = v2349 < v1;
   const bool v2352 = v2350 && v2351;
   if (v2352) {
@@ -1778,11 +1778,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2356 = v2355 + v2349;
     out[v2356] = v2354;
   }
-  const uint v2357 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2357 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2359 = v1604 + v2357;
-  const uint v2360 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2360 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2362 = v1607 + v2360;
-  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2363 = v2359 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2364 = v2362 < v1;
   const bool v2365 = v2363 && v2364;
   if (v2365) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2369 = v2368 + v2362;
     out[v2369] = v2367;
   }
-  const uint v2370 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2370 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2372 = v1604 + v2370;
-  const uint v2373 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2373 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2375 = v1607 + v2373;
-  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2376 = v2372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2377 = v2375 < v1;
   const bool v2378 = v2376 && v2377;
   if (v2378) {
@@ -1806,11 +1806,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2382 = v2381 + v2375;
     out[v2382] = v2380;
   }
-  const uint v2383 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2383 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2385 = v1604 + v2383;
-  const uint v2386 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2386 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2388 = v1607 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -1820,11 +1820,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2395 = v2394 + v2388;
     out[v2395] = v2393;
   }
-  const uint v2396 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2396 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2398 = v1604 + v2396;
-  const uint v2399 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2399 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2401 = v1607 + v2399;
-  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2403 = v2401 < v1;
   const bool v2404 = v2402 && v2403;
   if (v2404) {
@@ -1834,11 +1834,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2408 = v2407 + v2401;
     out[v2408] = v2406;
   }
-  const uint v2409 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2409 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2411 = v1604 + v2409;
-  const uint v2412 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2412 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2414 = v1607 + v2412;
-  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2415 = v2411 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2416 = v2414 < v1;
   const bool v2417 = v2415 && v2416;
   if (v2417) {
@@ -1848,11 +1848,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2421 = v2420 + v2414;
     out[v2421] = v2419;
   }
-  const uint v2422 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2422 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2424 = v1604 + v2422;
-  const uint v2425 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2425 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2427 = v1607 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2429 = v2427 < v1;
   const bool v2430 = v2428 && v2429;
   if (v2430) {
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2434 = v2433 + v2427;
     out[v2434] = v2432;
   }
-  const uint v2435 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2435 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2437 = v1604 + v2435;
-  const uint v2438 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2438 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2440 = v1607 + v2438;
-  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2442 = v2440 < v1;
   const bool v2443 = v2441 && v2442;
   if (v2443) {
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2447 = v2446 + v2440;
     out[v2447] = v2445;
   }
-  const uint v2448 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2448 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2450 = v1604 + v2448;
-  const uint v2451 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2451 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2453 = v1607 + v2451;
-  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2454 = v2450 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2455 = v2453 < v1;
   const bool v2456 = v2454 && v2455;
   if (v2456) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2460 = v2459 + v2453;
     out[v2460] = v2458;
   }
-  const uint v2461 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2461 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2463 = v1604 + v2461;
-  const uint v2464 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2464 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2466 = v1607 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2473 = v2472 + v2466;
     out[v2473] = v2471;
   }
-  const uint v2474 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2474 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2476 = v1604 + v2474;
-  const uint v2477 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2477 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2479 = v1607 + v2477;
-  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2480 = v2476 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2481 = v2479 < v1;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2486 = v2485 + v2479;
     out[v2486] = v2484;
   }
-  const uint v2487 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2487 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2489 = v1604 + v2487;
-  const uint v2490 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2490 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2492 = v1607 + v2490;
-  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2493 = v2489 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2494 = v2492 < v1;
   const bool v2495 = v2493 && v2494;
   if (v2495) {
@@ -1932,11 +1932,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2499 = v2498 + v2492;
     out[v2499] = v2497;
   }
-  const uint v2500 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2500 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2502 = v1604 + v2500;
-  const uint v2503 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2503 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2505 = v1607 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
@@ -1946,11 +1946,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2512 = v2511 + v2505;
     out[v2512] = v2510;
   }
-  const uint v2513 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2513 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2515 = v1604 + v2513;
-  const uint v2516 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2516 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2518 = v1607 + v2516;
-  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2519 = v2515 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2520 = v2518 < v1;
   const bool v2521 = v2519 && v2520;
   if (v2521) {
@@ -1960,11 +1960,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2525 = v2524 + v2518;
     out[v2525] = v2523;
   }
-  const uint v2526 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2526 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2528 = v1604 + v2526;
-  const uint v2529 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2529 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2531 = v1607 + v2529;
-  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2532 = v2528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2533 = v2531 < v1;
   const bool v2534 = v2532 && v2533;
   if (v2534) {
@@ -1974,11 +1974,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2538 = v2537 + v2531;
     out[v2538] = v2536;
   }
-  const uint v2539 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2539 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2541 = v1604 + v2539;
-  const uint v2542 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2542 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2544 = v1607 + v2542;
-  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2545 = v2541 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2546 = v2544 < v1;
   const bool v2547 = v2545 && v2546;
   if (v2547) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2551 = v2550 + v2544;
     out[v2551] = v2549;
   }
-  const uint v2552 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2552 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2554 = v1604 + v2552;
-  const uint v2555 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2555 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2557 = v1607 + v2555;
-  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2558 = v2554 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2559 = v2557 < v1;
   const bool v2560 = v2558 && v2559;
   if (v2560) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2564 = v2563 + v2557;
     out[v2564] = v2562;
   }
-  const uint v2565 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2565 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2567 = v1604 + v2565;
-  const uint v2568 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2568 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2570 = v1607 + v2568;
-  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2571 = v2567 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2572 = v2570 < v1;
   const bool v2573 = v2571 && v2572;
   if (v2573) {
@@ -2016,11 +2016,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2577 = v2576 + v2570;
     out[v2577] = v2575;
   }
-  const uint v2578 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2578 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2580 = v1604 + v2578;
-  const uint v2581 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2581 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2583 = v1607 + v2581;
-  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2584 = v2580 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2585 = v2583 < v1;
   const bool v2586 = v2584 && v2585;
   if (v2586) {
@@ -2030,11 +2030,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2590 = v2589 + v2583;
     out[v2590] = v2588;
   }
-  const uint v2591 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2591 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2593 = v1604 + v2591;
-  const uint v2594 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2594 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2596 = v1607 + v2594;
-  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2597 = v2593 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2598 = v2596 < v1;
   const bool v2599 = v2597 && v2598;
   if (v2599) {
@@ -2044,11 +2044,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2603 = v2602 + v2596;
     out[v2603] = v2601;
   }
-  const uint v2604 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2604 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2606 = v1604 + v2604;
-  const uint v2607 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2607 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2609 = v1607 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2611 = v2609 < v1;
   const bool v2612 = v2610 && v2611;
   if (v2612) {
@@ -2058,11 +2058,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2616 = v2615 + v2609;
     out[v2616] = v2614;
   }
-  const uint v2617 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2617 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2619 = v1604 + v2617;
-  const uint v2620 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2620 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2622 = v1607 + v2620;
-  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2623 = v2619 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2624 = v2622 < v1;
   const bool v2625 = v2623 && v2624;
   if (v2625) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2629 = v2628 + v2622;
     out[v2629] = v2627;
   }
-  const uint v2630 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2630 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2632 = v1604 + v2630;
-  const uint v2633 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2633 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2635 = v1607 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2637 = v2635 < v1;
   const bool v2638 = v2636 && v2637;
   if (v2638) {
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2642 = v2641 + v2635;
     out[v2642] = v2640;
   }
-  const uint v2643 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2643 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2645 = v1604 + v2643;
-  const uint v2646 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2646 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2648 = v1607 + v2646;
-  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2649 = v2645 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2650 = v2648 < v1;
   const bool v2651 = v2649 && v2650;
   if (v2651) {
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2655 = v2654 + v2648;
     out[v2655] = v2653;
   }
-  const uint v2656 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2656 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2658 = v1604 + v2656;
-  const uint v2659 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2659 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2661 = v1607 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -2114,11 +2114,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2668 = v2667 + v2661;
     out[v2668] = v2666;
   }
-  const uint v2669 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2669 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2671 = v1604 + v2669;
-  const uint v2672 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2672 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2674 = v1607 + v2672;
-  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2675 = v2671 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2676 = v2674 < v1;
   const bool v2677 = v2675 && v2676;
   if (v2677) {
@@ -2128,11 +2128,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2681 = v2680 + v2674;
     out[v2681] = v2679;
   }
-  const uint v2682 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2682 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2684 = v1604 + v2682;
-  const uint v2685 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2685 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2687 = v1607 + v2685;
-  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2688 = v2684 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2689 = v2687 < v1;
   const bool v2690 = v2688 && v2689;
   if (v2690) {
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2694 = v2693 + v2687;
     out[v2694] = v2692;
   }
-  const uint v2695 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2695 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2697 = v1604 + v2695;
-  const uint v2698 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2698 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2700 = v1607 + v2698;
-  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2701 = v2697 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2702 = v2700 < v1;
   const bool v2703 = v2701 && v2702;
   if (v2703) {
@@ -2156,11 +2156,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2707 = v2706 + v2700;
     out[v2707] = v2705;
   }
-  const uint v2708 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2708 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2710 = v1604 + v2708;
-  const uint v2711 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2711 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2713 = v1607 + v2711;
-  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2714 = v2710 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2715 = v2713 < v1;
   const bool v2716 = v2714 && v2715;
   if (v2716) {
@@ -2170,11 +2170,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2720 = v2719 + v2713;
     out[v2720] = v2718;
   }
-  const uint v2721 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2721 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2723 = v1604 + v2721;
-  const uint v2724 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2724 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2726 = v1607 + v2724;
-  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2727 = v2723 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2728 = v2726 < v1;
   const bool v2729 = v2727 && v2728;
   if (v2729) {
@@ -2184,11 +2184,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2733 = v2732 + v2726;
     out[v2733] = v2731;
   }
-  const uint v2734 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2734 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2736 = v1604 + v2734;
-  const uint v2737 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2737 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2739 = v1607 + v2737;
-  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2740 = v2736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2741 = v2739 < v1;
   const bool v2742 = v2740 && v2741;
   if (v2742) {
@@ -2198,11 +2198,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2746 = v2745 + v2739;
     out[v2746] = v2744;
   }
-  const uint v2747 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2747 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2749 = v1604 + v2747;
-  const uint v2750 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2750 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2752 = v1607 + v2750;
-  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2754 = v2752 < v1;
   const bool v2755 = v2753 && v2754;
   if (v2755) {
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2759 = v2758 + v2752;
     out[v2759] = v2757;
   }
-  const uint v2760 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2760 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2762 = v1604 + v2760;
-  const uint v2763 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2763 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2765 = v1607 + v2763;
-  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2767 = v2765 < v1;
   const bool v2768 = v2766 && v2767;
   if (v2768) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2772 = v2771 + v2765;
     out[v2772] = v2770;
   }
-  const uint v2773 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2773 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2775 = v1604 + v2773;
-  const uint v2776 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2776 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2778 = v1607 + v2776;
-  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2779 = v2775 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2780 = v2778 < v1;
   const bool v2781 = v2779 && v2780;
   if (v2781) {
@@ -2240,11 +2240,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2785 = v2784 + v2778;
     out[v2785] = v2783;
   }
-  const uint v2786 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2786 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2788 = v1604 + v2786;
-  const uint v2789 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2789 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2791 = v1607 + v2789;
-  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2792 = v2788 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2793 = v2791 < v1;
   const bool v2794 = v2792 && v2793;
   if (v2794) {
@@ -2254,11 +2254,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2798 = v2797 + v2791;
     out[v2798] = v2796;
   }
-  const uint v2799 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2799 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2801 = v1604 + v2799;
-  const uint v2802 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2802 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2804 = v1607 + v2802;
-  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -2268,11 +2268,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2811 = v2810 + v2804;
     out[v2811] = v2809;
   }
-  const uint v2812 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2812 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2814 = v1604 + v2812;
-  const uint v2815 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2815 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2817 = v1607 + v2815;
-  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2819 = v2817 < v1;
   const bool v2820 = v2818 && v2819;
   if (v2820) {
@@ -2282,11 +2282,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2824 = v2823 + v2817;
     out[v2824] = v2822;
   }
-  const uint v2825 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2825 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2827 = v1604 + v2825;
-  const uint v2828 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2828 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2830 = v1607 + v2828;
-  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2831 = v2827 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2832 = v2830 < v1;
   const bool v2833 = v2831 && v2832;
   if (v2833) {
@@ -2296,11 +2296,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2837 = v2836 + v2830;
     out[v2837] = v2835;
   }
-  const uint v2838 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2838 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2840 = v1604 + v2838;
-  const uint v2841 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2841 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2843 = v1607 + v2841;
-  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2844 = v2840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2845 = v2843 < v1;
   const bool v2846 = v2844 && v2845;
   if (v2846) {
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2850 = v2849 + v2843;
     out[v2850] = v2848;
   }
-  const uint v2851 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2851 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2853 = v1604 + v2851;
-  const uint v2854 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2854 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2856 = v1607 + v2854;
-  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2857 = v2853 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2858 = v2856 < v1;
   const bool v2859 = v2857 && v2858;
   if (v2859) {
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2863 = v2862 + v2856;
     out[v2863] = v2861;
   }
-  const uint v2864 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2864 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2866 = v1604 + v2864;
-  const uint v2867 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2867 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2869 = v1607 + v2867;
-  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2870 = v2866 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2871 = v2869 < v1;
   const bool v2872 = v2870 && v2871;
   if (v2872) {
@@ -2338,11 +2338,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2876 = v2875 + v2869;
     out[v2876] = v2874;
   }
-  const uint v2877 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2877 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2879 = v1604 + v2877;
-  const uint v2880 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2880 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2882 = v1607 + v2880;
-  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2883 = v2879 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2884 = v2882 < v1;
   const bool v2885 = v2883 && v2884;
   if (v2885) {
@@ -2352,11 +2352,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2889 = v2888 + v2882;
     out[v2889] = v2887;
   }
-  const uint v2890 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2890 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2892 = v1604 + v2890;
-  const uint v2893 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2893 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2895 = v1607 + v2893;
-  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2896 = v2892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2897 = v2895 < v1;
   const bool v2898 = v2896 && v2897;
   if (v2898) {
@@ -2366,11 +2366,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2902 = v2901 + v2895;
     out[v2902] = v2900;
   }
-  const uint v2903 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2903 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2905 = v1604 + v2903;
-  const uint v2906 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2906 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2908 = v1607 + v2906;
-  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2909 = v2905 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2910 = v2908 < v1;
   const bool v2911 = v2909 && v2910;
   if (v2911) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2915 = v2914 + v2908;
     out[v2915] = v2913;
   }
-  const uint v2916 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2916 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2918 = v1604 + v2916;
-  const uint v2919 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2919 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2921 = v1607 + v2919;
-  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2922 = v2918 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2923 = v2921 < v1;
   const bool v2924 = v2922 && v2923;
   if (v2924) {
@@ -2394,11 +2394,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2928 = v2927 + v2921;
     out[v2928] = v2926;
   }
-  const uint v2929 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2929 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2931 = v1604 + v2929;
-  const uint v2932 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2932 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2934 = v1607 + v2932;
-  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2935 = v2931 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2936 = v2934 < v1;
   const bool v2937 = v2935 && v2936;
   if (v2937) {
@@ -2408,11 +2408,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2941 = v2940 + v2934;
     out[v2941] = v2939;
   }
-  const uint v2942 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2942 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2944 = v1604 + v2942;
-  const uint v2945 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2945 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2947 = v1607 + v2945;
-  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2948 = v2944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2949 = v2947 < v1;
   const bool v2950 = v2948 && v2949;
   if (v2950) {
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2954 = v2953 + v2947;
     out[v2954] = v2952;
   }
-  const uint v2955 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2955 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2957 = v1604 + v2955;
-  const uint v2958 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2958 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2960 = v1607 + v2958;
-  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2961 = v2957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2962 = v2960 < v1;
   const bool v2963 = v2961 && v2962;
   if (v2963) {
@@ -2436,11 +2436,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2967 = v2966 + v2960;
     out[v2967] = v2965;
   }
-  const uint v2968 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2968 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2970 = v1604 + v2968;
-  const uint v2971 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2971 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2973 = v1607 + v2971;
-  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2974 = v2970 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2975 = v2973 < v1;
   const bool v2976 = v2974 && v2975;
   if (v2976) {
@@ -2450,11 +2450,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2980 = v2979 + v2973;
     out[v2980] = v2978;
   }
-  const uint v2981 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2981 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2983 = v1604 + v2981;
-  const uint v2984 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2984 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2986 = v1607 + v2984;
-  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2987 = v2983 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2988 = v2986 < v1;
   const bool v2989 = v2987 && v2988;
   if (v2989) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v2993 = v2992 + v2986;
     out[v2993] = v2991;
   }
-  const uint v2994 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2994 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2996 = v1604 + v2994;
-  const uint v2997 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2997 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2999 = v1607 + v2997;
-  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3000 = v2996 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3001 = v2999 < v1;
   const bool v3002 = v3000 && v3001;
   if (v3002) {
@@ -2478,11 +2478,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3006 = v3005 + v2999;
     out[v3006] = v3004;
   }
-  const uint v3007 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3007 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3009 = v1604 + v3007;
-  const uint v3010 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3010 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3012 = v1607 + v3010;
-  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3013 = v3009 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3014 = v3012 < v1;
   const bool v3015 = v3013 && v3014;
   if (v3015) {
@@ -2492,11 +2492,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3019 = v3018 + v3012;
     out[v3019] = v3017;
   }
-  const uint v3020 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3020 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3022 = v1604 + v3020;
-  const uint v3023 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3023 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3025 = v1607 + v3023;
-  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3026 = v3022 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3027 = v3025 < v1;
   const bool v3028 = v3026 && v3027;
   if (v3028) {
@@ -2506,11 +2506,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3032 = v3031 + v3025;
     out[v3032] = v3030;
   }
-  const uint v3033 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3033 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3035 = v1604 + v3033;
-  const uint v3036 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3036 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3038 = v1607 + v3036;
-  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3039 = v3035 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3040 = v3038 < v1;
   const bool v3041 = v3039 && v3040;
   if (v3041) {
@@ -2520,11 +2520,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3045 = v3044 + v3038;
     out[v3045] = v3043;
   }
-  const uint v3046 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3046 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3048 = v1604 + v3046;
-  const uint v3049 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3049 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3051 = v1607 + v3049;
-  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3052 = v3048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3053 = v3051 < v1;
   const bool v3054 = v3052 && v3053;
   if (v3054) {
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3058 = v3057 + v3051;
     out[v3058] = v3056;
   }
-  const uint v3059 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3059 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3061 = v1604 + v3059;
-  const uint v3062 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3062 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3064 = v1607 + v3062;
-  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3066 = v3064 < v1;
   const bool v3067 = v3065 && v3066;
   if (v3067) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3071 = v3070 + v3064;
     out[v3071] = v3069;
   }
-  const uint v3072 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3072 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3074 = v1604 + v3072;
-  const uint v3075 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3075 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3077 = v1607 + v3075;
-  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3078 = v3074 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3079 = v3077 < v1;
   const bool v3080 = v3078 && v3079;
   if (v3080) {
@@ -2562,11 +2562,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3084 = v3083 + v3077;
     out[v3084] = v3082;
   }
-  const uint v3085 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3085 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3087 = v1604 + v3085;
-  const uint v3088 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3088 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3090 = v1607 + v3088;
-  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3091 = v3087 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3092 = v3090 < v1;
   const bool v3093 = v3091 && v3092;
   if (v3093) {
@@ -2576,11 +2576,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3097 = v3096 + v3090;
     out[v3097] = v3095;
   }
-  const uint v3098 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3098 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3100 = v1604 + v3098;
-  const uint v3101 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3101 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3103 = v1607 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -2590,11 +2590,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3110 = v3109 + v3103;
     out[v3110] = v3108;
   }
-  const uint v3111 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3111 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3113 = v1604 + v3111;
-  const uint v3114 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3114 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3116 = v1607 + v3114;
-  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3117 = v3113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3118 = v3116 < v1;
   const bool v3119 = v3117 && v3118;
   if (v3119) {
@@ -2604,11 +2604,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3123 = v3122 + v3116;
     out[v3123] = v3121;
   }
-  const uint v3124 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3124 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3126 = v1604 + v3124;
-  const uint v3127 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3127 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3129 = v1607 + v3127;
-  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3130 = v3126 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3131 = v3129 < v1;
   const bool v3132 = v3130 && v3131;
   if (v3132) {
@@ -2618,11 +2618,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3136 = v3135 + v3129;
     out[v3136] = v3134;
   }
-  const uint v3137 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3137 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3139 = v1604 + v3137;
-  const uint v3140 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3140 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3142 = v1607 + v3140;
-  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3143 = v3139 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3144 = v3142 < v1;
   const bool v3145 = v3143 && v3144;
   if (v3145) {
@@ -2632,11 +2632,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3149 = v3148 + v3142;
     out[v3149] = v3147;
   }
-  const uint v3150 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3150 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3152 = v1604 + v3150;
-  const uint v3153 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3153 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3155 = v1607 + v3153;
-  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3156 = v3152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3157 = v3155 < v1;
   const bool v3158 = v3156 && v3157;
   if (v3158) {
@@ -2646,11 +2646,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3162 = v3161 + v3155;
     out[v3162] = v3160;
   }
-  const uint v3163 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3163 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3165 = v1604 + v3163;
-  const uint v3166 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3166 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3168 = v1607 + v3166;
-  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3170 = v3168 < v1;
   const bool v3171 = v3169 && v3170;
   if (v3171) {
@@ -2660,11 +2660,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3175 = v3174 + v3168;
     out[v3175] = v3173;
   }
-  const uint v3176 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3176 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3178 = v1604 + v3176;
-  const uint v3179 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3179 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3181 = v1607 + v3179;
-  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3182 = v3178 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3183 = v3181 < v1;
   const bool v3184 = v3182 && v3183;
   if (v3184) {
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3188 = v3187 + v3181;
     out[v3188] = v3186;
   }
-  const uint v3189 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3189 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3191 = v1604 + v3189;
-  const uint v3192 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3192 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3194 = v1607 + v3192;
-  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3195 = v3191 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3196 = v3194 < v1;
   const bool v3197 = v3195 && v3196;
   if (v3197) {
@@ -2688,11 +2688,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3201 = v3200 + v3194;
     out[v3201] = v3199;
   }
-  const uint v3202 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3202 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3204 = v1604 + v3202;
-  const uint v3205 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3205 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3207 = v1607 + v3205;
-  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3208 = v3204 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3209 = v3207 < v1;
   const bool v3210 = v3208 && v3209;
   if (v3210) {
@@ -2702,11 +2702,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3214 = v3213 + v3207;
     out[v3214] = v3212;
   }
-  const uint v3215 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3215 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3217 = v1604 + v3215;
-  const uint v3218 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3218 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3220 = v1607 + v3218;
-  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3221 = v3217 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3222 = v3220 < v1;
   const bool v3223 = v3221 && v3222;
   if (v3223) {
@@ -2716,11 +2716,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3227 = v3226 + v3220;
     out[v3227] = v3225;
   }
-  const uint v3228 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3228 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3230 = v1604 + v3228;
-  const uint v3231 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3231 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3233 = v1607 + v3231;
-  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3234 = v3230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3235 = v3233 < v1;
   const bool v3236 = v3234 && v3235;
   if (v3236) {
@@ -2730,11 +2730,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3240 = v3239 + v3233;
     out[v3240] = v3238;
   }
-  const uint v3241 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3241 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3243 = v1604 + v3241;
-  const uint v3244 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3244 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3246 = v1607 + v3244;
-  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3247 = v3243 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3248 = v3246 < v1;
   const bool v3249 = v3247 && v3248;
   if (v3249) {
@@ -2744,11 +2744,11 @@ kernel void iron_gemm_affine_b8_g64_bf16(
     const uint v3253 = v3252 + v3246;
     out[v3253] = v3251;
   }
-  const uint v3254 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3254 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3256 = v1604 + v3254;
-  const uint v3257 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3257 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3259 = v1607 + v3257;
-  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3260 = v3256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3261 = v3259 < v1;
   const bool v3262 = v3260 && v3261;
   if (v3262) {

@@ -112,18 +112,18 @@ kernel void iron_gemm_batched_kn_bf16(
   const uint v28 = v27 << 7u;
   const uint v31 = v25 / v23;
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
@@ -133,7 +133,7 @@ kernel void iron_gemm_batched_kn_bf16(
   const uint v63 = v9 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:246
   if (v66) {
     const uint v2658 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v2661 = v2658 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -255,13 +255,13 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v3030 = v32 + v3027;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3031 = v3030 < v2;
     const uint v3040 = v3023 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3050 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3050 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (uint v2650 = 0u; v2650 < v3; v2650 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v2650 = 0u; v2650 < v3; v2650 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2652 = v2650 >> 6u;
       const uint v2654 = v2652 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2656 = v2654 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2656 = v2654 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v2668 = v2650 + v2665;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2669 = v2668 < v3;
       const bool v2670 = v2667 && v2669;
@@ -454,46 +454,46 @@ kernel void iron_gemm_batched_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3042 + e] = v3032 ? b[v3038 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3051 = v2656 + v3050;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3051 = v2656 + v3050;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3051), long(64u));
-      const uint v3056 = v2656 + v41;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3056 = v2656 + v41;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load<false>(v47, shm1, long(v3056), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3062 = v3051 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3062 = v3051 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3062), long(64u));
-      const uint v3065 = v2656 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3065 = v2656 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3066 = v3065 + v41;
       iron_frag_load<false>(v47, shm1, long(v3066), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3072 = v3051 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3072 = v3051 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3072), long(64u));
-      const uint v3075 = v2656 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3075 = v2656 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3076 = v3075 + v41;
       iron_frag_load<false>(v47, shm1, long(v3076), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3082 = v3051 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3082 = v3051 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3082), long(64u));
-      const uint v3085 = v2656 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3085 = v2656 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3086 = v3085 + v41;
       iron_frag_load<false>(v47, shm1, long(v3086), long(128u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v508 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v509 = iron_tid.x;
-    const uint v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v565 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const uint v577 = v565 + 16u;
-    const uint v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:208
+    const uint v581 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v587 = v565 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v591 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v597 = v565 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v601 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v507 = 0u; v507 < v3; v507 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v511 = v509; v511 < 8192u; v511 += v508) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v513 = v511 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v515 = v511 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -541,29 +541,29 @@ kernel void iron_gemm_batched_kn_bf16(
           shm1[v558] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v45, shm0, long(v565), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v45, shm0, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v47, shm1, long(v581), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v47, shm1, long(v591), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v45, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v47, shm1, long(v601), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v45, shm0, long(v565), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v47, shm1, long(v41), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v45, shm0, long(v577), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v47, shm1, long(v581), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v47, shm1, long(v591), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v45, shm0, long(v597), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v47, shm1, long(v601), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v603 = v28 + v37;
   const uint v604 = v603 + v602;
-  const uint v605 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v605 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v606 = v32 + v41;
   const uint v607 = v606 + v605;
-  const bool v608 = v604 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v608 = v604 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v609 = v607 < v2;
   const bool v610 = v608 && v609;
   if (v610) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v617 = v616 + v607;
     out[v617] = v613;
   }
-  const uint v618 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v618 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v620 = v603 + v618;
-  const uint v621 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v621 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v623 = v606 + v621;
-  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v625 = v623 < v2;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -593,11 +593,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v633 = v632 + v623;
     out[v633] = v629;
   }
-  const uint v634 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v634 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v636 = v603 + v634;
-  const uint v637 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v637 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v639 = v606 + v637;
-  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v641 = v639 < v2;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -610,11 +610,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v649 = v648 + v639;
     out[v649] = v645;
   }
-  const uint v650 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v650 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v652 = v603 + v650;
-  const uint v653 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v653 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v655 = v606 + v653;
-  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v657 = v655 < v2;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -627,11 +627,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v665 = v664 + v655;
     out[v665] = v661;
   }
-  const uint v666 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v666 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v668 = v603 + v666;
-  const uint v669 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v669 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v671 = v606 + v669;
-  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v673 = v671 < v2;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v681 = v680 + v671;
     out[v681] = v677;
   }
-  const uint v682 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v682 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v684 = v603 + v682;
-  const uint v685 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v685 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v687 = v606 + v685;
-  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v689 = v687 < v2;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -661,11 +661,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v697 = v696 + v687;
     out[v697] = v693;
   }
-  const uint v698 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v698 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v700 = v603 + v698;
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v701 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v703 = v606 + v701;
-  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v705 = v703 < v2;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -678,11 +678,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v713 = v712 + v703;
     out[v713] = v709;
   }
-  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v714 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v716 = v603 + v714;
-  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v717 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v719 = v606 + v717;
-  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v721 = v719 < v2;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -695,11 +695,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v729 = v728 + v719;
     out[v729] = v725;
   }
-  const uint v730 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v730 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v732 = v603 + v730;
-  const uint v733 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v733 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v735 = v606 + v733;
-  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v737 = v735 < v2;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v745 = v744 + v735;
     out[v745] = v741;
   }
-  const uint v746 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v746 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v748 = v603 + v746;
-  const uint v749 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v749 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v751 = v606 + v749;
-  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v753 = v751 < v2;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -729,11 +729,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v761 = v760 + v751;
     out[v761] = v757;
   }
-  const uint v762 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v762 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v764 = v603 + v762;
-  const uint v765 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v765 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v767 = v606 + v765;
-  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v769 = v767 < v2;
   const bool v770 = v768 && v769;
   if (v770) {
@@ -746,11 +746,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v777 = v776 + v767;
     out[v777] = v773;
   }
-  const uint v778 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v778 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v780 = v603 + v778;
-  const uint v781 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v781 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v783 = v606 + v781;
-  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v785 = v783 < v2;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -763,11 +763,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v793 = v792 + v783;
     out[v793] = v789;
   }
-  const uint v794 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v794 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v796 = v603 + v794;
-  const uint v797 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v797 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v799 = v606 + v797;
-  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v801 = v799 < v2;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -780,11 +780,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v809 = v808 + v799;
     out[v809] = v805;
   }
-  const uint v810 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v810 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v812 = v603 + v810;
-  const uint v813 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v813 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v815 = v606 + v813;
-  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v817 = v815 < v2;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -797,11 +797,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v825 = v824 + v815;
     out[v825] = v821;
   }
-  const uint v826 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v826 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v828 = v603 + v826;
-  const uint v829 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v829 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v831 = v606 + v829;
-  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v833 = v831 < v2;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -814,11 +814,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v841 = v840 + v831;
     out[v841] = v837;
   }
-  const uint v842 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v842 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v844 = v603 + v842;
-  const uint v845 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v845 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v847 = v606 + v845;
-  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v849 = v847 < v2;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -831,11 +831,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v857 = v856 + v847;
     out[v857] = v853;
   }
-  const uint v858 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v858 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v860 = v603 + v858;
-  const uint v861 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v861 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v863 = v606 + v861;
-  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v865 = v863 < v2;
   const bool v866 = v864 && v865;
   if (v866) {
@@ -848,11 +848,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v873 = v872 + v863;
     out[v873] = v869;
   }
-  const uint v874 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v874 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v876 = v603 + v874;
-  const uint v877 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v877 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v879 = v606 + v877;
-  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v881 = v879 < v2;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v889 = v888 + v879;
     out[v889] = v885;
   }
-  const uint v890 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v890 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v892 = v603 + v890;
-  const uint v893 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v893 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v895 = v606 + v893;
-  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v897 = v895 < v2;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v905 = v904 + v895;
     out[v905] = v901;
   }
-  const uint v906 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v906 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v908 = v603 + v906;
-  const uint v909 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v909 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v911 = v606 + v909;
-  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v913 = v911 < v2;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v921 = v920 + v911;
     out[v921] = v917;
   }
-  const uint v922 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v922 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v924 = v603 + v922;
-  const uint v925 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v925 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v927 = v606 + v925;
-  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v2;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -916,11 +916,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v937 = v936 + v927;
     out[v937] = v933;
   }
-  const uint v938 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v938 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v940 = v603 + v938;
-  const uint v941 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v941 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v943 = v606 + v941;
-  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v945 = v943 < v2;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -933,11 +933,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v953 = v952 + v943;
     out[v953] = v949;
   }
-  const uint v954 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v954 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v956 = v603 + v954;
-  const uint v957 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v957 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v959 = v606 + v957;
-  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v961 = v959 < v2;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -950,11 +950,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v969 = v968 + v959;
     out[v969] = v965;
   }
-  const uint v970 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v970 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v972 = v603 + v970;
-  const uint v973 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v973 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v975 = v606 + v973;
-  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v977 = v975 < v2;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v985 = v984 + v975;
     out[v985] = v981;
   }
-  const uint v986 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v986 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v988 = v603 + v986;
-  const uint v989 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v989 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v991 = v606 + v989;
-  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v993 = v991 < v2;
   const bool v994 = v992 && v993;
   if (v994) {
@@ -984,11 +984,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1001 = v1000 + v991;
     out[v1001] = v997;
   }
-  const uint v1002 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1002 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1004 = v603 + v1002;
-  const uint v1005 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1005 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1007 = v606 + v1005;
-  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1009 = v1007 < v2;
   const bool v1010 = v1008 && v1009;
   if (v1010) {
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1017 = v1016 + v1007;
     out[v1017] = v1013;
   }
-  const uint v1018 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1018 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1020 = v603 + v1018;
-  const uint v1021 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1021 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1023 = v606 + v1021;
-  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1025 = v1023 < v2;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -1018,11 +1018,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1033 = v1032 + v1023;
     out[v1033] = v1029;
   }
-  const uint v1034 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1034 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1036 = v603 + v1034;
-  const uint v1037 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1037 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1039 = v606 + v1037;
-  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1041 = v1039 < v2;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -1035,11 +1035,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1049 = v1048 + v1039;
     out[v1049] = v1045;
   }
-  const uint v1050 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1050 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1052 = v603 + v1050;
-  const uint v1053 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1053 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1055 = v606 + v1053;
-  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1057 = v1055 < v2;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -1052,11 +1052,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1065 = v1064 + v1055;
     out[v1065] = v1061;
   }
-  const uint v1066 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1066 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1068 = v603 + v1066;
-  const uint v1069 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1069 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1071 = v606 + v1069;
-  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1073 = v1071 < v2;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -1069,11 +1069,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1081 = v1080 + v1071;
     out[v1081] = v1077;
   }
-  const uint v1082 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1082 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1084 = v603 + v1082;
-  const uint v1085 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1085 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1087 = v606 + v1085;
-  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1089 = v1087 < v2;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1086,11 +1086,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1097 = v1096 + v1087;
     out[v1097] = v1093;
   }
-  const uint v1098 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1098 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1100 = v603 + v1098;
-  const uint v1101 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1101 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1103 = v606 + v1101;
-  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1105 = v1103 < v2;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1113 = v1112 + v1103;
     out[v1113] = v1109;
   }
-  const uint v1114 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1114 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1116 = v603 + v1114;
-  const uint v1117 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1117 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1119 = v606 + v1117;
-  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1121 = v1119 < v2;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1129 = v1128 + v1119;
     out[v1129] = v1125;
   }
-  const uint v1130 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1130 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1132 = v603 + v1130;
-  const uint v1133 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1133 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1135 = v606 + v1133;
-  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1137 = v1135 < v2;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1137,11 +1137,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1145 = v1144 + v1135;
     out[v1145] = v1141;
   }
-  const uint v1146 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1146 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1148 = v603 + v1146;
-  const uint v1149 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1149 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1151 = v606 + v1149;
-  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1153 = v1151 < v2;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1154,11 +1154,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1161 = v1160 + v1151;
     out[v1161] = v1157;
   }
-  const uint v1162 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1162 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1164 = v603 + v1162;
-  const uint v1165 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1165 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1167 = v606 + v1165;
-  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1169 = v1167 < v2;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1171,11 +1171,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1177 = v1176 + v1167;
     out[v1177] = v1173;
   }
-  const uint v1178 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1178 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1180 = v603 + v1178;
-  const uint v1181 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1181 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1183 = v606 + v1181;
-  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1185 = v1183 < v2;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1188,11 +1188,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1193 = v1192 + v1183;
     out[v1193] = v1189;
   }
-  const uint v1194 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1194 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1196 = v603 + v1194;
-  const uint v1197 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1197 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1199 = v606 + v1197;
-  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1201 = v1199 < v2;
   const bool v1202 = v1200 && v1201;
   if (v1202) {
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1209 = v1208 + v1199;
     out[v1209] = v1205;
   }
-  const uint v1210 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1210 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1212 = v603 + v1210;
-  const uint v1213 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1213 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1215 = v606 + v1213;
-  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1217 = v1215 < v2;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1225 = v1224 + v1215;
     out[v1225] = v1221;
   }
-  const uint v1226 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1226 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1228 = v603 + v1226;
-  const uint v1229 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1229 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1231 = v606 + v1229;
-  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1233 = v1231 < v2;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1239,11 +1239,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1241 = v1240 + v1231;
     out[v1241] = v1237;
   }
-  const uint v1242 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1242 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1244 = v603 + v1242;
-  const uint v1245 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1245 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1247 = v606 + v1245;
-  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1249 = v1247 < v2;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1256,11 +1256,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1257 = v1256 + v1247;
     out[v1257] = v1253;
   }
-  const uint v1258 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1258 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1260 = v603 + v1258;
-  const uint v1261 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1261 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1263 = v606 + v1261;
-  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1265 = v1263 < v2;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1273 = v1272 + v1263;
     out[v1273] = v1269;
   }
-  const uint v1274 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1274 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1276 = v603 + v1274;
-  const uint v1277 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1277 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1279 = v606 + v1277;
-  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1281 = v1279 < v2;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1289 = v1288 + v1279;
     out[v1289] = v1285;
   }
-  const uint v1290 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1290 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1292 = v603 + v1290;
-  const uint v1293 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1293 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1295 = v606 + v1293;
-  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1297 = v1295 < v2;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1305 = v1304 + v1295;
     out[v1305] = v1301;
   }
-  const uint v1306 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1306 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1308 = v603 + v1306;
-  const uint v1309 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1309 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1311 = v606 + v1309;
-  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1313 = v1311 < v2;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1321 = v1320 + v1311;
     out[v1321] = v1317;
   }
-  const uint v1322 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1322 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1324 = v603 + v1322;
-  const uint v1325 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1325 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1327 = v606 + v1325;
-  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1329 = v1327 < v2;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1341,11 +1341,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1337 = v1336 + v1327;
     out[v1337] = v1333;
   }
-  const uint v1338 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1338 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1340 = v603 + v1338;
-  const uint v1341 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1341 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1343 = v606 + v1341;
-  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1345 = v1343 < v2;
   const bool v1346 = v1344 && v1345;
   if (v1346) {
@@ -1358,11 +1358,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1353 = v1352 + v1343;
     out[v1353] = v1349;
   }
-  const uint v1354 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1354 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1356 = v603 + v1354;
-  const uint v1357 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1357 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1359 = v606 + v1357;
-  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1361 = v1359 < v2;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1375,11 +1375,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1369 = v1368 + v1359;
     out[v1369] = v1365;
   }
-  const uint v1370 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1370 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1372 = v603 + v1370;
-  const uint v1373 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1373 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1375 = v606 + v1373;
-  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1377 = v1375 < v2;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1392,11 +1392,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1385 = v1384 + v1375;
     out[v1385] = v1381;
   }
-  const uint v1386 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1386 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1388 = v603 + v1386;
-  const uint v1389 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1389 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1391 = v606 + v1389;
-  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1393 = v1391 < v2;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1401 = v1400 + v1391;
     out[v1401] = v1397;
   }
-  const uint v1402 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1402 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1404 = v603 + v1402;
-  const uint v1405 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1405 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1407 = v606 + v1405;
-  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1409 = v1407 < v2;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1426,11 +1426,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1417 = v1416 + v1407;
     out[v1417] = v1413;
   }
-  const uint v1418 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1418 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1420 = v603 + v1418;
-  const uint v1421 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1421 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1423 = v606 + v1421;
-  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1425 = v1423 < v2;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1433 = v1432 + v1423;
     out[v1433] = v1429;
   }
-  const uint v1434 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1434 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1436 = v603 + v1434;
-  const uint v1437 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1437 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1439 = v606 + v1437;
-  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1441 = v1439 < v2;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1449 = v1448 + v1439;
     out[v1449] = v1445;
   }
-  const uint v1450 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1450 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1452 = v603 + v1450;
-  const uint v1453 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1453 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1455 = v606 + v1453;
-  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1457 = v1455 < v2;
   const bool v1458 = v1456 && v1457;
   if (v1458) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1465 = v1464 + v1455;
     out[v1465] = v1461;
   }
-  const uint v1466 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1466 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1468 = v603 + v1466;
-  const uint v1469 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1469 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1471 = v606 + v1469;
-  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1473 = v1471 < v2;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1494,11 +1494,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1481 = v1480 + v1471;
     out[v1481] = v1477;
   }
-  const uint v1482 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1482 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1484 = v603 + v1482;
-  const uint v1485 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1485 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1487 = v606 + v1485;
-  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1489 = v1487 < v2;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1511,11 +1511,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1497 = v1496 + v1487;
     out[v1497] = v1493;
   }
-  const uint v1498 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1498 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1500 = v603 + v1498;
-  const uint v1501 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1501 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1503 = v606 + v1501;
-  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1505 = v1503 < v2;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1528,11 +1528,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1513 = v1512 + v1503;
     out[v1513] = v1509;
   }
-  const uint v1514 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1514 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1516 = v603 + v1514;
-  const uint v1517 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1517 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1519 = v606 + v1517;
-  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1521 = v1519 < v2;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1545,11 +1545,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1529 = v1528 + v1519;
     out[v1529] = v1525;
   }
-  const uint v1530 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1530 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1532 = v603 + v1530;
-  const uint v1533 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1533 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1535 = v606 + v1533;
-  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1537 = v1535 < v2;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -1562,11 +1562,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1545 = v1544 + v1535;
     out[v1545] = v1541;
   }
-  const uint v1546 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1546 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1548 = v603 + v1546;
-  const uint v1549 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1549 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1551 = v606 + v1549;
-  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1553 = v1551 < v2;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1579,11 +1579,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1561 = v1560 + v1551;
     out[v1561] = v1557;
   }
-  const uint v1562 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1562 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1564 = v603 + v1562;
-  const uint v1565 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1565 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1567 = v606 + v1565;
-  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1569 = v1567 < v2;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1596,11 +1596,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1577 = v1576 + v1567;
     out[v1577] = v1573;
   }
-  const uint v1578 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1578 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1580 = v603 + v1578;
-  const uint v1581 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1581 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1583 = v606 + v1581;
-  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1585 = v1583 < v2;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1613,11 +1613,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1593 = v1592 + v1583;
     out[v1593] = v1589;
   }
-  const uint v1594 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1594 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1596 = v603 + v1594;
-  const uint v1597 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1597 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1599 = v606 + v1597;
-  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1601 = v1599 < v2;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1609 = v1608 + v1599;
     out[v1609] = v1605;
   }
-  const uint v1610 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1610 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1612 = v603 + v1610;
-  const uint v1613 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1613 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1615 = v606 + v1613;
-  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1617 = v1615 < v2;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1647,11 +1647,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1625 = v1624 + v1615;
     out[v1625] = v1621;
   }
-  const uint v1626 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1626 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1628 = v603 + v1626;
-  const uint v1629 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1629 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1631 = v606 + v1629;
-  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1633 = v1631 < v2;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1641 = v1640 + v1631;
     out[v1641] = v1637;
   }
-  const uint v1642 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1642 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1644 = v603 + v1642;
-  const uint v1645 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1645 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1647 = v606 + v1645;
-  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1649 = v1647 < v2;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1681,11 +1681,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1657 = v1656 + v1647;
     out[v1657] = v1653;
   }
-  const uint v1658 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1658 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1660 = v603 + v1658;
-  const uint v1661 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1661 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1663 = v606 + v1661;
-  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1665 = v1663 < v2;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1698,11 +1698,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1673 = v1672 + v1663;
     out[v1673] = v1669;
   }
-  const uint v1674 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1674 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1676 = v603 + v1674;
-  const uint v1677 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1677 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1679 = v606 + v1677;
-  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1681 = v1679 < v2;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1689 = v1688 + v1679;
     out[v1689] = v1685;
   }
-  const uint v1690 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1690 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1692 = v603 + v1690;
-  const uint v1693 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1693 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1695 = v606 + v1693;
-  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1697 = v1695 < v2;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1705 = v1704 + v1695;
     out[v1705] = v1701;
   }
-  const uint v1706 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1706 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1708 = v603 + v1706;
-  const uint v1709 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1709 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1711 = v606 + v1709;
-  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1713 = v1711 < v2;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1749,11 +1749,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1721 = v1720 + v1711;
     out[v1721] = v1717;
   }
-  const uint v1722 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1722 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1724 = v603 + v1722;
-  const uint v1725 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1725 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1727 = v606 + v1725;
-  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1729 = v1727 < v2;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1766,11 +1766,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1737 = v1736 + v1727;
     out[v1737] = v1733;
   }
-  const uint v1738 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1738 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1740 = v603 + v1738;
-  const uint v1741 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1741 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1743 = v606 + v1741;
-  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1745 = v1743 < v2;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -1783,11 +1783,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1753 = v1752 + v1743;
     out[v1753] = v1749;
   }
-  const uint v1754 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1754 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1756 = v603 + v1754;
-  const uint v1757 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1757 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1759 = v606 + v1757;
-  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1761 = v1759 < v2;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1800,11 +1800,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1769 = v1768 + v1759;
     out[v1769] = v1765;
   }
-  const uint v1770 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1770 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1772 = v603 + v1770;
-  const uint v1773 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1773 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1775 = v606 + v1773;
-  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1777 = v1775 < v2;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1817,11 +1817,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1785 = v1784 + v1775;
     out[v1785] = v1781;
   }
-  const uint v1786 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1786 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1788 = v603 + v1786;
-  const uint v1789 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1789 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1791 = v606 + v1789;
-  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1793 = v1791 < v2;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -1834,11 +1834,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1801 = v1800 + v1791;
     out[v1801] = v1797;
   }
-  const uint v1802 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1802 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1804 = v603 + v1802;
-  const uint v1805 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1805 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1807 = v606 + v1805;
-  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1809 = v1807 < v2;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1817 = v1816 + v1807;
     out[v1817] = v1813;
   }
-  const uint v1818 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1818 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1820 = v603 + v1818;
-  const uint v1821 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1821 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1823 = v606 + v1821;
-  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1825 = v1823 < v2;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -1868,11 +1868,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1833 = v1832 + v1823;
     out[v1833] = v1829;
   }
-  const uint v1834 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1834 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1836 = v603 + v1834;
-  const uint v1837 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1837 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1839 = v606 + v1837;
-  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1841 = v1839 < v2;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1885,11 +1885,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1849 = v1848 + v1839;
     out[v1849] = v1845;
   }
-  const uint v1850 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1850 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1852 = v603 + v1850;
-  const uint v1853 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1853 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1855 = v606 + v1853;
-  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1857 = v1855 < v2;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -1902,11 +1902,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1865 = v1864 + v1855;
     out[v1865] = v1861;
   }
-  const uint v1866 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1866 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1868 = v603 + v1866;
-  const uint v1869 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1869 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1871 = v606 + v1869;
-  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1873 = v1871 < v2;
   const bool v1874 = v1872 && v1873;
   if (v1874) {
@@ -1919,11 +1919,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1881 = v1880 + v1871;
     out[v1881] = v1877;
   }
-  const uint v1882 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1882 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1884 = v603 + v1882;
-  const uint v1885 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1885 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1887 = v606 + v1885;
-  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1889 = v1887 < v2;
   const bool v1890 = v1888 && v1889;
   if (v1890) {
@@ -1936,11 +1936,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1897 = v1896 + v1887;
     out[v1897] = v1893;
   }
-  const uint v1898 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1898 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1900 = v603 + v1898;
-  const uint v1901 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1901 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1903 = v606 + v1901;
-  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1905 = v1903 < v2;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1953,11 +1953,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1913 = v1912 + v1903;
     out[v1913] = v1909;
   }
-  const uint v1914 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1914 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1916 = v603 + v1914;
-  const uint v1917 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1917 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1919 = v606 + v1917;
-  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1921 = v1919 < v2;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -1970,11 +1970,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1929 = v1928 + v1919;
     out[v1929] = v1925;
   }
-  const uint v1930 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1930 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1932 = v603 + v1930;
-  const uint v1933 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1933 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1935 = v606 + v1933;
-  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1937 = v1935 < v2;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -1987,11 +1987,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1945 = v1944 + v1935;
     out[v1945] = v1941;
   }
-  const uint v1946 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1946 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1948 = v603 + v1946;
-  const uint v1949 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1949 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1951 = v606 + v1949;
-  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1953 = v1951 < v2;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1961 = v1960 + v1951;
     out[v1961] = v1957;
   }
-  const uint v1962 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1962 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1964 = v603 + v1962;
-  const uint v1965 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1965 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1967 = v606 + v1965;
-  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1969 = v1967 < v2;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1977 = v1976 + v1967;
     out[v1977] = v1973;
   }
-  const uint v1978 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1978 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1980 = v603 + v1978;
-  const uint v1981 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1981 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1983 = v606 + v1981;
-  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1985 = v1983 < v2;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v1993 = v1992 + v1983;
     out[v1993] = v1989;
   }
-  const uint v1994 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1994 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1996 = v603 + v1994;
-  const uint v1997 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1997 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1999 = v606 + v1997;
-  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2001 = v1999 < v2;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -2055,11 +2055,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2009 = v2008 + v1999;
     out[v2009] = v2005;
   }
-  const uint v2010 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2010 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2012 = v603 + v2010;
-  const uint v2013 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2013 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2015 = v606 + v2013;
-  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2017 = v2015 < v2;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2025 = v2024 + v2015;
     out[v2025] = v2021;
   }
-  const uint v2026 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2026 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2028 = v603 + v2026;
-  const uint v2029 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2029 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2031 = v606 + v2029;
-  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2033 = v2031 < v2;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2089,11 +2089,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2041 = v2040 + v2031;
     out[v2041] = v2037;
   }
-  const uint v2042 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2042 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2044 = v603 + v2042;
-  const uint v2045 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2045 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2047 = v606 + v2045;
-  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2049 = v2047 < v2;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2057 = v2056 + v2047;
     out[v2057] = v2053;
   }
-  const uint v2058 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2058 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2060 = v603 + v2058;
-  const uint v2061 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2061 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2063 = v606 + v2061;
-  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2065 = v2063 < v2;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2123,11 +2123,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2073 = v2072 + v2063;
     out[v2073] = v2069;
   }
-  const uint v2074 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2074 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2076 = v603 + v2074;
-  const uint v2077 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2077 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2079 = v606 + v2077;
-  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2081 = v2079 < v2;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2089 = v2088 + v2079;
     out[v2089] = v2085;
   }
-  const uint v2090 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2090 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2092 = v603 + v2090;
-  const uint v2093 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2093 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2095 = v606 + v2093;
-  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2097 = v2095 < v2;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2157,11 +2157,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2105 = v2104 + v2095;
     out[v2105] = v2101;
   }
-  const uint v2106 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2106 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2108 = v603 + v2106;
-  const uint v2109 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2109 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2111 = v606 + v2109;
-  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2113 = v2111 < v2;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2174,11 +2174,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2121 = v2120 + v2111;
     out[v2121] = v2117;
   }
-  const uint v2122 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2122 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2124 = v603 + v2122;
-  const uint v2125 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2125 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2127 = v606 + v2125;
-  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2129 = v2127 < v2;
   const bool v2130 = v2128 && v2129;
   if (v2130) {
@@ -2191,11 +2191,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2137 = v2136 + v2127;
     out[v2137] = v2133;
   }
-  const uint v2138 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2138 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2140 = v603 + v2138;
-  const uint v2141 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2141 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2143 = v606 + v2141;
-  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2145 = v2143 < v2;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2208,11 +2208,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2153 = v2152 + v2143;
     out[v2153] = v2149;
   }
-  const uint v2154 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2154 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2156 = v603 + v2154;
-  const uint v2157 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2157 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2159 = v606 + v2157;
-  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2161 = v2159 < v2;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2225,11 +2225,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2169 = v2168 + v2159;
     out[v2169] = v2165;
   }
-  const uint v2170 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2170 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2172 = v603 + v2170;
-  const uint v2173 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2173 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2175 = v606 + v2173;
-  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2177 = v2175 < v2;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2185 = v2184 + v2175;
     out[v2185] = v2181;
   }
-  const uint v2186 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2186 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2188 = v603 + v2186;
-  const uint v2189 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2189 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2191 = v606 + v2189;
-  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2193 = v2191 < v2;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2259,11 +2259,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2201 = v2200 + v2191;
     out[v2201] = v2197;
   }
-  const uint v2202 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2202 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2204 = v603 + v2202;
-  const uint v2205 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2205 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2207 = v606 + v2205;
-  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2209 = v2207 < v2;
   const bool v2210 = v2208 && v2209;
   if (v2210) {
@@ -2276,11 +2276,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2217 = v2216 + v2207;
     out[v2217] = v2213;
   }
-  const uint v2218 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2218 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2220 = v603 + v2218;
-  const uint v2221 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2221 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2223 = v606 + v2221;
-  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2225 = v2223 < v2;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2293,11 +2293,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2233 = v2232 + v2223;
     out[v2233] = v2229;
   }
-  const uint v2234 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2234 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2236 = v603 + v2234;
-  const uint v2237 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2237 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2239 = v606 + v2237;
-  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2241 = v2239 < v2;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2249 = v2248 + v2239;
     out[v2249] = v2245;
   }
-  const uint v2250 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2250 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2252 = v603 + v2250;
-  const uint v2253 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2253 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2255 = v606 + v2253;
-  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2257 = v2255 < v2;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2265 = v2264 + v2255;
     out[v2265] = v2261;
   }
-  const uint v2266 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2266 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2268 = v603 + v2266;
-  const uint v2269 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2269 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2271 = v606 + v2269;
-  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2273 = v2271 < v2;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2344,11 +2344,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2281 = v2280 + v2271;
     out[v2281] = v2277;
   }
-  const uint v2282 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2282 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2284 = v603 + v2282;
-  const uint v2285 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2285 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2287 = v606 + v2285;
-  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2289 = v2287 < v2;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2361,11 +2361,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2297 = v2296 + v2287;
     out[v2297] = v2293;
   }
-  const uint v2298 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2298 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2300 = v603 + v2298;
-  const uint v2301 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2301 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2303 = v606 + v2301;
-  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2305 = v2303 < v2;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2378,11 +2378,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2313 = v2312 + v2303;
     out[v2313] = v2309;
   }
-  const uint v2314 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2314 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2316 = v603 + v2314;
-  const uint v2317 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2317 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2319 = v606 + v2317;
-  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2321 = v2319 < v2;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2395,11 +2395,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2329 = v2328 + v2319;
     out[v2329] = v2325;
   }
-  const uint v2330 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2330 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2332 = v603 + v2330;
-  const uint v2333 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2333 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2335 = v606 + v2333;
-  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2337 = v2335 < v2;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
@@ -2412,11 +2412,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2345 = v2344 + v2335;
     out[v2345] = v2341;
   }
-  const uint v2346 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2346 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2348 = v603 + v2346;
-  const uint v2349 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2349 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2351 = v606 + v2349;
-  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2353 = v2351 < v2;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2429,11 +2429,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2361 = v2360 + v2351;
     out[v2361] = v2357;
   }
-  const uint v2362 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2362 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2364 = v603 + v2362;
-  const uint v2365 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2365 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2367 = v606 + v2365;
-  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2369 = v2367 < v2;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2377 = v2376 + v2367;
     out[v2377] = v2373;
   }
-  const uint v2378 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2378 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2380 = v603 + v2378;
-  const uint v2381 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2381 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2383 = v606 + v2381;
-  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2385 = v2383 < v2;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2463,11 +2463,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2393 = v2392 + v2383;
     out[v2393] = v2389;
   }
-  const uint v2394 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2394 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2396 = v603 + v2394;
-  const uint v2397 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2397 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2399 = v606 + v2397;
-  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2401 = v2399 < v2;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -2480,11 +2480,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2409 = v2408 + v2399;
     out[v2409] = v2405;
   }
-  const uint v2410 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2410 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2412 = v603 + v2410;
-  const uint v2413 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2413 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2415 = v606 + v2413;
-  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2417 = v2415 < v2;
   const bool v2418 = v2416 && v2417;
   if (v2418) {
@@ -2497,11 +2497,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2425 = v2424 + v2415;
     out[v2425] = v2421;
   }
-  const uint v2426 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2426 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2428 = v603 + v2426;
-  const uint v2429 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2429 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2431 = v606 + v2429;
-  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2433 = v2431 < v2;
   const bool v2434 = v2432 && v2433;
   if (v2434) {
@@ -2514,11 +2514,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2441 = v2440 + v2431;
     out[v2441] = v2437;
   }
-  const uint v2442 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2442 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2444 = v603 + v2442;
-  const uint v2445 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2445 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2447 = v606 + v2445;
-  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2449 = v2447 < v2;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
@@ -2531,11 +2531,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2457 = v2456 + v2447;
     out[v2457] = v2453;
   }
-  const uint v2458 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2458 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2460 = v603 + v2458;
-  const uint v2461 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2461 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2463 = v606 + v2461;
-  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2465 = v2463 < v2;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2473 = v2472 + v2463;
     out[v2473] = v2469;
   }
-  const uint v2474 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2474 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2476 = v603 + v2474;
-  const uint v2477 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2477 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2479 = v606 + v2477;
-  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2481 = v2479 < v2;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2489 = v2488 + v2479;
     out[v2489] = v2485;
   }
-  const uint v2490 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2490 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2492 = v603 + v2490;
-  const uint v2493 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2493 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2495 = v606 + v2493;
-  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2497 = v2495 < v2;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2505 = v2504 + v2495;
     out[v2505] = v2501;
   }
-  const uint v2506 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2506 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2508 = v603 + v2506;
-  const uint v2509 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2509 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2511 = v606 + v2509;
-  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2513 = v2511 < v2;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2599,11 +2599,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2521 = v2520 + v2511;
     out[v2521] = v2517;
   }
-  const uint v2522 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2522 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2524 = v603 + v2522;
-  const uint v2525 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2525 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2527 = v606 + v2525;
-  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2529 = v2527 < v2;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2616,11 +2616,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2537 = v2536 + v2527;
     out[v2537] = v2533;
   }
-  const uint v2538 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2538 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2540 = v603 + v2538;
-  const uint v2541 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2541 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2543 = v606 + v2541;
-  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2545 = v2543 < v2;
   const bool v2546 = v2544 && v2545;
   if (v2546) {
@@ -2633,11 +2633,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2553 = v2552 + v2543;
     out[v2553] = v2549;
   }
-  const uint v2554 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2554 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2556 = v603 + v2554;
-  const uint v2557 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2557 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2559 = v606 + v2557;
-  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2561 = v2559 < v2;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -2650,11 +2650,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2569 = v2568 + v2559;
     out[v2569] = v2565;
   }
-  const uint v2570 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2570 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2572 = v603 + v2570;
-  const uint v2573 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2573 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2575 = v606 + v2573;
-  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2577 = v2575 < v2;
   const bool v2578 = v2576 && v2577;
   if (v2578) {
@@ -2667,11 +2667,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2585 = v2584 + v2575;
     out[v2585] = v2581;
   }
-  const uint v2586 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2586 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2588 = v603 + v2586;
-  const uint v2589 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2589 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2591 = v606 + v2589;
-  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2593 = v2591 < v2;
   const bool v2594 = v2592 && v2593;
   if (v2594) {
@@ -2684,11 +2684,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2601 = v2600 + v2591;
     out[v2601] = v2597;
   }
-  const uint v2602 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2602 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2604 = v603 + v2602;
-  const uint v2605 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2605 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2607 = v606 + v2605;
-  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2609 = v2607 < v2;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2701,11 +2701,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2617 = v2616 + v2607;
     out[v2617] = v2613;
   }
-  const uint v2618 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2618 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2620 = v603 + v2618;
-  const uint v2621 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2621 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2623 = v606 + v2621;
-  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2625 = v2623 < v2;
   const bool v2626 = v2624 && v2625;
   if (v2626) {
@@ -2718,11 +2718,11 @@ kernel void iron_gemm_batched_kn_bf16(
     const uint v2633 = v2632 + v2623;
     out[v2633] = v2629;
   }
-  const uint v2634 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2634 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2636 = v603 + v2634;
-  const uint v2637 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2637 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2639 = v606 + v2637;
-  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2641 = v2639 < v2;
   const bool v2642 = v2640 && v2641;
   if (v2642) {

@@ -112,18 +112,18 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v28 = v27 << 7u;
   const uint v31 = v25 / v23;
   const uint v32 = v31 << 7u;
-  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v33 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v37 = v36 << 6u;
-  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v41 = v40 << 6u;
-  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v43, float(0.0f));
-  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v45, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v47, bfloat(bfloat(0.0f)));
-  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v51 = v50 == 0u;
   const uint v54 = v8 & 7u;
   const bool v55 = v54 == 0u;
@@ -131,7 +131,7 @@ kernel void iron_gemm_batched_nk_bf16(
   const uint v63 = v9 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v64 = v63 == 0u;
   const bool v65 = v51 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:246
   if (v66) {
     const uint v2674 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v2677 = v2674 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -237,14 +237,14 @@ kernel void iron_gemm_batched_nk_bf16(
     const bool v3045 = v3044 < v2;
     const uint v3050 = v3044 * v3;  // kernels/gemm/gemm_tiles.hpp:81
     const uint v3051 = v9 + v3050;
-    const uint v3066 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v3072 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v3066 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3072 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v2666 = 0u; v2666 < v3; v2666 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v2666 = 0u; v2666 < v3; v2666 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2668 = v2666 >> 6u;
       const uint v2670 = v2668 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2672 = v2670 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2672 = v2670 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v2684 = v2666 + v2681;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2685 = v2684 < v3;
       const bool v2686 = v2683 && v2685;
@@ -389,44 +389,44 @@ kernel void iron_gemm_batched_nk_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2864 + e] = v3048 ? b[v3054 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3067 = v2672 + v3066;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3067 = v2672 + v3066;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3067), long(64u));
-      const uint v3073 = v2672 + v3072;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3073 = v2672 + v3072;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v47, shm1, long(v3073), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3080 = v3067 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3080 = v3067 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3080), long(64u));
-      const uint v3086 = v3073 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3086 = v3073 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v47, shm1, long(v3086), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3092 = v3067 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3092 = v3067 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3092), long(64u));
-      const uint v3098 = v3073 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3098 = v3073 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v47, shm1, long(v3098), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3104 = v3067 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3104 = v3067 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v45, shm0, long(v3104), long(64u));
-      const uint v3110 = v3073 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3110 = v3073 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v47, shm1, long(v3110), long(64u));
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v516 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v517 = iron_tid.x;
-    const uint v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v573 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v579 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v587 = v573 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v593 = v579 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v599 = v573 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v605 = v579 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v611 = v573 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v617 = v579 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v515 = 0u; v515 < v3; v515 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v519 = v517; v519 < 8192u; v519 += v516) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v521 = v519 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v523 = v519 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -474,29 +474,29 @@ kernel void iron_gemm_batched_nk_bf16(
           shm1[v566] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v45, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v47, shm1, long(v579), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v47, shm1, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v45, shm0, long(v599), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v47, shm1, long(v605), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v45, shm0, long(v611), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v47, shm1, long(v617), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v45, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v47, shm1, long(v579), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v45, shm0, long(v587), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v47, shm1, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v45, shm0, long(v599), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v47, shm1, long(v605), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v45, shm0, long(v611), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v47, shm1, long(v617), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v619 = v28 + v37;
   const uint v620 = v619 + v618;
-  const uint v621 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v621 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v622 = v32 + v41;
   const uint v623 = v622 + v621;
-  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v624 = v620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v625 = v623 < v2;
   const bool v626 = v624 && v625;
   if (v626) {
@@ -509,11 +509,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v633 = v632 + v623;
     out[v633] = v629;
   }
-  const uint v634 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v634 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v636 = v619 + v634;
-  const uint v637 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v637 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v639 = v622 + v637;
-  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v640 = v636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v641 = v639 < v2;
   const bool v642 = v640 && v641;
   if (v642) {
@@ -526,11 +526,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v649 = v648 + v639;
     out[v649] = v645;
   }
-  const uint v650 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v650 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v652 = v619 + v650;
-  const uint v653 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v653 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v655 = v622 + v653;
-  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v656 = v652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v657 = v655 < v2;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v665 = v664 + v655;
     out[v665] = v661;
   }
-  const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v668 = v619 + v666;
-  const uint v669 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v669 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v671 = v622 + v669;
-  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v672 = v668 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v673 = v671 < v2;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v681 = v680 + v671;
     out[v681] = v677;
   }
-  const uint v682 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v682 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v684 = v619 + v682;
-  const uint v685 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v685 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v687 = v622 + v685;
-  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v688 = v684 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v689 = v687 < v2;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v697 = v696 + v687;
     out[v697] = v693;
   }
-  const uint v698 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v698 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v700 = v619 + v698;
-  const uint v701 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v701 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v703 = v622 + v701;
-  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v704 = v700 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v705 = v703 < v2;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v713 = v712 + v703;
     out[v713] = v709;
   }
-  const uint v714 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v714 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v716 = v619 + v714;
-  const uint v717 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v717 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v719 = v622 + v717;
-  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v720 = v716 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v721 = v719 < v2;
   const bool v722 = v720 && v721;
   if (v722) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v729 = v728 + v719;
     out[v729] = v725;
   }
-  const uint v730 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v730 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v732 = v619 + v730;
-  const uint v733 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v733 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v735 = v622 + v733;
-  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v736 = v732 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v737 = v735 < v2;
   const bool v738 = v736 && v737;
   if (v738) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v745 = v744 + v735;
     out[v745] = v741;
   }
-  const uint v746 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v746 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v748 = v619 + v746;
-  const uint v749 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v749 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v751 = v622 + v749;
-  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v752 = v748 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v753 = v751 < v2;
   const bool v754 = v752 && v753;
   if (v754) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v761 = v760 + v751;
     out[v761] = v757;
   }
-  const uint v762 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v762 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v764 = v619 + v762;
-  const uint v765 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v765 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v767 = v622 + v765;
-  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v768 = v764 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v769 = v767 < v2;
   const bool v770 = v768 && v769;
   if (v770) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v777 = v776 + v767;
     out[v777] = v773;
   }
-  const uint v778 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v778 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v780 = v619 + v778;
-  const uint v781 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v781 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v783 = v622 + v781;
-  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v784 = v780 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v785 = v783 < v2;
   const bool v786 = v784 && v785;
   if (v786) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v793 = v792 + v783;
     out[v793] = v789;
   }
-  const uint v794 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v794 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v796 = v619 + v794;
-  const uint v797 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v797 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v799 = v622 + v797;
-  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v800 = v796 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v801 = v799 < v2;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v809 = v808 + v799;
     out[v809] = v805;
   }
-  const uint v810 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v810 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v812 = v619 + v810;
-  const uint v813 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v813 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v815 = v622 + v813;
-  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v816 = v812 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v817 = v815 < v2;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -713,11 +713,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v825 = v824 + v815;
     out[v825] = v821;
   }
-  const uint v826 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v826 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v828 = v619 + v826;
-  const uint v829 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v829 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v831 = v622 + v829;
-  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v832 = v828 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v833 = v831 < v2;
   const bool v834 = v832 && v833;
   if (v834) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v841 = v840 + v831;
     out[v841] = v837;
   }
-  const uint v842 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v842 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v844 = v619 + v842;
-  const uint v845 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v845 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v847 = v622 + v845;
-  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v848 = v844 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v849 = v847 < v2;
   const bool v850 = v848 && v849;
   if (v850) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v857 = v856 + v847;
     out[v857] = v853;
   }
-  const uint v858 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v858 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v860 = v619 + v858;
-  const uint v861 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v861 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v863 = v622 + v861;
-  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v864 = v860 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v865 = v863 < v2;
   const bool v866 = v864 && v865;
   if (v866) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v873 = v872 + v863;
     out[v873] = v869;
   }
-  const uint v874 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v874 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v876 = v619 + v874;
-  const uint v877 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v877 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v879 = v622 + v877;
-  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v880 = v876 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v881 = v879 < v2;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v889 = v888 + v879;
     out[v889] = v885;
   }
-  const uint v890 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v890 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v892 = v619 + v890;
-  const uint v893 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v893 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v895 = v622 + v893;
-  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v896 = v892 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v897 = v895 < v2;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -798,11 +798,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v905 = v904 + v895;
     out[v905] = v901;
   }
-  const uint v906 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v906 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v908 = v619 + v906;
-  const uint v909 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v909 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v911 = v622 + v909;
-  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v912 = v908 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v913 = v911 < v2;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v921 = v920 + v911;
     out[v921] = v917;
   }
-  const uint v922 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v922 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v924 = v619 + v922;
-  const uint v925 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v925 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v927 = v622 + v925;
-  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v2;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v937 = v936 + v927;
     out[v937] = v933;
   }
-  const uint v938 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v938 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v940 = v619 + v938;
-  const uint v941 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v941 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v943 = v622 + v941;
-  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v944 = v940 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v945 = v943 < v2;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v953 = v952 + v943;
     out[v953] = v949;
   }
-  const uint v954 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v954 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v956 = v619 + v954;
-  const uint v957 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v957 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v959 = v622 + v957;
-  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v960 = v956 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v961 = v959 < v2;
   const bool v962 = v960 && v961;
   if (v962) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v969 = v968 + v959;
     out[v969] = v965;
   }
-  const uint v970 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v970 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v972 = v619 + v970;
-  const uint v973 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v973 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v975 = v622 + v973;
-  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v976 = v972 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v977 = v975 < v2;
   const bool v978 = v976 && v977;
   if (v978) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v985 = v984 + v975;
     out[v985] = v981;
   }
-  const uint v986 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v986 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v988 = v619 + v986;
-  const uint v989 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v989 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v991 = v622 + v989;
-  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v992 = v988 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v993 = v991 < v2;
   const bool v994 = v992 && v993;
   if (v994) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1001 = v1000 + v991;
     out[v1001] = v997;
   }
-  const uint v1002 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1002 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1004 = v619 + v1002;
-  const uint v1005 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1005 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1007 = v622 + v1005;
-  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1008 = v1004 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1009 = v1007 < v2;
   const bool v1010 = v1008 && v1009;
   if (v1010) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1017 = v1016 + v1007;
     out[v1017] = v1013;
   }
-  const uint v1018 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1018 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1020 = v619 + v1018;
-  const uint v1021 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1021 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1023 = v622 + v1021;
-  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1024 = v1020 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1025 = v1023 < v2;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1033 = v1032 + v1023;
     out[v1033] = v1029;
   }
-  const uint v1034 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1034 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1036 = v619 + v1034;
-  const uint v1037 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1037 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1039 = v622 + v1037;
-  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1040 = v1036 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1041 = v1039 < v2;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1049 = v1048 + v1039;
     out[v1049] = v1045;
   }
-  const uint v1050 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1050 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1052 = v619 + v1050;
-  const uint v1053 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1053 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1055 = v622 + v1053;
-  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1056 = v1052 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1057 = v1055 < v2;
   const bool v1058 = v1056 && v1057;
   if (v1058) {
@@ -968,11 +968,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1065 = v1064 + v1055;
     out[v1065] = v1061;
   }
-  const uint v1066 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1066 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1068 = v619 + v1066;
-  const uint v1069 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1069 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1071 = v622 + v1069;
-  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1072 = v1068 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1073 = v1071 < v2;
   const bool v1074 = v1072 && v1073;
   if (v1074) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1081 = v1080 + v1071;
     out[v1081] = v1077;
   }
-  const uint v1082 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1082 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1084 = v619 + v1082;
-  const uint v1085 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1085 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1087 = v622 + v1085;
-  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1088 = v1084 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1089 = v1087 < v2;
   const bool v1090 = v1088 && v1089;
   if (v1090) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1097 = v1096 + v1087;
     out[v1097] = v1093;
   }
-  const uint v1098 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1098 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1100 = v619 + v1098;
-  const uint v1101 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1101 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1103 = v622 + v1101;
-  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1104 = v1100 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1105 = v1103 < v2;
   const bool v1106 = v1104 && v1105;
   if (v1106) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1113 = v1112 + v1103;
     out[v1113] = v1109;
   }
-  const uint v1114 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1114 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1116 = v619 + v1114;
-  const uint v1117 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1117 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1119 = v622 + v1117;
-  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1120 = v1116 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1121 = v1119 < v2;
   const bool v1122 = v1120 && v1121;
   if (v1122) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1129 = v1128 + v1119;
     out[v1129] = v1125;
   }
-  const uint v1130 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1130 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1132 = v619 + v1130;
-  const uint v1133 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1133 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1135 = v622 + v1133;
-  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1136 = v1132 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1137 = v1135 < v2;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1145 = v1144 + v1135;
     out[v1145] = v1141;
   }
-  const uint v1146 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1146 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1148 = v619 + v1146;
-  const uint v1149 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1149 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1151 = v622 + v1149;
-  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1152 = v1148 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1153 = v1151 < v2;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1070,11 +1070,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1161 = v1160 + v1151;
     out[v1161] = v1157;
   }
-  const uint v1162 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1162 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1164 = v619 + v1162;
-  const uint v1165 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1165 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1167 = v622 + v1165;
-  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1168 = v1164 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1169 = v1167 < v2;
   const bool v1170 = v1168 && v1169;
   if (v1170) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1177 = v1176 + v1167;
     out[v1177] = v1173;
   }
-  const uint v1178 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1178 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1180 = v619 + v1178;
-  const uint v1181 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1181 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1183 = v622 + v1181;
-  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1184 = v1180 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1185 = v1183 < v2;
   const bool v1186 = v1184 && v1185;
   if (v1186) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1193 = v1192 + v1183;
     out[v1193] = v1189;
   }
-  const uint v1194 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1194 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1196 = v619 + v1194;
-  const uint v1197 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1197 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1199 = v622 + v1197;
-  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1200 = v1196 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1201 = v1199 < v2;
   const bool v1202 = v1200 && v1201;
   if (v1202) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1209 = v1208 + v1199;
     out[v1209] = v1205;
   }
-  const uint v1210 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1210 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1212 = v619 + v1210;
-  const uint v1213 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1213 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1215 = v622 + v1213;
-  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1216 = v1212 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1217 = v1215 < v2;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1225 = v1224 + v1215;
     out[v1225] = v1221;
   }
-  const uint v1226 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1226 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1228 = v619 + v1226;
-  const uint v1229 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1229 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1231 = v622 + v1229;
-  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1232 = v1228 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1233 = v1231 < v2;
   const bool v1234 = v1232 && v1233;
   if (v1234) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1241 = v1240 + v1231;
     out[v1241] = v1237;
   }
-  const uint v1242 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1242 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1244 = v619 + v1242;
-  const uint v1245 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1245 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1247 = v622 + v1245;
-  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1248 = v1244 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1249 = v1247 < v2;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1257 = v1256 + v1247;
     out[v1257] = v1253;
   }
-  const uint v1258 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1258 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1260 = v619 + v1258;
-  const uint v1261 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1261 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1263 = v622 + v1261;
-  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1264 = v1260 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1265 = v1263 < v2;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1273 = v1272 + v1263;
     out[v1273] = v1269;
   }
-  const uint v1274 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1274 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1276 = v619 + v1274;
-  const uint v1277 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1277 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1279 = v622 + v1277;
-  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1280 = v1276 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1281 = v1279 < v2;
   const bool v1282 = v1280 && v1281;
   if (v1282) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1289 = v1288 + v1279;
     out[v1289] = v1285;
   }
-  const uint v1290 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1290 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1292 = v619 + v1290;
-  const uint v1293 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1293 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1295 = v622 + v1293;
-  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1296 = v1292 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1297 = v1295 < v2;
   const bool v1298 = v1296 && v1297;
   if (v1298) {
@@ -1223,11 +1223,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1305 = v1304 + v1295;
     out[v1305] = v1301;
   }
-  const uint v1306 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1306 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1308 = v619 + v1306;
-  const uint v1309 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1309 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1311 = v622 + v1309;
-  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1312 = v1308 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1313 = v1311 < v2;
   const bool v1314 = v1312 && v1313;
   if (v1314) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1321 = v1320 + v1311;
     out[v1321] = v1317;
   }
-  const uint v1322 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1322 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1324 = v619 + v1322;
-  const uint v1325 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1325 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1327 = v622 + v1325;
-  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1328 = v1324 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1329 = v1327 < v2;
   const bool v1330 = v1328 && v1329;
   if (v1330) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1337 = v1336 + v1327;
     out[v1337] = v1333;
   }
-  const uint v1338 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1338 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1340 = v619 + v1338;
-  const uint v1341 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1341 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1343 = v622 + v1341;
-  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1344 = v1340 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1345 = v1343 < v2;
   const bool v1346 = v1344 && v1345;
   if (v1346) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1353 = v1352 + v1343;
     out[v1353] = v1349;
   }
-  const uint v1354 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1354 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1356 = v619 + v1354;
-  const uint v1357 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1357 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1359 = v622 + v1357;
-  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1360 = v1356 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1361 = v1359 < v2;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1369 = v1368 + v1359;
     out[v1369] = v1365;
   }
-  const uint v1370 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1370 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1372 = v619 + v1370;
-  const uint v1373 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1373 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1375 = v622 + v1373;
-  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1376 = v1372 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1377 = v1375 < v2;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1385 = v1384 + v1375;
     out[v1385] = v1381;
   }
-  const uint v1386 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1386 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1388 = v619 + v1386;
-  const uint v1389 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1389 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1391 = v622 + v1389;
-  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1392 = v1388 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1393 = v1391 < v2;
   const bool v1394 = v1392 && v1393;
   if (v1394) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1401 = v1400 + v1391;
     out[v1401] = v1397;
   }
-  const uint v1402 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1402 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1404 = v619 + v1402;
-  const uint v1405 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1405 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1407 = v622 + v1405;
-  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1408 = v1404 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1409 = v1407 < v2;
   const bool v1410 = v1408 && v1409;
   if (v1410) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1417 = v1416 + v1407;
     out[v1417] = v1413;
   }
-  const uint v1418 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1418 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1420 = v619 + v1418;
-  const uint v1421 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1421 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1423 = v622 + v1421;
-  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1424 = v1420 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1425 = v1423 < v2;
   const bool v1426 = v1424 && v1425;
   if (v1426) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1433 = v1432 + v1423;
     out[v1433] = v1429;
   }
-  const uint v1434 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1434 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1436 = v619 + v1434;
-  const uint v1437 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1437 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1439 = v622 + v1437;
-  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1440 = v1436 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1441 = v1439 < v2;
   const bool v1442 = v1440 && v1441;
   if (v1442) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1449 = v1448 + v1439;
     out[v1449] = v1445;
   }
-  const uint v1450 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1450 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1452 = v619 + v1450;
-  const uint v1453 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1453 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1455 = v622 + v1453;
-  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1456 = v1452 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1457 = v1455 < v2;
   const bool v1458 = v1456 && v1457;
   if (v1458) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1465 = v1464 + v1455;
     out[v1465] = v1461;
   }
-  const uint v1466 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1466 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1468 = v619 + v1466;
-  const uint v1469 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1469 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1471 = v622 + v1469;
-  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1472 = v1468 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1473 = v1471 < v2;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1481 = v1480 + v1471;
     out[v1481] = v1477;
   }
-  const uint v1482 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1482 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1484 = v619 + v1482;
-  const uint v1485 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1485 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1487 = v622 + v1485;
-  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1488 = v1484 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1489 = v1487 < v2;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1497 = v1496 + v1487;
     out[v1497] = v1493;
   }
-  const uint v1498 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1498 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1500 = v619 + v1498;
-  const uint v1501 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1501 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1503 = v622 + v1501;
-  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1504 = v1500 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1505 = v1503 < v2;
   const bool v1506 = v1504 && v1505;
   if (v1506) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1513 = v1512 + v1503;
     out[v1513] = v1509;
   }
-  const uint v1514 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1514 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1516 = v619 + v1514;
-  const uint v1517 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1517 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1519 = v622 + v1517;
-  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1520 = v1516 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1521 = v1519 < v2;
   const bool v1522 = v1520 && v1521;
   if (v1522) {
@@ -1461,11 +1461,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1529 = v1528 + v1519;
     out[v1529] = v1525;
   }
-  const uint v1530 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1530 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1532 = v619 + v1530;
-  const uint v1533 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1533 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1535 = v622 + v1533;
-  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1536 = v1532 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1537 = v1535 < v2;
   const bool v1538 = v1536 && v1537;
   if (v1538) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1545 = v1544 + v1535;
     out[v1545] = v1541;
   }
-  const uint v1546 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1546 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1548 = v619 + v1546;
-  const uint v1549 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1549 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1551 = v622 + v1549;
-  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1552 = v1548 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1553 = v1551 < v2;
   const bool v1554 = v1552 && v1553;
   if (v1554) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1561 = v1560 + v1551;
     out[v1561] = v1557;
   }
-  const uint v1562 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1562 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1564 = v619 + v1562;
-  const uint v1565 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1565 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1567 = v622 + v1565;
-  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1568 = v1564 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1569 = v1567 < v2;
   const bool v1570 = v1568 && v1569;
   if (v1570) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1577 = v1576 + v1567;
     out[v1577] = v1573;
   }
-  const uint v1578 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1578 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1580 = v619 + v1578;
-  const uint v1581 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1581 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1583 = v622 + v1581;
-  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1584 = v1580 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1585 = v1583 < v2;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1593 = v1592 + v1583;
     out[v1593] = v1589;
   }
-  const uint v1594 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1594 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1596 = v619 + v1594;
-  const uint v1597 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1597 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1599 = v622 + v1597;
-  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1600 = v1596 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1601 = v1599 < v2;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1609 = v1608 + v1599;
     out[v1609] = v1605;
   }
-  const uint v1610 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1610 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1612 = v619 + v1610;
-  const uint v1613 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1613 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1615 = v622 + v1613;
-  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1616 = v1612 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1617 = v1615 < v2;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1625 = v1624 + v1615;
     out[v1625] = v1621;
   }
-  const uint v1626 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1626 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1628 = v619 + v1626;
-  const uint v1629 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1629 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1631 = v622 + v1629;
-  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1632 = v1628 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1633 = v1631 < v2;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1641 = v1640 + v1631;
     out[v1641] = v1637;
   }
-  const uint v1642 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1642 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1644 = v619 + v1642;
-  const uint v1645 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1645 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1647 = v622 + v1645;
-  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1648 = v1644 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1649 = v1647 < v2;
   const bool v1650 = v1648 && v1649;
   if (v1650) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1657 = v1656 + v1647;
     out[v1657] = v1653;
   }
-  const uint v1658 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1658 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1660 = v619 + v1658;
-  const uint v1661 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1661 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1663 = v622 + v1661;
-  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1664 = v1660 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1665 = v1663 < v2;
   const bool v1666 = v1664 && v1665;
   if (v1666) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1673 = v1672 + v1663;
     out[v1673] = v1669;
   }
-  const uint v1674 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1674 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1676 = v619 + v1674;
-  const uint v1677 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1677 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1679 = v622 + v1677;
-  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1680 = v1676 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1681 = v1679 < v2;
   const bool v1682 = v1680 && v1681;
   if (v1682) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1689 = v1688 + v1679;
     out[v1689] = v1685;
   }
-  const uint v1690 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1690 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1692 = v619 + v1690;
-  const uint v1693 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1693 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1695 = v622 + v1693;
-  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1696 = v1692 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1697 = v1695 < v2;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1705 = v1704 + v1695;
     out[v1705] = v1701;
   }
-  const uint v1706 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1706 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1708 = v619 + v1706;
-  const uint v1709 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1709 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1711 = v622 + v1709;
-  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1712 = v1708 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1713 = v1711 < v2;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1721 = v1720 + v1711;
     out[v1721] = v1717;
   }
-  const uint v1722 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1722 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1724 = v619 + v1722;
-  const uint v1725 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1725 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1727 = v622 + v1725;
-  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1728 = v1724 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1729 = v1727 < v2;
   const bool v1730 = v1728 && v1729;
   if (v1730) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1737 = v1736 + v1727;
     out[v1737] = v1733;
   }
-  const uint v1738 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1738 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1740 = v619 + v1738;
-  const uint v1741 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1741 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1743 = v622 + v1741;
-  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1744 = v1740 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1745 = v1743 < v2;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1753 = v1752 + v1743;
     out[v1753] = v1749;
   }
-  const uint v1754 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1754 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1756 = v619 + v1754;
-  const uint v1757 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1757 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1759 = v622 + v1757;
-  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1760 = v1756 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1761 = v1759 < v2;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1769 = v1768 + v1759;
     out[v1769] = v1765;
   }
-  const uint v1770 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1770 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1772 = v619 + v1770;
-  const uint v1773 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1773 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1775 = v622 + v1773;
-  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1776 = v1772 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1777 = v1775 < v2;
   const bool v1778 = v1776 && v1777;
   if (v1778) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1785 = v1784 + v1775;
     out[v1785] = v1781;
   }
-  const uint v1786 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1786 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1788 = v619 + v1786;
-  const uint v1789 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1789 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1791 = v622 + v1789;
-  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1792 = v1788 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1793 = v1791 < v2;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1801 = v1800 + v1791;
     out[v1801] = v1797;
   }
-  const uint v1802 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1802 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1804 = v619 + v1802;
-  const uint v1805 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1805 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1807 = v622 + v1805;
-  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1808 = v1804 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1809 = v1807 < v2;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1817 = v1816 + v1807;
     out[v1817] = v1813;
   }
-  const uint v1818 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1818 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1820 = v619 + v1818;
-  const uint v1821 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1821 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1823 = v622 + v1821;
-  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1824 = v1820 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1825 = v1823 < v2;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1833 = v1832 + v1823;
     out[v1833] = v1829;
   }
-  const uint v1834 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1834 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1836 = v619 + v1834;
-  const uint v1837 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1837 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1839 = v622 + v1837;
-  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1840 = v1836 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1841 = v1839 < v2;
   const bool v1842 = v1840 && v1841;
   if (v1842) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1849 = v1848 + v1839;
     out[v1849] = v1845;
   }
-  const uint v1850 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1850 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1852 = v619 + v1850;
-  const uint v1853 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1853 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1855 = v622 + v1853;
-  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1856 = v1852 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1857 = v1855 < v2;
   const bool v1858 = v1856 && v1857;
   if (v1858) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1865 = v1864 + v1855;
     out[v1865] = v1861;
   }
-  const uint v1866 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1866 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1868 = v619 + v1866;
-  const uint v1869 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1869 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1871 = v622 + v1869;
-  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1872 = v1868 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1873 = v1871 < v2;
   const bool v1874 = v1872 && v1873;
   if (v1874) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1881 = v1880 + v1871;
     out[v1881] = v1877;
   }
-  const uint v1882 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1882 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1884 = v619 + v1882;
-  const uint v1885 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1885 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1887 = v622 + v1885;
-  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1888 = v1884 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1889 = v1887 < v2;
   const bool v1890 = v1888 && v1889;
   if (v1890) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1897 = v1896 + v1887;
     out[v1897] = v1893;
   }
-  const uint v1898 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1898 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1900 = v619 + v1898;
-  const uint v1901 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1901 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1903 = v622 + v1901;
-  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1904 = v1900 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1905 = v1903 < v2;
   const bool v1906 = v1904 && v1905;
   if (v1906) {
@@ -1869,11 +1869,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1913 = v1912 + v1903;
     out[v1913] = v1909;
   }
-  const uint v1914 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1914 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1916 = v619 + v1914;
-  const uint v1917 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1917 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1919 = v622 + v1917;
-  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1920 = v1916 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1921 = v1919 < v2;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -1886,11 +1886,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1929 = v1928 + v1919;
     out[v1929] = v1925;
   }
-  const uint v1930 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1930 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1932 = v619 + v1930;
-  const uint v1933 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1933 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1935 = v622 + v1933;
-  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1936 = v1932 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1937 = v1935 < v2;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -1903,11 +1903,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1945 = v1944 + v1935;
     out[v1945] = v1941;
   }
-  const uint v1946 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1946 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1948 = v619 + v1946;
-  const uint v1949 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1949 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1951 = v622 + v1949;
-  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1952 = v1948 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1953 = v1951 < v2;
   const bool v1954 = v1952 && v1953;
   if (v1954) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1961 = v1960 + v1951;
     out[v1961] = v1957;
   }
-  const uint v1962 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1962 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1964 = v619 + v1962;
-  const uint v1965 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1965 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1967 = v622 + v1965;
-  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1968 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1969 = v1967 < v2;
   const bool v1970 = v1968 && v1969;
   if (v1970) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1977 = v1976 + v1967;
     out[v1977] = v1973;
   }
-  const uint v1978 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1978 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1980 = v619 + v1978;
-  const uint v1981 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1981 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1983 = v622 + v1981;
-  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1984 = v1980 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1985 = v1983 < v2;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v1993 = v1992 + v1983;
     out[v1993] = v1989;
   }
-  const uint v1994 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1994 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1996 = v619 + v1994;
-  const uint v1997 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1997 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1999 = v622 + v1997;
-  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2000 = v1996 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2001 = v1999 < v2;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2009 = v2008 + v1999;
     out[v2009] = v2005;
   }
-  const uint v2010 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2010 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2012 = v619 + v2010;
-  const uint v2013 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2013 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2015 = v622 + v2013;
-  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2016 = v2012 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2017 = v2015 < v2;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2025 = v2024 + v2015;
     out[v2025] = v2021;
   }
-  const uint v2026 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2026 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2028 = v619 + v2026;
-  const uint v2029 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2029 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2031 = v622 + v2029;
-  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2032 = v2028 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2033 = v2031 < v2;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2041 = v2040 + v2031;
     out[v2041] = v2037;
   }
-  const uint v2042 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2042 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2044 = v619 + v2042;
-  const uint v2045 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2045 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2047 = v622 + v2045;
-  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2048 = v2044 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2049 = v2047 < v2;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2057 = v2056 + v2047;
     out[v2057] = v2053;
   }
-  const uint v2058 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2058 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2060 = v619 + v2058;
-  const uint v2061 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2061 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2063 = v622 + v2061;
-  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2064 = v2060 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2065 = v2063 < v2;
   const bool v2066 = v2064 && v2065;
   if (v2066) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2073 = v2072 + v2063;
     out[v2073] = v2069;
   }
-  const uint v2074 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2074 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2076 = v619 + v2074;
-  const uint v2077 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2077 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2079 = v622 + v2077;
-  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2080 = v2076 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2081 = v2079 < v2;
   const bool v2082 = v2080 && v2081;
   if (v2082) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2089 = v2088 + v2079;
     out[v2089] = v2085;
   }
-  const uint v2090 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2090 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2092 = v619 + v2090;
-  const uint v2093 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2093 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2095 = v622 + v2093;
-  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2096 = v2092 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2097 = v2095 < v2;
   const bool v2098 = v2096 && v2097;
   if (v2098) {
@@ -2073,11 +2073,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2105 = v2104 + v2095;
     out[v2105] = v2101;
   }
-  const uint v2106 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2106 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2108 = v619 + v2106;
-  const uint v2109 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2109 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2111 = v622 + v2109;
-  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2112 = v2108 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2113 = v2111 < v2;
   const bool v2114 = v2112 && v2113;
   if (v2114) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2121 = v2120 + v2111;
     out[v2121] = v2117;
   }
-  const uint v2122 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2122 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2124 = v619 + v2122;
-  const uint v2125 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2125 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2127 = v622 + v2125;
-  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2128 = v2124 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2129 = v2127 < v2;
   const bool v2130 = v2128 && v2129;
   if (v2130) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2137 = v2136 + v2127;
     out[v2137] = v2133;
   }
-  const uint v2138 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2138 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2140 = v619 + v2138;
-  const uint v2141 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2141 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2143 = v622 + v2141;
-  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2144 = v2140 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2145 = v2143 < v2;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2124,11 +2124,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2153 = v2152 + v2143;
     out[v2153] = v2149;
   }
-  const uint v2154 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2154 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2156 = v619 + v2154;
-  const uint v2157 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2157 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2159 = v622 + v2157;
-  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2160 = v2156 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2161 = v2159 < v2;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2169 = v2168 + v2159;
     out[v2169] = v2165;
   }
-  const uint v2170 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2170 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2172 = v619 + v2170;
-  const uint v2173 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2173 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2175 = v622 + v2173;
-  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2176 = v2172 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2177 = v2175 < v2;
   const bool v2178 = v2176 && v2177;
   if (v2178) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2185 = v2184 + v2175;
     out[v2185] = v2181;
   }
-  const uint v2186 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2186 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2188 = v619 + v2186;
-  const uint v2189 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2189 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2191 = v622 + v2189;
-  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2192 = v2188 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2193 = v2191 < v2;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2201 = v2200 + v2191;
     out[v2201] = v2197;
   }
-  const uint v2202 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2202 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2204 = v619 + v2202;
-  const uint v2205 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2205 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2207 = v622 + v2205;
-  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2208 = v2204 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2209 = v2207 < v2;
   const bool v2210 = v2208 && v2209;
   if (v2210) {
@@ -2192,11 +2192,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2217 = v2216 + v2207;
     out[v2217] = v2213;
   }
-  const uint v2218 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2218 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2220 = v619 + v2218;
-  const uint v2221 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2221 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2223 = v622 + v2221;
-  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2224 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2225 = v2223 < v2;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2233 = v2232 + v2223;
     out[v2233] = v2229;
   }
-  const uint v2234 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2234 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2236 = v619 + v2234;
-  const uint v2237 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2237 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2239 = v622 + v2237;
-  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2240 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2241 = v2239 < v2;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2249 = v2248 + v2239;
     out[v2249] = v2245;
   }
-  const uint v2250 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2250 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2252 = v619 + v2250;
-  const uint v2253 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2253 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2255 = v622 + v2253;
-  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2256 = v2252 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2257 = v2255 < v2;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2265 = v2264 + v2255;
     out[v2265] = v2261;
   }
-  const uint v2266 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2266 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2268 = v619 + v2266;
-  const uint v2269 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2269 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2271 = v622 + v2269;
-  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2272 = v2268 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2273 = v2271 < v2;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2281 = v2280 + v2271;
     out[v2281] = v2277;
   }
-  const uint v2282 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2282 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2284 = v619 + v2282;
-  const uint v2285 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2285 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2287 = v622 + v2285;
-  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2288 = v2284 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2289 = v2287 < v2;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2297 = v2296 + v2287;
     out[v2297] = v2293;
   }
-  const uint v2298 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2298 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2300 = v619 + v2298;
-  const uint v2301 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2301 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2303 = v622 + v2301;
-  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2304 = v2300 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2305 = v2303 < v2;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2313 = v2312 + v2303;
     out[v2313] = v2309;
   }
-  const uint v2314 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2314 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2316 = v619 + v2314;
-  const uint v2317 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2317 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2319 = v622 + v2317;
-  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2320 = v2316 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2321 = v2319 < v2;
   const bool v2322 = v2320 && v2321;
   if (v2322) {
@@ -2311,11 +2311,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2329 = v2328 + v2319;
     out[v2329] = v2325;
   }
-  const uint v2330 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2330 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2332 = v619 + v2330;
-  const uint v2333 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2333 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2335 = v622 + v2333;
-  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2336 = v2332 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2337 = v2335 < v2;
   const bool v2338 = v2336 && v2337;
   if (v2338) {
@@ -2328,11 +2328,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2345 = v2344 + v2335;
     out[v2345] = v2341;
   }
-  const uint v2346 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2346 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2348 = v619 + v2346;
-  const uint v2349 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2349 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2351 = v622 + v2349;
-  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2352 = v2348 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2353 = v2351 < v2;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2361 = v2360 + v2351;
     out[v2361] = v2357;
   }
-  const uint v2362 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2362 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2364 = v619 + v2362;
-  const uint v2365 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2365 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2367 = v622 + v2365;
-  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2368 = v2364 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2369 = v2367 < v2;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2377 = v2376 + v2367;
     out[v2377] = v2373;
   }
-  const uint v2378 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2378 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2380 = v619 + v2378;
-  const uint v2381 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2381 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2383 = v622 + v2381;
-  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2384 = v2380 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2385 = v2383 < v2;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2393 = v2392 + v2383;
     out[v2393] = v2389;
   }
-  const uint v2394 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2394 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2396 = v619 + v2394;
-  const uint v2397 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2397 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2399 = v622 + v2397;
-  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2400 = v2396 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2401 = v2399 < v2;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -2396,11 +2396,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2409 = v2408 + v2399;
     out[v2409] = v2405;
   }
-  const uint v2410 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2410 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2412 = v619 + v2410;
-  const uint v2413 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2413 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2415 = v622 + v2413;
-  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2416 = v2412 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2417 = v2415 < v2;
   const bool v2418 = v2416 && v2417;
   if (v2418) {
@@ -2413,11 +2413,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2425 = v2424 + v2415;
     out[v2425] = v2421;
   }
-  const uint v2426 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2426 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2428 = v619 + v2426;
-  const uint v2429 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2429 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2431 = v622 + v2429;
-  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2432 = v2428 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2433 = v2431 < v2;
   const bool v2434 = v2432 && v2433;
   if (v2434) {
@@ -2430,11 +2430,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2441 = v2440 + v2431;
     out[v2441] = v2437;
   }
-  const uint v2442 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2442 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2444 = v619 + v2442;
-  const uint v2445 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2445 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2447 = v622 + v2445;
-  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2448 = v2444 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2449 = v2447 < v2;
   const bool v2450 = v2448 && v2449;
   if (v2450) {
@@ -2447,11 +2447,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2457 = v2456 + v2447;
     out[v2457] = v2453;
   }
-  const uint v2458 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2458 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2460 = v619 + v2458;
-  const uint v2461 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2461 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2463 = v622 + v2461;
-  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2464 = v2460 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2465 = v2463 < v2;
   const bool v2466 = v2464 && v2465;
   if (v2466) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2473 = v2472 + v2463;
     out[v2473] = v2469;
   }
-  const uint v2474 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2474 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2476 = v619 + v2474;
-  const uint v2477 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2477 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2479 = v622 + v2477;
-  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2480 = v2476 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2481 = v2479 < v2;
   const bool v2482 = v2480 && v2481;
   if (v2482) {
@@ -2481,11 +2481,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2489 = v2488 + v2479;
     out[v2489] = v2485;
   }
-  const uint v2490 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2490 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2492 = v619 + v2490;
-  const uint v2493 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2493 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2495 = v622 + v2493;
-  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2496 = v2492 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2497 = v2495 < v2;
   const bool v2498 = v2496 && v2497;
   if (v2498) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2505 = v2504 + v2495;
     out[v2505] = v2501;
   }
-  const uint v2506 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2506 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2508 = v619 + v2506;
-  const uint v2509 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2509 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2511 = v622 + v2509;
-  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2512 = v2508 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2513 = v2511 < v2;
   const bool v2514 = v2512 && v2513;
   if (v2514) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2521 = v2520 + v2511;
     out[v2521] = v2517;
   }
-  const uint v2522 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2522 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2524 = v619 + v2522;
-  const uint v2525 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2525 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2527 = v622 + v2525;
-  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2528 = v2524 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2529 = v2527 < v2;
   const bool v2530 = v2528 && v2529;
   if (v2530) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2537 = v2536 + v2527;
     out[v2537] = v2533;
   }
-  const uint v2538 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2538 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2540 = v619 + v2538;
-  const uint v2541 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2541 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2543 = v622 + v2541;
-  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2544 = v2540 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2545 = v2543 < v2;
   const bool v2546 = v2544 && v2545;
   if (v2546) {
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2553 = v2552 + v2543;
     out[v2553] = v2549;
   }
-  const uint v2554 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2554 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2556 = v619 + v2554;
-  const uint v2557 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2557 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2559 = v622 + v2557;
-  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2560 = v2556 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2561 = v2559 < v2;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2569 = v2568 + v2559;
     out[v2569] = v2565;
   }
-  const uint v2570 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2570 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2572 = v619 + v2570;
-  const uint v2573 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2573 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2575 = v622 + v2573;
-  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2576 = v2572 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2577 = v2575 < v2;
   const bool v2578 = v2576 && v2577;
   if (v2578) {
@@ -2583,11 +2583,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2585 = v2584 + v2575;
     out[v2585] = v2581;
   }
-  const uint v2586 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2586 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2588 = v619 + v2586;
-  const uint v2589 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2589 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2591 = v622 + v2589;
-  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2592 = v2588 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2593 = v2591 < v2;
   const bool v2594 = v2592 && v2593;
   if (v2594) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2601 = v2600 + v2591;
     out[v2601] = v2597;
   }
-  const uint v2602 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2602 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2604 = v619 + v2602;
-  const uint v2605 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2605 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2607 = v622 + v2605;
-  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2608 = v2604 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2609 = v2607 < v2;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2617 = v2616 + v2607;
     out[v2617] = v2613;
   }
-  const uint v2618 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2618 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2620 = v619 + v2618;
-  const uint v2621 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2621 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2623 = v622 + v2621;
-  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2624 = v2620 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2625 = v2623 < v2;
   const bool v2626 = v2624 && v2625;
   if (v2626) {
@@ -2634,11 +2634,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2633 = v2632 + v2623;
     out[v2633] = v2629;
   }
-  const uint v2634 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2634 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2636 = v619 + v2634;
-  const uint v2637 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2637 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2639 = v622 + v2637;
-  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2640 = v2636 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2641 = v2639 < v2;
   const bool v2642 = v2640 && v2641;
   if (v2642) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_batched_nk_bf16(
     const uint v2649 = v2648 + v2639;
     out[v2649] = v2645;
   }
-  const uint v2650 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2650 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2652 = v619 + v2650;
-  const uint v2653 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2653 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2655 = v622 + v2653;
-  const bool v2656 = v2652 < v1;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2656 = v2652 < v1;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2657 = v2655 < v2;
   const bool v2658 = v2656 && v2657;
   if (v2658) {

@@ -104,22 +104,22 @@ kernel void iron_gemm_beta_kn_bf16(
   const uint v25 = v24 << 7u;
   const uint v28 = v22 / v20;
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v42, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v44, bfloat(bfloat(0.0f)));
-  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v48 = v47 == 0u;
   const uint v56 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v57 = v56 == 0u;
-  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:246
   if (v63) {
     const uint v2783 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v2786 = v2783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -233,13 +233,13 @@ kernel void iron_gemm_beta_kn_bf16(
     const uint v3155 = v29 + v3152;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3156 = v3155 < v1;
     const uint v3165 = v3148 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3175 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3175 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (uint v2775 = 0u; v2775 < v2; v2775 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v2775 = 0u; v2775 < v2; v2775 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2777 = v2775 >> 6u;
       const uint v2779 = v2777 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2781 = v2779 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2781 = v2779 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v2793 = v2775 + v2790;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2794 = v2793 < v2;
       const bool v2795 = v2792 && v2794;
@@ -424,46 +424,46 @@ kernel void iron_gemm_beta_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3167 + e] = v3157 ? b[v3163 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3176 = v2781 + v3175;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3176 = v2781 + v3175;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3176), long(64u));
-      const uint v3181 = v2781 + v38;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3181 = v2781 + v38;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load<false>(v44, shm1, long(v3181), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3187 = v3176 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3187 = v3176 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3187), long(64u));
-      const uint v3190 = v2781 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3190 = v2781 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3191 = v3190 + v38;
       iron_frag_load<false>(v44, shm1, long(v3191), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3197 = v3176 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3197 = v3176 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3197), long(64u));
-      const uint v3200 = v2781 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3200 = v2781 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3201 = v3200 + v38;
       iron_frag_load<false>(v44, shm1, long(v3201), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3207 = v3176 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3207 = v3176 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3207), long(64u));
-      const uint v3210 = v2781 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3210 = v2781 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3211 = v3210 + v38;
       iron_frag_load<false>(v44, shm1, long(v3211), long(128u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v505 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v506 = iron_tid.x;
-    const uint v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v562 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const uint v574 = v562 + 16u;
-    const uint v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:208
+    const uint v578 = 2048u + v38;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v584 = v562 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v588 = 4096u + v38;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v594 = v562 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v598 = 6144u + v38;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v504 = 0u; v504 < v2; v504 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v508 = v506; v508 < 8192u; v508 += v505) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v510 = v508 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v512 = v508 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -509,29 +509,29 @@ kernel void iron_gemm_beta_kn_bf16(
           shm1[v555] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v42, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v44, shm1, long(v38), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v42, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v44, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v44, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v42, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v44, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v42, shm0, long(v562), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v44, shm1, long(v38), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v42, shm0, long(v574), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v44, shm1, long(v578), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v44, shm1, long(v588), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v42, shm0, long(v594), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v44, shm1, long(v598), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v599 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v599 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v600 = v25 + v34;
   const uint v601 = v600 + v599;
-  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v602 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v603 = v29 + v38;
   const uint v604 = v603 + v602;
-  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v606 = v604 < v1;
   const bool v607 = v605 && v606;
   if (v607) {
@@ -545,11 +545,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v615 = bfloat(v614);
     c[v610] = v615;
   }
-  const uint v616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v616 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v618 = v600 + v616;
-  const uint v619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v619 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v621 = v603 + v619;
-  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v622 = v618 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v623 = v621 < v1;
   const bool v624 = v622 && v623;
   if (v624) {
@@ -563,11 +563,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v632 = bfloat(v631);
     c[v627] = v632;
   }
-  const uint v633 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v633 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v635 = v600 + v633;
-  const uint v636 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v636 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v638 = v603 + v636;
-  const bool v639 = v635 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v639 = v635 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v640 = v638 < v1;
   const bool v641 = v639 && v640;
   if (v641) {
@@ -581,11 +581,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v649 = bfloat(v648);
     c[v644] = v649;
   }
-  const uint v650 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v650 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v652 = v600 + v650;
-  const uint v653 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v653 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v655 = v603 + v653;
-  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v656 = v652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v657 = v655 < v1;
   const bool v658 = v656 && v657;
   if (v658) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v666 = bfloat(v665);
     c[v661] = v666;
   }
-  const uint v667 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v667 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v669 = v600 + v667;
-  const uint v670 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v670 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v672 = v603 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -617,11 +617,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v683 = bfloat(v682);
     c[v678] = v683;
   }
-  const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v686 = v600 + v684;
-  const uint v687 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v687 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v689 = v603 + v687;
-  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v691 = v689 < v1;
   const bool v692 = v690 && v691;
   if (v692) {
@@ -635,11 +635,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v700 = bfloat(v699);
     c[v695] = v700;
   }
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v701 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v703 = v600 + v701;
-  const uint v704 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v704 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v706 = v603 + v704;
-  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v707 = v703 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v708 = v706 < v1;
   const bool v709 = v707 && v708;
   if (v709) {
@@ -653,11 +653,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v717 = bfloat(v716);
     c[v712] = v717;
   }
-  const uint v718 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v718 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v720 = v600 + v718;
-  const uint v721 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v721 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v723 = v603 + v721;
-  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v724 = v720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v725 = v723 < v1;
   const bool v726 = v724 && v725;
   if (v726) {
@@ -671,11 +671,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v734 = bfloat(v733);
     c[v729] = v734;
   }
-  const uint v735 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v735 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v737 = v600 + v735;
-  const uint v738 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v738 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v740 = v603 + v738;
-  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v742 = v740 < v1;
   const bool v743 = v741 && v742;
   if (v743) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v751 = bfloat(v750);
     c[v746] = v751;
   }
-  const uint v752 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v752 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v754 = v600 + v752;
-  const uint v755 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v755 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v757 = v603 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v768 = bfloat(v767);
     c[v763] = v768;
   }
-  const uint v769 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v769 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v771 = v600 + v769;
-  const uint v772 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v772 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v774 = v603 + v772;
-  const bool v775 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v775 = v771 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v776 = v774 < v1;
   const bool v777 = v775 && v776;
   if (v777) {
@@ -725,11 +725,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v785 = bfloat(v784);
     c[v780] = v785;
   }
-  const uint v786 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v786 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v788 = v600 + v786;
-  const uint v789 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v789 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v791 = v603 + v789;
-  const bool v792 = v788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v792 = v788 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v793 = v791 < v1;
   const bool v794 = v792 && v793;
   if (v794) {
@@ -743,11 +743,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v802 = bfloat(v801);
     c[v797] = v802;
   }
-  const uint v803 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v803 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v805 = v600 + v803;
-  const uint v806 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v806 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v808 = v603 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -761,11 +761,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v819 = bfloat(v818);
     c[v814] = v819;
   }
-  const uint v820 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v820 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v822 = v600 + v820;
-  const uint v823 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v823 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v825 = v603 + v823;
-  const bool v826 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v826 = v822 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v827 = v825 < v1;
   const bool v828 = v826 && v827;
   if (v828) {
@@ -779,11 +779,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v836 = bfloat(v835);
     c[v831] = v836;
   }
-  const uint v837 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v837 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v839 = v600 + v837;
-  const uint v840 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v840 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v842 = v603 + v840;
-  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v843 = v839 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v844 = v842 < v1;
   const bool v845 = v843 && v844;
   if (v845) {
@@ -797,11 +797,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v853 = bfloat(v852);
     c[v848] = v853;
   }
-  const uint v854 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v854 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v856 = v600 + v854;
-  const uint v857 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v857 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v859 = v603 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v870 = bfloat(v869);
     c[v865] = v870;
   }
-  const uint v871 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v871 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v873 = v600 + v871;
-  const uint v874 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v874 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v876 = v603 + v874;
-  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v877 = v873 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v878 = v876 < v1;
   const bool v879 = v877 && v878;
   if (v879) {
@@ -833,11 +833,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v887 = bfloat(v886);
     c[v882] = v887;
   }
-  const uint v888 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v888 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v890 = v600 + v888;
-  const uint v891 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v891 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v893 = v603 + v891;
-  const bool v894 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v894 = v890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v895 = v893 < v1;
   const bool v896 = v894 && v895;
   if (v896) {
@@ -851,11 +851,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v904 = bfloat(v903);
     c[v899] = v904;
   }
-  const uint v905 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v905 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v907 = v600 + v905;
-  const uint v908 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v908 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v910 = v603 + v908;
-  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v911 = v907 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v912 = v910 < v1;
   const bool v913 = v911 && v912;
   if (v913) {
@@ -869,11 +869,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v921 = bfloat(v920);
     c[v916] = v921;
   }
-  const uint v922 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v922 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v924 = v600 + v922;
-  const uint v925 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v925 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v927 = v603 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -887,11 +887,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v938 = bfloat(v937);
     c[v933] = v938;
   }
-  const uint v939 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v939 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v941 = v600 + v939;
-  const uint v942 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v942 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v944 = v603 + v942;
-  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v945 = v941 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v946 = v944 < v1;
   const bool v947 = v945 && v946;
   if (v947) {
@@ -905,11 +905,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v955 = bfloat(v954);
     c[v950] = v955;
   }
-  const uint v956 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v956 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v958 = v600 + v956;
-  const uint v959 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v959 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v961 = v603 + v959;
-  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v962 = v958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v963 = v961 < v1;
   const bool v964 = v962 && v963;
   if (v964) {
@@ -923,11 +923,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v972 = bfloat(v971);
     c[v967] = v972;
   }
-  const uint v973 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v973 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v975 = v600 + v973;
-  const uint v976 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v976 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v978 = v603 + v976;
-  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v979 = v975 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v980 = v978 < v1;
   const bool v981 = v979 && v980;
   if (v981) {
@@ -941,11 +941,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v989 = bfloat(v988);
     c[v984] = v989;
   }
-  const uint v990 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v990 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v992 = v600 + v990;
-  const uint v993 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v993 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v995 = v603 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -959,11 +959,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1006 = bfloat(v1005);
     c[v1001] = v1006;
   }
-  const uint v1007 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1007 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1009 = v600 + v1007;
-  const uint v1010 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1010 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1012 = v603 + v1010;
-  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1013 = v1009 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1014 = v1012 < v1;
   const bool v1015 = v1013 && v1014;
   if (v1015) {
@@ -977,11 +977,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1023 = bfloat(v1022);
     c[v1018] = v1023;
   }
-  const uint v1024 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1024 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1026 = v600 + v1024;
-  const uint v1027 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1027 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1029 = v603 + v1027;
-  const bool v1030 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1030 = v1026 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1031 = v1029 < v1;
   const bool v1032 = v1030 && v1031;
   if (v1032) {
@@ -995,11 +995,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1040 = bfloat(v1039);
     c[v1035] = v1040;
   }
-  const uint v1041 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1041 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1043 = v600 + v1041;
-  const uint v1044 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1044 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1046 = v603 + v1044;
-  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1047 = v1043 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1048 = v1046 < v1;
   const bool v1049 = v1047 && v1048;
   if (v1049) {
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1057 = bfloat(v1056);
     c[v1052] = v1057;
   }
-  const uint v1058 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1058 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1060 = v600 + v1058;
-  const uint v1061 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1061 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1063 = v603 + v1061;
-  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1065 = v1063 < v1;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -1031,11 +1031,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1074 = bfloat(v1073);
     c[v1069] = v1074;
   }
-  const uint v1075 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1075 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1077 = v600 + v1075;
-  const uint v1078 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1078 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1080 = v603 + v1078;
-  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1081 = v1077 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1082 = v1080 < v1;
   const bool v1083 = v1081 && v1082;
   if (v1083) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1091 = bfloat(v1090);
     c[v1086] = v1091;
   }
-  const uint v1092 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1092 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1094 = v600 + v1092;
-  const uint v1095 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1095 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1097 = v603 + v1095;
-  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1098 = v1094 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1099 = v1097 < v1;
   const bool v1100 = v1098 && v1099;
   if (v1100) {
@@ -1067,11 +1067,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1108 = bfloat(v1107);
     c[v1103] = v1108;
   }
-  const uint v1109 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1109 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1111 = v600 + v1109;
-  const uint v1112 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1112 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1114 = v603 + v1112;
-  const bool v1115 = v1111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1115 = v1111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1116 = v1114 < v1;
   const bool v1117 = v1115 && v1116;
   if (v1117) {
@@ -1085,11 +1085,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1125 = bfloat(v1124);
     c[v1120] = v1125;
   }
-  const uint v1126 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1126 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1128 = v600 + v1126;
-  const uint v1129 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1129 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1131 = v603 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1142 = bfloat(v1141);
     c[v1137] = v1142;
   }
-  const uint v1143 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1143 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1145 = v600 + v1143;
-  const uint v1146 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1146 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1148 = v603 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1159 = bfloat(v1158);
     c[v1154] = v1159;
   }
-  const uint v1160 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1160 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1162 = v600 + v1160;
-  const uint v1163 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1163 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1165 = v603 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1176 = bfloat(v1175);
     c[v1171] = v1176;
   }
-  const uint v1177 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1177 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1179 = v600 + v1177;
-  const uint v1180 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1180 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1182 = v603 + v1180;
-  const bool v1183 = v1179 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1183 = v1179 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1184 = v1182 < v1;
   const bool v1185 = v1183 && v1184;
   if (v1185) {
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1193 = bfloat(v1192);
     c[v1188] = v1193;
   }
-  const uint v1194 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1194 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1196 = v600 + v1194;
-  const uint v1197 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1197 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1199 = v603 + v1197;
-  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1200 = v1196 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1201 = v1199 < v1;
   const bool v1202 = v1200 && v1201;
   if (v1202) {
@@ -1175,11 +1175,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1210 = bfloat(v1209);
     c[v1205] = v1210;
   }
-  const uint v1211 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1211 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1213 = v600 + v1211;
-  const uint v1214 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1214 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1216 = v603 + v1214;
-  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1217 = v1213 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1218 = v1216 < v1;
   const bool v1219 = v1217 && v1218;
   if (v1219) {
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1227 = bfloat(v1226);
     c[v1222] = v1227;
   }
-  const uint v1228 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1228 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1230 = v600 + v1228;
-  const uint v1231 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1231 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1233 = v603 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1211,11 +1211,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1244 = bfloat(v1243);
     c[v1239] = v1244;
   }
-  const uint v1245 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1245 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1247 = v600 + v1245;
-  const uint v1248 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1248 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1250 = v603 + v1248;
-  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1251 = v1247 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1252 = v1250 < v1;
   const bool v1253 = v1251 && v1252;
   if (v1253) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1261 = bfloat(v1260);
     c[v1256] = v1261;
   }
-  const uint v1262 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1262 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1264 = v600 + v1262;
-  const uint v1265 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1265 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1267 = v603 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1247,11 +1247,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1278 = bfloat(v1277);
     c[v1273] = v1278;
   }
-  const uint v1279 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1279 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1281 = v600 + v1279;
-  const uint v1282 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1282 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1284 = v603 + v1282;
-  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1285 = v1281 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1286 = v1284 < v1;
   const bool v1287 = v1285 && v1286;
   if (v1287) {
@@ -1265,11 +1265,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1295 = bfloat(v1294);
     c[v1290] = v1295;
   }
-  const uint v1296 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1296 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1298 = v600 + v1296;
-  const uint v1299 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1299 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1301 = v603 + v1299;
-  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1302 = v1298 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1303 = v1301 < v1;
   const bool v1304 = v1302 && v1303;
   if (v1304) {
@@ -1283,11 +1283,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1312 = bfloat(v1311);
     c[v1307] = v1312;
   }
-  const uint v1313 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1313 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1315 = v600 + v1313;
-  const uint v1316 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1316 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1318 = v603 + v1316;
-  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1319 = v1315 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1320 = v1318 < v1;
   const bool v1321 = v1319 && v1320;
   if (v1321) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1329 = bfloat(v1328);
     c[v1324] = v1329;
   }
-  const uint v1330 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1330 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1332 = v600 + v1330;
-  const uint v1333 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1333 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1335 = v603 + v1333;
-  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1336 = v1332 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1337 = v1335 < v1;
   const bool v1338 = v1336 && v1337;
   if (v1338) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1346 = bfloat(v1345);
     c[v1341] = v1346;
   }
-  const uint v1347 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1347 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1349 = v600 + v1347;
-  const uint v1350 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1350 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1352 = v603 + v1350;
-  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1353 = v1349 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1354 = v1352 < v1;
   const bool v1355 = v1353 && v1354;
   if (v1355) {
@@ -1337,11 +1337,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1363 = bfloat(v1362);
     c[v1358] = v1363;
   }
-  const uint v1364 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1364 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1366 = v600 + v1364;
-  const uint v1367 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1367 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1369 = v603 + v1367;
-  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1370 = v1366 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1371 = v1369 < v1;
   const bool v1372 = v1370 && v1371;
   if (v1372) {
@@ -1355,11 +1355,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1380 = bfloat(v1379);
     c[v1375] = v1380;
   }
-  const uint v1381 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1381 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1383 = v600 + v1381;
-  const uint v1384 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1384 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1386 = v603 + v1384;
-  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1388 = v1386 < v1;
   const bool v1389 = v1387 && v1388;
   if (v1389) {
@@ -1373,11 +1373,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1397 = bfloat(v1396);
     c[v1392] = v1397;
   }
-  const uint v1398 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1398 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1400 = v600 + v1398;
-  const uint v1401 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1401 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1403 = v603 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1391,11 +1391,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1414 = bfloat(v1413);
     c[v1409] = v1414;
   }
-  const uint v1415 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1415 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1417 = v600 + v1415;
-  const uint v1418 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1418 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1420 = v603 + v1418;
-  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1421 = v1417 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1422 = v1420 < v1;
   const bool v1423 = v1421 && v1422;
   if (v1423) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1431 = bfloat(v1430);
     c[v1426] = v1431;
   }
-  const uint v1432 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1432 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1434 = v600 + v1432;
-  const uint v1435 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1435 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1437 = v603 + v1435;
-  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1438 = v1434 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1439 = v1437 < v1;
   const bool v1440 = v1438 && v1439;
   if (v1440) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1448 = bfloat(v1447);
     c[v1443] = v1448;
   }
-  const uint v1449 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1449 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1451 = v600 + v1449;
-  const uint v1452 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1452 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1454 = v603 + v1452;
-  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1456 = v1454 < v1;
   const bool v1457 = v1455 && v1456;
   if (v1457) {
@@ -1445,11 +1445,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1465 = bfloat(v1464);
     c[v1460] = v1465;
   }
-  const uint v1466 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1466 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1468 = v600 + v1466;
-  const uint v1469 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1469 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1471 = v603 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1463,11 +1463,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1482 = bfloat(v1481);
     c[v1477] = v1482;
   }
-  const uint v1483 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1483 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1485 = v600 + v1483;
-  const uint v1486 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1486 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1488 = v603 + v1486;
-  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1489 = v1485 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1490 = v1488 < v1;
   const bool v1491 = v1489 && v1490;
   if (v1491) {
@@ -1481,11 +1481,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1499 = bfloat(v1498);
     c[v1494] = v1499;
   }
-  const uint v1500 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1500 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1502 = v600 + v1500;
-  const uint v1503 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1503 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1505 = v603 + v1503;
-  const bool v1506 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1506 = v1502 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1507 = v1505 < v1;
   const bool v1508 = v1506 && v1507;
   if (v1508) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1516 = bfloat(v1515);
     c[v1511] = v1516;
   }
-  const uint v1517 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1517 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1519 = v600 + v1517;
-  const uint v1520 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1520 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1522 = v603 + v1520;
-  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1523 = v1519 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1524 = v1522 < v1;
   const bool v1525 = v1523 && v1524;
   if (v1525) {
@@ -1517,11 +1517,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1533 = bfloat(v1532);
     c[v1528] = v1533;
   }
-  const uint v1534 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1534 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1536 = v600 + v1534;
-  const uint v1537 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1537 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1539 = v603 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1535,11 +1535,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1550 = bfloat(v1549);
     c[v1545] = v1550;
   }
-  const uint v1551 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1551 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1553 = v600 + v1551;
-  const uint v1554 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1554 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1556 = v603 + v1554;
-  const bool v1557 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1557 = v1553 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1558 = v1556 < v1;
   const bool v1559 = v1557 && v1558;
   if (v1559) {
@@ -1553,11 +1553,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1567 = bfloat(v1566);
     c[v1562] = v1567;
   }
-  const uint v1568 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1568 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1570 = v600 + v1568;
-  const uint v1571 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1571 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1573 = v603 + v1571;
-  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1574 = v1570 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1575 = v1573 < v1;
   const bool v1576 = v1574 && v1575;
   if (v1576) {
@@ -1571,11 +1571,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1584 = bfloat(v1583);
     c[v1579] = v1584;
   }
-  const uint v1585 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1585 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1587 = v600 + v1585;
-  const uint v1588 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1588 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1590 = v603 + v1588;
-  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1591 = v1587 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1592 = v1590 < v1;
   const bool v1593 = v1591 && v1592;
   if (v1593) {
@@ -1589,11 +1589,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1601 = bfloat(v1600);
     c[v1596] = v1601;
   }
-  const uint v1602 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1602 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1604 = v600 + v1602;
-  const uint v1605 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1605 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1607 = v603 + v1605;
-  const bool v1608 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1608 = v1604 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1609 = v1607 < v1;
   const bool v1610 = v1608 && v1609;
   if (v1610) {
@@ -1607,11 +1607,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1618 = bfloat(v1617);
     c[v1613] = v1618;
   }
-  const uint v1619 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1619 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1621 = v600 + v1619;
-  const uint v1622 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1622 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1624 = v603 + v1622;
-  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1625 = v1621 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1626 = v1624 < v1;
   const bool v1627 = v1625 && v1626;
   if (v1627) {
@@ -1625,11 +1625,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1635 = bfloat(v1634);
     c[v1630] = v1635;
   }
-  const uint v1636 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1636 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1638 = v600 + v1636;
-  const uint v1639 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1639 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1641 = v603 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1643,11 +1643,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1652 = bfloat(v1651);
     c[v1647] = v1652;
   }
-  const uint v1653 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1653 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1655 = v600 + v1653;
-  const uint v1656 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1656 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1658 = v603 + v1656;
-  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1659 = v1655 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1660 = v1658 < v1;
   const bool v1661 = v1659 && v1660;
   if (v1661) {
@@ -1661,11 +1661,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1669 = bfloat(v1668);
     c[v1664] = v1669;
   }
-  const uint v1670 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1670 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1672 = v600 + v1670;
-  const uint v1673 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1673 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1675 = v603 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1679,11 +1679,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1686 = bfloat(v1685);
     c[v1681] = v1686;
   }
-  const uint v1687 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1687 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1689 = v600 + v1687;
-  const uint v1690 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1690 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1692 = v603 + v1690;
-  const bool v1693 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1693 = v1689 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1694 = v1692 < v1;
   const bool v1695 = v1693 && v1694;
   if (v1695) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1703 = bfloat(v1702);
     c[v1698] = v1703;
   }
-  const uint v1704 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1704 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1706 = v600 + v1704;
-  const uint v1707 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1707 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1709 = v603 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1720 = bfloat(v1719);
     c[v1715] = v1720;
   }
-  const uint v1721 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1721 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1723 = v600 + v1721;
-  const uint v1724 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1724 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1726 = v603 + v1724;
-  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1728 = v1726 < v1;
   const bool v1729 = v1727 && v1728;
   if (v1729) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1737 = bfloat(v1736);
     c[v1732] = v1737;
   }
-  const uint v1738 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1738 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1740 = v600 + v1738;
-  const uint v1741 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1741 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1743 = v603 + v1741;
-  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1744 = v1740 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1745 = v1743 < v1;
   const bool v1746 = v1744 && v1745;
   if (v1746) {
@@ -1751,11 +1751,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1754 = bfloat(v1753);
     c[v1749] = v1754;
   }
-  const uint v1755 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1755 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1757 = v600 + v1755;
-  const uint v1758 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1758 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1760 = v603 + v1758;
-  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1761 = v1757 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1762 = v1760 < v1;
   const bool v1763 = v1761 && v1762;
   if (v1763) {
@@ -1769,11 +1769,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1771 = bfloat(v1770);
     c[v1766] = v1771;
   }
-  const uint v1772 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1772 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1774 = v600 + v1772;
-  const uint v1775 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1775 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1777 = v603 + v1775;
-  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1778 = v1774 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1779 = v1777 < v1;
   const bool v1780 = v1778 && v1779;
   if (v1780) {
@@ -1787,11 +1787,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1788 = bfloat(v1787);
     c[v1783] = v1788;
   }
-  const uint v1789 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1789 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1791 = v600 + v1789;
-  const uint v1792 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1792 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1794 = v603 + v1792;
-  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1795 = v1791 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1796 = v1794 < v1;
   const bool v1797 = v1795 && v1796;
   if (v1797) {
@@ -1805,11 +1805,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1805 = bfloat(v1804);
     c[v1800] = v1805;
   }
-  const uint v1806 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1806 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1808 = v600 + v1806;
-  const uint v1809 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1809 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1811 = v603 + v1809;
-  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1812 = v1808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1813 = v1811 < v1;
   const bool v1814 = v1812 && v1813;
   if (v1814) {
@@ -1823,11 +1823,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1822 = bfloat(v1821);
     c[v1817] = v1822;
   }
-  const uint v1823 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1823 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1825 = v600 + v1823;
-  const uint v1826 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1826 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1828 = v603 + v1826;
-  const bool v1829 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1829 = v1825 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1830 = v1828 < v1;
   const bool v1831 = v1829 && v1830;
   if (v1831) {
@@ -1841,11 +1841,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1839 = bfloat(v1838);
     c[v1834] = v1839;
   }
-  const uint v1840 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1840 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1842 = v600 + v1840;
-  const uint v1843 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1843 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1845 = v603 + v1843;
-  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1856 = bfloat(v1855);
     c[v1851] = v1856;
   }
-  const uint v1857 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1857 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1859 = v600 + v1857;
-  const uint v1860 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1860 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1862 = v603 + v1860;
-  const bool v1863 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1863 = v1859 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1864 = v1862 < v1;
   const bool v1865 = v1863 && v1864;
   if (v1865) {
@@ -1877,11 +1877,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1873 = bfloat(v1872);
     c[v1868] = v1873;
   }
-  const uint v1874 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1874 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1876 = v600 + v1874;
-  const uint v1877 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1877 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1879 = v603 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1890 = bfloat(v1889);
     c[v1885] = v1890;
   }
-  const uint v1891 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1891 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1893 = v600 + v1891;
-  const uint v1894 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1894 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1896 = v603 + v1894;
-  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1897 = v1893 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1898 = v1896 < v1;
   const bool v1899 = v1897 && v1898;
   if (v1899) {
@@ -1913,11 +1913,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1907 = bfloat(v1906);
     c[v1902] = v1907;
   }
-  const uint v1908 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1908 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1910 = v600 + v1908;
-  const uint v1911 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1911 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1913 = v603 + v1911;
-  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1914 = v1910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1915 = v1913 < v1;
   const bool v1916 = v1914 && v1915;
   if (v1916) {
@@ -1931,11 +1931,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1924 = bfloat(v1923);
     c[v1919] = v1924;
   }
-  const uint v1925 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1925 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1927 = v600 + v1925;
-  const uint v1928 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1928 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1930 = v603 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1949,11 +1949,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1941 = bfloat(v1940);
     c[v1936] = v1941;
   }
-  const uint v1942 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1942 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1944 = v600 + v1942;
-  const uint v1945 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1945 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1947 = v603 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -1967,11 +1967,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1958 = bfloat(v1957);
     c[v1953] = v1958;
   }
-  const uint v1959 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1959 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1961 = v600 + v1959;
-  const uint v1962 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1962 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1964 = v603 + v1962;
-  const bool v1965 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1965 = v1961 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1966 = v1964 < v1;
   const bool v1967 = v1965 && v1966;
   if (v1967) {
@@ -1985,11 +1985,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1975 = bfloat(v1974);
     c[v1970] = v1975;
   }
-  const uint v1976 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1976 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1978 = v600 + v1976;
-  const uint v1979 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1979 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1981 = v603 + v1979;
-  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1982 = v1978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1983 = v1981 < v1;
   const bool v1984 = v1982 && v1983;
   if (v1984) {
@@ -2003,11 +2003,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v1992 = bfloat(v1991);
     c[v1987] = v1992;
   }
-  const uint v1993 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1993 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1995 = v600 + v1993;
-  const uint v1996 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1996 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1998 = v603 + v1996;
-  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1999 = v1995 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2000 = v1998 < v1;
   const bool v2001 = v1999 && v2000;
   if (v2001) {
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2009 = bfloat(v2008);
     c[v2004] = v2009;
   }
-  const uint v2010 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2010 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2012 = v600 + v2010;
-  const uint v2013 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2013 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2015 = v603 + v2013;
-  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2016 = v2012 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2017 = v2015 < v1;
   const bool v2018 = v2016 && v2017;
   if (v2018) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2026 = bfloat(v2025);
     c[v2021] = v2026;
   }
-  const uint v2027 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2027 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2029 = v600 + v2027;
-  const uint v2030 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2030 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2032 = v603 + v2030;
-  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2033 = v2029 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2034 = v2032 < v1;
   const bool v2035 = v2033 && v2034;
   if (v2035) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2043 = bfloat(v2042);
     c[v2038] = v2043;
   }
-  const uint v2044 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2044 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2046 = v600 + v2044;
-  const uint v2047 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2047 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2049 = v603 + v2047;
-  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2050 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2051 = v2049 < v1;
   const bool v2052 = v2050 && v2051;
   if (v2052) {
@@ -2075,11 +2075,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2060 = bfloat(v2059);
     c[v2055] = v2060;
   }
-  const uint v2061 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2061 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2063 = v600 + v2061;
-  const uint v2064 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2064 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2066 = v603 + v2064;
-  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2067 = v2063 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2068 = v2066 < v1;
   const bool v2069 = v2067 && v2068;
   if (v2069) {
@@ -2093,11 +2093,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2077 = bfloat(v2076);
     c[v2072] = v2077;
   }
-  const uint v2078 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2078 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2080 = v600 + v2078;
-  const uint v2081 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2081 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2083 = v603 + v2081;
-  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2084 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2085 = v2083 < v1;
   const bool v2086 = v2084 && v2085;
   if (v2086) {
@@ -2111,11 +2111,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2094 = bfloat(v2093);
     c[v2089] = v2094;
   }
-  const uint v2095 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2095 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2097 = v600 + v2095;
-  const uint v2098 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2098 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2100 = v603 + v2098;
-  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2101 = v2097 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2102 = v2100 < v1;
   const bool v2103 = v2101 && v2102;
   if (v2103) {
@@ -2129,11 +2129,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2111 = bfloat(v2110);
     c[v2106] = v2111;
   }
-  const uint v2112 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2112 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2114 = v600 + v2112;
-  const uint v2115 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2115 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2117 = v603 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -2147,11 +2147,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2128 = bfloat(v2127);
     c[v2123] = v2128;
   }
-  const uint v2129 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2129 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2131 = v600 + v2129;
-  const uint v2132 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2132 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2134 = v603 + v2132;
-  const bool v2135 = v2131 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2135 = v2131 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2136 = v2134 < v1;
   const bool v2137 = v2135 && v2136;
   if (v2137) {
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2145 = bfloat(v2144);
     c[v2140] = v2145;
   }
-  const uint v2146 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2146 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2148 = v600 + v2146;
-  const uint v2149 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2149 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2151 = v603 + v2149;
-  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2152 = v2148 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2153 = v2151 < v1;
   const bool v2154 = v2152 && v2153;
   if (v2154) {
@@ -2183,11 +2183,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2162 = bfloat(v2161);
     c[v2157] = v2162;
   }
-  const uint v2163 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2163 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2165 = v600 + v2163;
-  const uint v2166 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2166 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2168 = v603 + v2166;
-  const bool v2169 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2169 = v2165 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2170 = v2168 < v1;
   const bool v2171 = v2169 && v2170;
   if (v2171) {
@@ -2201,11 +2201,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2179 = bfloat(v2178);
     c[v2174] = v2179;
   }
-  const uint v2180 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2180 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2182 = v600 + v2180;
-  const uint v2183 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2183 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2185 = v603 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2196 = bfloat(v2195);
     c[v2191] = v2196;
   }
-  const uint v2197 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2197 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2199 = v600 + v2197;
-  const uint v2200 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2200 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2202 = v603 + v2200;
-  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2203 = v2199 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2204 = v2202 < v1;
   const bool v2205 = v2203 && v2204;
   if (v2205) {
@@ -2237,11 +2237,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2213 = bfloat(v2212);
     c[v2208] = v2213;
   }
-  const uint v2214 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2214 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2216 = v600 + v2214;
-  const uint v2217 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2217 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2219 = v603 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2255,11 +2255,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2230 = bfloat(v2229);
     c[v2225] = v2230;
   }
-  const uint v2231 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2231 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2233 = v600 + v2231;
-  const uint v2234 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2234 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2236 = v603 + v2234;
-  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -2273,11 +2273,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2247 = bfloat(v2246);
     c[v2242] = v2247;
   }
-  const uint v2248 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2248 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2250 = v600 + v2248;
-  const uint v2251 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2251 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2253 = v603 + v2251;
-  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2254 = v2250 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2255 = v2253 < v1;
   const bool v2256 = v2254 && v2255;
   if (v2256) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2264 = bfloat(v2263);
     c[v2259] = v2264;
   }
-  const uint v2265 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2265 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2267 = v600 + v2265;
-  const uint v2268 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2268 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2270 = v603 + v2268;
-  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2271 = v2267 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2272 = v2270 < v1;
   const bool v2273 = v2271 && v2272;
   if (v2273) {
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2281 = bfloat(v2280);
     c[v2276] = v2281;
   }
-  const uint v2282 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2282 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2284 = v600 + v2282;
-  const uint v2285 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2285 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2287 = v603 + v2285;
-  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2288 = v2284 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2289 = v2287 < v1;
   const bool v2290 = v2288 && v2289;
   if (v2290) {
@@ -2327,11 +2327,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2298 = bfloat(v2297);
     c[v2293] = v2298;
   }
-  const uint v2299 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2299 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2301 = v600 + v2299;
-  const uint v2302 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2302 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2304 = v603 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2315 = bfloat(v2314);
     c[v2310] = v2315;
   }
-  const uint v2316 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2316 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2318 = v600 + v2316;
-  const uint v2319 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2319 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2321 = v603 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2363,11 +2363,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2332 = bfloat(v2331);
     c[v2327] = v2332;
   }
-  const uint v2333 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2333 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2335 = v600 + v2333;
-  const uint v2336 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2336 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2338 = v603 + v2336;
-  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2339 = v2335 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2340 = v2338 < v1;
   const bool v2341 = v2339 && v2340;
   if (v2341) {
@@ -2381,11 +2381,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2349 = bfloat(v2348);
     c[v2344] = v2349;
   }
-  const uint v2350 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2350 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2352 = v600 + v2350;
-  const uint v2353 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2353 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2355 = v603 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2399,11 +2399,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2366 = bfloat(v2365);
     c[v2361] = v2366;
   }
-  const uint v2367 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2367 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2369 = v600 + v2367;
-  const uint v2370 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2370 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2372 = v603 + v2370;
-  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2373 = v2369 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2374 = v2372 < v1;
   const bool v2375 = v2373 && v2374;
   if (v2375) {
@@ -2417,11 +2417,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2383 = bfloat(v2382);
     c[v2378] = v2383;
   }
-  const uint v2384 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2384 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2386 = v600 + v2384;
-  const uint v2387 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2387 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2389 = v603 + v2387;
-  const bool v2390 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2390 = v2386 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2391 = v2389 < v1;
   const bool v2392 = v2390 && v2391;
   if (v2392) {
@@ -2435,11 +2435,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2400 = bfloat(v2399);
     c[v2395] = v2400;
   }
-  const uint v2401 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2401 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2403 = v600 + v2401;
-  const uint v2404 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2404 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2406 = v603 + v2404;
-  const bool v2407 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2407 = v2403 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2408 = v2406 < v1;
   const bool v2409 = v2407 && v2408;
   if (v2409) {
@@ -2453,11 +2453,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2417 = bfloat(v2416);
     c[v2412] = v2417;
   }
-  const uint v2418 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2418 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2420 = v600 + v2418;
-  const uint v2421 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2421 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2423 = v603 + v2421;
-  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2424 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2425 = v2423 < v1;
   const bool v2426 = v2424 && v2425;
   if (v2426) {
@@ -2471,11 +2471,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2434 = bfloat(v2433);
     c[v2429] = v2434;
   }
-  const uint v2435 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2435 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2437 = v600 + v2435;
-  const uint v2438 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2438 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2440 = v603 + v2438;
-  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2441 = v2437 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2442 = v2440 < v1;
   const bool v2443 = v2441 && v2442;
   if (v2443) {
@@ -2489,11 +2489,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2451 = bfloat(v2450);
     c[v2446] = v2451;
   }
-  const uint v2452 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2452 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2454 = v600 + v2452;
-  const uint v2455 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2455 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2457 = v603 + v2455;
-  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2458 = v2454 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2459 = v2457 < v1;
   const bool v2460 = v2458 && v2459;
   if (v2460) {
@@ -2507,11 +2507,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2468 = bfloat(v2467);
     c[v2463] = v2468;
   }
-  const uint v2469 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2469 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2471 = v600 + v2469;
-  const uint v2472 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2472 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2474 = v603 + v2472;
-  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2475 = v2471 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2476 = v2474 < v1;
   const bool v2477 = v2475 && v2476;
   if (v2477) {
@@ -2525,11 +2525,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2485 = bfloat(v2484);
     c[v2480] = v2485;
   }
-  const uint v2486 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2486 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2488 = v600 + v2486;
-  const uint v2489 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2489 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2491 = v603 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2493 = v2491 < v1;
   const bool v2494 = v2492 && v2493;
   if (v2494) {
@@ -2543,11 +2543,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2502 = bfloat(v2501);
     c[v2497] = v2502;
   }
-  const uint v2503 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2503 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2505 = v600 + v2503;
-  const uint v2506 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2506 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2508 = v603 + v2506;
-  const bool v2509 = v2505 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2509 = v2505 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2510 = v2508 < v1;
   const bool v2511 = v2509 && v2510;
   if (v2511) {
@@ -2561,11 +2561,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2519 = bfloat(v2518);
     c[v2514] = v2519;
   }
-  const uint v2520 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2520 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2522 = v600 + v2520;
-  const uint v2523 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2523 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2525 = v603 + v2523;
-  const bool v2526 = v2522 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2526 = v2522 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2527 = v2525 < v1;
   const bool v2528 = v2526 && v2527;
   if (v2528) {
@@ -2579,11 +2579,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2536 = bfloat(v2535);
     c[v2531] = v2536;
   }
-  const uint v2537 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2537 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2539 = v600 + v2537;
-  const uint v2540 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2540 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2542 = v603 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -2597,11 +2597,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2553 = bfloat(v2552);
     c[v2548] = v2553;
   }
-  const uint v2554 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2554 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2556 = v600 + v2554;
-  const uint v2557 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2557 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2559 = v603 + v2557;
-  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2560 = v2556 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2561 = v2559 < v1;
   const bool v2562 = v2560 && v2561;
   if (v2562) {
@@ -2615,11 +2615,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2570 = bfloat(v2569);
     c[v2565] = v2570;
   }
-  const uint v2571 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2571 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2573 = v600 + v2571;
-  const uint v2574 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2574 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2576 = v603 + v2574;
-  const bool v2577 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2577 = v2573 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2578 = v2576 < v1;
   const bool v2579 = v2577 && v2578;
   if (v2579) {
@@ -2633,11 +2633,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2587 = bfloat(v2586);
     c[v2582] = v2587;
   }
-  const uint v2588 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2588 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2590 = v600 + v2588;
-  const uint v2591 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2591 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2593 = v603 + v2591;
-  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2594 = v2590 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2595 = v2593 < v1;
   const bool v2596 = v2594 && v2595;
   if (v2596) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2604 = bfloat(v2603);
     c[v2599] = v2604;
   }
-  const uint v2605 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2605 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2607 = v600 + v2605;
-  const uint v2608 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2608 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2610 = v603 + v2608;
-  const bool v2611 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2611 = v2607 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2612 = v2610 < v1;
   const bool v2613 = v2611 && v2612;
   if (v2613) {
@@ -2669,11 +2669,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2621 = bfloat(v2620);
     c[v2616] = v2621;
   }
-  const uint v2622 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2622 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2624 = v600 + v2622;
-  const uint v2625 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2625 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2627 = v603 + v2625;
-  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2629 = v2627 < v1;
   const bool v2630 = v2628 && v2629;
   if (v2630) {
@@ -2687,11 +2687,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2638 = bfloat(v2637);
     c[v2633] = v2638;
   }
-  const uint v2639 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2639 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2641 = v600 + v2639;
-  const uint v2642 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2642 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2644 = v603 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2705,11 +2705,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2655 = bfloat(v2654);
     c[v2650] = v2655;
   }
-  const uint v2656 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2656 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2658 = v600 + v2656;
-  const uint v2659 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2659 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2661 = v603 + v2659;
-  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2662 = v2658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2663 = v2661 < v1;
   const bool v2664 = v2662 && v2663;
   if (v2664) {
@@ -2723,11 +2723,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2672 = bfloat(v2671);
     c[v2667] = v2672;
   }
-  const uint v2673 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2673 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2675 = v600 + v2673;
-  const uint v2676 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2676 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2678 = v603 + v2676;
-  const bool v2679 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2679 = v2675 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2680 = v2678 < v1;
   const bool v2681 = v2679 && v2680;
   if (v2681) {
@@ -2741,11 +2741,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2689 = bfloat(v2688);
     c[v2684] = v2689;
   }
-  const uint v2690 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2690 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2692 = v600 + v2690;
-  const uint v2693 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2693 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2695 = v603 + v2693;
-  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2696 = v2692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2697 = v2695 < v1;
   const bool v2698 = v2696 && v2697;
   if (v2698) {
@@ -2759,11 +2759,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2706 = bfloat(v2705);
     c[v2701] = v2706;
   }
-  const uint v2707 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2707 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2709 = v600 + v2707;
-  const uint v2710 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2710 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2712 = v603 + v2710;
-  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2714 = v2712 < v1;
   const bool v2715 = v2713 && v2714;
   if (v2715) {
@@ -2777,11 +2777,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2723 = bfloat(v2722);
     c[v2718] = v2723;
   }
-  const uint v2724 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2724 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2726 = v600 + v2724;
-  const uint v2727 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2727 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2729 = v603 + v2727;
-  const bool v2730 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2730 = v2726 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2731 = v2729 < v1;
   const bool v2732 = v2730 && v2731;
   if (v2732) {
@@ -2795,11 +2795,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2740 = bfloat(v2739);
     c[v2735] = v2740;
   }
-  const uint v2741 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2741 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2743 = v600 + v2741;
-  const uint v2744 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2744 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2746 = v603 + v2744;
-  const bool v2747 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2747 = v2743 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2748 = v2746 < v1;
   const bool v2749 = v2747 && v2748;
   if (v2749) {
@@ -2813,11 +2813,11 @@ kernel void iron_gemm_beta_kn_bf16(
     const bfloat v2757 = bfloat(v2756);
     c[v2752] = v2757;
   }
-  const uint v2758 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2758 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2760 = v600 + v2758;
-  const uint v2761 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2761 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2763 = v603 + v2761;
-  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {

@@ -104,20 +104,20 @@ kernel void iron_gemm_beta_nk_bf16(
   const uint v25 = v24 << 7u;
   const uint v28 = v22 / v20;
   const uint v29 = v28 << 7u;
-  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v30 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v34 = v33 << 6u;
-  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v38 = v37 << 6u;
-  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v40, float(0.0f));
-  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v42, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v44, bfloat(bfloat(0.0f)));
-  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:246
   if (v63) {
     const uint v2799 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v2802 = v2799 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -207,14 +207,14 @@ kernel void iron_gemm_beta_nk_bf16(
     const uint v3169 = v29 + v2970;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3170 = v3169 < v1;
     const uint v3175 = v3169 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3191 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v3197 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v3191 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3197 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v2791 = 0u; v2791 < v2; v2791 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v2791 = 0u; v2791 < v2; v2791 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2793 = v2791 >> 6u;
       const uint v2795 = v2793 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2797 = v2795 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2797 = v2795 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v2809 = v2791 + v2806;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2810 = v2809 < v2;
       const bool v2811 = v2808 && v2810;
@@ -359,44 +359,44 @@ kernel void iron_gemm_beta_nk_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2989 + e] = v3173 ? b[v3179 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3192 = v2797 + v3191;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3192 = v2797 + v3191;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3192), long(64u));
-      const uint v3198 = v2797 + v3197;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3198 = v2797 + v3197;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v44, shm1, long(v3198), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3205 = v3192 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3205 = v3192 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3205), long(64u));
-      const uint v3211 = v3198 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3211 = v3198 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v44, shm1, long(v3211), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3217 = v3192 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3217 = v3192 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3217), long(64u));
-      const uint v3223 = v3198 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3223 = v3198 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v44, shm1, long(v3223), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3229 = v3192 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3229 = v3192 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v42, shm0, long(v3229), long(64u));
-      const uint v3235 = v3198 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3235 = v3198 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v44, shm1, long(v3235), long(64u));
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v513 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v514 = iron_tid.x;
-    const uint v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v570 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v576 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v584 = v570 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v590 = v576 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v596 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v602 = v576 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v608 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v614 = v576 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v512 = 0u; v512 < v2; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -442,29 +442,29 @@ kernel void iron_gemm_beta_nk_bf16(
           shm1[v563] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v42, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v44, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v44, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v42, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v44, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v42, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v44, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v42, shm0, long(v570), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v44, shm1, long(v576), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v42, shm0, long(v584), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v44, shm1, long(v590), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v42, shm0, long(v596), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v44, shm1, long(v602), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v42, shm0, long(v608), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v44, shm1, long(v614), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v615 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v615 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v616 = v25 + v34;
   const uint v617 = v616 + v615;
-  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v618 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v619 = v29 + v38;
   const uint v620 = v619 + v618;
-  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v621 = v617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v622 = v620 < v1;
   const bool v623 = v621 && v622;
   if (v623) {
@@ -478,11 +478,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v631 = bfloat(v630);
     c[v626] = v631;
   }
-  const uint v632 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v632 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v634 = v616 + v632;
-  const uint v635 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v635 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v637 = v619 + v635;
-  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v638 = v634 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v639 = v637 < v1;
   const bool v640 = v638 && v639;
   if (v640) {
@@ -496,11 +496,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v648 = bfloat(v647);
     c[v643] = v648;
   }
-  const uint v649 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v649 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v651 = v616 + v649;
-  const uint v652 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v652 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v654 = v619 + v652;
-  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v655 = v651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v656 = v654 < v1;
   const bool v657 = v655 && v656;
   if (v657) {
@@ -514,11 +514,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v665 = bfloat(v664);
     c[v660] = v665;
   }
-  const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v666 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v668 = v616 + v666;
-  const uint v669 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v669 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v671 = v619 + v669;
-  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v672 = v668 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v673 = v671 < v1;
   const bool v674 = v672 && v673;
   if (v674) {
@@ -532,11 +532,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v682 = bfloat(v681);
     c[v677] = v682;
   }
-  const uint v683 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v683 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v685 = v616 + v683;
-  const uint v686 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v686 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v688 = v619 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -550,11 +550,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v699 = bfloat(v698);
     c[v694] = v699;
   }
-  const uint v700 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v700 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v702 = v616 + v700;
-  const uint v703 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v703 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v705 = v619 + v703;
-  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v706 = v702 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v707 = v705 < v1;
   const bool v708 = v706 && v707;
   if (v708) {
@@ -568,11 +568,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v716 = bfloat(v715);
     c[v711] = v716;
   }
-  const uint v717 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v717 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v719 = v616 + v717;
-  const uint v720 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v720 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v722 = v619 + v720;
-  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v723 = v719 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v724 = v722 < v1;
   const bool v725 = v723 && v724;
   if (v725) {
@@ -586,11 +586,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v733 = bfloat(v732);
     c[v728] = v733;
   }
-  const uint v734 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v734 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v736 = v616 + v734;
-  const uint v737 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v737 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v739 = v619 + v737;
-  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v740 = v736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v741 = v739 < v1;
   const bool v742 = v740 && v741;
   if (v742) {
@@ -604,11 +604,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v750 = bfloat(v749);
     c[v745] = v750;
   }
-  const uint v751 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v751 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v753 = v616 + v751;
-  const uint v754 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v754 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v756 = v619 + v754;
-  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v758 = v756 < v1;
   const bool v759 = v757 && v758;
   if (v759) {
@@ -622,11 +622,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v767 = bfloat(v766);
     c[v762] = v767;
   }
-  const uint v768 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v768 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v770 = v616 + v768;
-  const uint v771 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v771 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v773 = v619 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v775 = v773 < v1;
   const bool v776 = v774 && v775;
   if (v776) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v784 = bfloat(v783);
     c[v779] = v784;
   }
-  const uint v785 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v785 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v787 = v616 + v785;
-  const uint v788 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v788 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v790 = v619 + v788;
-  const bool v791 = v787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v791 = v787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v792 = v790 < v1;
   const bool v793 = v791 && v792;
   if (v793) {
@@ -658,11 +658,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v801 = bfloat(v800);
     c[v796] = v801;
   }
-  const uint v802 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v802 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v804 = v616 + v802;
-  const uint v805 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v805 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v807 = v619 + v805;
-  const bool v808 = v804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v808 = v804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v809 = v807 < v1;
   const bool v810 = v808 && v809;
   if (v810) {
@@ -676,11 +676,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v818 = bfloat(v817);
     c[v813] = v818;
   }
-  const uint v819 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v819 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v821 = v616 + v819;
-  const uint v822 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v822 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v824 = v619 + v822;
-  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v825 = v821 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v826 = v824 < v1;
   const bool v827 = v825 && v826;
   if (v827) {
@@ -694,11 +694,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v835 = bfloat(v834);
     c[v830] = v835;
   }
-  const uint v836 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v836 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v838 = v616 + v836;
-  const uint v839 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v839 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v841 = v619 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v852 = bfloat(v851);
     c[v847] = v852;
   }
-  const uint v853 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v853 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v855 = v616 + v853;
-  const uint v856 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v856 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v858 = v619 + v856;
-  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v859 = v855 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v860 = v858 < v1;
   const bool v861 = v859 && v860;
   if (v861) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v869 = bfloat(v868);
     c[v864] = v869;
   }
-  const uint v870 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v870 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v872 = v616 + v870;
-  const uint v873 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v873 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v875 = v619 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -748,11 +748,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v886 = bfloat(v885);
     c[v881] = v886;
   }
-  const uint v887 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v887 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v889 = v616 + v887;
-  const uint v890 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v890 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v892 = v619 + v890;
-  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v893 = v889 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v894 = v892 < v1;
   const bool v895 = v893 && v894;
   if (v895) {
@@ -766,11 +766,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v903 = bfloat(v902);
     c[v898] = v903;
   }
-  const uint v904 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v904 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v906 = v616 + v904;
-  const uint v907 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v907 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v909 = v619 + v907;
-  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v910 = v906 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v911 = v909 < v1;
   const bool v912 = v910 && v911;
   if (v912) {
@@ -784,11 +784,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v920 = bfloat(v919);
     c[v915] = v920;
   }
-  const uint v921 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v921 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v923 = v616 + v921;
-  const uint v924 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v924 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v926 = v619 + v924;
-  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v927 = v923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v928 = v926 < v1;
   const bool v929 = v927 && v928;
   if (v929) {
@@ -802,11 +802,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v937 = bfloat(v936);
     c[v932] = v937;
   }
-  const uint v938 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v938 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v940 = v616 + v938;
-  const uint v941 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v941 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v943 = v619 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -820,11 +820,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v954 = bfloat(v953);
     c[v949] = v954;
   }
-  const uint v955 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v955 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v957 = v616 + v955;
-  const uint v958 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v958 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v960 = v619 + v958;
-  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v961 = v957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v962 = v960 < v1;
   const bool v963 = v961 && v962;
   if (v963) {
@@ -838,11 +838,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v971 = bfloat(v970);
     c[v966] = v971;
   }
-  const uint v972 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v972 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v974 = v616 + v972;
-  const uint v975 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v975 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v977 = v619 + v975;
-  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v978 = v974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v979 = v977 < v1;
   const bool v980 = v978 && v979;
   if (v980) {
@@ -856,11 +856,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v988 = bfloat(v987);
     c[v983] = v988;
   }
-  const uint v989 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v989 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v991 = v616 + v989;
-  const uint v992 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v992 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v994 = v619 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -874,11 +874,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1005 = bfloat(v1004);
     c[v1000] = v1005;
   }
-  const uint v1006 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1006 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1008 = v616 + v1006;
-  const uint v1009 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1009 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1011 = v619 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -892,11 +892,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1022 = bfloat(v1021);
     c[v1017] = v1022;
   }
-  const uint v1023 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1023 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1025 = v616 + v1023;
-  const uint v1026 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1026 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1028 = v619 + v1026;
-  const bool v1029 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1029 = v1025 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1030 = v1028 < v1;
   const bool v1031 = v1029 && v1030;
   if (v1031) {
@@ -910,11 +910,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1039 = bfloat(v1038);
     c[v1034] = v1039;
   }
-  const uint v1040 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1040 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1042 = v616 + v1040;
-  const uint v1043 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1043 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1045 = v619 + v1043;
-  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1046 = v1042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1047 = v1045 < v1;
   const bool v1048 = v1046 && v1047;
   if (v1048) {
@@ -928,11 +928,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1056 = bfloat(v1055);
     c[v1051] = v1056;
   }
-  const uint v1057 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1057 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1059 = v616 + v1057;
-  const uint v1060 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1060 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1062 = v619 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1064 = v1062 < v1;
   const bool v1065 = v1063 && v1064;
   if (v1065) {
@@ -946,11 +946,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1073 = bfloat(v1072);
     c[v1068] = v1073;
   }
-  const uint v1074 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1074 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1076 = v616 + v1074;
-  const uint v1077 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1077 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1079 = v619 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -964,11 +964,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1090 = bfloat(v1089);
     c[v1085] = v1090;
   }
-  const uint v1091 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1091 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1093 = v616 + v1091;
-  const uint v1094 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1094 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1096 = v619 + v1094;
-  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1097 = v1093 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1098 = v1096 < v1;
   const bool v1099 = v1097 && v1098;
   if (v1099) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1107 = bfloat(v1106);
     c[v1102] = v1107;
   }
-  const uint v1108 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1108 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1110 = v616 + v1108;
-  const uint v1111 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1111 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1113 = v619 + v1111;
-  const bool v1114 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1114 = v1110 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1115 = v1113 < v1;
   const bool v1116 = v1114 && v1115;
   if (v1116) {
@@ -1000,11 +1000,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1124 = bfloat(v1123);
     c[v1119] = v1124;
   }
-  const uint v1125 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1125 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1127 = v616 + v1125;
-  const uint v1128 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1128 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1130 = v619 + v1128;
-  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1131 = v1127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1132 = v1130 < v1;
   const bool v1133 = v1131 && v1132;
   if (v1133) {
@@ -1018,11 +1018,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1141 = bfloat(v1140);
     c[v1136] = v1141;
   }
-  const uint v1142 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1142 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1144 = v616 + v1142;
-  const uint v1145 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1145 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1147 = v619 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1158 = bfloat(v1157);
     c[v1153] = v1158;
   }
-  const uint v1159 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1159 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1161 = v616 + v1159;
-  const uint v1162 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1162 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1164 = v619 + v1162;
-  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1165 = v1161 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1166 = v1164 < v1;
   const bool v1167 = v1165 && v1166;
   if (v1167) {
@@ -1054,11 +1054,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1175 = bfloat(v1174);
     c[v1170] = v1175;
   }
-  const uint v1176 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1176 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1178 = v616 + v1176;
-  const uint v1179 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1179 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1181 = v619 + v1179;
-  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1182 = v1178 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1183 = v1181 < v1;
   const bool v1184 = v1182 && v1183;
   if (v1184) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1192 = bfloat(v1191);
     c[v1187] = v1192;
   }
-  const uint v1193 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1193 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1195 = v616 + v1193;
-  const uint v1196 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1196 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1198 = v619 + v1196;
-  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1199 = v1195 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1200 = v1198 < v1;
   const bool v1201 = v1199 && v1200;
   if (v1201) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1209 = bfloat(v1208);
     c[v1204] = v1209;
   }
-  const uint v1210 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1210 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1212 = v616 + v1210;
-  const uint v1213 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1213 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1215 = v619 + v1213;
-  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1216 = v1212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1217 = v1215 < v1;
   const bool v1218 = v1216 && v1217;
   if (v1218) {
@@ -1108,11 +1108,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1226 = bfloat(v1225);
     c[v1221] = v1226;
   }
-  const uint v1227 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1227 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1229 = v616 + v1227;
-  const uint v1230 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1230 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1232 = v619 + v1230;
-  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1233 = v1229 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1234 = v1232 < v1;
   const bool v1235 = v1233 && v1234;
   if (v1235) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1243 = bfloat(v1242);
     c[v1238] = v1243;
   }
-  const uint v1244 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1244 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1246 = v616 + v1244;
-  const uint v1247 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1247 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1249 = v619 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1144,11 +1144,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1260 = bfloat(v1259);
     c[v1255] = v1260;
   }
-  const uint v1261 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1261 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1263 = v616 + v1261;
-  const uint v1264 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1264 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1266 = v619 + v1264;
-  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1267 = v1263 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1268 = v1266 < v1;
   const bool v1269 = v1267 && v1268;
   if (v1269) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1277 = bfloat(v1276);
     c[v1272] = v1277;
   }
-  const uint v1278 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1278 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1280 = v616 + v1278;
-  const uint v1281 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1281 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1283 = v619 + v1281;
-  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1284 = v1280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1285 = v1283 < v1;
   const bool v1286 = v1284 && v1285;
   if (v1286) {
@@ -1180,11 +1180,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1294 = bfloat(v1293);
     c[v1289] = v1294;
   }
-  const uint v1295 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1295 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1297 = v616 + v1295;
-  const uint v1298 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1298 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1300 = v619 + v1298;
-  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1301 = v1297 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1302 = v1300 < v1;
   const bool v1303 = v1301 && v1302;
   if (v1303) {
@@ -1198,11 +1198,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1311 = bfloat(v1310);
     c[v1306] = v1311;
   }
-  const uint v1312 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1312 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1314 = v616 + v1312;
-  const uint v1315 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1315 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1317 = v619 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1216,11 +1216,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1328 = bfloat(v1327);
     c[v1323] = v1328;
   }
-  const uint v1329 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1329 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1331 = v616 + v1329;
-  const uint v1332 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1332 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1334 = v619 + v1332;
-  const bool v1335 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1335 = v1331 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1336 = v1334 < v1;
   const bool v1337 = v1335 && v1336;
   if (v1337) {
@@ -1234,11 +1234,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1345 = bfloat(v1344);
     c[v1340] = v1345;
   }
-  const uint v1346 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1346 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1348 = v616 + v1346;
-  const uint v1349 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1349 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1351 = v619 + v1349;
-  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1352 = v1348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1353 = v1351 < v1;
   const bool v1354 = v1352 && v1353;
   if (v1354) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1362 = bfloat(v1361);
     c[v1357] = v1362;
   }
-  const uint v1363 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1363 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1365 = v616 + v1363;
-  const uint v1366 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1366 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1368 = v619 + v1366;
-  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1369 = v1365 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1370 = v1368 < v1;
   const bool v1371 = v1369 && v1370;
   if (v1371) {
@@ -1270,11 +1270,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1379 = bfloat(v1378);
     c[v1374] = v1379;
   }
-  const uint v1380 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1380 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1382 = v616 + v1380;
-  const uint v1383 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1383 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1385 = v619 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1288,11 +1288,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1396 = bfloat(v1395);
     c[v1391] = v1396;
   }
-  const uint v1397 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1397 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1399 = v616 + v1397;
-  const uint v1400 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1400 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1402 = v619 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1306,11 +1306,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1413 = bfloat(v1412);
     c[v1408] = v1413;
   }
-  const uint v1414 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1414 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1416 = v616 + v1414;
-  const uint v1417 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1417 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1419 = v619 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1430 = bfloat(v1429);
     c[v1425] = v1430;
   }
-  const uint v1431 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1431 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1433 = v616 + v1431;
-  const uint v1434 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1434 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1436 = v619 + v1434;
-  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1437 = v1433 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1438 = v1436 < v1;
   const bool v1439 = v1437 && v1438;
   if (v1439) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1447 = bfloat(v1446);
     c[v1442] = v1447;
   }
-  const uint v1448 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1448 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1450 = v616 + v1448;
-  const uint v1451 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1451 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1453 = v619 + v1451;
-  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1454 = v1450 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1455 = v1453 < v1;
   const bool v1456 = v1454 && v1455;
   if (v1456) {
@@ -1360,11 +1360,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1464 = bfloat(v1463);
     c[v1459] = v1464;
   }
-  const uint v1465 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1465 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1467 = v616 + v1465;
-  const uint v1468 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1468 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1470 = v619 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1378,11 +1378,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1481 = bfloat(v1480);
     c[v1476] = v1481;
   }
-  const uint v1482 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1482 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1484 = v616 + v1482;
-  const uint v1485 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1485 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1487 = v619 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1498 = bfloat(v1497);
     c[v1493] = v1498;
   }
-  const uint v1499 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1499 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1501 = v616 + v1499;
-  const uint v1502 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1502 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1504 = v619 + v1502;
-  const bool v1505 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1505 = v1501 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1506 = v1504 < v1;
   const bool v1507 = v1505 && v1506;
   if (v1507) {
@@ -1414,11 +1414,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1515 = bfloat(v1514);
     c[v1510] = v1515;
   }
-  const uint v1516 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1516 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1518 = v616 + v1516;
-  const uint v1519 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1519 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1521 = v619 + v1519;
-  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1523 = v1521 < v1;
   const bool v1524 = v1522 && v1523;
   if (v1524) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1532 = bfloat(v1531);
     c[v1527] = v1532;
   }
-  const uint v1533 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1533 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1535 = v616 + v1533;
-  const uint v1536 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1536 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1538 = v619 + v1536;
-  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1539 = v1535 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1540 = v1538 < v1;
   const bool v1541 = v1539 && v1540;
   if (v1541) {
@@ -1450,11 +1450,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1549 = bfloat(v1548);
     c[v1544] = v1549;
   }
-  const uint v1550 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1550 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1552 = v616 + v1550;
-  const uint v1553 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1553 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1555 = v619 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1468,11 +1468,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1566 = bfloat(v1565);
     c[v1561] = v1566;
   }
-  const uint v1567 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1567 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1569 = v616 + v1567;
-  const uint v1570 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1570 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1572 = v619 + v1570;
-  const bool v1573 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1573 = v1569 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1574 = v1572 < v1;
   const bool v1575 = v1573 && v1574;
   if (v1575) {
@@ -1486,11 +1486,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1583 = bfloat(v1582);
     c[v1578] = v1583;
   }
-  const uint v1584 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1584 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1586 = v616 + v1584;
-  const uint v1587 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1587 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1589 = v619 + v1587;
-  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1590 = v1586 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1591 = v1589 < v1;
   const bool v1592 = v1590 && v1591;
   if (v1592) {
@@ -1504,11 +1504,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1600 = bfloat(v1599);
     c[v1595] = v1600;
   }
-  const uint v1601 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1601 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1603 = v616 + v1601;
-  const uint v1604 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1604 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1606 = v619 + v1604;
-  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1607 = v1603 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1608 = v1606 < v1;
   const bool v1609 = v1607 && v1608;
   if (v1609) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1617 = bfloat(v1616);
     c[v1612] = v1617;
   }
-  const uint v1618 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1618 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1620 = v616 + v1618;
-  const uint v1621 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1621 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1623 = v619 + v1621;
-  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1624 = v1620 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1625 = v1623 < v1;
   const bool v1626 = v1624 && v1625;
   if (v1626) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1634 = bfloat(v1633);
     c[v1629] = v1634;
   }
-  const uint v1635 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1635 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1637 = v616 + v1635;
-  const uint v1638 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1638 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1640 = v619 + v1638;
-  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1641 = v1637 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1642 = v1640 < v1;
   const bool v1643 = v1641 && v1642;
   if (v1643) {
@@ -1558,11 +1558,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1651 = bfloat(v1650);
     c[v1646] = v1651;
   }
-  const uint v1652 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1652 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1654 = v616 + v1652;
-  const uint v1655 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1655 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1657 = v619 + v1655;
-  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1658 = v1654 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1659 = v1657 < v1;
   const bool v1660 = v1658 && v1659;
   if (v1660) {
@@ -1576,11 +1576,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1668 = bfloat(v1667);
     c[v1663] = v1668;
   }
-  const uint v1669 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1669 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1671 = v616 + v1669;
-  const uint v1672 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1672 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1674 = v619 + v1672;
-  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1675 = v1671 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1676 = v1674 < v1;
   const bool v1677 = v1675 && v1676;
   if (v1677) {
@@ -1594,11 +1594,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1685 = bfloat(v1684);
     c[v1680] = v1685;
   }
-  const uint v1686 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1686 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1688 = v616 + v1686;
-  const uint v1689 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1689 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1691 = v619 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -1612,11 +1612,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1702 = bfloat(v1701);
     c[v1697] = v1702;
   }
-  const uint v1703 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1703 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1705 = v616 + v1703;
-  const uint v1706 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1706 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1708 = v619 + v1706;
-  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1709 = v1705 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1710 = v1708 < v1;
   const bool v1711 = v1709 && v1710;
   if (v1711) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1719 = bfloat(v1718);
     c[v1714] = v1719;
   }
-  const uint v1720 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1720 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1722 = v616 + v1720;
-  const uint v1723 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1723 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1725 = v619 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1736 = bfloat(v1735);
     c[v1731] = v1736;
   }
-  const uint v1737 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1737 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1739 = v616 + v1737;
-  const uint v1740 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1740 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1742 = v619 + v1740;
-  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1743 = v1739 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1744 = v1742 < v1;
   const bool v1745 = v1743 && v1744;
   if (v1745) {
@@ -1666,11 +1666,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1753 = bfloat(v1752);
     c[v1748] = v1753;
   }
-  const uint v1754 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1754 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1756 = v616 + v1754;
-  const uint v1757 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1757 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1759 = v619 + v1757;
-  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1760 = v1756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1761 = v1759 < v1;
   const bool v1762 = v1760 && v1761;
   if (v1762) {
@@ -1684,11 +1684,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1770 = bfloat(v1769);
     c[v1765] = v1770;
   }
-  const uint v1771 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1771 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1773 = v616 + v1771;
-  const uint v1774 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1774 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1776 = v619 + v1774;
-  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1778 = v1776 < v1;
   const bool v1779 = v1777 && v1778;
   if (v1779) {
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1787 = bfloat(v1786);
     c[v1782] = v1787;
   }
-  const uint v1788 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1788 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1790 = v616 + v1788;
-  const uint v1791 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1791 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1793 = v619 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1804 = bfloat(v1803);
     c[v1799] = v1804;
   }
-  const uint v1805 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1805 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1807 = v616 + v1805;
-  const uint v1808 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1808 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1810 = v619 + v1808;
-  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1811 = v1807 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1812 = v1810 < v1;
   const bool v1813 = v1811 && v1812;
   if (v1813) {
@@ -1738,11 +1738,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1821 = bfloat(v1820);
     c[v1816] = v1821;
   }
-  const uint v1822 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1822 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1824 = v616 + v1822;
-  const uint v1825 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1825 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1827 = v619 + v1825;
-  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1828 = v1824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1829 = v1827 < v1;
   const bool v1830 = v1828 && v1829;
   if (v1830) {
@@ -1756,11 +1756,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1838 = bfloat(v1837);
     c[v1833] = v1838;
   }
-  const uint v1839 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1839 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1841 = v616 + v1839;
-  const uint v1842 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1842 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1844 = v619 + v1842;
-  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1845 = v1841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1846 = v1844 < v1;
   const bool v1847 = v1845 && v1846;
   if (v1847) {
@@ -1774,11 +1774,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1855 = bfloat(v1854);
     c[v1850] = v1855;
   }
-  const uint v1856 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1856 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1858 = v616 + v1856;
-  const uint v1859 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1859 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1861 = v619 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1872 = bfloat(v1871);
     c[v1867] = v1872;
   }
-  const uint v1873 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1873 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1875 = v616 + v1873;
-  const uint v1876 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1876 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1878 = v619 + v1876;
-  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1879 = v1875 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1880 = v1878 < v1;
   const bool v1881 = v1879 && v1880;
   if (v1881) {
@@ -1810,11 +1810,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1889 = bfloat(v1888);
     c[v1884] = v1889;
   }
-  const uint v1890 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1890 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1892 = v616 + v1890;
-  const uint v1893 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1893 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1895 = v619 + v1893;
-  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1896 = v1892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1897 = v1895 < v1;
   const bool v1898 = v1896 && v1897;
   if (v1898) {
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1906 = bfloat(v1905);
     c[v1901] = v1906;
   }
-  const uint v1907 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1907 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1909 = v616 + v1907;
-  const uint v1910 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1910 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1912 = v619 + v1910;
-  const bool v1913 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1913 = v1909 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1914 = v1912 < v1;
   const bool v1915 = v1913 && v1914;
   if (v1915) {
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1923 = bfloat(v1922);
     c[v1918] = v1923;
   }
-  const uint v1924 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1924 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1926 = v616 + v1924;
-  const uint v1927 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1927 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1929 = v619 + v1927;
-  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1930 = v1926 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1931 = v1929 < v1;
   const bool v1932 = v1930 && v1931;
   if (v1932) {
@@ -1864,11 +1864,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1940 = bfloat(v1939);
     c[v1935] = v1940;
   }
-  const uint v1941 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1941 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1943 = v616 + v1941;
-  const uint v1944 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1944 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1946 = v619 + v1944;
-  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1947 = v1943 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1948 = v1946 < v1;
   const bool v1949 = v1947 && v1948;
   if (v1949) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1957 = bfloat(v1956);
     c[v1952] = v1957;
   }
-  const uint v1958 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1958 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1960 = v616 + v1958;
-  const uint v1961 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1961 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1963 = v619 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -1900,11 +1900,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1974 = bfloat(v1973);
     c[v1969] = v1974;
   }
-  const uint v1975 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1975 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1977 = v616 + v1975;
-  const uint v1978 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1978 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1980 = v619 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v1991 = bfloat(v1990);
     c[v1986] = v1991;
   }
-  const uint v1992 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1992 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1994 = v616 + v1992;
-  const uint v1995 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1995 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1997 = v619 + v1995;
-  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1998 = v1994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1999 = v1997 < v1;
   const bool v2000 = v1998 && v1999;
   if (v2000) {
@@ -1936,11 +1936,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2008 = bfloat(v2007);
     c[v2003] = v2008;
   }
-  const uint v2009 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2009 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2011 = v616 + v2009;
-  const uint v2012 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2012 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2014 = v619 + v2012;
-  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2015 = v2011 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2016 = v2014 < v1;
   const bool v2017 = v2015 && v2016;
   if (v2017) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2025 = bfloat(v2024);
     c[v2020] = v2025;
   }
-  const uint v2026 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2026 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2028 = v616 + v2026;
-  const uint v2029 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2029 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2031 = v619 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2042 = bfloat(v2041);
     c[v2037] = v2042;
   }
-  const uint v2043 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2043 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2045 = v616 + v2043;
-  const uint v2046 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2046 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2048 = v619 + v2046;
-  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2049 = v2045 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2050 = v2048 < v1;
   const bool v2051 = v2049 && v2050;
   if (v2051) {
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2059 = bfloat(v2058);
     c[v2054] = v2059;
   }
-  const uint v2060 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2060 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2062 = v616 + v2060;
-  const uint v2063 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2063 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2065 = v619 + v2063;
-  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2066 = v2062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2067 = v2065 < v1;
   const bool v2068 = v2066 && v2067;
   if (v2068) {
@@ -2008,11 +2008,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2076 = bfloat(v2075);
     c[v2071] = v2076;
   }
-  const uint v2077 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2077 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2079 = v616 + v2077;
-  const uint v2080 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2080 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2082 = v619 + v2080;
-  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2083 = v2079 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2084 = v2082 < v1;
   const bool v2085 = v2083 && v2084;
   if (v2085) {
@@ -2026,11 +2026,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2093 = bfloat(v2092);
     c[v2088] = v2093;
   }
-  const uint v2094 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2094 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2096 = v616 + v2094;
-  const uint v2097 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2097 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2099 = v619 + v2097;
-  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2100 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2101 = v2099 < v1;
   const bool v2102 = v2100 && v2101;
   if (v2102) {
@@ -2044,11 +2044,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2110 = bfloat(v2109);
     c[v2105] = v2110;
   }
-  const uint v2111 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2111 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2113 = v616 + v2111;
-  const uint v2114 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2114 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2116 = v619 + v2114;
-  const bool v2117 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2117 = v2113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2118 = v2116 < v1;
   const bool v2119 = v2117 && v2118;
   if (v2119) {
@@ -2062,11 +2062,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2127 = bfloat(v2126);
     c[v2122] = v2127;
   }
-  const uint v2128 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2128 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2130 = v616 + v2128;
-  const uint v2131 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2131 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2133 = v619 + v2131;
-  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2134 = v2130 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2135 = v2133 < v1;
   const bool v2136 = v2134 && v2135;
   if (v2136) {
@@ -2080,11 +2080,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2144 = bfloat(v2143);
     c[v2139] = v2144;
   }
-  const uint v2145 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2145 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2147 = v616 + v2145;
-  const uint v2148 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2148 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2150 = v619 + v2148;
-  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2151 = v2147 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2152 = v2150 < v1;
   const bool v2153 = v2151 && v2152;
   if (v2153) {
@@ -2098,11 +2098,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2161 = bfloat(v2160);
     c[v2156] = v2161;
   }
-  const uint v2162 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2162 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2164 = v616 + v2162;
-  const uint v2165 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2165 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2167 = v619 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2178 = bfloat(v2177);
     c[v2173] = v2178;
   }
-  const uint v2179 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2179 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2181 = v616 + v2179;
-  const uint v2182 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2182 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2184 = v619 + v2182;
-  const bool v2185 = v2181 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2185 = v2181 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2186 = v2184 < v1;
   const bool v2187 = v2185 && v2186;
   if (v2187) {
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2195 = bfloat(v2194);
     c[v2190] = v2195;
   }
-  const uint v2196 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2196 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2198 = v616 + v2196;
-  const uint v2199 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2199 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2201 = v619 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2152,11 +2152,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2212 = bfloat(v2211);
     c[v2207] = v2212;
   }
-  const uint v2213 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2213 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2215 = v616 + v2213;
-  const uint v2216 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2216 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2218 = v619 + v2216;
-  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2219 = v2215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2220 = v2218 < v1;
   const bool v2221 = v2219 && v2220;
   if (v2221) {
@@ -2170,11 +2170,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2229 = bfloat(v2228);
     c[v2224] = v2229;
   }
-  const uint v2230 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2230 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2232 = v616 + v2230;
-  const uint v2233 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2233 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2235 = v619 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2237 = v2235 < v1;
   const bool v2238 = v2236 && v2237;
   if (v2238) {
@@ -2188,11 +2188,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2246 = bfloat(v2245);
     c[v2241] = v2246;
   }
-  const uint v2247 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2247 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2249 = v616 + v2247;
-  const uint v2250 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2250 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2252 = v619 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2254 = v2252 < v1;
   const bool v2255 = v2253 && v2254;
   if (v2255) {
@@ -2206,11 +2206,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2263 = bfloat(v2262);
     c[v2258] = v2263;
   }
-  const uint v2264 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2264 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2266 = v616 + v2264;
-  const uint v2267 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2267 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2269 = v619 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2224,11 +2224,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2280 = bfloat(v2279);
     c[v2275] = v2280;
   }
-  const uint v2281 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2281 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2283 = v616 + v2281;
-  const uint v2284 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2284 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2286 = v619 + v2284;
-  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2287 = v2283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2288 = v2286 < v1;
   const bool v2289 = v2287 && v2288;
   if (v2289) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2297 = bfloat(v2296);
     c[v2292] = v2297;
   }
-  const uint v2298 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2298 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2300 = v616 + v2298;
-  const uint v2301 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2301 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2303 = v619 + v2301;
-  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2304 = v2300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2305 = v2303 < v1;
   const bool v2306 = v2304 && v2305;
   if (v2306) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2314 = bfloat(v2313);
     c[v2309] = v2314;
   }
-  const uint v2315 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2315 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2317 = v616 + v2315;
-  const uint v2318 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2318 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2320 = v619 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2331 = bfloat(v2330);
     c[v2326] = v2331;
   }
-  const uint v2332 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2332 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2334 = v616 + v2332;
-  const uint v2335 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2335 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2337 = v619 + v2335;
-  const bool v2338 = v2334 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2338 = v2334 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2339 = v2337 < v1;
   const bool v2340 = v2338 && v2339;
   if (v2340) {
@@ -2296,11 +2296,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2348 = bfloat(v2347);
     c[v2343] = v2348;
   }
-  const uint v2349 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2349 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2351 = v616 + v2349;
-  const uint v2352 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2352 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2354 = v619 + v2352;
-  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2355 = v2351 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2356 = v2354 < v1;
   const bool v2357 = v2355 && v2356;
   if (v2357) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2365 = bfloat(v2364);
     c[v2360] = v2365;
   }
-  const uint v2366 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2366 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2368 = v616 + v2366;
-  const uint v2369 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2369 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2371 = v619 + v2369;
-  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2372 = v2368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2373 = v2371 < v1;
   const bool v2374 = v2372 && v2373;
   if (v2374) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2382 = bfloat(v2381);
     c[v2377] = v2382;
   }
-  const uint v2383 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2383 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2385 = v616 + v2383;
-  const uint v2386 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2386 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2388 = v619 + v2386;
-  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2389 = v2385 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2390 = v2388 < v1;
   const bool v2391 = v2389 && v2390;
   if (v2391) {
@@ -2350,11 +2350,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2399 = bfloat(v2398);
     c[v2394] = v2399;
   }
-  const uint v2400 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2400 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2402 = v616 + v2400;
-  const uint v2403 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2403 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2405 = v619 + v2403;
-  const bool v2406 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2406 = v2402 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2407 = v2405 < v1;
   const bool v2408 = v2406 && v2407;
   if (v2408) {
@@ -2368,11 +2368,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2416 = bfloat(v2415);
     c[v2411] = v2416;
   }
-  const uint v2417 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2417 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2419 = v616 + v2417;
-  const uint v2420 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2420 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2422 = v619 + v2420;
-  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2423 = v2419 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2424 = v2422 < v1;
   const bool v2425 = v2423 && v2424;
   if (v2425) {
@@ -2386,11 +2386,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2433 = bfloat(v2432);
     c[v2428] = v2433;
   }
-  const uint v2434 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2434 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2436 = v616 + v2434;
-  const uint v2437 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2437 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2439 = v619 + v2437;
-  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2441 = v2439 < v1;
   const bool v2442 = v2440 && v2441;
   if (v2442) {
@@ -2404,11 +2404,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2450 = bfloat(v2449);
     c[v2445] = v2450;
   }
-  const uint v2451 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2451 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2453 = v616 + v2451;
-  const uint v2454 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2454 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2456 = v619 + v2454;
-  const bool v2457 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2457 = v2453 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2458 = v2456 < v1;
   const bool v2459 = v2457 && v2458;
   if (v2459) {
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2467 = bfloat(v2466);
     c[v2462] = v2467;
   }
-  const uint v2468 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2468 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2470 = v616 + v2468;
-  const uint v2471 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2471 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2473 = v619 + v2471;
-  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2474 = v2470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2475 = v2473 < v1;
   const bool v2476 = v2474 && v2475;
   if (v2476) {
@@ -2440,11 +2440,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2484 = bfloat(v2483);
     c[v2479] = v2484;
   }
-  const uint v2485 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2485 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2487 = v616 + v2485;
-  const uint v2488 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2488 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2490 = v619 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2492 = v2490 < v1;
   const bool v2493 = v2491 && v2492;
   if (v2493) {
@@ -2458,11 +2458,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2501 = bfloat(v2500);
     c[v2496] = v2501;
   }
-  const uint v2502 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2502 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2504 = v616 + v2502;
-  const uint v2505 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2505 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2507 = v619 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2509 = v2507 < v1;
   const bool v2510 = v2508 && v2509;
   if (v2510) {
@@ -2476,11 +2476,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2518 = bfloat(v2517);
     c[v2513] = v2518;
   }
-  const uint v2519 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2519 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2521 = v616 + v2519;
-  const uint v2522 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2522 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2524 = v619 + v2522;
-  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2525 = v2521 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2526 = v2524 < v1;
   const bool v2527 = v2525 && v2526;
   if (v2527) {
@@ -2494,11 +2494,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2535 = bfloat(v2534);
     c[v2530] = v2535;
   }
-  const uint v2536 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2536 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2538 = v616 + v2536;
-  const uint v2539 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2539 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2541 = v619 + v2539;
-  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2542 = v2538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2543 = v2541 < v1;
   const bool v2544 = v2542 && v2543;
   if (v2544) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2552 = bfloat(v2551);
     c[v2547] = v2552;
   }
-  const uint v2553 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2553 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2555 = v616 + v2553;
-  const uint v2556 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2556 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2558 = v619 + v2556;
-  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2560 = v2558 < v1;
   const bool v2561 = v2559 && v2560;
   if (v2561) {
@@ -2530,11 +2530,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2569 = bfloat(v2568);
     c[v2564] = v2569;
   }
-  const uint v2570 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2570 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2572 = v616 + v2570;
-  const uint v2573 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2573 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2575 = v619 + v2573;
-  const bool v2576 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2576 = v2572 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2577 = v2575 < v1;
   const bool v2578 = v2576 && v2577;
   if (v2578) {
@@ -2548,11 +2548,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2586 = bfloat(v2585);
     c[v2581] = v2586;
   }
-  const uint v2587 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2587 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2589 = v616 + v2587;
-  const uint v2590 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2590 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2592 = v619 + v2590;
-  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2593 = v2589 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2594 = v2592 < v1;
   const bool v2595 = v2593 && v2594;
   if (v2595) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2603 = bfloat(v2602);
     c[v2598] = v2603;
   }
-  const uint v2604 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2604 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2606 = v616 + v2604;
-  const uint v2607 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2607 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2609 = v619 + v2607;
-  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2610 = v2606 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2611 = v2609 < v1;
   const bool v2612 = v2610 && v2611;
   if (v2612) {
@@ -2584,11 +2584,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2620 = bfloat(v2619);
     c[v2615] = v2620;
   }
-  const uint v2621 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2621 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2623 = v616 + v2621;
-  const uint v2624 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2624 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2626 = v619 + v2624;
-  const bool v2627 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2627 = v2623 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2628 = v2626 < v1;
   const bool v2629 = v2627 && v2628;
   if (v2629) {
@@ -2602,11 +2602,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2637 = bfloat(v2636);
     c[v2632] = v2637;
   }
-  const uint v2638 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2638 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2640 = v616 + v2638;
-  const uint v2641 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2641 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2643 = v619 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2620,11 +2620,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2654 = bfloat(v2653);
     c[v2649] = v2654;
   }
-  const uint v2655 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2655 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2657 = v616 + v2655;
-  const uint v2658 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2658 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2660 = v619 + v2658;
-  const bool v2661 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2661 = v2657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2662 = v2660 < v1;
   const bool v2663 = v2661 && v2662;
   if (v2663) {
@@ -2638,11 +2638,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2671 = bfloat(v2670);
     c[v2666] = v2671;
   }
-  const uint v2672 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2672 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2674 = v616 + v2672;
-  const uint v2675 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2675 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2677 = v619 + v2675;
-  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2678 = v2674 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2679 = v2677 < v1;
   const bool v2680 = v2678 && v2679;
   if (v2680) {
@@ -2656,11 +2656,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2688 = bfloat(v2687);
     c[v2683] = v2688;
   }
-  const uint v2689 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2689 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2691 = v616 + v2689;
-  const uint v2692 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2692 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2694 = v619 + v2692;
-  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2695 = v2691 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2696 = v2694 < v1;
   const bool v2697 = v2695 && v2696;
   if (v2697) {
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2705 = bfloat(v2704);
     c[v2700] = v2705;
   }
-  const uint v2706 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2706 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2708 = v616 + v2706;
-  const uint v2709 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2709 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2711 = v619 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2713 = v2711 < v1;
   const bool v2714 = v2712 && v2713;
   if (v2714) {
@@ -2692,11 +2692,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2722 = bfloat(v2721);
     c[v2717] = v2722;
   }
-  const uint v2723 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2723 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2725 = v616 + v2723;
-  const uint v2726 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2726 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2728 = v619 + v2726;
-  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2729 = v2725 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2730 = v2728 < v1;
   const bool v2731 = v2729 && v2730;
   if (v2731) {
@@ -2710,11 +2710,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2739 = bfloat(v2738);
     c[v2734] = v2739;
   }
-  const uint v2740 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2740 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2742 = v616 + v2740;
-  const uint v2743 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2743 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2745 = v619 + v2743;
-  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2746 = v2742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2747 = v2745 < v1;
   const bool v2748 = v2746 && v2747;
   if (v2748) {
@@ -2728,11 +2728,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2756 = bfloat(v2755);
     c[v2751] = v2756;
   }
-  const uint v2757 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2757 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2759 = v616 + v2757;
-  const uint v2760 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2760 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2762 = v619 + v2760;
-  const bool v2763 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2763 = v2759 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2764 = v2762 < v1;
   const bool v2765 = v2763 && v2764;
   if (v2765) {
@@ -2746,11 +2746,11 @@ kernel void iron_gemm_beta_nk_bf16(
     const bfloat v2773 = bfloat(v2772);
     c[v2768] = v2773;
   }
-  const uint v2774 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2774 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2776 = v616 + v2774;
-  const uint v2777 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2777 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2779 = v619 + v2777;
-  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {

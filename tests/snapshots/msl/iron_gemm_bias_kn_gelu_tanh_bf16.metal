@@ -109,22 +109,22 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
     const uint v4062 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v4065 = v4062 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -238,13 +238,13 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v4434 = v28 + v4431;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v4435 = v4434 < v1;
     const uint v4444 = v4427 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v4454 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v4454 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (uint v4054 = 0u; v4054 < v2; v4054 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v4054 = 0u; v4054 < v2; v4054 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v4056 = v4054 >> 6u;
       const uint v4058 = v4056 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4060 = v4058 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v4060 = v4058 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v4072 = v4054 + v4069;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4073 = v4072 < v2;
       const bool v4074 = v4071 && v4073;
@@ -429,46 +429,46 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v4446 + e] = v4436 ? b[v4442 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4455 = v4060 + v4454;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v4455 = v4060 + v4454;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4455), long(64u));
-      const uint v4460 = v4060 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v4460 = v4060 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load<false>(v43, shm1, long(v4460), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4466 = v4455 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4466 = v4455 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4466), long(64u));
-      const uint v4469 = v4060 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v4469 = v4060 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v4470 = v4469 + v37;
       iron_frag_load<false>(v43, shm1, long(v4470), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4476 = v4455 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4476 = v4455 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4476), long(64u));
-      const uint v4479 = v4060 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v4479 = v4060 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v4480 = v4479 + v37;
       iron_frag_load<false>(v43, shm1, long(v4480), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4486 = v4455 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4486 = v4455 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4486), long(64u));
-      const uint v4489 = v4060 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v4489 = v4060 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v4490 = v4489 + v37;
       iron_frag_load<false>(v43, shm1, long(v4490), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -514,29 +514,29 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v599 = v24 + v33;
   const uint v600 = v599 + v598;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v602 = v28 + v37;
   const uint v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -557,11 +557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v624 = v623 + v603;
     out[v624] = v622;
   }
-  const uint v625 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v625 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v627 = v599 + v625;
-  const uint v628 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v628 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v630 = v602 + v628;
-  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v631 = v627 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v632 = v630 < v1;
   const bool v633 = v631 && v632;
   if (v633) {
@@ -582,11 +582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v651 = v650 + v630;
     out[v651] = v649;
   }
-  const uint v652 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v652 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v654 = v599 + v652;
-  const uint v655 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v655 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v657 = v602 + v655;
-  const bool v658 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v658 = v654 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v659 = v657 < v1;
   const bool v660 = v658 && v659;
   if (v660) {
@@ -607,11 +607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v678 = v677 + v657;
     out[v678] = v676;
   }
-  const uint v679 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v679 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v681 = v599 + v679;
-  const uint v682 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v682 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v684 = v602 + v682;
-  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v685 = v681 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v686 = v684 < v1;
   const bool v687 = v685 && v686;
   if (v687) {
@@ -632,11 +632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v705 = v704 + v684;
     out[v705] = v703;
   }
-  const uint v706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v708 = v599 + v706;
-  const uint v709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v711 = v602 + v709;
-  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -657,11 +657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v732 = v731 + v711;
     out[v732] = v730;
   }
-  const uint v733 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v733 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v735 = v599 + v733;
-  const uint v736 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v736 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v738 = v602 + v736;
-  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v739 = v735 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v740 = v738 < v1;
   const bool v741 = v739 && v740;
   if (v741) {
@@ -682,11 +682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v759 = v758 + v738;
     out[v759] = v757;
   }
-  const uint v760 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v760 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v762 = v599 + v760;
-  const uint v763 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v763 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v765 = v602 + v763;
-  const bool v766 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v766 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v767 = v765 < v1;
   const bool v768 = v766 && v767;
   if (v768) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v786 = v785 + v765;
     out[v786] = v784;
   }
-  const uint v787 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v787 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v789 = v599 + v787;
-  const uint v790 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v790 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v792 = v602 + v790;
-  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v793 = v789 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v794 = v792 < v1;
   const bool v795 = v793 && v794;
   if (v795) {
@@ -732,11 +732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v813 = v812 + v792;
     out[v813] = v811;
   }
-  const uint v814 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v814 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v816 = v599 + v814;
-  const uint v817 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v817 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v819 = v602 + v817;
-  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v820 = v816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v821 = v819 < v1;
   const bool v822 = v820 && v821;
   if (v822) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v840 = v839 + v819;
     out[v840] = v838;
   }
-  const uint v841 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v841 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v843 = v599 + v841;
-  const uint v844 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v844 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v846 = v602 + v844;
-  const bool v847 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v847 = v843 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v848 = v846 < v1;
   const bool v849 = v847 && v848;
   if (v849) {
@@ -782,11 +782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v867 = v866 + v846;
     out[v867] = v865;
   }
-  const uint v868 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v868 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v870 = v599 + v868;
-  const uint v871 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v871 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v873 = v602 + v871;
-  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v874 = v870 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v875 = v873 < v1;
   const bool v876 = v874 && v875;
   if (v876) {
@@ -807,11 +807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v894 = v893 + v873;
     out[v894] = v892;
   }
-  const uint v895 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v895 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v897 = v599 + v895;
-  const uint v898 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v898 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v900 = v602 + v898;
-  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v901 = v897 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v902 = v900 < v1;
   const bool v903 = v901 && v902;
   if (v903) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v921 = v920 + v900;
     out[v921] = v919;
   }
-  const uint v922 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v922 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v924 = v599 + v922;
-  const uint v925 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v925 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v927 = v602 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -857,11 +857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v948 = v947 + v927;
     out[v948] = v946;
   }
-  const uint v949 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v949 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v951 = v599 + v949;
-  const uint v952 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v952 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v954 = v602 + v952;
-  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v955 = v951 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v956 = v954 < v1;
   const bool v957 = v955 && v956;
   if (v957) {
@@ -882,11 +882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v975 = v974 + v954;
     out[v975] = v973;
   }
-  const uint v976 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v976 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v978 = v599 + v976;
-  const uint v979 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v979 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v981 = v602 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1002 = v1001 + v981;
     out[v1002] = v1000;
   }
-  const uint v1003 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1003 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1005 = v599 + v1003;
-  const uint v1006 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1006 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1008 = v602 + v1006;
-  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1009 = v1005 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1010 = v1008 < v1;
   const bool v1011 = v1009 && v1010;
   if (v1011) {
@@ -932,11 +932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1029 = v1028 + v1008;
     out[v1029] = v1027;
   }
-  const uint v1030 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1030 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1032 = v599 + v1030;
-  const uint v1033 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1033 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1035 = v602 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -957,11 +957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1056 = v1055 + v1035;
     out[v1056] = v1054;
   }
-  const uint v1057 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1057 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1059 = v599 + v1057;
-  const uint v1060 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1060 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1062 = v602 + v1060;
-  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1063 = v1059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1064 = v1062 < v1;
   const bool v1065 = v1063 && v1064;
   if (v1065) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1083 = v1082 + v1062;
     out[v1083] = v1081;
   }
-  const uint v1084 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1084 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1086 = v599 + v1084;
-  const uint v1087 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1087 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1089 = v602 + v1087;
-  const bool v1090 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1090 = v1086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1091 = v1089 < v1;
   const bool v1092 = v1090 && v1091;
   if (v1092) {
@@ -1007,11 +1007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1110 = v1109 + v1089;
     out[v1110] = v1108;
   }
-  const uint v1111 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1111 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1113 = v599 + v1111;
-  const uint v1114 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1114 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1116 = v602 + v1114;
-  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1117 = v1113 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1118 = v1116 < v1;
   const bool v1119 = v1117 && v1118;
   if (v1119) {
@@ -1032,11 +1032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1137 = v1136 + v1116;
     out[v1137] = v1135;
   }
-  const uint v1138 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1138 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1140 = v599 + v1138;
-  const uint v1141 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1141 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1143 = v602 + v1141;
-  const bool v1144 = v1140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1144 = v1140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1145 = v1143 < v1;
   const bool v1146 = v1144 && v1145;
   if (v1146) {
@@ -1057,11 +1057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1164 = v1163 + v1143;
     out[v1164] = v1162;
   }
-  const uint v1165 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1165 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1167 = v599 + v1165;
-  const uint v1168 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1168 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1170 = v602 + v1168;
-  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1171 = v1167 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1172 = v1170 < v1;
   const bool v1173 = v1171 && v1172;
   if (v1173) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1191 = v1190 + v1170;
     out[v1191] = v1189;
   }
-  const uint v1192 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1192 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1194 = v599 + v1192;
-  const uint v1195 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1195 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1197 = v602 + v1195;
-  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1198 = v1194 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1199 = v1197 < v1;
   const bool v1200 = v1198 && v1199;
   if (v1200) {
@@ -1107,11 +1107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1218 = v1217 + v1197;
     out[v1218] = v1216;
   }
-  const uint v1219 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1219 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1221 = v599 + v1219;
-  const uint v1222 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1222 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1224 = v602 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1245 = v1244 + v1224;
     out[v1245] = v1243;
   }
-  const uint v1246 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1246 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1248 = v599 + v1246;
-  const uint v1249 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1249 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1251 = v602 + v1249;
-  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1252 = v1248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1253 = v1251 < v1;
   const bool v1254 = v1252 && v1253;
   if (v1254) {
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1272 = v1271 + v1251;
     out[v1272] = v1270;
   }
-  const uint v1273 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1273 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1275 = v599 + v1273;
-  const uint v1276 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1276 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1278 = v602 + v1276;
-  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1279 = v1275 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1280 = v1278 < v1;
   const bool v1281 = v1279 && v1280;
   if (v1281) {
@@ -1182,11 +1182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1299 = v1298 + v1278;
     out[v1299] = v1297;
   }
-  const uint v1300 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1300 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1302 = v599 + v1300;
-  const uint v1303 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1303 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1305 = v602 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1326 = v1325 + v1305;
     out[v1326] = v1324;
   }
-  const uint v1327 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1327 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1329 = v599 + v1327;
-  const uint v1330 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1330 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1332 = v602 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1232,11 +1232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1353 = v1352 + v1332;
     out[v1353] = v1351;
   }
-  const uint v1354 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1354 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1356 = v599 + v1354;
-  const uint v1357 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1357 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1359 = v602 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1380 = v1379 + v1359;
     out[v1380] = v1378;
   }
-  const uint v1381 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1381 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1383 = v599 + v1381;
-  const uint v1384 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1384 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1386 = v602 + v1384;
-  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1387 = v1383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1388 = v1386 < v1;
   const bool v1389 = v1387 && v1388;
   if (v1389) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1407 = v1406 + v1386;
     out[v1407] = v1405;
   }
-  const uint v1408 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1408 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1410 = v599 + v1408;
-  const uint v1411 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1411 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1413 = v602 + v1411;
-  const bool v1414 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1414 = v1410 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1415 = v1413 < v1;
   const bool v1416 = v1414 && v1415;
   if (v1416) {
@@ -1307,11 +1307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1434 = v1433 + v1413;
     out[v1434] = v1432;
   }
-  const uint v1435 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1435 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1437 = v599 + v1435;
-  const uint v1438 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1438 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1440 = v602 + v1438;
-  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1441 = v1437 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1442 = v1440 < v1;
   const bool v1443 = v1441 && v1442;
   if (v1443) {
@@ -1332,11 +1332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1461 = v1460 + v1440;
     out[v1461] = v1459;
   }
-  const uint v1462 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1462 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1464 = v599 + v1462;
-  const uint v1465 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1465 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1467 = v602 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1469 = v1467 < v1;
   const bool v1470 = v1468 && v1469;
   if (v1470) {
@@ -1357,11 +1357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1488 = v1487 + v1467;
     out[v1488] = v1486;
   }
-  const uint v1489 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1489 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1491 = v599 + v1489;
-  const uint v1492 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1492 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1494 = v602 + v1492;
-  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1495 = v1491 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1496 = v1494 < v1;
   const bool v1497 = v1495 && v1496;
   if (v1497) {
@@ -1382,11 +1382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1515 = v1514 + v1494;
     out[v1515] = v1513;
   }
-  const uint v1516 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1516 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1518 = v599 + v1516;
-  const uint v1519 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1519 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1521 = v602 + v1519;
-  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1522 = v1518 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1523 = v1521 < v1;
   const bool v1524 = v1522 && v1523;
   if (v1524) {
@@ -1407,11 +1407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1542 = v1541 + v1521;
     out[v1542] = v1540;
   }
-  const uint v1543 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1543 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1545 = v599 + v1543;
-  const uint v1546 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1546 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1548 = v602 + v1546;
-  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1549 = v1545 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1550 = v1548 < v1;
   const bool v1551 = v1549 && v1550;
   if (v1551) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1569 = v1568 + v1548;
     out[v1569] = v1567;
   }
-  const uint v1570 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1570 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1572 = v599 + v1570;
-  const uint v1573 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1573 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1575 = v602 + v1573;
-  const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1576 = v1572 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1577 = v1575 < v1;
   const bool v1578 = v1576 && v1577;
   if (v1578) {
@@ -1457,11 +1457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1596 = v1595 + v1575;
     out[v1596] = v1594;
   }
-  const uint v1597 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1597 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1599 = v599 + v1597;
-  const uint v1600 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1600 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1602 = v602 + v1600;
-  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1603 = v1599 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1604 = v1602 < v1;
   const bool v1605 = v1603 && v1604;
   if (v1605) {
@@ -1482,11 +1482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1623 = v1622 + v1602;
     out[v1623] = v1621;
   }
-  const uint v1624 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1624 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1626 = v599 + v1624;
-  const uint v1627 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1627 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1629 = v602 + v1627;
-  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1630 = v1626 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1631 = v1629 < v1;
   const bool v1632 = v1630 && v1631;
   if (v1632) {
@@ -1507,11 +1507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1650 = v1649 + v1629;
     out[v1650] = v1648;
   }
-  const uint v1651 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1651 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1653 = v599 + v1651;
-  const uint v1654 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1654 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1656 = v602 + v1654;
-  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1657 = v1653 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1658 = v1656 < v1;
   const bool v1659 = v1657 && v1658;
   if (v1659) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1677 = v1676 + v1656;
     out[v1677] = v1675;
   }
-  const uint v1678 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1678 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1680 = v599 + v1678;
-  const uint v1681 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1681 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1683 = v602 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1557,11 +1557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1704 = v1703 + v1683;
     out[v1704] = v1702;
   }
-  const uint v1705 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1705 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1707 = v599 + v1705;
-  const uint v1708 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1708 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1710 = v602 + v1708;
-  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1711 = v1707 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1712 = v1710 < v1;
   const bool v1713 = v1711 && v1712;
   if (v1713) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1731 = v1730 + v1710;
     out[v1731] = v1729;
   }
-  const uint v1732 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1732 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1734 = v599 + v1732;
-  const uint v1735 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1735 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1737 = v602 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1607,11 +1607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1758 = v1757 + v1737;
     out[v1758] = v1756;
   }
-  const uint v1759 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1759 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1761 = v599 + v1759;
-  const uint v1762 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1762 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1764 = v602 + v1762;
-  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1765 = v1761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1766 = v1764 < v1;
   const bool v1767 = v1765 && v1766;
   if (v1767) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1785 = v1784 + v1764;
     out[v1785] = v1783;
   }
-  const uint v1786 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1786 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1788 = v599 + v1786;
-  const uint v1789 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1789 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1791 = v602 + v1789;
-  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1792 = v1788 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1793 = v1791 < v1;
   const bool v1794 = v1792 && v1793;
   if (v1794) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1812 = v1811 + v1791;
     out[v1812] = v1810;
   }
-  const uint v1813 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1813 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1815 = v599 + v1813;
-  const uint v1816 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1816 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1818 = v602 + v1816;
-  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1819 = v1815 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1820 = v1818 < v1;
   const bool v1821 = v1819 && v1820;
   if (v1821) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1839 = v1838 + v1818;
     out[v1839] = v1837;
   }
-  const uint v1840 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1840 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1842 = v599 + v1840;
-  const uint v1843 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1843 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1845 = v602 + v1843;
-  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -1707,11 +1707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1866 = v1865 + v1845;
     out[v1866] = v1864;
   }
-  const uint v1867 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1867 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1869 = v599 + v1867;
-  const uint v1870 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1870 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1872 = v602 + v1870;
-  const bool v1873 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1873 = v1869 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1874 = v1872 < v1;
   const bool v1875 = v1873 && v1874;
   if (v1875) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1893 = v1892 + v1872;
     out[v1893] = v1891;
   }
-  const uint v1894 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1894 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1896 = v599 + v1894;
-  const uint v1897 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1897 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1899 = v602 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -1757,11 +1757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1920 = v1919 + v1899;
     out[v1920] = v1918;
   }
-  const uint v1921 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1921 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1923 = v599 + v1921;
-  const uint v1924 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1924 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1926 = v602 + v1924;
-  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1927 = v1923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1928 = v1926 < v1;
   const bool v1929 = v1927 && v1928;
   if (v1929) {
@@ -1782,11 +1782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1947 = v1946 + v1926;
     out[v1947] = v1945;
   }
-  const uint v1948 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1948 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1950 = v599 + v1948;
-  const uint v1951 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1951 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1953 = v602 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v1974 = v1973 + v1953;
     out[v1974] = v1972;
   }
-  const uint v1975 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1975 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1977 = v599 + v1975;
-  const uint v1978 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1978 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1980 = v602 + v1978;
-  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1981 = v1977 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1982 = v1980 < v1;
   const bool v1983 = v1981 && v1982;
   if (v1983) {
@@ -1832,11 +1832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2001 = v2000 + v1980;
     out[v2001] = v1999;
   }
-  const uint v2002 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2002 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2004 = v599 + v2002;
-  const uint v2005 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2005 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2007 = v602 + v2005;
-  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2008 = v2004 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2009 = v2007 < v1;
   const bool v2010 = v2008 && v2009;
   if (v2010) {
@@ -1857,11 +1857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2028 = v2027 + v2007;
     out[v2028] = v2026;
   }
-  const uint v2029 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2029 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2031 = v599 + v2029;
-  const uint v2032 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2032 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2034 = v602 + v2032;
-  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2035 = v2031 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2036 = v2034 < v1;
   const bool v2037 = v2035 && v2036;
   if (v2037) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2055 = v2054 + v2034;
     out[v2055] = v2053;
   }
-  const uint v2056 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2056 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2058 = v599 + v2056;
-  const uint v2059 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2059 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2061 = v602 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -1907,11 +1907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2082 = v2081 + v2061;
     out[v2082] = v2080;
   }
-  const uint v2083 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2083 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2085 = v599 + v2083;
-  const uint v2086 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2086 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2088 = v602 + v2086;
-  const bool v2089 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2089 = v2085 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2090 = v2088 < v1;
   const bool v2091 = v2089 && v2090;
   if (v2091) {
@@ -1932,11 +1932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2109 = v2108 + v2088;
     out[v2109] = v2107;
   }
-  const uint v2110 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2110 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2112 = v599 + v2110;
-  const uint v2113 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2113 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2115 = v602 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2136 = v2135 + v2115;
     out[v2136] = v2134;
   }
-  const uint v2137 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2137 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2139 = v599 + v2137;
-  const uint v2140 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2140 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2142 = v602 + v2140;
-  const bool v2143 = v2139 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2143 = v2139 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2144 = v2142 < v1;
   const bool v2145 = v2143 && v2144;
   if (v2145) {
@@ -1982,11 +1982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2163 = v2162 + v2142;
     out[v2163] = v2161;
   }
-  const uint v2164 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2164 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2166 = v599 + v2164;
-  const uint v2167 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2167 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2169 = v602 + v2167;
-  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2170 = v2166 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2171 = v2169 < v1;
   const bool v2172 = v2170 && v2171;
   if (v2172) {
@@ -2007,11 +2007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2190 = v2189 + v2169;
     out[v2190] = v2188;
   }
-  const uint v2191 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2191 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2193 = v599 + v2191;
-  const uint v2194 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2194 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2196 = v602 + v2194;
-  const bool v2197 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2197 = v2193 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2198 = v2196 < v1;
   const bool v2199 = v2197 && v2198;
   if (v2199) {
@@ -2032,11 +2032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2217 = v2216 + v2196;
     out[v2217] = v2215;
   }
-  const uint v2218 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2218 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2220 = v599 + v2218;
-  const uint v2221 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2221 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2223 = v602 + v2221;
-  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2224 = v2220 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2225 = v2223 < v1;
   const bool v2226 = v2224 && v2225;
   if (v2226) {
@@ -2057,11 +2057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2244 = v2243 + v2223;
     out[v2244] = v2242;
   }
-  const uint v2245 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2245 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2247 = v599 + v2245;
-  const uint v2248 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2248 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2250 = v602 + v2248;
-  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2251 = v2247 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2252 = v2250 < v1;
   const bool v2253 = v2251 && v2252;
   if (v2253) {
@@ -2082,11 +2082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2271 = v2270 + v2250;
     out[v2271] = v2269;
   }
-  const uint v2272 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2272 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2274 = v599 + v2272;
-  const uint v2275 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2275 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2277 = v602 + v2275;
-  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2278 = v2274 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2279 = v2277 < v1;
   const bool v2280 = v2278 && v2279;
   if (v2280) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2298 = v2297 + v2277;
     out[v2298] = v2296;
   }
-  const uint v2299 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2299 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2301 = v599 + v2299;
-  const uint v2302 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2302 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2304 = v602 + v2302;
-  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2305 = v2301 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2306 = v2304 < v1;
   const bool v2307 = v2305 && v2306;
   if (v2307) {
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2325 = v2324 + v2304;
     out[v2325] = v2323;
   }
-  const uint v2326 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2326 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2328 = v599 + v2326;
-  const uint v2329 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2329 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2331 = v602 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2157,11 +2157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2352 = v2351 + v2331;
     out[v2352] = v2350;
   }
-  const uint v2353 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2353 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2355 = v599 + v2353;
-  const uint v2356 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2356 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2358 = v602 + v2356;
-  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2359 = v2355 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2360 = v2358 < v1;
   const bool v2361 = v2359 && v2360;
   if (v2361) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2379 = v2378 + v2358;
     out[v2379] = v2377;
   }
-  const uint v2380 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2380 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2382 = v599 + v2380;
-  const uint v2383 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2383 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2385 = v602 + v2383;
-  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2386 = v2382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2387 = v2385 < v1;
   const bool v2388 = v2386 && v2387;
   if (v2388) {
@@ -2207,11 +2207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2406 = v2405 + v2385;
     out[v2406] = v2404;
   }
-  const uint v2407 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2407 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2409 = v599 + v2407;
-  const uint v2410 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2410 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2412 = v602 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2433 = v2432 + v2412;
     out[v2433] = v2431;
   }
-  const uint v2434 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2434 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2436 = v599 + v2434;
-  const uint v2437 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2437 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2439 = v602 + v2437;
-  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2440 = v2436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2441 = v2439 < v1;
   const bool v2442 = v2440 && v2441;
   if (v2442) {
@@ -2257,11 +2257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2460 = v2459 + v2439;
     out[v2460] = v2458;
   }
-  const uint v2461 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2461 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2463 = v599 + v2461;
-  const uint v2464 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2464 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2466 = v602 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2282,11 +2282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2487 = v2486 + v2466;
     out[v2487] = v2485;
   }
-  const uint v2488 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2488 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2490 = v599 + v2488;
-  const uint v2491 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2491 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2493 = v602 + v2491;
-  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2494 = v2490 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2495 = v2493 < v1;
   const bool v2496 = v2494 && v2495;
   if (v2496) {
@@ -2307,11 +2307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2514 = v2513 + v2493;
     out[v2514] = v2512;
   }
-  const uint v2515 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2515 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2517 = v599 + v2515;
-  const uint v2518 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2518 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2520 = v602 + v2518;
-  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2521 = v2517 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2522 = v2520 < v1;
   const bool v2523 = v2521 && v2522;
   if (v2523) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2541 = v2540 + v2520;
     out[v2541] = v2539;
   }
-  const uint v2542 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2542 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2544 = v599 + v2542;
-  const uint v2545 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2545 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2547 = v602 + v2545;
-  const bool v2548 = v2544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2548 = v2544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2549 = v2547 < v1;
   const bool v2550 = v2548 && v2549;
   if (v2550) {
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2568 = v2567 + v2547;
     out[v2568] = v2566;
   }
-  const uint v2569 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2569 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2571 = v599 + v2569;
-  const uint v2572 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2572 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2574 = v602 + v2572;
-  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2576 = v2574 < v1;
   const bool v2577 = v2575 && v2576;
   if (v2577) {
@@ -2382,11 +2382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2595 = v2594 + v2574;
     out[v2595] = v2593;
   }
-  const uint v2596 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2596 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2598 = v599 + v2596;
-  const uint v2599 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2599 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2601 = v602 + v2599;
-  const bool v2602 = v2598 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2602 = v2598 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2603 = v2601 < v1;
   const bool v2604 = v2602 && v2603;
   if (v2604) {
@@ -2407,11 +2407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2622 = v2621 + v2601;
     out[v2622] = v2620;
   }
-  const uint v2623 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2623 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2625 = v599 + v2623;
-  const uint v2626 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2626 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2628 = v602 + v2626;
-  const bool v2629 = v2625 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2629 = v2625 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2630 = v2628 < v1;
   const bool v2631 = v2629 && v2630;
   if (v2631) {
@@ -2432,11 +2432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2649 = v2648 + v2628;
     out[v2649] = v2647;
   }
-  const uint v2650 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2650 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2652 = v599 + v2650;
-  const uint v2653 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2653 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2655 = v602 + v2653;
-  const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2656 = v2652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2657 = v2655 < v1;
   const bool v2658 = v2656 && v2657;
   if (v2658) {
@@ -2457,11 +2457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2676 = v2675 + v2655;
     out[v2676] = v2674;
   }
-  const uint v2677 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2677 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2679 = v599 + v2677;
-  const uint v2680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2680 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2682 = v602 + v2680;
-  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2683 = v2679 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2684 = v2682 < v1;
   const bool v2685 = v2683 && v2684;
   if (v2685) {
@@ -2482,11 +2482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2703 = v2702 + v2682;
     out[v2703] = v2701;
   }
-  const uint v2704 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2704 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2706 = v599 + v2704;
-  const uint v2707 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2707 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2709 = v602 + v2707;
-  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2710 = v2706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2711 = v2709 < v1;
   const bool v2712 = v2710 && v2711;
   if (v2712) {
@@ -2507,11 +2507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2730 = v2729 + v2709;
     out[v2730] = v2728;
   }
-  const uint v2731 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2731 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2733 = v599 + v2731;
-  const uint v2734 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2734 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2736 = v602 + v2734;
-  const bool v2737 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2737 = v2733 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2738 = v2736 < v1;
   const bool v2739 = v2737 && v2738;
   if (v2739) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2757 = v2756 + v2736;
     out[v2757] = v2755;
   }
-  const uint v2758 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2758 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2760 = v599 + v2758;
-  const uint v2761 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2761 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2763 = v602 + v2761;
-  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {
@@ -2557,11 +2557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2784 = v2783 + v2763;
     out[v2784] = v2782;
   }
-  const uint v2785 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2785 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2787 = v599 + v2785;
-  const uint v2788 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2788 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2790 = v602 + v2788;
-  const bool v2791 = v2787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2791 = v2787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2792 = v2790 < v1;
   const bool v2793 = v2791 && v2792;
   if (v2793) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2811 = v2810 + v2790;
     out[v2811] = v2809;
   }
-  const uint v2812 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2812 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2814 = v599 + v2812;
-  const uint v2815 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2815 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2817 = v602 + v2815;
-  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2818 = v2814 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2819 = v2817 < v1;
   const bool v2820 = v2818 && v2819;
   if (v2820) {
@@ -2607,11 +2607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2838 = v2837 + v2817;
     out[v2838] = v2836;
   }
-  const uint v2839 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2839 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2841 = v599 + v2839;
-  const uint v2842 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2842 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2844 = v602 + v2842;
-  const bool v2845 = v2841 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2845 = v2841 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2846 = v2844 < v1;
   const bool v2847 = v2845 && v2846;
   if (v2847) {
@@ -2632,11 +2632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2865 = v2864 + v2844;
     out[v2865] = v2863;
   }
-  const uint v2866 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2866 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2868 = v599 + v2866;
-  const uint v2869 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2869 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2871 = v602 + v2869;
-  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2872 = v2868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2873 = v2871 < v1;
   const bool v2874 = v2872 && v2873;
   if (v2874) {
@@ -2657,11 +2657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2892 = v2891 + v2871;
     out[v2892] = v2890;
   }
-  const uint v2893 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2893 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2895 = v599 + v2893;
-  const uint v2896 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2896 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2898 = v602 + v2896;
-  const bool v2899 = v2895 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2899 = v2895 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2900 = v2898 < v1;
   const bool v2901 = v2899 && v2900;
   if (v2901) {
@@ -2682,11 +2682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2919 = v2918 + v2898;
     out[v2919] = v2917;
   }
-  const uint v2920 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2920 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2922 = v599 + v2920;
-  const uint v2923 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2923 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2925 = v602 + v2923;
-  const bool v2926 = v2922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2926 = v2922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2927 = v2925 < v1;
   const bool v2928 = v2926 && v2927;
   if (v2928) {
@@ -2707,11 +2707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2946 = v2945 + v2925;
     out[v2946] = v2944;
   }
-  const uint v2947 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2947 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2949 = v599 + v2947;
-  const uint v2950 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2950 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2952 = v602 + v2950;
-  const bool v2953 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2953 = v2949 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2954 = v2952 < v1;
   const bool v2955 = v2953 && v2954;
   if (v2955) {
@@ -2732,11 +2732,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v2973 = v2972 + v2952;
     out[v2973] = v2971;
   }
-  const uint v2974 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2974 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2976 = v599 + v2974;
-  const uint v2977 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2977 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2979 = v602 + v2977;
-  const bool v2980 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2980 = v2976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2981 = v2979 < v1;
   const bool v2982 = v2980 && v2981;
   if (v2982) {
@@ -2757,11 +2757,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3000 = v2999 + v2979;
     out[v3000] = v2998;
   }
-  const uint v3001 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3001 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3003 = v599 + v3001;
-  const uint v3004 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3004 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3006 = v602 + v3004;
-  const bool v3007 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3007 = v3003 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3008 = v3006 < v1;
   const bool v3009 = v3007 && v3008;
   if (v3009) {
@@ -2782,11 +2782,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3027 = v3026 + v3006;
     out[v3027] = v3025;
   }
-  const uint v3028 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3028 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3030 = v599 + v3028;
-  const uint v3031 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3031 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3033 = v602 + v3031;
-  const bool v3034 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3034 = v3030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3035 = v3033 < v1;
   const bool v3036 = v3034 && v3035;
   if (v3036) {
@@ -2807,11 +2807,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3054 = v3053 + v3033;
     out[v3054] = v3052;
   }
-  const uint v3055 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3055 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3057 = v599 + v3055;
-  const uint v3058 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3058 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3060 = v602 + v3058;
-  const bool v3061 = v3057 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3061 = v3057 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3062 = v3060 < v1;
   const bool v3063 = v3061 && v3062;
   if (v3063) {
@@ -2832,11 +2832,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3081 = v3080 + v3060;
     out[v3081] = v3079;
   }
-  const uint v3082 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3082 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3084 = v599 + v3082;
-  const uint v3085 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3085 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3087 = v602 + v3085;
-  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3089 = v3087 < v1;
   const bool v3090 = v3088 && v3089;
   if (v3090) {
@@ -2857,11 +2857,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3108 = v3107 + v3087;
     out[v3108] = v3106;
   }
-  const uint v3109 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3109 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3111 = v599 + v3109;
-  const uint v3112 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3112 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3114 = v602 + v3112;
-  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3116 = v3114 < v1;
   const bool v3117 = v3115 && v3116;
   if (v3117) {
@@ -2882,11 +2882,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3135 = v3134 + v3114;
     out[v3135] = v3133;
   }
-  const uint v3136 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3136 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3138 = v599 + v3136;
-  const uint v3139 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3139 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3141 = v602 + v3139;
-  const bool v3142 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3142 = v3138 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3143 = v3141 < v1;
   const bool v3144 = v3142 && v3143;
   if (v3144) {
@@ -2907,11 +2907,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3162 = v3161 + v3141;
     out[v3162] = v3160;
   }
-  const uint v3163 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3163 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3165 = v599 + v3163;
-  const uint v3166 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3166 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3168 = v602 + v3166;
-  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3169 = v3165 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3170 = v3168 < v1;
   const bool v3171 = v3169 && v3170;
   if (v3171) {
@@ -2932,11 +2932,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3189 = v3188 + v3168;
     out[v3189] = v3187;
   }
-  const uint v3190 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3190 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3192 = v599 + v3190;
-  const uint v3193 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3193 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3195 = v602 + v3193;
-  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3197 = v3195 < v1;
   const bool v3198 = v3196 && v3197;
   if (v3198) {
@@ -2957,11 +2957,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3216 = v3215 + v3195;
     out[v3216] = v3214;
   }
-  const uint v3217 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3217 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3219 = v599 + v3217;
-  const uint v3220 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3220 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3222 = v602 + v3220;
-  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3223 = v3219 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3224 = v3222 < v1;
   const bool v3225 = v3223 && v3224;
   if (v3225) {
@@ -2982,11 +2982,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3243 = v3242 + v3222;
     out[v3243] = v3241;
   }
-  const uint v3244 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3244 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3246 = v599 + v3244;
-  const uint v3247 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3247 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3249 = v602 + v3247;
-  const bool v3250 = v3246 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3250 = v3246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3251 = v3249 < v1;
   const bool v3252 = v3250 && v3251;
   if (v3252) {
@@ -3007,11 +3007,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3270 = v3269 + v3249;
     out[v3270] = v3268;
   }
-  const uint v3271 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3271 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3273 = v599 + v3271;
-  const uint v3274 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3274 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3276 = v602 + v3274;
-  const bool v3277 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3277 = v3273 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3278 = v3276 < v1;
   const bool v3279 = v3277 && v3278;
   if (v3279) {
@@ -3032,11 +3032,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3297 = v3296 + v3276;
     out[v3297] = v3295;
   }
-  const uint v3298 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3298 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3300 = v599 + v3298;
-  const uint v3301 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3301 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3303 = v602 + v3301;
-  const bool v3304 = v3300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3304 = v3300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3305 = v3303 < v1;
   const bool v3306 = v3304 && v3305;
   if (v3306) {
@@ -3057,11 +3057,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3324 = v3323 + v3303;
     out[v3324] = v3322;
   }
-  const uint v3325 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3325 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3327 = v599 + v3325;
-  const uint v3328 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3328 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3330 = v602 + v3328;
-  const bool v3331 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3331 = v3327 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3332 = v3330 < v1;
   const bool v3333 = v3331 && v3332;
   if (v3333) {
@@ -3082,11 +3082,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3351 = v3350 + v3330;
     out[v3351] = v3349;
   }
-  const uint v3352 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3352 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3354 = v599 + v3352;
-  const uint v3355 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3355 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3357 = v602 + v3355;
-  const bool v3358 = v3354 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3358 = v3354 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3359 = v3357 < v1;
   const bool v3360 = v3358 && v3359;
   if (v3360) {
@@ -3107,11 +3107,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3378 = v3377 + v3357;
     out[v3378] = v3376;
   }
-  const uint v3379 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3379 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3381 = v599 + v3379;
-  const uint v3382 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3382 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3384 = v602 + v3382;
-  const bool v3385 = v3381 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3385 = v3381 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3386 = v3384 < v1;
   const bool v3387 = v3385 && v3386;
   if (v3387) {
@@ -3132,11 +3132,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3405 = v3404 + v3384;
     out[v3405] = v3403;
   }
-  const uint v3406 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3406 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3408 = v599 + v3406;
-  const uint v3409 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3409 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3411 = v602 + v3409;
-  const bool v3412 = v3408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3412 = v3408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3413 = v3411 < v1;
   const bool v3414 = v3412 && v3413;
   if (v3414) {
@@ -3157,11 +3157,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3432 = v3431 + v3411;
     out[v3432] = v3430;
   }
-  const uint v3433 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3433 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3435 = v599 + v3433;
-  const uint v3436 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3436 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3438 = v602 + v3436;
-  const bool v3439 = v3435 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3439 = v3435 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3440 = v3438 < v1;
   const bool v3441 = v3439 && v3440;
   if (v3441) {
@@ -3182,11 +3182,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3459 = v3458 + v3438;
     out[v3459] = v3457;
   }
-  const uint v3460 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3460 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3462 = v599 + v3460;
-  const uint v3463 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3463 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3465 = v602 + v3463;
-  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3467 = v3465 < v1;
   const bool v3468 = v3466 && v3467;
   if (v3468) {
@@ -3207,11 +3207,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3486 = v3485 + v3465;
     out[v3486] = v3484;
   }
-  const uint v3487 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3487 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3489 = v599 + v3487;
-  const uint v3490 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3490 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3492 = v602 + v3490;
-  const bool v3493 = v3489 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3493 = v3489 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3494 = v3492 < v1;
   const bool v3495 = v3493 && v3494;
   if (v3495) {
@@ -3232,11 +3232,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3513 = v3512 + v3492;
     out[v3513] = v3511;
   }
-  const uint v3514 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3514 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3516 = v599 + v3514;
-  const uint v3517 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3517 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3519 = v602 + v3517;
-  const bool v3520 = v3516 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3520 = v3516 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3521 = v3519 < v1;
   const bool v3522 = v3520 && v3521;
   if (v3522) {
@@ -3257,11 +3257,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3540 = v3539 + v3519;
     out[v3540] = v3538;
   }
-  const uint v3541 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3541 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3543 = v599 + v3541;
-  const uint v3544 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3544 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3546 = v602 + v3544;
-  const bool v3547 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3547 = v3543 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3548 = v3546 < v1;
   const bool v3549 = v3547 && v3548;
   if (v3549) {
@@ -3282,11 +3282,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3567 = v3566 + v3546;
     out[v3567] = v3565;
   }
-  const uint v3568 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3568 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3570 = v599 + v3568;
-  const uint v3571 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3571 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3573 = v602 + v3571;
-  const bool v3574 = v3570 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3574 = v3570 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3575 = v3573 < v1;
   const bool v3576 = v3574 && v3575;
   if (v3576) {
@@ -3307,11 +3307,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3594 = v3593 + v3573;
     out[v3594] = v3592;
   }
-  const uint v3595 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3595 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3597 = v599 + v3595;
-  const uint v3598 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3598 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3600 = v602 + v3598;
-  const bool v3601 = v3597 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3601 = v3597 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3602 = v3600 < v1;
   const bool v3603 = v3601 && v3602;
   if (v3603) {
@@ -3332,11 +3332,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3621 = v3620 + v3600;
     out[v3621] = v3619;
   }
-  const uint v3622 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3622 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3624 = v599 + v3622;
-  const uint v3625 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3625 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3627 = v602 + v3625;
-  const bool v3628 = v3624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3628 = v3624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3629 = v3627 < v1;
   const bool v3630 = v3628 && v3629;
   if (v3630) {
@@ -3357,11 +3357,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3648 = v3647 + v3627;
     out[v3648] = v3646;
   }
-  const uint v3649 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3649 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3651 = v599 + v3649;
-  const uint v3652 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3652 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3654 = v602 + v3652;
-  const bool v3655 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3655 = v3651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3656 = v3654 < v1;
   const bool v3657 = v3655 && v3656;
   if (v3657) {
@@ -3382,11 +3382,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3675 = v3674 + v3654;
     out[v3675] = v3673;
   }
-  const uint v3676 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3676 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3678 = v599 + v3676;
-  const uint v3679 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3679 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3681 = v602 + v3679;
-  const bool v3682 = v3678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3682 = v3678 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3683 = v3681 < v1;
   const bool v3684 = v3682 && v3683;
   if (v3684) {
@@ -3407,11 +3407,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3702 = v3701 + v3681;
     out[v3702] = v3700;
   }
-  const uint v3703 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3703 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3705 = v599 + v3703;
-  const uint v3706 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3706 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3708 = v602 + v3706;
-  const bool v3709 = v3705 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3709 = v3705 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3710 = v3708 < v1;
   const bool v3711 = v3709 && v3710;
   if (v3711) {
@@ -3432,11 +3432,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3729 = v3728 + v3708;
     out[v3729] = v3727;
   }
-  const uint v3730 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3730 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3732 = v599 + v3730;
-  const uint v3733 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3733 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3735 = v602 + v3733;
-  const bool v3736 = v3732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3736 = v3732 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3737 = v3735 < v1;
   const bool v3738 = v3736 && v3737;
   if (v3738) {
@@ -3457,11 +3457,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3756 = v3755 + v3735;
     out[v3756] = v3754;
   }
-  const uint v3757 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3757 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3759 = v599 + v3757;
-  const uint v3760 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3760 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3762 = v602 + v3760;
-  const bool v3763 = v3759 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3763 = v3759 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3764 = v3762 < v1;
   const bool v3765 = v3763 && v3764;
   if (v3765) {
@@ -3482,11 +3482,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3783 = v3782 + v3762;
     out[v3783] = v3781;
   }
-  const uint v3784 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3784 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3786 = v599 + v3784;
-  const uint v3787 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3787 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3789 = v602 + v3787;
-  const bool v3790 = v3786 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3790 = v3786 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3791 = v3789 < v1;
   const bool v3792 = v3790 && v3791;
   if (v3792) {
@@ -3507,11 +3507,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3810 = v3809 + v3789;
     out[v3810] = v3808;
   }
-  const uint v3811 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3811 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3813 = v599 + v3811;
-  const uint v3814 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3814 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3816 = v602 + v3814;
-  const bool v3817 = v3813 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3817 = v3813 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3818 = v3816 < v1;
   const bool v3819 = v3817 && v3818;
   if (v3819) {
@@ -3532,11 +3532,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3837 = v3836 + v3816;
     out[v3837] = v3835;
   }
-  const uint v3838 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3838 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3840 = v599 + v3838;
-  const uint v3841 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3841 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3843 = v602 + v3841;
-  const bool v3844 = v3840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3844 = v3840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3845 = v3843 < v1;
   const bool v3846 = v3844 && v3845;
   if (v3846) {
@@ -3557,11 +3557,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3864 = v3863 + v3843;
     out[v3864] = v3862;
   }
-  const uint v3865 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3865 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3867 = v599 + v3865;
-  const uint v3868 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3868 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3870 = v602 + v3868;
-  const bool v3871 = v3867 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3871 = v3867 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3872 = v3870 < v1;
   const bool v3873 = v3871 && v3872;
   if (v3873) {
@@ -3582,11 +3582,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3891 = v3890 + v3870;
     out[v3891] = v3889;
   }
-  const uint v3892 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3892 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3894 = v599 + v3892;
-  const uint v3895 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3895 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3897 = v602 + v3895;
-  const bool v3898 = v3894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3898 = v3894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3899 = v3897 < v1;
   const bool v3900 = v3898 && v3899;
   if (v3900) {
@@ -3607,11 +3607,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3918 = v3917 + v3897;
     out[v3918] = v3916;
   }
-  const uint v3919 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3919 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3921 = v599 + v3919;
-  const uint v3922 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3922 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3924 = v602 + v3922;
-  const bool v3925 = v3921 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3925 = v3921 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3926 = v3924 < v1;
   const bool v3927 = v3925 && v3926;
   if (v3927) {
@@ -3632,11 +3632,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3945 = v3944 + v3924;
     out[v3945] = v3943;
   }
-  const uint v3946 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3946 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3948 = v599 + v3946;
-  const uint v3949 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3949 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3951 = v602 + v3949;
-  const bool v3952 = v3948 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3952 = v3948 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3953 = v3951 < v1;
   const bool v3954 = v3952 && v3953;
   if (v3954) {
@@ -3657,11 +3657,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3972 = v3971 + v3951;
     out[v3972] = v3970;
   }
-  const uint v3973 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3973 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3975 = v599 + v3973;
-  const uint v3976 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3976 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3978 = v602 + v3976;
-  const bool v3979 = v3975 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3979 = v3975 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3980 = v3978 < v1;
   const bool v3981 = v3979 && v3980;
   if (v3981) {
@@ -3682,11 +3682,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v3999 = v3998 + v3978;
     out[v3999] = v3997;
   }
-  const uint v4000 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v4000 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v4002 = v599 + v4000;
-  const uint v4003 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v4003 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v4005 = v602 + v4003;
-  const bool v4006 = v4002 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4006 = v4002 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4007 = v4005 < v1;
   const bool v4008 = v4006 && v4007;
   if (v4008) {
@@ -3707,11 +3707,11 @@ kernel void iron_gemm_bias_kn_gelu_tanh_bf16(
     const uint v4026 = v4025 + v4005;
     out[v4026] = v4024;
   }
-  const uint v4027 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v4027 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v4029 = v599 + v4027;
-  const uint v4030 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v4030 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v4032 = v602 + v4030;
-  const bool v4033 = v4029 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4033 = v4029 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4034 = v4032 < v1;
   const bool v4035 = v4033 && v4034;
   if (v4035) {

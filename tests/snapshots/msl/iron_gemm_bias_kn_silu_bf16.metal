@@ -109,22 +109,22 @@ kernel void iron_gemm_bias_kn_silu_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
     const uint v3550 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v3553 = v3550 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -238,13 +238,13 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3922 = v28 + v3919;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3923 = v3922 < v1;
     const uint v3932 = v3915 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3942 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3942 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (uint v3542 = 0u; v3542 < v2; v3542 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v3542 = 0u; v3542 < v2; v3542 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3544 = v3542 >> 6u;
       const uint v3546 = v3544 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3548 = v3546 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3548 = v3546 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v3560 = v3542 + v3557;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3561 = v3560 < v2;
       const bool v3562 = v3559 && v3561;
@@ -429,46 +429,46 @@ kernel void iron_gemm_bias_kn_silu_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3934 + e] = v3924 ? b[v3930 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3943 = v3548 + v3942;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3943 = v3548 + v3942;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3943), long(64u));
-      const uint v3948 = v3548 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3948 = v3548 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load<false>(v43, shm1, long(v3948), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3954 = v3943 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3954 = v3943 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3954), long(64u));
-      const uint v3957 = v3548 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3957 = v3548 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3958 = v3957 + v37;
       iron_frag_load<false>(v43, shm1, long(v3958), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3964 = v3943 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3964 = v3943 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3964), long(64u));
-      const uint v3967 = v3548 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3967 = v3548 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3968 = v3967 + v37;
       iron_frag_load<false>(v43, shm1, long(v3968), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3974 = v3943 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3974 = v3943 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3974), long(64u));
-      const uint v3977 = v3548 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3977 = v3548 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3978 = v3977 + v37;
       iron_frag_load<false>(v43, shm1, long(v3978), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -514,29 +514,29 @@ kernel void iron_gemm_bias_kn_silu_bf16(
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v599 = v24 + v33;
   const uint v600 = v599 + v598;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v602 = v28 + v37;
   const uint v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v620 = v619 + v603;
     out[v620] = v618;
   }
-  const uint v621 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v621 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v623 = v599 + v621;
-  const uint v624 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v624 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v626 = v602 + v624;
-  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v628 = v626 < v1;
   const bool v629 = v627 && v628;
   if (v629) {
@@ -576,11 +576,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v643 = v642 + v626;
     out[v643] = v641;
   }
-  const uint v644 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v644 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v646 = v599 + v644;
-  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v647 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v649 = v602 + v647;
-  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v650 = v646 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v651 = v649 < v1;
   const bool v652 = v650 && v651;
   if (v652) {
@@ -598,11 +598,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v666 = v665 + v649;
     out[v666] = v664;
   }
-  const uint v667 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v667 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v669 = v599 + v667;
-  const uint v670 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v670 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v672 = v602 + v670;
-  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v673 = v669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v674 = v672 < v1;
   const bool v675 = v673 && v674;
   if (v675) {
@@ -620,11 +620,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v689 = v688 + v672;
     out[v689] = v687;
   }
-  const uint v690 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v690 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v692 = v599 + v690;
-  const uint v693 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v693 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v695 = v602 + v693;
-  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v696 = v692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v697 = v695 < v1;
   const bool v698 = v696 && v697;
   if (v698) {
@@ -642,11 +642,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v712 = v711 + v695;
     out[v712] = v710;
   }
-  const uint v713 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v713 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v715 = v599 + v713;
-  const uint v716 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v716 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v718 = v602 + v716;
-  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v719 = v715 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v720 = v718 < v1;
   const bool v721 = v719 && v720;
   if (v721) {
@@ -664,11 +664,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v735 = v734 + v718;
     out[v735] = v733;
   }
-  const uint v736 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v736 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v738 = v599 + v736;
-  const uint v739 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v739 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v741 = v602 + v739;
-  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v742 = v738 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v743 = v741 < v1;
   const bool v744 = v742 && v743;
   if (v744) {
@@ -686,11 +686,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v758 = v757 + v741;
     out[v758] = v756;
   }
-  const uint v759 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v759 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v761 = v599 + v759;
-  const uint v762 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v762 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v764 = v602 + v762;
-  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v765 = v761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v766 = v764 < v1;
   const bool v767 = v765 && v766;
   if (v767) {
@@ -708,11 +708,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v781 = v780 + v764;
     out[v781] = v779;
   }
-  const uint v782 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v782 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v784 = v599 + v782;
-  const uint v785 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v785 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v787 = v602 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v804 = v803 + v787;
     out[v804] = v802;
   }
-  const uint v805 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v805 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v807 = v599 + v805;
-  const uint v808 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v808 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v810 = v602 + v808;
-  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v811 = v807 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v812 = v810 < v1;
   const bool v813 = v811 && v812;
   if (v813) {
@@ -752,11 +752,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v827 = v826 + v810;
     out[v827] = v825;
   }
-  const uint v828 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v828 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v830 = v599 + v828;
-  const uint v831 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v831 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v833 = v602 + v831;
-  const bool v834 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v834 = v830 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v835 = v833 < v1;
   const bool v836 = v834 && v835;
   if (v836) {
@@ -774,11 +774,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v850 = v849 + v833;
     out[v850] = v848;
   }
-  const uint v851 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v851 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v853 = v599 + v851;
-  const uint v854 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v854 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v856 = v602 + v854;
-  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v857 = v853 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v858 = v856 < v1;
   const bool v859 = v857 && v858;
   if (v859) {
@@ -796,11 +796,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v873 = v872 + v856;
     out[v873] = v871;
   }
-  const uint v874 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v874 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v876 = v599 + v874;
-  const uint v877 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v877 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v879 = v602 + v877;
-  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v880 = v876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v881 = v879 < v1;
   const bool v882 = v880 && v881;
   if (v882) {
@@ -818,11 +818,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v896 = v895 + v879;
     out[v896] = v894;
   }
-  const uint v897 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v897 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v899 = v599 + v897;
-  const uint v900 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v900 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v902 = v602 + v900;
-  const bool v903 = v899 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v903 = v899 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v904 = v902 < v1;
   const bool v905 = v903 && v904;
   if (v905) {
@@ -840,11 +840,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v919 = v918 + v902;
     out[v919] = v917;
   }
-  const uint v920 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v920 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v922 = v599 + v920;
-  const uint v923 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v923 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v925 = v602 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -862,11 +862,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v942 = v941 + v925;
     out[v942] = v940;
   }
-  const uint v943 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v943 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v945 = v599 + v943;
-  const uint v946 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v946 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v948 = v602 + v946;
-  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v949 = v945 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v950 = v948 < v1;
   const bool v951 = v949 && v950;
   if (v951) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v965 = v964 + v948;
     out[v965] = v963;
   }
-  const uint v966 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v966 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v968 = v599 + v966;
-  const uint v969 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v969 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v971 = v602 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v973 = v971 < v1;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -906,11 +906,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v988 = v987 + v971;
     out[v988] = v986;
   }
-  const uint v989 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v989 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v991 = v599 + v989;
-  const uint v992 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v992 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v994 = v602 + v992;
-  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v995 = v991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v996 = v994 < v1;
   const bool v997 = v995 && v996;
   if (v997) {
@@ -928,11 +928,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1011 = v1010 + v994;
     out[v1011] = v1009;
   }
-  const uint v1012 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1012 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1014 = v599 + v1012;
-  const uint v1015 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1015 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1017 = v602 + v1015;
-  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1018 = v1014 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1019 = v1017 < v1;
   const bool v1020 = v1018 && v1019;
   if (v1020) {
@@ -950,11 +950,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1034 = v1033 + v1017;
     out[v1034] = v1032;
   }
-  const uint v1035 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1035 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1037 = v599 + v1035;
-  const uint v1038 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1038 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1040 = v602 + v1038;
-  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1041 = v1037 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1042 = v1040 < v1;
   const bool v1043 = v1041 && v1042;
   if (v1043) {
@@ -972,11 +972,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1057 = v1056 + v1040;
     out[v1057] = v1055;
   }
-  const uint v1058 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1058 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1060 = v599 + v1058;
-  const uint v1061 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1061 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1063 = v602 + v1061;
-  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1064 = v1060 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1065 = v1063 < v1;
   const bool v1066 = v1064 && v1065;
   if (v1066) {
@@ -994,11 +994,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1080 = v1079 + v1063;
     out[v1080] = v1078;
   }
-  const uint v1081 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1081 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1083 = v599 + v1081;
-  const uint v1084 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1084 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1086 = v602 + v1084;
-  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1087 = v1083 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1088 = v1086 < v1;
   const bool v1089 = v1087 && v1088;
   if (v1089) {
@@ -1016,11 +1016,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1103 = v1102 + v1086;
     out[v1103] = v1101;
   }
-  const uint v1104 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1104 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1106 = v599 + v1104;
-  const uint v1107 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1107 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1109 = v602 + v1107;
-  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1111 = v1109 < v1;
   const bool v1112 = v1110 && v1111;
   if (v1112) {
@@ -1038,11 +1038,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1126 = v1125 + v1109;
     out[v1126] = v1124;
   }
-  const uint v1127 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1127 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1129 = v599 + v1127;
-  const uint v1130 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1130 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1132 = v602 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -1060,11 +1060,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1149 = v1148 + v1132;
     out[v1149] = v1147;
   }
-  const uint v1150 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1150 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1152 = v599 + v1150;
-  const uint v1153 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1153 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1155 = v602 + v1153;
-  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1156 = v1152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1157 = v1155 < v1;
   const bool v1158 = v1156 && v1157;
   if (v1158) {
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1172 = v1171 + v1155;
     out[v1172] = v1170;
   }
-  const uint v1173 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1173 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1175 = v599 + v1173;
-  const uint v1176 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1176 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1178 = v602 + v1176;
-  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1179 = v1175 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1180 = v1178 < v1;
   const bool v1181 = v1179 && v1180;
   if (v1181) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1195 = v1194 + v1178;
     out[v1195] = v1193;
   }
-  const uint v1196 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1196 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1198 = v599 + v1196;
-  const uint v1199 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1199 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1201 = v602 + v1199;
-  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1202 = v1198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1203 = v1201 < v1;
   const bool v1204 = v1202 && v1203;
   if (v1204) {
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1218 = v1217 + v1201;
     out[v1218] = v1216;
   }
-  const uint v1219 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1219 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1221 = v599 + v1219;
-  const uint v1222 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1222 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1224 = v602 + v1222;
-  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1225 = v1221 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1226 = v1224 < v1;
   const bool v1227 = v1225 && v1226;
   if (v1227) {
@@ -1148,11 +1148,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1241 = v1240 + v1224;
     out[v1241] = v1239;
   }
-  const uint v1242 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1242 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1244 = v599 + v1242;
-  const uint v1245 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1245 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1247 = v602 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1170,11 +1170,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1264 = v1263 + v1247;
     out[v1264] = v1262;
   }
-  const uint v1265 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1265 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1267 = v599 + v1265;
-  const uint v1268 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1268 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1270 = v602 + v1268;
-  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1271 = v1267 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1272 = v1270 < v1;
   const bool v1273 = v1271 && v1272;
   if (v1273) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1287 = v1286 + v1270;
     out[v1287] = v1285;
   }
-  const uint v1288 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1288 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1290 = v599 + v1288;
-  const uint v1291 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1291 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1293 = v602 + v1291;
-  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1294 = v1290 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1295 = v1293 < v1;
   const bool v1296 = v1294 && v1295;
   if (v1296) {
@@ -1214,11 +1214,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1310 = v1309 + v1293;
     out[v1310] = v1308;
   }
-  const uint v1311 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1311 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1313 = v599 + v1311;
-  const uint v1314 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1314 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1316 = v602 + v1314;
-  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1317 = v1313 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1318 = v1316 < v1;
   const bool v1319 = v1317 && v1318;
   if (v1319) {
@@ -1236,11 +1236,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1333 = v1332 + v1316;
     out[v1333] = v1331;
   }
-  const uint v1334 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1334 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1336 = v599 + v1334;
-  const uint v1337 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1337 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1339 = v602 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1258,11 +1258,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1356 = v1355 + v1339;
     out[v1356] = v1354;
   }
-  const uint v1357 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1357 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1359 = v599 + v1357;
-  const uint v1360 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1360 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1362 = v602 + v1360;
-  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1363 = v1359 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1364 = v1362 < v1;
   const bool v1365 = v1363 && v1364;
   if (v1365) {
@@ -1280,11 +1280,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1379 = v1378 + v1362;
     out[v1379] = v1377;
   }
-  const uint v1380 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1380 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1382 = v599 + v1380;
-  const uint v1383 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1383 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1385 = v602 + v1383;
-  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1386 = v1382 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1387 = v1385 < v1;
   const bool v1388 = v1386 && v1387;
   if (v1388) {
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1402 = v1401 + v1385;
     out[v1402] = v1400;
   }
-  const uint v1403 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1403 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1405 = v599 + v1403;
-  const uint v1406 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1406 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1408 = v602 + v1406;
-  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1409 = v1405 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1410 = v1408 < v1;
   const bool v1411 = v1409 && v1410;
   if (v1411) {
@@ -1324,11 +1324,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1425 = v1424 + v1408;
     out[v1425] = v1423;
   }
-  const uint v1426 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1426 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1428 = v599 + v1426;
-  const uint v1429 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1429 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1431 = v602 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1346,11 +1346,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1448 = v1447 + v1431;
     out[v1448] = v1446;
   }
-  const uint v1449 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1449 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1451 = v599 + v1449;
-  const uint v1452 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1452 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1454 = v602 + v1452;
-  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1455 = v1451 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1456 = v1454 < v1;
   const bool v1457 = v1455 && v1456;
   if (v1457) {
@@ -1368,11 +1368,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1471 = v1470 + v1454;
     out[v1471] = v1469;
   }
-  const uint v1472 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1472 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1474 = v599 + v1472;
-  const uint v1475 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1475 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1477 = v602 + v1475;
-  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1478 = v1474 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1479 = v1477 < v1;
   const bool v1480 = v1478 && v1479;
   if (v1480) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1494 = v1493 + v1477;
     out[v1494] = v1492;
   }
-  const uint v1495 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1495 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1497 = v599 + v1495;
-  const uint v1498 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1498 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1500 = v602 + v1498;
-  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1501 = v1497 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1502 = v1500 < v1;
   const bool v1503 = v1501 && v1502;
   if (v1503) {
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1517 = v1516 + v1500;
     out[v1517] = v1515;
   }
-  const uint v1518 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1518 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1520 = v599 + v1518;
-  const uint v1521 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1521 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1523 = v602 + v1521;
-  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1524 = v1520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1525 = v1523 < v1;
   const bool v1526 = v1524 && v1525;
   if (v1526) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1540 = v1539 + v1523;
     out[v1540] = v1538;
   }
-  const uint v1541 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1541 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1543 = v599 + v1541;
-  const uint v1544 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1544 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1546 = v602 + v1544;
-  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1547 = v1543 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1548 = v1546 < v1;
   const bool v1549 = v1547 && v1548;
   if (v1549) {
@@ -1456,11 +1456,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1563 = v1562 + v1546;
     out[v1563] = v1561;
   }
-  const uint v1564 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1564 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1566 = v599 + v1564;
-  const uint v1567 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1567 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1569 = v602 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1586 = v1585 + v1569;
     out[v1586] = v1584;
   }
-  const uint v1587 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1587 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1589 = v599 + v1587;
-  const uint v1590 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1590 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1592 = v602 + v1590;
-  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1593 = v1589 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1594 = v1592 < v1;
   const bool v1595 = v1593 && v1594;
   if (v1595) {
@@ -1500,11 +1500,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1609 = v1608 + v1592;
     out[v1609] = v1607;
   }
-  const uint v1610 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1610 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1612 = v599 + v1610;
-  const uint v1613 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1613 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1615 = v602 + v1613;
-  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1616 = v1612 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1617 = v1615 < v1;
   const bool v1618 = v1616 && v1617;
   if (v1618) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1632 = v1631 + v1615;
     out[v1632] = v1630;
   }
-  const uint v1633 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1633 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1635 = v599 + v1633;
-  const uint v1636 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1636 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1638 = v602 + v1636;
-  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1639 = v1635 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1640 = v1638 < v1;
   const bool v1641 = v1639 && v1640;
   if (v1641) {
@@ -1544,11 +1544,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1655 = v1654 + v1638;
     out[v1655] = v1653;
   }
-  const uint v1656 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1656 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1658 = v599 + v1656;
-  const uint v1659 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1659 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1661 = v602 + v1659;
-  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1662 = v1658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1663 = v1661 < v1;
   const bool v1664 = v1662 && v1663;
   if (v1664) {
@@ -1566,11 +1566,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1678 = v1677 + v1661;
     out[v1678] = v1676;
   }
-  const uint v1679 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1679 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1681 = v599 + v1679;
-  const uint v1682 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1682 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1684 = v602 + v1682;
-  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1685 = v1681 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1686 = v1684 < v1;
   const bool v1687 = v1685 && v1686;
   if (v1687) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1701 = v1700 + v1684;
     out[v1701] = v1699;
   }
-  const uint v1702 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1702 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1704 = v599 + v1702;
-  const uint v1705 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1705 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1707 = v602 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1724 = v1723 + v1707;
     out[v1724] = v1722;
   }
-  const uint v1725 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1725 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1727 = v599 + v1725;
-  const uint v1728 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1728 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1730 = v602 + v1728;
-  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1731 = v1727 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1732 = v1730 < v1;
   const bool v1733 = v1731 && v1732;
   if (v1733) {
@@ -1632,11 +1632,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1747 = v1746 + v1730;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1748 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1750 = v599 + v1748;
-  const uint v1751 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1751 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1753 = v602 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1770 = v1769 + v1753;
     out[v1770] = v1768;
   }
-  const uint v1771 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1771 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1773 = v599 + v1771;
-  const uint v1774 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1774 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1776 = v602 + v1774;
-  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1777 = v1773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1778 = v1776 < v1;
   const bool v1779 = v1777 && v1778;
   if (v1779) {
@@ -1676,11 +1676,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1793 = v1792 + v1776;
     out[v1793] = v1791;
   }
-  const uint v1794 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1794 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1796 = v599 + v1794;
-  const uint v1797 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1797 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1799 = v602 + v1797;
-  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1800 = v1796 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1801 = v1799 < v1;
   const bool v1802 = v1800 && v1801;
   if (v1802) {
@@ -1698,11 +1698,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1816 = v1815 + v1799;
     out[v1816] = v1814;
   }
-  const uint v1817 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1817 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1819 = v599 + v1817;
-  const uint v1820 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1820 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1822 = v602 + v1820;
-  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1823 = v1819 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1824 = v1822 < v1;
   const bool v1825 = v1823 && v1824;
   if (v1825) {
@@ -1720,11 +1720,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1839 = v1838 + v1822;
     out[v1839] = v1837;
   }
-  const uint v1840 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1840 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1842 = v599 + v1840;
-  const uint v1843 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1843 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1845 = v602 + v1843;
-  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1846 = v1842 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1847 = v1845 < v1;
   const bool v1848 = v1846 && v1847;
   if (v1848) {
@@ -1742,11 +1742,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1862 = v1861 + v1845;
     out[v1862] = v1860;
   }
-  const uint v1863 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1863 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1865 = v599 + v1863;
-  const uint v1866 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1866 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1868 = v602 + v1866;
-  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1869 = v1865 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1870 = v1868 < v1;
   const bool v1871 = v1869 && v1870;
   if (v1871) {
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1885 = v1884 + v1868;
     out[v1885] = v1883;
   }
-  const uint v1886 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1886 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1888 = v599 + v1886;
-  const uint v1889 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1889 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1891 = v602 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -1786,11 +1786,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1908 = v1907 + v1891;
     out[v1908] = v1906;
   }
-  const uint v1909 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1909 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1911 = v599 + v1909;
-  const uint v1912 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1912 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1914 = v602 + v1912;
-  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1915 = v1911 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1916 = v1914 < v1;
   const bool v1917 = v1915 && v1916;
   if (v1917) {
@@ -1808,11 +1808,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1931 = v1930 + v1914;
     out[v1931] = v1929;
   }
-  const uint v1932 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1932 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1934 = v599 + v1932;
-  const uint v1935 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1935 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1937 = v602 + v1935;
-  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1938 = v1934 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1939 = v1937 < v1;
   const bool v1940 = v1938 && v1939;
   if (v1940) {
@@ -1830,11 +1830,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1954 = v1953 + v1937;
     out[v1954] = v1952;
   }
-  const uint v1955 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1955 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1957 = v599 + v1955;
-  const uint v1958 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1958 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1960 = v602 + v1958;
-  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1961 = v1957 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1962 = v1960 < v1;
   const bool v1963 = v1961 && v1962;
   if (v1963) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v1977 = v1976 + v1960;
     out[v1977] = v1975;
   }
-  const uint v1978 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1978 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1980 = v599 + v1978;
-  const uint v1981 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1981 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1983 = v602 + v1981;
-  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1984 = v1980 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1985 = v1983 < v1;
   const bool v1986 = v1984 && v1985;
   if (v1986) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2000 = v1999 + v1983;
     out[v2000] = v1998;
   }
-  const uint v2001 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2001 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2003 = v599 + v2001;
-  const uint v2004 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2004 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2006 = v602 + v2004;
-  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2007 = v2003 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2008 = v2006 < v1;
   const bool v2009 = v2007 && v2008;
   if (v2009) {
@@ -1896,11 +1896,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2023 = v2022 + v2006;
     out[v2023] = v2021;
   }
-  const uint v2024 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2024 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2026 = v599 + v2024;
-  const uint v2027 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2027 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2029 = v602 + v2027;
-  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2030 = v2026 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2031 = v2029 < v1;
   const bool v2032 = v2030 && v2031;
   if (v2032) {
@@ -1918,11 +1918,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2046 = v2045 + v2029;
     out[v2046] = v2044;
   }
-  const uint v2047 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2047 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2049 = v599 + v2047;
-  const uint v2050 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2050 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2052 = v602 + v2050;
-  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2053 = v2049 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2054 = v2052 < v1;
   const bool v2055 = v2053 && v2054;
   if (v2055) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2069 = v2068 + v2052;
     out[v2069] = v2067;
   }
-  const uint v2070 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2070 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2072 = v599 + v2070;
-  const uint v2073 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2073 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2075 = v602 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -1962,11 +1962,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2092 = v2091 + v2075;
     out[v2092] = v2090;
   }
-  const uint v2093 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2093 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2095 = v599 + v2093;
-  const uint v2096 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2096 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2098 = v602 + v2096;
-  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2099 = v2095 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2100 = v2098 < v1;
   const bool v2101 = v2099 && v2100;
   if (v2101) {
@@ -1984,11 +1984,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2115 = v2114 + v2098;
     out[v2115] = v2113;
   }
-  const uint v2116 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2116 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2118 = v599 + v2116;
-  const uint v2119 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2119 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2121 = v602 + v2119;
-  const bool v2122 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2122 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2123 = v2121 < v1;
   const bool v2124 = v2122 && v2123;
   if (v2124) {
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2138 = v2137 + v2121;
     out[v2138] = v2136;
   }
-  const uint v2139 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2139 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2141 = v599 + v2139;
-  const uint v2142 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2142 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2144 = v602 + v2142;
-  const bool v2145 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2145 = v2141 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2146 = v2144 < v1;
   const bool v2147 = v2145 && v2146;
   if (v2147) {
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2161 = v2160 + v2144;
     out[v2161] = v2159;
   }
-  const uint v2162 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2162 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2164 = v599 + v2162;
-  const uint v2165 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2165 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2167 = v602 + v2165;
-  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2168 = v2164 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2169 = v2167 < v1;
   const bool v2170 = v2168 && v2169;
   if (v2170) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2184 = v2183 + v2167;
     out[v2184] = v2182;
   }
-  const uint v2185 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2185 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2187 = v599 + v2185;
-  const uint v2188 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2188 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2190 = v602 + v2188;
-  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2191 = v2187 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2192 = v2190 < v1;
   const bool v2193 = v2191 && v2192;
   if (v2193) {
@@ -2072,11 +2072,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2207 = v2206 + v2190;
     out[v2207] = v2205;
   }
-  const uint v2208 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2208 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2210 = v599 + v2208;
-  const uint v2211 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2211 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2213 = v602 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2094,11 +2094,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2230 = v2229 + v2213;
     out[v2230] = v2228;
   }
-  const uint v2231 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2231 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2233 = v599 + v2231;
-  const uint v2234 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2234 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2236 = v602 + v2234;
-  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2237 = v2233 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2238 = v2236 < v1;
   const bool v2239 = v2237 && v2238;
   if (v2239) {
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2253 = v2252 + v2236;
     out[v2253] = v2251;
   }
-  const uint v2254 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2254 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2256 = v599 + v2254;
-  const uint v2257 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2257 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2259 = v602 + v2257;
-  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2260 = v2256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2261 = v2259 < v1;
   const bool v2262 = v2260 && v2261;
   if (v2262) {
@@ -2138,11 +2138,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2276 = v2275 + v2259;
     out[v2276] = v2274;
   }
-  const uint v2277 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2277 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2279 = v599 + v2277;
-  const uint v2280 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2280 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2282 = v602 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2284 = v2282 < v1;
   const bool v2285 = v2283 && v2284;
   if (v2285) {
@@ -2160,11 +2160,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2299 = v2298 + v2282;
     out[v2299] = v2297;
   }
-  const uint v2300 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2300 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2302 = v599 + v2300;
-  const uint v2303 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2303 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2305 = v602 + v2303;
-  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2306 = v2302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2307 = v2305 < v1;
   const bool v2308 = v2306 && v2307;
   if (v2308) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2322 = v2321 + v2305;
     out[v2322] = v2320;
   }
-  const uint v2323 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2323 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2325 = v599 + v2323;
-  const uint v2326 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2326 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2328 = v602 + v2326;
-  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2329 = v2325 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2330 = v2328 < v1;
   const bool v2331 = v2329 && v2330;
   if (v2331) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2345 = v2344 + v2328;
     out[v2345] = v2343;
   }
-  const uint v2346 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2346 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2348 = v599 + v2346;
-  const uint v2349 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2349 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2351 = v602 + v2349;
-  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2352 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2353 = v2351 < v1;
   const bool v2354 = v2352 && v2353;
   if (v2354) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2368 = v2367 + v2351;
     out[v2368] = v2366;
   }
-  const uint v2369 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2369 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2371 = v599 + v2369;
-  const uint v2372 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2372 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2374 = v602 + v2372;
-  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2376 = v2374 < v1;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -2248,11 +2248,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2391 = v2390 + v2374;
     out[v2391] = v2389;
   }
-  const uint v2392 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2392 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2394 = v599 + v2392;
-  const uint v2395 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2395 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2397 = v602 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {
@@ -2270,11 +2270,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2414 = v2413 + v2397;
     out[v2414] = v2412;
   }
-  const uint v2415 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2415 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2417 = v599 + v2415;
-  const uint v2418 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2418 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2420 = v602 + v2418;
-  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2421 = v2417 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2422 = v2420 < v1;
   const bool v2423 = v2421 && v2422;
   if (v2423) {
@@ -2292,11 +2292,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2437 = v2436 + v2420;
     out[v2437] = v2435;
   }
-  const uint v2438 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2438 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2440 = v599 + v2438;
-  const uint v2441 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2441 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2443 = v602 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2314,11 +2314,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2460 = v2459 + v2443;
     out[v2460] = v2458;
   }
-  const uint v2461 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2461 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2463 = v599 + v2461;
-  const uint v2464 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2464 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2466 = v602 + v2464;
-  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2467 = v2463 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2468 = v2466 < v1;
   const bool v2469 = v2467 && v2468;
   if (v2469) {
@@ -2336,11 +2336,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2483 = v2482 + v2466;
     out[v2483] = v2481;
   }
-  const uint v2484 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2484 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2486 = v599 + v2484;
-  const uint v2487 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2487 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2489 = v602 + v2487;
-  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2490 = v2486 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2491 = v2489 < v1;
   const bool v2492 = v2490 && v2491;
   if (v2492) {
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2506 = v2505 + v2489;
     out[v2506] = v2504;
   }
-  const uint v2507 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2507 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2509 = v599 + v2507;
-  const uint v2510 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2510 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2512 = v602 + v2510;
-  const bool v2513 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2513 = v2509 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2514 = v2512 < v1;
   const bool v2515 = v2513 && v2514;
   if (v2515) {
@@ -2380,11 +2380,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2529 = v2528 + v2512;
     out[v2529] = v2527;
   }
-  const uint v2530 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2530 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2532 = v599 + v2530;
-  const uint v2533 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2533 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2535 = v602 + v2533;
-  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2536 = v2532 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2537 = v2535 < v1;
   const bool v2538 = v2536 && v2537;
   if (v2538) {
@@ -2402,11 +2402,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2552 = v2551 + v2535;
     out[v2552] = v2550;
   }
-  const uint v2553 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2553 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2555 = v599 + v2553;
-  const uint v2556 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2556 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2558 = v602 + v2556;
-  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2559 = v2555 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2560 = v2558 < v1;
   const bool v2561 = v2559 && v2560;
   if (v2561) {
@@ -2424,11 +2424,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2575 = v2574 + v2558;
     out[v2575] = v2573;
   }
-  const uint v2576 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2576 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2578 = v599 + v2576;
-  const uint v2579 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2579 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2581 = v602 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2598 = v2597 + v2581;
     out[v2598] = v2596;
   }
-  const uint v2599 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2599 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2601 = v599 + v2599;
-  const uint v2602 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2602 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2604 = v602 + v2602;
-  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2605 = v2601 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2606 = v2604 < v1;
   const bool v2607 = v2605 && v2606;
   if (v2607) {
@@ -2468,11 +2468,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2621 = v2620 + v2604;
     out[v2621] = v2619;
   }
-  const uint v2622 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2622 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2624 = v599 + v2622;
-  const uint v2625 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2625 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2627 = v602 + v2625;
-  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2628 = v2624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2629 = v2627 < v1;
   const bool v2630 = v2628 && v2629;
   if (v2630) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2644 = v2643 + v2627;
     out[v2644] = v2642;
   }
-  const uint v2645 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2645 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2647 = v599 + v2645;
-  const uint v2648 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2648 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2650 = v602 + v2648;
-  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2651 = v2647 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2652 = v2650 < v1;
   const bool v2653 = v2651 && v2652;
   if (v2653) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2667 = v2666 + v2650;
     out[v2667] = v2665;
   }
-  const uint v2668 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2668 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2670 = v599 + v2668;
-  const uint v2671 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2671 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2673 = v602 + v2671;
-  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2674 = v2670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2675 = v2673 < v1;
   const bool v2676 = v2674 && v2675;
   if (v2676) {
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2690 = v2689 + v2673;
     out[v2690] = v2688;
   }
-  const uint v2691 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2691 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2693 = v599 + v2691;
-  const uint v2694 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2694 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2696 = v602 + v2694;
-  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2697 = v2693 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2698 = v2696 < v1;
   const bool v2699 = v2697 && v2698;
   if (v2699) {
@@ -2556,11 +2556,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2713 = v2712 + v2696;
     out[v2713] = v2711;
   }
-  const uint v2714 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2714 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2716 = v599 + v2714;
-  const uint v2717 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2717 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2719 = v602 + v2717;
-  const bool v2720 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2720 = v2716 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2721 = v2719 < v1;
   const bool v2722 = v2720 && v2721;
   if (v2722) {
@@ -2578,11 +2578,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2736 = v2735 + v2719;
     out[v2736] = v2734;
   }
-  const uint v2737 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2737 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2739 = v599 + v2737;
-  const uint v2740 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2740 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2742 = v602 + v2740;
-  const bool v2743 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2743 = v2739 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2744 = v2742 < v1;
   const bool v2745 = v2743 && v2744;
   if (v2745) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2759 = v2758 + v2742;
     out[v2759] = v2757;
   }
-  const uint v2760 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2760 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2762 = v599 + v2760;
-  const uint v2763 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2763 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2765 = v602 + v2763;
-  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2766 = v2762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2767 = v2765 < v1;
   const bool v2768 = v2766 && v2767;
   if (v2768) {
@@ -2622,11 +2622,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2782 = v2781 + v2765;
     out[v2782] = v2780;
   }
-  const uint v2783 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2783 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2785 = v599 + v2783;
-  const uint v2786 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2786 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2788 = v602 + v2786;
-  const bool v2789 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2789 = v2785 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2790 = v2788 < v1;
   const bool v2791 = v2789 && v2790;
   if (v2791) {
@@ -2644,11 +2644,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2805 = v2804 + v2788;
     out[v2805] = v2803;
   }
-  const uint v2806 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2806 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2808 = v599 + v2806;
-  const uint v2809 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2809 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2811 = v602 + v2809;
-  const bool v2812 = v2808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2812 = v2808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2813 = v2811 < v1;
   const bool v2814 = v2812 && v2813;
   if (v2814) {
@@ -2666,11 +2666,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2828 = v2827 + v2811;
     out[v2828] = v2826;
   }
-  const uint v2829 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2829 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2831 = v599 + v2829;
-  const uint v2832 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2832 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2834 = v602 + v2832;
-  const bool v2835 = v2831 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2835 = v2831 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2836 = v2834 < v1;
   const bool v2837 = v2835 && v2836;
   if (v2837) {
@@ -2688,11 +2688,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2851 = v2850 + v2834;
     out[v2851] = v2849;
   }
-  const uint v2852 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2852 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2854 = v599 + v2852;
-  const uint v2855 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2855 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2857 = v602 + v2855;
-  const bool v2858 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2858 = v2854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2859 = v2857 < v1;
   const bool v2860 = v2858 && v2859;
   if (v2860) {
@@ -2710,11 +2710,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2874 = v2873 + v2857;
     out[v2874] = v2872;
   }
-  const uint v2875 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2875 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2877 = v599 + v2875;
-  const uint v2878 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2878 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2880 = v602 + v2878;
-  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2882 = v2880 < v1;
   const bool v2883 = v2881 && v2882;
   if (v2883) {
@@ -2732,11 +2732,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2897 = v2896 + v2880;
     out[v2897] = v2895;
   }
-  const uint v2898 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2898 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2900 = v599 + v2898;
-  const uint v2901 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2901 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2903 = v602 + v2901;
-  const bool v2904 = v2900 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2904 = v2900 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2905 = v2903 < v1;
   const bool v2906 = v2904 && v2905;
   if (v2906) {
@@ -2754,11 +2754,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2920 = v2919 + v2903;
     out[v2920] = v2918;
   }
-  const uint v2921 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2921 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2923 = v599 + v2921;
-  const uint v2924 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2924 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2926 = v602 + v2924;
-  const bool v2927 = v2923 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2927 = v2923 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2928 = v2926 < v1;
   const bool v2929 = v2927 && v2928;
   if (v2929) {
@@ -2776,11 +2776,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2943 = v2942 + v2926;
     out[v2943] = v2941;
   }
-  const uint v2944 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2944 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2946 = v599 + v2944;
-  const uint v2947 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2947 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2949 = v602 + v2947;
-  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2950 = v2946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2951 = v2949 < v1;
   const bool v2952 = v2950 && v2951;
   if (v2952) {
@@ -2798,11 +2798,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2966 = v2965 + v2949;
     out[v2966] = v2964;
   }
-  const uint v2967 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2967 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2969 = v599 + v2967;
-  const uint v2970 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2970 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2972 = v602 + v2970;
-  const bool v2973 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2973 = v2969 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2974 = v2972 < v1;
   const bool v2975 = v2973 && v2974;
   if (v2975) {
@@ -2820,11 +2820,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v2989 = v2988 + v2972;
     out[v2989] = v2987;
   }
-  const uint v2990 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2990 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2992 = v599 + v2990;
-  const uint v2993 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2993 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2995 = v602 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -2842,11 +2842,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3012 = v3011 + v2995;
     out[v3012] = v3010;
   }
-  const uint v3013 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3013 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3015 = v599 + v3013;
-  const uint v3016 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3016 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3018 = v602 + v3016;
-  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3019 = v3015 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3020 = v3018 < v1;
   const bool v3021 = v3019 && v3020;
   if (v3021) {
@@ -2864,11 +2864,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3035 = v3034 + v3018;
     out[v3035] = v3033;
   }
-  const uint v3036 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3036 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3038 = v599 + v3036;
-  const uint v3039 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3039 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3041 = v602 + v3039;
-  const bool v3042 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3042 = v3038 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3043 = v3041 < v1;
   const bool v3044 = v3042 && v3043;
   if (v3044) {
@@ -2886,11 +2886,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3058 = v3057 + v3041;
     out[v3058] = v3056;
   }
-  const uint v3059 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3059 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3061 = v599 + v3059;
-  const uint v3062 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3062 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3064 = v602 + v3062;
-  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3065 = v3061 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3066 = v3064 < v1;
   const bool v3067 = v3065 && v3066;
   if (v3067) {
@@ -2908,11 +2908,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3081 = v3080 + v3064;
     out[v3081] = v3079;
   }
-  const uint v3082 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3082 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3084 = v599 + v3082;
-  const uint v3085 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3085 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3087 = v602 + v3085;
-  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3088 = v3084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3089 = v3087 < v1;
   const bool v3090 = v3088 && v3089;
   if (v3090) {
@@ -2930,11 +2930,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3104 = v3103 + v3087;
     out[v3104] = v3102;
   }
-  const uint v3105 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3105 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3107 = v599 + v3105;
-  const uint v3108 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3108 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3110 = v602 + v3108;
-  const bool v3111 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3111 = v3107 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3112 = v3110 < v1;
   const bool v3113 = v3111 && v3112;
   if (v3113) {
@@ -2952,11 +2952,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3127 = v3126 + v3110;
     out[v3127] = v3125;
   }
-  const uint v3128 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3128 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3130 = v599 + v3128;
-  const uint v3131 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3131 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3133 = v602 + v3131;
-  const bool v3134 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3134 = v3130 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3135 = v3133 < v1;
   const bool v3136 = v3134 && v3135;
   if (v3136) {
@@ -2974,11 +2974,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3150 = v3149 + v3133;
     out[v3150] = v3148;
   }
-  const uint v3151 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3151 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3153 = v599 + v3151;
-  const uint v3154 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3154 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3156 = v602 + v3154;
-  const bool v3157 = v3153 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3157 = v3153 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3158 = v3156 < v1;
   const bool v3159 = v3157 && v3158;
   if (v3159) {
@@ -2996,11 +2996,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3173 = v3172 + v3156;
     out[v3173] = v3171;
   }
-  const uint v3174 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3174 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3176 = v599 + v3174;
-  const uint v3177 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3177 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3179 = v602 + v3177;
-  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3181 = v3179 < v1;
   const bool v3182 = v3180 && v3181;
   if (v3182) {
@@ -3018,11 +3018,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3196 = v3195 + v3179;
     out[v3196] = v3194;
   }
-  const uint v3197 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3197 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3199 = v599 + v3197;
-  const uint v3200 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3200 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3202 = v602 + v3200;
-  const bool v3203 = v3199 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3203 = v3199 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3204 = v3202 < v1;
   const bool v3205 = v3203 && v3204;
   if (v3205) {
@@ -3040,11 +3040,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3219 = v3218 + v3202;
     out[v3219] = v3217;
   }
-  const uint v3220 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3220 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3222 = v599 + v3220;
-  const uint v3223 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3223 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3225 = v602 + v3223;
-  const bool v3226 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3226 = v3222 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3227 = v3225 < v1;
   const bool v3228 = v3226 && v3227;
   if (v3228) {
@@ -3062,11 +3062,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3242 = v3241 + v3225;
     out[v3242] = v3240;
   }
-  const uint v3243 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3243 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3245 = v599 + v3243;
-  const uint v3246 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3246 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3248 = v602 + v3246;
-  const bool v3249 = v3245 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3249 = v3245 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3250 = v3248 < v1;
   const bool v3251 = v3249 && v3250;
   if (v3251) {
@@ -3084,11 +3084,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3265 = v3264 + v3248;
     out[v3265] = v3263;
   }
-  const uint v3266 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3266 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3268 = v599 + v3266;
-  const uint v3269 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3269 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3271 = v602 + v3269;
-  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3272 = v3268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3273 = v3271 < v1;
   const bool v3274 = v3272 && v3273;
   if (v3274) {
@@ -3106,11 +3106,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3288 = v3287 + v3271;
     out[v3288] = v3286;
   }
-  const uint v3289 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3289 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3291 = v599 + v3289;
-  const uint v3292 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3292 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3294 = v602 + v3292;
-  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3295 = v3291 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3296 = v3294 < v1;
   const bool v3297 = v3295 && v3296;
   if (v3297) {
@@ -3128,11 +3128,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3311 = v3310 + v3294;
     out[v3311] = v3309;
   }
-  const uint v3312 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3312 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3314 = v599 + v3312;
-  const uint v3315 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3315 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3317 = v602 + v3315;
-  const bool v3318 = v3314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3318 = v3314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3319 = v3317 < v1;
   const bool v3320 = v3318 && v3319;
   if (v3320) {
@@ -3150,11 +3150,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3334 = v3333 + v3317;
     out[v3334] = v3332;
   }
-  const uint v3335 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3335 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3337 = v599 + v3335;
-  const uint v3338 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3338 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3340 = v602 + v3338;
-  const bool v3341 = v3337 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3341 = v3337 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3342 = v3340 < v1;
   const bool v3343 = v3341 && v3342;
   if (v3343) {
@@ -3172,11 +3172,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3357 = v3356 + v3340;
     out[v3357] = v3355;
   }
-  const uint v3358 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3358 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3360 = v599 + v3358;
-  const uint v3361 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3361 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3363 = v602 + v3361;
-  const bool v3364 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3364 = v3360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3365 = v3363 < v1;
   const bool v3366 = v3364 && v3365;
   if (v3366) {
@@ -3194,11 +3194,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3380 = v3379 + v3363;
     out[v3380] = v3378;
   }
-  const uint v3381 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3381 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3383 = v599 + v3381;
-  const uint v3384 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3384 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3386 = v602 + v3384;
-  const bool v3387 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3387 = v3383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3388 = v3386 < v1;
   const bool v3389 = v3387 && v3388;
   if (v3389) {
@@ -3216,11 +3216,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3403 = v3402 + v3386;
     out[v3403] = v3401;
   }
-  const uint v3404 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3404 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3406 = v599 + v3404;
-  const uint v3407 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3407 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3409 = v602 + v3407;
-  const bool v3410 = v3406 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3410 = v3406 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3411 = v3409 < v1;
   const bool v3412 = v3410 && v3411;
   if (v3412) {
@@ -3238,11 +3238,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3426 = v3425 + v3409;
     out[v3426] = v3424;
   }
-  const uint v3427 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3427 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3429 = v599 + v3427;
-  const uint v3430 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3430 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3432 = v602 + v3430;
-  const bool v3433 = v3429 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3433 = v3429 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3434 = v3432 < v1;
   const bool v3435 = v3433 && v3434;
   if (v3435) {
@@ -3260,11 +3260,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3449 = v3448 + v3432;
     out[v3449] = v3447;
   }
-  const uint v3450 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3450 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3452 = v599 + v3450;
-  const uint v3453 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3453 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3455 = v602 + v3453;
-  const bool v3456 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3456 = v3452 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3457 = v3455 < v1;
   const bool v3458 = v3456 && v3457;
   if (v3458) {
@@ -3282,11 +3282,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3472 = v3471 + v3455;
     out[v3472] = v3470;
   }
-  const uint v3473 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3473 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3475 = v599 + v3473;
-  const uint v3476 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3476 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3478 = v602 + v3476;
-  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3480 = v3478 < v1;
   const bool v3481 = v3479 && v3480;
   if (v3481) {
@@ -3304,11 +3304,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3495 = v3494 + v3478;
     out[v3495] = v3493;
   }
-  const uint v3496 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3496 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3498 = v599 + v3496;
-  const uint v3499 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3499 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3501 = v602 + v3499;
-  const bool v3502 = v3498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3502 = v3498 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3503 = v3501 < v1;
   const bool v3504 = v3502 && v3503;
   if (v3504) {
@@ -3326,11 +3326,11 @@ kernel void iron_gemm_bias_kn_silu_bf16(
     const uint v3518 = v3517 + v3501;
     out[v3518] = v3516;
   }
-  const uint v3519 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3519 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3521 = v599 + v3519;
-  const uint v3522 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3522 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3524 = v602 + v3522;
-  const bool v3525 = v3521 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3525 = v3521 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3526 = v3524 < v1;
   const bool v3527 = v3525 && v3526;
   if (v3527) {

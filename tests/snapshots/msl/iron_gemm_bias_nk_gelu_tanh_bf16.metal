@@ -109,20 +109,20 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
     const uint v4078 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v4081 = v4078 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -212,14 +212,14 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v4448 = v28 + v4249;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v4449 = v4448 < v1;
     const uint v4454 = v4448 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v4470 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v4476 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v4470 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4476 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v4070 = 0u; v4070 < v2; v4070 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v4070 = 0u; v4070 < v2; v4070 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v4072 = v4070 >> 6u;
       const uint v4074 = v4072 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4076 = v4074 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v4076 = v4074 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v4088 = v4070 + v4085;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v4089 = v4088 < v2;
       const bool v4090 = v4087 && v4089;
@@ -364,44 +364,44 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v4268 + e] = v4452 ? b[v4458 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4471 = v4076 + v4470;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v4471 = v4076 + v4470;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4471), long(64u));
-      const uint v4477 = v4076 + v4476;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4477 = v4076 + v4476;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v4477), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4484 = v4471 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4484 = v4471 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4484), long(64u));
-      const uint v4490 = v4477 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4490 = v4477 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v4490), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4496 = v4471 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4496 = v4471 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4496), long(64u));
-      const uint v4502 = v4477 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4502 = v4477 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v4502), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4508 = v4471 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4508 = v4471 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v4508), long(64u));
-      const uint v4514 = v4477 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4514 = v4477 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v4514), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -447,29 +447,29 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v615 = v24 + v33;
   const uint v616 = v615 + v614;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v618 = v28 + v37;
   const uint v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -490,11 +490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v640 = v639 + v619;
     out[v640] = v638;
   }
-  const uint v641 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v641 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v643 = v615 + v641;
-  const uint v644 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v644 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v646 = v618 + v644;
-  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v647 = v643 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v648 = v646 < v1;
   const bool v649 = v647 && v648;
   if (v649) {
@@ -515,11 +515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v667 = v666 + v646;
     out[v667] = v665;
   }
-  const uint v668 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v668 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v670 = v615 + v668;
-  const uint v671 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v671 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v673 = v618 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -540,11 +540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v694 = v693 + v673;
     out[v694] = v692;
   }
-  const uint v695 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v695 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v697 = v615 + v695;
-  const uint v698 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v698 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v700 = v618 + v698;
-  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v701 = v697 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v702 = v700 < v1;
   const bool v703 = v701 && v702;
   if (v703) {
@@ -565,11 +565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v721 = v720 + v700;
     out[v721] = v719;
   }
-  const uint v722 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v722 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v724 = v615 + v722;
-  const uint v725 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v725 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v727 = v618 + v725;
-  const bool v728 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v728 = v724 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v729 = v727 < v1;
   const bool v730 = v728 && v729;
   if (v730) {
@@ -590,11 +590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v748 = v747 + v727;
     out[v748] = v746;
   }
-  const uint v749 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v749 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v751 = v615 + v749;
-  const uint v752 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v752 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v754 = v618 + v752;
-  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v755 = v751 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v756 = v754 < v1;
   const bool v757 = v755 && v756;
   if (v757) {
@@ -615,11 +615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v775 = v774 + v754;
     out[v775] = v773;
   }
-  const uint v776 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v776 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v778 = v615 + v776;
-  const uint v779 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v779 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v781 = v618 + v779;
-  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v782 = v778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v783 = v781 < v1;
   const bool v784 = v782 && v783;
   if (v784) {
@@ -640,11 +640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v802 = v801 + v781;
     out[v802] = v800;
   }
-  const uint v803 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v803 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v805 = v615 + v803;
-  const uint v806 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v806 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v808 = v618 + v806;
-  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v809 = v805 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v810 = v808 < v1;
   const bool v811 = v809 && v810;
   if (v811) {
@@ -665,11 +665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v829 = v828 + v808;
     out[v829] = v827;
   }
-  const uint v830 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v830 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v832 = v615 + v830;
-  const uint v833 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v833 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v835 = v618 + v833;
-  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v836 = v832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v837 = v835 < v1;
   const bool v838 = v836 && v837;
   if (v838) {
@@ -690,11 +690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v856 = v855 + v835;
     out[v856] = v854;
   }
-  const uint v857 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v857 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v859 = v615 + v857;
-  const uint v860 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v860 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v862 = v618 + v860;
-  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v863 = v859 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v864 = v862 < v1;
   const bool v865 = v863 && v864;
   if (v865) {
@@ -715,11 +715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v883 = v882 + v862;
     out[v883] = v881;
   }
-  const uint v884 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v884 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v886 = v615 + v884;
-  const uint v887 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v887 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v889 = v618 + v887;
-  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v890 = v886 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v891 = v889 < v1;
   const bool v892 = v890 && v891;
   if (v892) {
@@ -740,11 +740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v910 = v909 + v889;
     out[v910] = v908;
   }
-  const uint v911 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v911 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v913 = v615 + v911;
-  const uint v914 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v914 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v916 = v618 + v914;
-  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v917 = v913 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v918 = v916 < v1;
   const bool v919 = v917 && v918;
   if (v919) {
@@ -765,11 +765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v937 = v936 + v916;
     out[v937] = v935;
   }
-  const uint v938 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v938 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v940 = v615 + v938;
-  const uint v941 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v941 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v943 = v618 + v941;
-  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v944 = v940 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v945 = v943 < v1;
   const bool v946 = v944 && v945;
   if (v946) {
@@ -790,11 +790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v964 = v963 + v943;
     out[v964] = v962;
   }
-  const uint v965 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v965 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v967 = v615 + v965;
-  const uint v968 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v968 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v970 = v618 + v968;
-  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v971 = v967 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v972 = v970 < v1;
   const bool v973 = v971 && v972;
   if (v973) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v991 = v990 + v970;
     out[v991] = v989;
   }
-  const uint v992 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v992 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v994 = v615 + v992;
-  const uint v995 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v995 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v997 = v618 + v995;
-  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -840,11 +840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1018 = v1017 + v997;
     out[v1018] = v1016;
   }
-  const uint v1019 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1019 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1021 = v615 + v1019;
-  const uint v1022 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1022 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1024 = v618 + v1022;
-  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1025 = v1021 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1026 = v1024 < v1;
   const bool v1027 = v1025 && v1026;
   if (v1027) {
@@ -865,11 +865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1045 = v1044 + v1024;
     out[v1045] = v1043;
   }
-  const uint v1046 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1046 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1048 = v615 + v1046;
-  const uint v1049 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1049 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1051 = v618 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -890,11 +890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1072 = v1071 + v1051;
     out[v1072] = v1070;
   }
-  const uint v1073 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1073 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1075 = v615 + v1073;
-  const uint v1076 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1076 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1078 = v618 + v1076;
-  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1079 = v1075 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1080 = v1078 < v1;
   const bool v1081 = v1079 && v1080;
   if (v1081) {
@@ -915,11 +915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1099 = v1098 + v1078;
     out[v1099] = v1097;
   }
-  const uint v1100 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1100 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1102 = v615 + v1100;
-  const uint v1103 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1103 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1105 = v618 + v1103;
-  const bool v1106 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1106 = v1102 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1107 = v1105 < v1;
   const bool v1108 = v1106 && v1107;
   if (v1108) {
@@ -940,11 +940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1126 = v1125 + v1105;
     out[v1126] = v1124;
   }
-  const uint v1127 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1127 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1129 = v615 + v1127;
-  const uint v1130 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1130 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1132 = v618 + v1130;
-  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1133 = v1129 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1134 = v1132 < v1;
   const bool v1135 = v1133 && v1134;
   if (v1135) {
@@ -965,11 +965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1153 = v1152 + v1132;
     out[v1153] = v1151;
   }
-  const uint v1154 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1154 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1156 = v615 + v1154;
-  const uint v1157 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1157 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1159 = v618 + v1157;
-  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1160 = v1156 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1161 = v1159 < v1;
   const bool v1162 = v1160 && v1161;
   if (v1162) {
@@ -990,11 +990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1180 = v1179 + v1159;
     out[v1180] = v1178;
   }
-  const uint v1181 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1181 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1183 = v615 + v1181;
-  const uint v1184 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1184 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1186 = v618 + v1184;
-  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1187 = v1183 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1188 = v1186 < v1;
   const bool v1189 = v1187 && v1188;
   if (v1189) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1207 = v1206 + v1186;
     out[v1207] = v1205;
   }
-  const uint v1208 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1208 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1210 = v615 + v1208;
-  const uint v1211 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1211 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1213 = v618 + v1211;
-  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1214 = v1210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1215 = v1213 < v1;
   const bool v1216 = v1214 && v1215;
   if (v1216) {
@@ -1040,11 +1040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1234 = v1233 + v1213;
     out[v1234] = v1232;
   }
-  const uint v1235 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1235 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1237 = v615 + v1235;
-  const uint v1238 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1238 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1240 = v618 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1261 = v1260 + v1240;
     out[v1261] = v1259;
   }
-  const uint v1262 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1262 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1264 = v615 + v1262;
-  const uint v1265 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1265 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1267 = v618 + v1265;
-  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1268 = v1264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1269 = v1267 < v1;
   const bool v1270 = v1268 && v1269;
   if (v1270) {
@@ -1090,11 +1090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1288 = v1287 + v1267;
     out[v1288] = v1286;
   }
-  const uint v1289 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1289 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1291 = v615 + v1289;
-  const uint v1292 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1292 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1294 = v618 + v1292;
-  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1295 = v1291 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1296 = v1294 < v1;
   const bool v1297 = v1295 && v1296;
   if (v1297) {
@@ -1115,11 +1115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1315 = v1314 + v1294;
     out[v1315] = v1313;
   }
-  const uint v1316 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1316 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1318 = v615 + v1316;
-  const uint v1319 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1319 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1321 = v618 + v1319;
-  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1322 = v1318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1323 = v1321 < v1;
   const bool v1324 = v1322 && v1323;
   if (v1324) {
@@ -1140,11 +1140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1342 = v1341 + v1321;
     out[v1342] = v1340;
   }
-  const uint v1343 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1343 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1345 = v615 + v1343;
-  const uint v1346 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1346 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1348 = v618 + v1346;
-  const bool v1349 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1349 = v1345 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1350 = v1348 < v1;
   const bool v1351 = v1349 && v1350;
   if (v1351) {
@@ -1165,11 +1165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1369 = v1368 + v1348;
     out[v1369] = v1367;
   }
-  const uint v1370 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1370 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1372 = v615 + v1370;
-  const uint v1373 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1373 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1375 = v618 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1396 = v1395 + v1375;
     out[v1396] = v1394;
   }
-  const uint v1397 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1397 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1399 = v615 + v1397;
-  const uint v1400 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1400 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1402 = v618 + v1400;
-  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1403 = v1399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1404 = v1402 < v1;
   const bool v1405 = v1403 && v1404;
   if (v1405) {
@@ -1215,11 +1215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1423 = v1422 + v1402;
     out[v1423] = v1421;
   }
-  const uint v1424 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1424 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1426 = v615 + v1424;
-  const uint v1427 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1427 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1429 = v618 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1450 = v1449 + v1429;
     out[v1450] = v1448;
   }
-  const uint v1451 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1451 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1453 = v615 + v1451;
-  const uint v1454 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1454 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1456 = v618 + v1454;
-  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1457 = v1453 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1458 = v1456 < v1;
   const bool v1459 = v1457 && v1458;
   if (v1459) {
@@ -1265,11 +1265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1477 = v1476 + v1456;
     out[v1477] = v1475;
   }
-  const uint v1478 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1478 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1480 = v615 + v1478;
-  const uint v1481 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1481 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1483 = v618 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1485 = v1483 < v1;
   const bool v1486 = v1484 && v1485;
   if (v1486) {
@@ -1290,11 +1290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1504 = v1503 + v1483;
     out[v1504] = v1502;
   }
-  const uint v1505 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1505 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1507 = v615 + v1505;
-  const uint v1508 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1508 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1510 = v618 + v1508;
-  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1511 = v1507 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1512 = v1510 < v1;
   const bool v1513 = v1511 && v1512;
   if (v1513) {
@@ -1315,11 +1315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1531 = v1530 + v1510;
     out[v1531] = v1529;
   }
-  const uint v1532 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1532 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1534 = v615 + v1532;
-  const uint v1535 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1535 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1537 = v618 + v1535;
-  const bool v1538 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1538 = v1534 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1539 = v1537 < v1;
   const bool v1540 = v1538 && v1539;
   if (v1540) {
@@ -1340,11 +1340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1558 = v1557 + v1537;
     out[v1558] = v1556;
   }
-  const uint v1559 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1559 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1561 = v615 + v1559;
-  const uint v1562 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1562 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1564 = v618 + v1562;
-  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1565 = v1561 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1566 = v1564 < v1;
   const bool v1567 = v1565 && v1566;
   if (v1567) {
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1585 = v1584 + v1564;
     out[v1585] = v1583;
   }
-  const uint v1586 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1586 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1588 = v615 + v1586;
-  const uint v1589 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1589 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1591 = v618 + v1589;
-  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1592 = v1588 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1593 = v1591 < v1;
   const bool v1594 = v1592 && v1593;
   if (v1594) {
@@ -1390,11 +1390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1612 = v1611 + v1591;
     out[v1612] = v1610;
   }
-  const uint v1613 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1613 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1615 = v615 + v1613;
-  const uint v1616 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1616 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1618 = v618 + v1616;
-  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1619 = v1615 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1620 = v1618 < v1;
   const bool v1621 = v1619 && v1620;
   if (v1621) {
@@ -1415,11 +1415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1639 = v1638 + v1618;
     out[v1639] = v1637;
   }
-  const uint v1640 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1640 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1642 = v615 + v1640;
-  const uint v1643 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1643 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1645 = v618 + v1643;
-  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1646 = v1642 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1647 = v1645 < v1;
   const bool v1648 = v1646 && v1647;
   if (v1648) {
@@ -1440,11 +1440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1666 = v1665 + v1645;
     out[v1666] = v1664;
   }
-  const uint v1667 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1667 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1669 = v615 + v1667;
-  const uint v1670 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1670 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1672 = v618 + v1670;
-  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1673 = v1669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1674 = v1672 < v1;
   const bool v1675 = v1673 && v1674;
   if (v1675) {
@@ -1465,11 +1465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1693 = v1692 + v1672;
     out[v1693] = v1691;
   }
-  const uint v1694 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1694 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1696 = v615 + v1694;
-  const uint v1697 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1697 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1699 = v618 + v1697;
-  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1700 = v1696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1701 = v1699 < v1;
   const bool v1702 = v1700 && v1701;
   if (v1702) {
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1720 = v1719 + v1699;
     out[v1720] = v1718;
   }
-  const uint v1721 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1721 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1723 = v615 + v1721;
-  const uint v1724 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1724 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1726 = v618 + v1724;
-  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1727 = v1723 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1728 = v1726 < v1;
   const bool v1729 = v1727 && v1728;
   if (v1729) {
@@ -1515,11 +1515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1747 = v1746 + v1726;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1748 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1750 = v615 + v1748;
-  const uint v1751 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1751 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1753 = v618 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1774 = v1773 + v1753;
     out[v1774] = v1772;
   }
-  const uint v1775 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1775 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1777 = v615 + v1775;
-  const uint v1778 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1778 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1780 = v618 + v1778;
-  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1781 = v1777 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1782 = v1780 < v1;
   const bool v1783 = v1781 && v1782;
   if (v1783) {
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1801 = v1800 + v1780;
     out[v1801] = v1799;
   }
-  const uint v1802 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1802 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1804 = v615 + v1802;
-  const uint v1805 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1805 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1807 = v618 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1590,11 +1590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1828 = v1827 + v1807;
     out[v1828] = v1826;
   }
-  const uint v1829 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1829 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1831 = v615 + v1829;
-  const uint v1832 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1832 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1834 = v618 + v1832;
-  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1835 = v1831 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1836 = v1834 < v1;
   const bool v1837 = v1835 && v1836;
   if (v1837) {
@@ -1615,11 +1615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1855 = v1854 + v1834;
     out[v1855] = v1853;
   }
-  const uint v1856 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1856 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1858 = v615 + v1856;
-  const uint v1859 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1859 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1861 = v618 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -1640,11 +1640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1882 = v1881 + v1861;
     out[v1882] = v1880;
   }
-  const uint v1883 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1883 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1885 = v615 + v1883;
-  const uint v1886 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1886 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1888 = v618 + v1886;
-  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1889 = v1885 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1890 = v1888 < v1;
   const bool v1891 = v1889 && v1890;
   if (v1891) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1909 = v1908 + v1888;
     out[v1909] = v1907;
   }
-  const uint v1910 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1910 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1912 = v615 + v1910;
-  const uint v1913 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1913 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1915 = v618 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -1690,11 +1690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1936 = v1935 + v1915;
     out[v1936] = v1934;
   }
-  const uint v1937 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1937 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1939 = v615 + v1937;
-  const uint v1940 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1940 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1942 = v618 + v1940;
-  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1943 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1944 = v1942 < v1;
   const bool v1945 = v1943 && v1944;
   if (v1945) {
@@ -1715,11 +1715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1963 = v1962 + v1942;
     out[v1963] = v1961;
   }
-  const uint v1964 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1964 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1966 = v615 + v1964;
-  const uint v1967 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1967 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1969 = v618 + v1967;
-  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1970 = v1966 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1971 = v1969 < v1;
   const bool v1972 = v1970 && v1971;
   if (v1972) {
@@ -1740,11 +1740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v1990 = v1989 + v1969;
     out[v1990] = v1988;
   }
-  const uint v1991 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1991 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1993 = v615 + v1991;
-  const uint v1994 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1994 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1996 = v618 + v1994;
-  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1997 = v1993 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1998 = v1996 < v1;
   const bool v1999 = v1997 && v1998;
   if (v1999) {
@@ -1765,11 +1765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2017 = v2016 + v1996;
     out[v2017] = v2015;
   }
-  const uint v2018 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2018 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2020 = v615 + v2018;
-  const uint v2021 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2021 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2023 = v618 + v2021;
-  const bool v2024 = v2020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2024 = v2020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2025 = v2023 < v1;
   const bool v2026 = v2024 && v2025;
   if (v2026) {
@@ -1790,11 +1790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2044 = v2043 + v2023;
     out[v2044] = v2042;
   }
-  const uint v2045 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2045 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2047 = v615 + v2045;
-  const uint v2048 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2048 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2050 = v618 + v2048;
-  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2051 = v2047 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2052 = v2050 < v1;
   const bool v2053 = v2051 && v2052;
   if (v2053) {
@@ -1815,11 +1815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2071 = v2070 + v2050;
     out[v2071] = v2069;
   }
-  const uint v2072 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2072 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2074 = v615 + v2072;
-  const uint v2075 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2075 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2077 = v618 + v2075;
-  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2078 = v2074 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2079 = v2077 < v1;
   const bool v2080 = v2078 && v2079;
   if (v2080) {
@@ -1840,11 +1840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2098 = v2097 + v2077;
     out[v2098] = v2096;
   }
-  const uint v2099 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2099 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2101 = v615 + v2099;
-  const uint v2102 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2102 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2104 = v618 + v2102;
-  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2105 = v2101 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2106 = v2104 < v1;
   const bool v2107 = v2105 && v2106;
   if (v2107) {
@@ -1865,11 +1865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2125 = v2124 + v2104;
     out[v2125] = v2123;
   }
-  const uint v2126 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2126 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2128 = v615 + v2126;
-  const uint v2129 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2129 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2131 = v618 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -1890,11 +1890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2152 = v2151 + v2131;
     out[v2152] = v2150;
   }
-  const uint v2153 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2153 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2155 = v615 + v2153;
-  const uint v2156 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2156 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2158 = v618 + v2156;
-  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2159 = v2155 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2160 = v2158 < v1;
   const bool v2161 = v2159 && v2160;
   if (v2161) {
@@ -1915,11 +1915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2179 = v2178 + v2158;
     out[v2179] = v2177;
   }
-  const uint v2180 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2180 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2182 = v615 + v2180;
-  const uint v2183 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2183 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2185 = v618 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2206 = v2205 + v2185;
     out[v2206] = v2204;
   }
-  const uint v2207 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2207 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2209 = v615 + v2207;
-  const uint v2210 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2210 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2212 = v618 + v2210;
-  const bool v2213 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2213 = v2209 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2214 = v2212 < v1;
   const bool v2215 = v2213 && v2214;
   if (v2215) {
@@ -1965,11 +1965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2233 = v2232 + v2212;
     out[v2233] = v2231;
   }
-  const uint v2234 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2234 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2236 = v615 + v2234;
-  const uint v2237 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2237 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2239 = v618 + v2237;
-  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2240 = v2236 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2241 = v2239 < v1;
   const bool v2242 = v2240 && v2241;
   if (v2242) {
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2260 = v2259 + v2239;
     out[v2260] = v2258;
   }
-  const uint v2261 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2261 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2263 = v615 + v2261;
-  const uint v2264 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2264 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2266 = v618 + v2264;
-  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2267 = v2263 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2268 = v2266 < v1;
   const bool v2269 = v2267 && v2268;
   if (v2269) {
@@ -2015,11 +2015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2287 = v2286 + v2266;
     out[v2287] = v2285;
   }
-  const uint v2288 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2288 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2290 = v615 + v2288;
-  const uint v2291 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2291 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2293 = v618 + v2291;
-  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2294 = v2290 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2295 = v2293 < v1;
   const bool v2296 = v2294 && v2295;
   if (v2296) {
@@ -2040,11 +2040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2314 = v2313 + v2293;
     out[v2314] = v2312;
   }
-  const uint v2315 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2315 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2317 = v615 + v2315;
-  const uint v2318 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2318 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2320 = v618 + v2318;
-  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2321 = v2317 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2322 = v2320 < v1;
   const bool v2323 = v2321 && v2322;
   if (v2323) {
@@ -2065,11 +2065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2341 = v2340 + v2320;
     out[v2341] = v2339;
   }
-  const uint v2342 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2342 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2344 = v615 + v2342;
-  const uint v2345 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2345 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2347 = v618 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2368 = v2367 + v2347;
     out[v2368] = v2366;
   }
-  const uint v2369 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2369 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2371 = v615 + v2369;
-  const uint v2372 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2372 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2374 = v618 + v2372;
-  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2375 = v2371 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2376 = v2374 < v1;
   const bool v2377 = v2375 && v2376;
   if (v2377) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2395 = v2394 + v2374;
     out[v2395] = v2393;
   }
-  const uint v2396 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2396 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2398 = v615 + v2396;
-  const uint v2399 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2399 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2401 = v618 + v2399;
-  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2402 = v2398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2403 = v2401 < v1;
   const bool v2404 = v2402 && v2403;
   if (v2404) {
@@ -2140,11 +2140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2422 = v2421 + v2401;
     out[v2422] = v2420;
   }
-  const uint v2423 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2423 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2425 = v615 + v2423;
-  const uint v2426 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2426 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2428 = v618 + v2426;
-  const bool v2429 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2429 = v2425 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2430 = v2428 < v1;
   const bool v2431 = v2429 && v2430;
   if (v2431) {
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2449 = v2448 + v2428;
     out[v2449] = v2447;
   }
-  const uint v2450 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2450 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2452 = v615 + v2450;
-  const uint v2453 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2453 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2455 = v618 + v2453;
-  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2456 = v2452 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2457 = v2455 < v1;
   const bool v2458 = v2456 && v2457;
   if (v2458) {
@@ -2190,11 +2190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2476 = v2475 + v2455;
     out[v2476] = v2474;
   }
-  const uint v2477 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2477 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2479 = v615 + v2477;
-  const uint v2480 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2480 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2482 = v618 + v2480;
-  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2484 = v2482 < v1;
   const bool v2485 = v2483 && v2484;
   if (v2485) {
@@ -2215,11 +2215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2503 = v2502 + v2482;
     out[v2503] = v2501;
   }
-  const uint v2504 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2504 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2506 = v615 + v2504;
-  const uint v2507 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2507 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2509 = v618 + v2507;
-  const bool v2510 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2510 = v2506 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2511 = v2509 < v1;
   const bool v2512 = v2510 && v2511;
   if (v2512) {
@@ -2240,11 +2240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2530 = v2529 + v2509;
     out[v2530] = v2528;
   }
-  const uint v2531 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2531 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2533 = v615 + v2531;
-  const uint v2534 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2534 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2536 = v618 + v2534;
-  const bool v2537 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2537 = v2533 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2538 = v2536 < v1;
   const bool v2539 = v2537 && v2538;
   if (v2539) {
@@ -2265,11 +2265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2557 = v2556 + v2536;
     out[v2557] = v2555;
   }
-  const uint v2558 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2558 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2560 = v615 + v2558;
-  const uint v2561 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2561 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2563 = v618 + v2561;
-  const bool v2564 = v2560 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2564 = v2560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2565 = v2563 < v1;
   const bool v2566 = v2564 && v2565;
   if (v2566) {
@@ -2290,11 +2290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2584 = v2583 + v2563;
     out[v2584] = v2582;
   }
-  const uint v2585 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2585 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2587 = v615 + v2585;
-  const uint v2588 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2588 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2590 = v618 + v2588;
-  const bool v2591 = v2587 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2591 = v2587 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2592 = v2590 < v1;
   const bool v2593 = v2591 && v2592;
   if (v2593) {
@@ -2315,11 +2315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2611 = v2610 + v2590;
     out[v2611] = v2609;
   }
-  const uint v2612 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2612 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2614 = v615 + v2612;
-  const uint v2615 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2615 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2617 = v618 + v2615;
-  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2618 = v2614 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2619 = v2617 < v1;
   const bool v2620 = v2618 && v2619;
   if (v2620) {
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2638 = v2637 + v2617;
     out[v2638] = v2636;
   }
-  const uint v2639 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2639 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2641 = v615 + v2639;
-  const uint v2642 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2642 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2644 = v618 + v2642;
-  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2645 = v2641 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2646 = v2644 < v1;
   const bool v2647 = v2645 && v2646;
   if (v2647) {
@@ -2365,11 +2365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2665 = v2664 + v2644;
     out[v2665] = v2663;
   }
-  const uint v2666 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2666 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2668 = v615 + v2666;
-  const uint v2669 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2669 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2671 = v618 + v2669;
-  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2672 = v2668 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2673 = v2671 < v1;
   const bool v2674 = v2672 && v2673;
   if (v2674) {
@@ -2390,11 +2390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2692 = v2691 + v2671;
     out[v2692] = v2690;
   }
-  const uint v2693 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2693 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2695 = v615 + v2693;
-  const uint v2696 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2696 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2698 = v618 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -2415,11 +2415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2719 = v2718 + v2698;
     out[v2719] = v2717;
   }
-  const uint v2720 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2720 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2722 = v615 + v2720;
-  const uint v2723 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2723 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2725 = v618 + v2723;
-  const bool v2726 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2726 = v2722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2727 = v2725 < v1;
   const bool v2728 = v2726 && v2727;
   if (v2728) {
@@ -2440,11 +2440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2746 = v2745 + v2725;
     out[v2746] = v2744;
   }
-  const uint v2747 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2747 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2749 = v615 + v2747;
-  const uint v2750 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2750 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2752 = v618 + v2750;
-  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2753 = v2749 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2754 = v2752 < v1;
   const bool v2755 = v2753 && v2754;
   if (v2755) {
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2773 = v2772 + v2752;
     out[v2773] = v2771;
   }
-  const uint v2774 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2774 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2776 = v615 + v2774;
-  const uint v2777 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2777 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2779 = v618 + v2777;
-  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2780 = v2776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2781 = v2779 < v1;
   const bool v2782 = v2780 && v2781;
   if (v2782) {
@@ -2490,11 +2490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2800 = v2799 + v2779;
     out[v2800] = v2798;
   }
-  const uint v2801 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2801 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2803 = v615 + v2801;
-  const uint v2804 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2804 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2806 = v618 + v2804;
-  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2807 = v2803 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2808 = v2806 < v1;
   const bool v2809 = v2807 && v2808;
   if (v2809) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2827 = v2826 + v2806;
     out[v2827] = v2825;
   }
-  const uint v2828 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2828 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2830 = v615 + v2828;
-  const uint v2831 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2831 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2833 = v618 + v2831;
-  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2834 = v2830 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2835 = v2833 < v1;
   const bool v2836 = v2834 && v2835;
   if (v2836) {
@@ -2540,11 +2540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2854 = v2853 + v2833;
     out[v2854] = v2852;
   }
-  const uint v2855 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2855 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2857 = v615 + v2855;
-  const uint v2858 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2858 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2860 = v618 + v2858;
-  const bool v2861 = v2857 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2861 = v2857 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2862 = v2860 < v1;
   const bool v2863 = v2861 && v2862;
   if (v2863) {
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2881 = v2880 + v2860;
     out[v2881] = v2879;
   }
-  const uint v2882 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2882 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2884 = v615 + v2882;
-  const uint v2885 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2885 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2887 = v618 + v2885;
-  const bool v2888 = v2884 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2888 = v2884 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2889 = v2887 < v1;
   const bool v2890 = v2888 && v2889;
   if (v2890) {
@@ -2590,11 +2590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2908 = v2907 + v2887;
     out[v2908] = v2906;
   }
-  const uint v2909 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2909 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2911 = v615 + v2909;
-  const uint v2912 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2912 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2914 = v618 + v2912;
-  const bool v2915 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2915 = v2911 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2916 = v2914 < v1;
   const bool v2917 = v2915 && v2916;
   if (v2917) {
@@ -2615,11 +2615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2935 = v2934 + v2914;
     out[v2935] = v2933;
   }
-  const uint v2936 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2936 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2938 = v615 + v2936;
-  const uint v2939 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2939 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2941 = v618 + v2939;
-  const bool v2942 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2942 = v2938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2943 = v2941 < v1;
   const bool v2944 = v2942 && v2943;
   if (v2944) {
@@ -2640,11 +2640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2962 = v2961 + v2941;
     out[v2962] = v2960;
   }
-  const uint v2963 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2963 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2965 = v615 + v2963;
-  const uint v2966 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2966 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2968 = v618 + v2966;
-  const bool v2969 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2969 = v2965 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2970 = v2968 < v1;
   const bool v2971 = v2969 && v2970;
   if (v2971) {
@@ -2665,11 +2665,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v2989 = v2988 + v2968;
     out[v2989] = v2987;
   }
-  const uint v2990 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2990 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2992 = v615 + v2990;
-  const uint v2993 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2993 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2995 = v618 + v2993;
-  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2996 = v2992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2997 = v2995 < v1;
   const bool v2998 = v2996 && v2997;
   if (v2998) {
@@ -2690,11 +2690,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3016 = v3015 + v2995;
     out[v3016] = v3014;
   }
-  const uint v3017 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3017 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3019 = v615 + v3017;
-  const uint v3020 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3020 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3022 = v618 + v3020;
-  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3023 = v3019 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3024 = v3022 < v1;
   const bool v3025 = v3023 && v3024;
   if (v3025) {
@@ -2715,11 +2715,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3043 = v3042 + v3022;
     out[v3043] = v3041;
   }
-  const uint v3044 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3044 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3046 = v615 + v3044;
-  const uint v3047 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3047 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3049 = v618 + v3047;
-  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3051 = v3049 < v1;
   const bool v3052 = v3050 && v3051;
   if (v3052) {
@@ -2740,11 +2740,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3070 = v3069 + v3049;
     out[v3070] = v3068;
   }
-  const uint v3071 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3071 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3073 = v615 + v3071;
-  const uint v3074 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3074 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3076 = v618 + v3074;
-  const bool v3077 = v3073 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3077 = v3073 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3078 = v3076 < v1;
   const bool v3079 = v3077 && v3078;
   if (v3079) {
@@ -2765,11 +2765,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3097 = v3096 + v3076;
     out[v3097] = v3095;
   }
-  const uint v3098 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3098 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3100 = v615 + v3098;
-  const uint v3101 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3101 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3103 = v618 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -2790,11 +2790,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3124 = v3123 + v3103;
     out[v3124] = v3122;
   }
-  const uint v3125 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3125 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3127 = v615 + v3125;
-  const uint v3128 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3128 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3130 = v618 + v3128;
-  const bool v3131 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3131 = v3127 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3132 = v3130 < v1;
   const bool v3133 = v3131 && v3132;
   if (v3133) {
@@ -2815,11 +2815,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3151 = v3150 + v3130;
     out[v3151] = v3149;
   }
-  const uint v3152 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3152 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3154 = v615 + v3152;
-  const uint v3155 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3155 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3157 = v618 + v3155;
-  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3158 = v3154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3159 = v3157 < v1;
   const bool v3160 = v3158 && v3159;
   if (v3160) {
@@ -2840,11 +2840,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3178 = v3177 + v3157;
     out[v3178] = v3176;
   }
-  const uint v3179 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3179 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3181 = v615 + v3179;
-  const uint v3182 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3182 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3184 = v618 + v3182;
-  const bool v3185 = v3181 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3185 = v3181 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3186 = v3184 < v1;
   const bool v3187 = v3185 && v3186;
   if (v3187) {
@@ -2865,11 +2865,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3205 = v3204 + v3184;
     out[v3205] = v3203;
   }
-  const uint v3206 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3206 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3208 = v615 + v3206;
-  const uint v3209 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3209 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3211 = v618 + v3209;
-  const bool v3212 = v3208 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3212 = v3208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3213 = v3211 < v1;
   const bool v3214 = v3212 && v3213;
   if (v3214) {
@@ -2890,11 +2890,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3232 = v3231 + v3211;
     out[v3232] = v3230;
   }
-  const uint v3233 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3233 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3235 = v615 + v3233;
-  const uint v3236 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3236 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3238 = v618 + v3236;
-  const bool v3239 = v3235 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3239 = v3235 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3240 = v3238 < v1;
   const bool v3241 = v3239 && v3240;
   if (v3241) {
@@ -2915,11 +2915,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3259 = v3258 + v3238;
     out[v3259] = v3257;
   }
-  const uint v3260 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3260 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3262 = v615 + v3260;
-  const uint v3263 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3263 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3265 = v618 + v3263;
-  const bool v3266 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3266 = v3262 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3267 = v3265 < v1;
   const bool v3268 = v3266 && v3267;
   if (v3268) {
@@ -2940,11 +2940,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3286 = v3285 + v3265;
     out[v3286] = v3284;
   }
-  const uint v3287 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3287 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3289 = v615 + v3287;
-  const uint v3290 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3290 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3292 = v618 + v3290;
-  const bool v3293 = v3289 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3293 = v3289 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3294 = v3292 < v1;
   const bool v3295 = v3293 && v3294;
   if (v3295) {
@@ -2965,11 +2965,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3313 = v3312 + v3292;
     out[v3313] = v3311;
   }
-  const uint v3314 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3314 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3316 = v615 + v3314;
-  const uint v3317 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3317 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3319 = v618 + v3317;
-  const bool v3320 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3320 = v3316 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3321 = v3319 < v1;
   const bool v3322 = v3320 && v3321;
   if (v3322) {
@@ -2990,11 +2990,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3340 = v3339 + v3319;
     out[v3340] = v3338;
   }
-  const uint v3341 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3341 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3343 = v615 + v3341;
-  const uint v3344 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3344 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3346 = v618 + v3344;
-  const bool v3347 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3347 = v3343 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3348 = v3346 < v1;
   const bool v3349 = v3347 && v3348;
   if (v3349) {
@@ -3015,11 +3015,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3367 = v3366 + v3346;
     out[v3367] = v3365;
   }
-  const uint v3368 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3368 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3370 = v615 + v3368;
-  const uint v3371 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3371 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3373 = v618 + v3371;
-  const bool v3374 = v3370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3374 = v3370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3375 = v3373 < v1;
   const bool v3376 = v3374 && v3375;
   if (v3376) {
@@ -3040,11 +3040,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3394 = v3393 + v3373;
     out[v3394] = v3392;
   }
-  const uint v3395 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3395 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3397 = v615 + v3395;
-  const uint v3398 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3398 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3400 = v618 + v3398;
-  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3402 = v3400 < v1;
   const bool v3403 = v3401 && v3402;
   if (v3403) {
@@ -3065,11 +3065,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3421 = v3420 + v3400;
     out[v3421] = v3419;
   }
-  const uint v3422 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3422 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3424 = v615 + v3422;
-  const uint v3425 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3425 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3427 = v618 + v3425;
-  const bool v3428 = v3424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3428 = v3424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3429 = v3427 < v1;
   const bool v3430 = v3428 && v3429;
   if (v3430) {
@@ -3090,11 +3090,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3448 = v3447 + v3427;
     out[v3448] = v3446;
   }
-  const uint v3449 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3449 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3451 = v615 + v3449;
-  const uint v3452 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3452 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3454 = v618 + v3452;
-  const bool v3455 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3455 = v3451 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3456 = v3454 < v1;
   const bool v3457 = v3455 && v3456;
   if (v3457) {
@@ -3115,11 +3115,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3475 = v3474 + v3454;
     out[v3475] = v3473;
   }
-  const uint v3476 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3476 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3478 = v615 + v3476;
-  const uint v3479 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3479 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3481 = v618 + v3479;
-  const bool v3482 = v3478 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3482 = v3478 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3483 = v3481 < v1;
   const bool v3484 = v3482 && v3483;
   if (v3484) {
@@ -3140,11 +3140,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3502 = v3501 + v3481;
     out[v3502] = v3500;
   }
-  const uint v3503 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3503 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3505 = v615 + v3503;
-  const uint v3506 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3506 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3508 = v618 + v3506;
-  const bool v3509 = v3505 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3509 = v3505 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3510 = v3508 < v1;
   const bool v3511 = v3509 && v3510;
   if (v3511) {
@@ -3165,11 +3165,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3529 = v3528 + v3508;
     out[v3529] = v3527;
   }
-  const uint v3530 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3530 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3532 = v615 + v3530;
-  const uint v3533 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3533 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3535 = v618 + v3533;
-  const bool v3536 = v3532 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3536 = v3532 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3537 = v3535 < v1;
   const bool v3538 = v3536 && v3537;
   if (v3538) {
@@ -3190,11 +3190,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3556 = v3555 + v3535;
     out[v3556] = v3554;
   }
-  const uint v3557 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3557 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3559 = v615 + v3557;
-  const uint v3560 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3560 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3562 = v618 + v3560;
-  const bool v3563 = v3559 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3563 = v3559 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3564 = v3562 < v1;
   const bool v3565 = v3563 && v3564;
   if (v3565) {
@@ -3215,11 +3215,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3583 = v3582 + v3562;
     out[v3583] = v3581;
   }
-  const uint v3584 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3584 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3586 = v615 + v3584;
-  const uint v3587 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3587 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3589 = v618 + v3587;
-  const bool v3590 = v3586 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3590 = v3586 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3591 = v3589 < v1;
   const bool v3592 = v3590 && v3591;
   if (v3592) {
@@ -3240,11 +3240,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3610 = v3609 + v3589;
     out[v3610] = v3608;
   }
-  const uint v3611 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3611 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3613 = v615 + v3611;
-  const uint v3614 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3614 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3616 = v618 + v3614;
-  const bool v3617 = v3613 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3617 = v3613 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3618 = v3616 < v1;
   const bool v3619 = v3617 && v3618;
   if (v3619) {
@@ -3265,11 +3265,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3637 = v3636 + v3616;
     out[v3637] = v3635;
   }
-  const uint v3638 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3638 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3640 = v615 + v3638;
-  const uint v3641 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3641 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3643 = v618 + v3641;
-  const bool v3644 = v3640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3644 = v3640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3645 = v3643 < v1;
   const bool v3646 = v3644 && v3645;
   if (v3646) {
@@ -3290,11 +3290,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3664 = v3663 + v3643;
     out[v3664] = v3662;
   }
-  const uint v3665 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3665 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3667 = v615 + v3665;
-  const uint v3668 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3668 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3670 = v618 + v3668;
-  const bool v3671 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3671 = v3667 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3672 = v3670 < v1;
   const bool v3673 = v3671 && v3672;
   if (v3673) {
@@ -3315,11 +3315,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3691 = v3690 + v3670;
     out[v3691] = v3689;
   }
-  const uint v3692 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3692 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3694 = v615 + v3692;
-  const uint v3695 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3695 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3697 = v618 + v3695;
-  const bool v3698 = v3694 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3698 = v3694 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3699 = v3697 < v1;
   const bool v3700 = v3698 && v3699;
   if (v3700) {
@@ -3340,11 +3340,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3718 = v3717 + v3697;
     out[v3718] = v3716;
   }
-  const uint v3719 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3719 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3721 = v615 + v3719;
-  const uint v3722 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3722 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3724 = v618 + v3722;
-  const bool v3725 = v3721 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3725 = v3721 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3726 = v3724 < v1;
   const bool v3727 = v3725 && v3726;
   if (v3727) {
@@ -3365,11 +3365,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3745 = v3744 + v3724;
     out[v3745] = v3743;
   }
-  const uint v3746 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3746 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3748 = v615 + v3746;
-  const uint v3749 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3749 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3751 = v618 + v3749;
-  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3753 = v3751 < v1;
   const bool v3754 = v3752 && v3753;
   if (v3754) {
@@ -3390,11 +3390,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3772 = v3771 + v3751;
     out[v3772] = v3770;
   }
-  const uint v3773 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3773 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3775 = v615 + v3773;
-  const uint v3776 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3776 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3778 = v618 + v3776;
-  const bool v3779 = v3775 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3779 = v3775 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3780 = v3778 < v1;
   const bool v3781 = v3779 && v3780;
   if (v3781) {
@@ -3415,11 +3415,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3799 = v3798 + v3778;
     out[v3799] = v3797;
   }
-  const uint v3800 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3800 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3802 = v615 + v3800;
-  const uint v3803 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3803 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3805 = v618 + v3803;
-  const bool v3806 = v3802 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3806 = v3802 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3807 = v3805 < v1;
   const bool v3808 = v3806 && v3807;
   if (v3808) {
@@ -3440,11 +3440,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3826 = v3825 + v3805;
     out[v3826] = v3824;
   }
-  const uint v3827 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3827 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3829 = v615 + v3827;
-  const uint v3830 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3830 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3832 = v618 + v3830;
-  const bool v3833 = v3829 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3833 = v3829 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3834 = v3832 < v1;
   const bool v3835 = v3833 && v3834;
   if (v3835) {
@@ -3465,11 +3465,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3853 = v3852 + v3832;
     out[v3853] = v3851;
   }
-  const uint v3854 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3854 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3856 = v615 + v3854;
-  const uint v3857 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3857 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3859 = v618 + v3857;
-  const bool v3860 = v3856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3860 = v3856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3861 = v3859 < v1;
   const bool v3862 = v3860 && v3861;
   if (v3862) {
@@ -3490,11 +3490,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3880 = v3879 + v3859;
     out[v3880] = v3878;
   }
-  const uint v3881 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3881 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3883 = v615 + v3881;
-  const uint v3884 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3884 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3886 = v618 + v3884;
-  const bool v3887 = v3883 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3887 = v3883 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3888 = v3886 < v1;
   const bool v3889 = v3887 && v3888;
   if (v3889) {
@@ -3515,11 +3515,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3907 = v3906 + v3886;
     out[v3907] = v3905;
   }
-  const uint v3908 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3908 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3910 = v615 + v3908;
-  const uint v3911 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3911 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3913 = v618 + v3911;
-  const bool v3914 = v3910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3914 = v3910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3915 = v3913 < v1;
   const bool v3916 = v3914 && v3915;
   if (v3916) {
@@ -3540,11 +3540,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3934 = v3933 + v3913;
     out[v3934] = v3932;
   }
-  const uint v3935 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3935 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3937 = v615 + v3935;
-  const uint v3938 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3938 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3940 = v618 + v3938;
-  const bool v3941 = v3937 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3941 = v3937 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3942 = v3940 < v1;
   const bool v3943 = v3941 && v3942;
   if (v3943) {
@@ -3565,11 +3565,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3961 = v3960 + v3940;
     out[v3961] = v3959;
   }
-  const uint v3962 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3962 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3964 = v615 + v3962;
-  const uint v3965 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3965 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3967 = v618 + v3965;
-  const bool v3968 = v3964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3968 = v3964 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3969 = v3967 < v1;
   const bool v3970 = v3968 && v3969;
   if (v3970) {
@@ -3590,11 +3590,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v3988 = v3987 + v3967;
     out[v3988] = v3986;
   }
-  const uint v3989 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3989 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3991 = v615 + v3989;
-  const uint v3992 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3992 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3994 = v618 + v3992;
-  const bool v3995 = v3991 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3995 = v3991 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3996 = v3994 < v1;
   const bool v3997 = v3995 && v3996;
   if (v3997) {
@@ -3615,11 +3615,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v4015 = v4014 + v3994;
     out[v4015] = v4013;
   }
-  const uint v4016 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v4016 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v4018 = v615 + v4016;
-  const uint v4019 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v4019 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v4021 = v618 + v4019;
-  const bool v4022 = v4018 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4022 = v4018 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4023 = v4021 < v1;
   const bool v4024 = v4022 && v4023;
   if (v4024) {
@@ -3640,11 +3640,11 @@ kernel void iron_gemm_bias_nk_gelu_tanh_bf16(
     const uint v4042 = v4041 + v4021;
     out[v4042] = v4040;
   }
-  const uint v4043 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v4043 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v4045 = v615 + v4043;
-  const uint v4046 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v4046 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v4048 = v618 + v4046;
-  const bool v4049 = v4045 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v4049 = v4045 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v4050 = v4048 < v1;
   const bool v4051 = v4049 && v4050;
   if (v4051) {

@@ -109,20 +109,20 @@ kernel void iron_gemm_bias_nk_silu_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
     const uint v3566 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v3569 = v3566 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -212,14 +212,14 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3936 = v28 + v3737;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3937 = v3936 < v1;
     const uint v3942 = v3936 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v3958 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v3964 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v3958 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3964 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v3558 = 0u; v3558 < v2; v3558 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v3558 = 0u; v3558 < v2; v3558 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3560 = v3558 >> 6u;
       const uint v3562 = v3560 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3564 = v3562 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3564 = v3562 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v3576 = v3558 + v3573;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3577 = v3576 < v2;
       const bool v3578 = v3575 && v3577;
@@ -364,44 +364,44 @@ kernel void iron_gemm_bias_nk_silu_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v3756 + e] = v3940 ? b[v3946 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3959 = v3564 + v3958;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3959 = v3564 + v3958;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3959), long(64u));
-      const uint v3965 = v3564 + v3964;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3965 = v3564 + v3964;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v3965), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3972 = v3959 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3972 = v3959 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3972), long(64u));
-      const uint v3978 = v3965 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3978 = v3965 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v3978), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3984 = v3959 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3984 = v3959 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3984), long(64u));
-      const uint v3990 = v3965 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v3990 = v3965 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v3990), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3996 = v3959 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3996 = v3959 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3996), long(64u));
-      const uint v4002 = v3965 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4002 = v3965 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v4002), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -447,29 +447,29 @@ kernel void iron_gemm_bias_nk_silu_bf16(
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v615 = v24 + v33;
   const uint v616 = v615 + v614;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v618 = v28 + v37;
   const uint v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v636 = v635 + v619;
     out[v636] = v634;
   }
-  const uint v637 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v637 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v639 = v615 + v637;
-  const uint v640 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v640 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v642 = v618 + v640;
-  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v643 = v639 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v644 = v642 < v1;
   const bool v645 = v643 && v644;
   if (v645) {
@@ -509,11 +509,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v659 = v658 + v642;
     out[v659] = v657;
   }
-  const uint v660 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v660 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v662 = v615 + v660;
-  const uint v663 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v663 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v665 = v618 + v663;
-  const bool v666 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v666 = v662 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v667 = v665 < v1;
   const bool v668 = v666 && v667;
   if (v668) {
@@ -531,11 +531,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v682 = v681 + v665;
     out[v682] = v680;
   }
-  const uint v683 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v683 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v685 = v615 + v683;
-  const uint v686 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v686 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v688 = v618 + v686;
-  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v689 = v685 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v690 = v688 < v1;
   const bool v691 = v689 && v690;
   if (v691) {
@@ -553,11 +553,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v705 = v704 + v688;
     out[v705] = v703;
   }
-  const uint v706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v708 = v615 + v706;
-  const uint v709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v711 = v618 + v709;
-  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v712 = v708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v713 = v711 < v1;
   const bool v714 = v712 && v713;
   if (v714) {
@@ -575,11 +575,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v728 = v727 + v711;
     out[v728] = v726;
   }
-  const uint v729 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v729 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v731 = v615 + v729;
-  const uint v732 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v732 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v734 = v618 + v732;
-  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v735 = v731 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v736 = v734 < v1;
   const bool v737 = v735 && v736;
   if (v737) {
@@ -597,11 +597,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v751 = v750 + v734;
     out[v751] = v749;
   }
-  const uint v752 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v752 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v754 = v615 + v752;
-  const uint v755 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v755 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v757 = v618 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -619,11 +619,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v774 = v773 + v757;
     out[v774] = v772;
   }
-  const uint v775 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v775 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v777 = v615 + v775;
-  const uint v778 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v778 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v780 = v618 + v778;
-  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v781 = v777 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v782 = v780 < v1;
   const bool v783 = v781 && v782;
   if (v783) {
@@ -641,11 +641,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v797 = v796 + v780;
     out[v797] = v795;
   }
-  const uint v798 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v798 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v800 = v615 + v798;
-  const uint v801 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v801 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v803 = v618 + v801;
-  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v804 = v800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v805 = v803 < v1;
   const bool v806 = v804 && v805;
   if (v806) {
@@ -663,11 +663,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v820 = v819 + v803;
     out[v820] = v818;
   }
-  const uint v821 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v821 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v823 = v615 + v821;
-  const uint v824 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v824 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v826 = v618 + v824;
-  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v827 = v823 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v828 = v826 < v1;
   const bool v829 = v827 && v828;
   if (v829) {
@@ -685,11 +685,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v843 = v842 + v826;
     out[v843] = v841;
   }
-  const uint v844 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v844 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v846 = v615 + v844;
-  const uint v847 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v847 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v849 = v618 + v847;
-  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v850 = v846 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v851 = v849 < v1;
   const bool v852 = v850 && v851;
   if (v852) {
@@ -707,11 +707,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v866 = v865 + v849;
     out[v866] = v864;
   }
-  const uint v867 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v867 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v869 = v615 + v867;
-  const uint v870 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v870 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v872 = v618 + v870;
-  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v873 = v869 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v874 = v872 < v1;
   const bool v875 = v873 && v874;
   if (v875) {
@@ -729,11 +729,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v889 = v888 + v872;
     out[v889] = v887;
   }
-  const uint v890 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v890 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v892 = v615 + v890;
-  const uint v893 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v893 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v895 = v618 + v893;
-  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v896 = v892 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v897 = v895 < v1;
   const bool v898 = v896 && v897;
   if (v898) {
@@ -751,11 +751,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v912 = v911 + v895;
     out[v912] = v910;
   }
-  const uint v913 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v913 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v915 = v615 + v913;
-  const uint v916 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v916 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v918 = v618 + v916;
-  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v919 = v915 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v920 = v918 < v1;
   const bool v921 = v919 && v920;
   if (v921) {
@@ -773,11 +773,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v935 = v934 + v918;
     out[v935] = v933;
   }
-  const uint v936 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v936 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v938 = v615 + v936;
-  const uint v939 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v939 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v941 = v618 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -795,11 +795,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v958 = v957 + v941;
     out[v958] = v956;
   }
-  const uint v959 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v959 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v961 = v615 + v959;
-  const uint v962 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v962 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v964 = v618 + v962;
-  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v965 = v961 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v966 = v964 < v1;
   const bool v967 = v965 && v966;
   if (v967) {
@@ -817,11 +817,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v981 = v980 + v964;
     out[v981] = v979;
   }
-  const uint v982 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v982 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v984 = v615 + v982;
-  const uint v985 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v985 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v987 = v618 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -839,11 +839,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1004 = v1003 + v987;
     out[v1004] = v1002;
   }
-  const uint v1005 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1005 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1007 = v615 + v1005;
-  const uint v1008 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1008 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1010 = v618 + v1008;
-  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1011 = v1007 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1012 = v1010 < v1;
   const bool v1013 = v1011 && v1012;
   if (v1013) {
@@ -861,11 +861,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1027 = v1026 + v1010;
     out[v1027] = v1025;
   }
-  const uint v1028 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1028 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1030 = v615 + v1028;
-  const uint v1031 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1031 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1033 = v618 + v1031;
-  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1034 = v1030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1035 = v1033 < v1;
   const bool v1036 = v1034 && v1035;
   if (v1036) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1050 = v1049 + v1033;
     out[v1050] = v1048;
   }
-  const uint v1051 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1051 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1053 = v615 + v1051;
-  const uint v1054 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1054 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1056 = v618 + v1054;
-  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1057 = v1053 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1058 = v1056 < v1;
   const bool v1059 = v1057 && v1058;
   if (v1059) {
@@ -905,11 +905,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1073 = v1072 + v1056;
     out[v1073] = v1071;
   }
-  const uint v1074 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1074 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1076 = v615 + v1074;
-  const uint v1077 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1077 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1079 = v618 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -927,11 +927,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1096 = v1095 + v1079;
     out[v1096] = v1094;
   }
-  const uint v1097 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1097 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1099 = v615 + v1097;
-  const uint v1100 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1100 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1102 = v618 + v1100;
-  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1103 = v1099 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1104 = v1102 < v1;
   const bool v1105 = v1103 && v1104;
   if (v1105) {
@@ -949,11 +949,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1119 = v1118 + v1102;
     out[v1119] = v1117;
   }
-  const uint v1120 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1120 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1122 = v615 + v1120;
-  const uint v1123 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1123 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1125 = v618 + v1123;
-  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1126 = v1122 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1127 = v1125 < v1;
   const bool v1128 = v1126 && v1127;
   if (v1128) {
@@ -971,11 +971,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1142 = v1141 + v1125;
     out[v1142] = v1140;
   }
-  const uint v1143 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1143 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1145 = v615 + v1143;
-  const uint v1146 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1146 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1148 = v618 + v1146;
-  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1149 = v1145 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1150 = v1148 < v1;
   const bool v1151 = v1149 && v1150;
   if (v1151) {
@@ -993,11 +993,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1165 = v1164 + v1148;
     out[v1165] = v1163;
   }
-  const uint v1166 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1166 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1168 = v615 + v1166;
-  const uint v1169 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1169 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1171 = v618 + v1169;
-  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1172 = v1168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1173 = v1171 < v1;
   const bool v1174 = v1172 && v1173;
   if (v1174) {
@@ -1015,11 +1015,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1188 = v1187 + v1171;
     out[v1188] = v1186;
   }
-  const uint v1189 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1189 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1191 = v615 + v1189;
-  const uint v1192 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1192 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1194 = v618 + v1192;
-  const bool v1195 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1195 = v1191 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1196 = v1194 < v1;
   const bool v1197 = v1195 && v1196;
   if (v1197) {
@@ -1037,11 +1037,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1211 = v1210 + v1194;
     out[v1211] = v1209;
   }
-  const uint v1212 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1212 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1214 = v615 + v1212;
-  const uint v1215 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1215 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1217 = v618 + v1215;
-  const bool v1218 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1218 = v1214 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1219 = v1217 < v1;
   const bool v1220 = v1218 && v1219;
   if (v1220) {
@@ -1059,11 +1059,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1234 = v1233 + v1217;
     out[v1234] = v1232;
   }
-  const uint v1235 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1235 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1237 = v615 + v1235;
-  const uint v1238 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1238 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1240 = v618 + v1238;
-  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1241 = v1237 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1242 = v1240 < v1;
   const bool v1243 = v1241 && v1242;
   if (v1243) {
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1257 = v1256 + v1240;
     out[v1257] = v1255;
   }
-  const uint v1258 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1258 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1260 = v615 + v1258;
-  const uint v1261 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1261 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1263 = v618 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1103,11 +1103,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1280 = v1279 + v1263;
     out[v1280] = v1278;
   }
-  const uint v1281 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1281 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1283 = v615 + v1281;
-  const uint v1284 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1284 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1286 = v618 + v1284;
-  const bool v1287 = v1283 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1287 = v1283 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1288 = v1286 < v1;
   const bool v1289 = v1287 && v1288;
   if (v1289) {
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1303 = v1302 + v1286;
     out[v1303] = v1301;
   }
-  const uint v1304 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1304 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1306 = v615 + v1304;
-  const uint v1307 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1307 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1309 = v618 + v1307;
-  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1310 = v1306 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1311 = v1309 < v1;
   const bool v1312 = v1310 && v1311;
   if (v1312) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1326 = v1325 + v1309;
     out[v1326] = v1324;
   }
-  const uint v1327 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1327 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1329 = v615 + v1327;
-  const uint v1330 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1330 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1332 = v618 + v1330;
-  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1333 = v1329 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1334 = v1332 < v1;
   const bool v1335 = v1333 && v1334;
   if (v1335) {
@@ -1169,11 +1169,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1349 = v1348 + v1332;
     out[v1349] = v1347;
   }
-  const uint v1350 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1350 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1352 = v615 + v1350;
-  const uint v1353 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1353 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1355 = v618 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1191,11 +1191,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1372 = v1371 + v1355;
     out[v1372] = v1370;
   }
-  const uint v1373 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1373 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1375 = v615 + v1373;
-  const uint v1376 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1376 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1378 = v618 + v1376;
-  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1379 = v1375 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1380 = v1378 < v1;
   const bool v1381 = v1379 && v1380;
   if (v1381) {
@@ -1213,11 +1213,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1395 = v1394 + v1378;
     out[v1395] = v1393;
   }
-  const uint v1396 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1396 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1398 = v615 + v1396;
-  const uint v1399 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1399 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1401 = v618 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1235,11 +1235,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1418 = v1417 + v1401;
     out[v1418] = v1416;
   }
-  const uint v1419 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1419 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1421 = v615 + v1419;
-  const uint v1422 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1422 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1424 = v618 + v1422;
-  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1425 = v1421 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1426 = v1424 < v1;
   const bool v1427 = v1425 && v1426;
   if (v1427) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1441 = v1440 + v1424;
     out[v1441] = v1439;
   }
-  const uint v1442 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1442 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1444 = v615 + v1442;
-  const uint v1445 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1445 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1447 = v618 + v1445;
-  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1448 = v1444 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1449 = v1447 < v1;
   const bool v1450 = v1448 && v1449;
   if (v1450) {
@@ -1279,11 +1279,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1464 = v1463 + v1447;
     out[v1464] = v1462;
   }
-  const uint v1465 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1465 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1467 = v615 + v1465;
-  const uint v1468 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1468 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1470 = v618 + v1468;
-  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1471 = v1467 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1472 = v1470 < v1;
   const bool v1473 = v1471 && v1472;
   if (v1473) {
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1487 = v1486 + v1470;
     out[v1487] = v1485;
   }
-  const uint v1488 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1488 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1490 = v615 + v1488;
-  const uint v1491 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1491 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1493 = v618 + v1491;
-  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1494 = v1490 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1495 = v1493 < v1;
   const bool v1496 = v1494 && v1495;
   if (v1496) {
@@ -1323,11 +1323,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1510 = v1509 + v1493;
     out[v1510] = v1508;
   }
-  const uint v1511 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1511 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1513 = v615 + v1511;
-  const uint v1514 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1514 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1516 = v618 + v1514;
-  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1517 = v1513 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1518 = v1516 < v1;
   const bool v1519 = v1517 && v1518;
   if (v1519) {
@@ -1345,11 +1345,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1533 = v1532 + v1516;
     out[v1533] = v1531;
   }
-  const uint v1534 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1534 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1536 = v615 + v1534;
-  const uint v1537 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1537 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1539 = v618 + v1537;
-  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1540 = v1536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1541 = v1539 < v1;
   const bool v1542 = v1540 && v1541;
   if (v1542) {
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1556 = v1555 + v1539;
     out[v1556] = v1554;
   }
-  const uint v1557 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1557 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1559 = v615 + v1557;
-  const uint v1560 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1560 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1562 = v618 + v1560;
-  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1563 = v1559 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1564 = v1562 < v1;
   const bool v1565 = v1563 && v1564;
   if (v1565) {
@@ -1389,11 +1389,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1579 = v1578 + v1562;
     out[v1579] = v1577;
   }
-  const uint v1580 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1580 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1582 = v615 + v1580;
-  const uint v1583 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1583 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1585 = v618 + v1583;
-  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1411,11 +1411,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1602 = v1601 + v1585;
     out[v1602] = v1600;
   }
-  const uint v1603 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1603 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1605 = v615 + v1603;
-  const uint v1606 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1606 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1608 = v618 + v1606;
-  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1609 = v1605 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1610 = v1608 < v1;
   const bool v1611 = v1609 && v1610;
   if (v1611) {
@@ -1433,11 +1433,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1625 = v1624 + v1608;
     out[v1625] = v1623;
   }
-  const uint v1626 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1626 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1628 = v615 + v1626;
-  const uint v1629 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1629 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1631 = v618 + v1629;
-  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1632 = v1628 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1633 = v1631 < v1;
   const bool v1634 = v1632 && v1633;
   if (v1634) {
@@ -1455,11 +1455,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1648 = v1647 + v1631;
     out[v1648] = v1646;
   }
-  const uint v1649 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1649 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1651 = v615 + v1649;
-  const uint v1652 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1652 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1654 = v618 + v1652;
-  const bool v1655 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1655 = v1651 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1656 = v1654 < v1;
   const bool v1657 = v1655 && v1656;
   if (v1657) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1671 = v1670 + v1654;
     out[v1671] = v1669;
   }
-  const uint v1672 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1672 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1674 = v615 + v1672;
-  const uint v1675 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1675 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1677 = v618 + v1675;
-  const bool v1678 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1678 = v1674 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1679 = v1677 < v1;
   const bool v1680 = v1678 && v1679;
   if (v1680) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1694 = v1693 + v1677;
     out[v1694] = v1692;
   }
-  const uint v1695 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1695 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1697 = v615 + v1695;
-  const uint v1698 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1698 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1700 = v618 + v1698;
-  const bool v1701 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1701 = v1697 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1702 = v1700 < v1;
   const bool v1703 = v1701 && v1702;
   if (v1703) {
@@ -1521,11 +1521,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1717 = v1716 + v1700;
     out[v1717] = v1715;
   }
-  const uint v1718 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1718 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1720 = v615 + v1718;
-  const uint v1721 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1721 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1723 = v618 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1543,11 +1543,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1740 = v1739 + v1723;
     out[v1740] = v1738;
   }
-  const uint v1741 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1741 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1743 = v615 + v1741;
-  const uint v1744 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1744 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1746 = v618 + v1744;
-  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1747 = v1743 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1748 = v1746 < v1;
   const bool v1749 = v1747 && v1748;
   if (v1749) {
@@ -1565,11 +1565,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1763 = v1762 + v1746;
     out[v1763] = v1761;
   }
-  const uint v1764 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1764 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1766 = v615 + v1764;
-  const uint v1767 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1767 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1769 = v618 + v1767;
-  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1770 = v1766 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1771 = v1769 < v1;
   const bool v1772 = v1770 && v1771;
   if (v1772) {
@@ -1587,11 +1587,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1786 = v1785 + v1769;
     out[v1786] = v1784;
   }
-  const uint v1787 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1787 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1789 = v615 + v1787;
-  const uint v1790 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1790 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1792 = v618 + v1790;
-  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1793 = v1789 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1794 = v1792 < v1;
   const bool v1795 = v1793 && v1794;
   if (v1795) {
@@ -1609,11 +1609,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1809 = v1808 + v1792;
     out[v1809] = v1807;
   }
-  const uint v1810 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1810 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1812 = v615 + v1810;
-  const uint v1813 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1813 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1815 = v618 + v1813;
-  const bool v1816 = v1812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1816 = v1812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1817 = v1815 < v1;
   const bool v1818 = v1816 && v1817;
   if (v1818) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1832 = v1831 + v1815;
     out[v1832] = v1830;
   }
-  const uint v1833 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1833 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1835 = v615 + v1833;
-  const uint v1836 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1836 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1838 = v618 + v1836;
-  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1839 = v1835 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1840 = v1838 < v1;
   const bool v1841 = v1839 && v1840;
   if (v1841) {
@@ -1653,11 +1653,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1855 = v1854 + v1838;
     out[v1855] = v1853;
   }
-  const uint v1856 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1856 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1858 = v615 + v1856;
-  const uint v1859 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1859 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1861 = v618 + v1859;
-  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1862 = v1858 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1863 = v1861 < v1;
   const bool v1864 = v1862 && v1863;
   if (v1864) {
@@ -1675,11 +1675,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1878 = v1877 + v1861;
     out[v1878] = v1876;
   }
-  const uint v1879 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1879 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1881 = v615 + v1879;
-  const uint v1882 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1882 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1884 = v618 + v1882;
-  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1885 = v1881 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1886 = v1884 < v1;
   const bool v1887 = v1885 && v1886;
   if (v1887) {
@@ -1697,11 +1697,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1901 = v1900 + v1884;
     out[v1901] = v1899;
   }
-  const uint v1902 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1902 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1904 = v615 + v1902;
-  const uint v1905 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1905 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1907 = v618 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -1719,11 +1719,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1924 = v1923 + v1907;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1925 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1927 = v615 + v1925;
-  const uint v1928 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1928 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1930 = v618 + v1928;
-  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1931 = v1927 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1932 = v1930 < v1;
   const bool v1933 = v1931 && v1932;
   if (v1933) {
@@ -1741,11 +1741,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1947 = v1946 + v1930;
     out[v1947] = v1945;
   }
-  const uint v1948 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1948 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1950 = v615 + v1948;
-  const uint v1951 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1951 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1953 = v618 + v1951;
-  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1954 = v1950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1955 = v1953 < v1;
   const bool v1956 = v1954 && v1955;
   if (v1956) {
@@ -1763,11 +1763,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1970 = v1969 + v1953;
     out[v1970] = v1968;
   }
-  const uint v1971 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1971 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1973 = v615 + v1971;
-  const uint v1974 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1974 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1976 = v618 + v1974;
-  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1977 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1978 = v1976 < v1;
   const bool v1979 = v1977 && v1978;
   if (v1979) {
@@ -1785,11 +1785,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v1993 = v1992 + v1976;
     out[v1993] = v1991;
   }
-  const uint v1994 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1994 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1996 = v615 + v1994;
-  const uint v1997 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1997 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1999 = v618 + v1997;
-  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2000 = v1996 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2001 = v1999 < v1;
   const bool v2002 = v2000 && v2001;
   if (v2002) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2016 = v2015 + v1999;
     out[v2016] = v2014;
   }
-  const uint v2017 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2017 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2019 = v615 + v2017;
-  const uint v2020 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2020 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2022 = v618 + v2020;
-  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2023 = v2019 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2024 = v2022 < v1;
   const bool v2025 = v2023 && v2024;
   if (v2025) {
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2039 = v2038 + v2022;
     out[v2039] = v2037;
   }
-  const uint v2040 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2040 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2042 = v615 + v2040;
-  const uint v2043 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2043 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2045 = v618 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -1851,11 +1851,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2062 = v2061 + v2045;
     out[v2062] = v2060;
   }
-  const uint v2063 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2063 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2065 = v615 + v2063;
-  const uint v2066 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2066 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2068 = v618 + v2066;
-  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2069 = v2065 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2070 = v2068 < v1;
   const bool v2071 = v2069 && v2070;
   if (v2071) {
@@ -1873,11 +1873,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2085 = v2084 + v2068;
     out[v2085] = v2083;
   }
-  const uint v2086 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2086 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2088 = v615 + v2086;
-  const uint v2089 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2089 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2091 = v618 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2108 = v2107 + v2091;
     out[v2108] = v2106;
   }
-  const uint v2109 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2109 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2111 = v615 + v2109;
-  const uint v2112 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2112 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2114 = v618 + v2112;
-  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2115 = v2111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2116 = v2114 < v1;
   const bool v2117 = v2115 && v2116;
   if (v2117) {
@@ -1917,11 +1917,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2131 = v2130 + v2114;
     out[v2131] = v2129;
   }
-  const uint v2132 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2132 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2134 = v615 + v2132;
-  const uint v2135 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2135 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2137 = v618 + v2135;
-  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2138 = v2134 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2139 = v2137 < v1;
   const bool v2140 = v2138 && v2139;
   if (v2140) {
@@ -1939,11 +1939,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2154 = v2153 + v2137;
     out[v2154] = v2152;
   }
-  const uint v2155 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2155 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2157 = v615 + v2155;
-  const uint v2158 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2158 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2160 = v618 + v2158;
-  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2161 = v2157 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2162 = v2160 < v1;
   const bool v2163 = v2161 && v2162;
   if (v2163) {
@@ -1961,11 +1961,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2177 = v2176 + v2160;
     out[v2177] = v2175;
   }
-  const uint v2178 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2178 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2180 = v615 + v2178;
-  const uint v2181 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2181 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2183 = v618 + v2181;
-  const bool v2184 = v2180 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2184 = v2180 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2185 = v2183 < v1;
   const bool v2186 = v2184 && v2185;
   if (v2186) {
@@ -1983,11 +1983,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2200 = v2199 + v2183;
     out[v2200] = v2198;
   }
-  const uint v2201 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2201 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2203 = v615 + v2201;
-  const uint v2204 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2204 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2206 = v618 + v2204;
-  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2207 = v2203 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2208 = v2206 < v1;
   const bool v2209 = v2207 && v2208;
   if (v2209) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2223 = v2222 + v2206;
     out[v2223] = v2221;
   }
-  const uint v2224 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2224 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2226 = v615 + v2224;
-  const uint v2227 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2227 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2229 = v618 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2027,11 +2027,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2246 = v2245 + v2229;
     out[v2246] = v2244;
   }
-  const uint v2247 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2247 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2249 = v615 + v2247;
-  const uint v2250 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2250 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2252 = v618 + v2250;
-  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2253 = v2249 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2254 = v2252 < v1;
   const bool v2255 = v2253 && v2254;
   if (v2255) {
@@ -2049,11 +2049,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2269 = v2268 + v2252;
     out[v2269] = v2267;
   }
-  const uint v2270 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2270 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2272 = v615 + v2270;
-  const uint v2273 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2273 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2275 = v618 + v2273;
-  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2276 = v2272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2277 = v2275 < v1;
   const bool v2278 = v2276 && v2277;
   if (v2278) {
@@ -2071,11 +2071,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2292 = v2291 + v2275;
     out[v2292] = v2290;
   }
-  const uint v2293 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2293 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2295 = v615 + v2293;
-  const uint v2296 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2296 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2298 = v618 + v2296;
-  const bool v2299 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2299 = v2295 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2300 = v2298 < v1;
   const bool v2301 = v2299 && v2300;
   if (v2301) {
@@ -2093,11 +2093,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2315 = v2314 + v2298;
     out[v2315] = v2313;
   }
-  const uint v2316 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2316 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2318 = v615 + v2316;
-  const uint v2319 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2319 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2321 = v618 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -2115,11 +2115,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2338 = v2337 + v2321;
     out[v2338] = v2336;
   }
-  const uint v2339 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2339 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2341 = v615 + v2339;
-  const uint v2342 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2342 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2344 = v618 + v2342;
-  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2345 = v2341 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2346 = v2344 < v1;
   const bool v2347 = v2345 && v2346;
   if (v2347) {
@@ -2137,11 +2137,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2361 = v2360 + v2344;
     out[v2361] = v2359;
   }
-  const uint v2362 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2362 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2364 = v615 + v2362;
-  const uint v2365 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2365 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2367 = v618 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2384 = v2383 + v2367;
     out[v2384] = v2382;
   }
-  const uint v2385 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2385 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2387 = v615 + v2385;
-  const uint v2388 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2388 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2390 = v618 + v2388;
-  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2391 = v2387 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2392 = v2390 < v1;
   const bool v2393 = v2391 && v2392;
   if (v2393) {
@@ -2181,11 +2181,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2407 = v2406 + v2390;
     out[v2407] = v2405;
   }
-  const uint v2408 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2408 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2410 = v615 + v2408;
-  const uint v2411 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2411 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2413 = v618 + v2411;
-  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2414 = v2410 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2415 = v2413 < v1;
   const bool v2416 = v2414 && v2415;
   if (v2416) {
@@ -2203,11 +2203,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2430 = v2429 + v2413;
     out[v2430] = v2428;
   }
-  const uint v2431 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2431 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2433 = v615 + v2431;
-  const uint v2434 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2434 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2436 = v618 + v2434;
-  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2437 = v2433 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2438 = v2436 < v1;
   const bool v2439 = v2437 && v2438;
   if (v2439) {
@@ -2225,11 +2225,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2453 = v2452 + v2436;
     out[v2453] = v2451;
   }
-  const uint v2454 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2454 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2456 = v615 + v2454;
-  const uint v2457 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2457 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2459 = v618 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2461 = v2459 < v1;
   const bool v2462 = v2460 && v2461;
   if (v2462) {
@@ -2247,11 +2247,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2476 = v2475 + v2459;
     out[v2476] = v2474;
   }
-  const uint v2477 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2477 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2479 = v615 + v2477;
-  const uint v2480 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2480 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2482 = v618 + v2480;
-  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2483 = v2479 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2484 = v2482 < v1;
   const bool v2485 = v2483 && v2484;
   if (v2485) {
@@ -2269,11 +2269,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2499 = v2498 + v2482;
     out[v2499] = v2497;
   }
-  const uint v2500 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2500 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2502 = v615 + v2500;
-  const uint v2503 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2503 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2505 = v618 + v2503;
-  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2506 = v2502 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2507 = v2505 < v1;
   const bool v2508 = v2506 && v2507;
   if (v2508) {
@@ -2291,11 +2291,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2522 = v2521 + v2505;
     out[v2522] = v2520;
   }
-  const uint v2523 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2523 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2525 = v615 + v2523;
-  const uint v2526 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2526 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2528 = v618 + v2526;
-  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2529 = v2525 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2530 = v2528 < v1;
   const bool v2531 = v2529 && v2530;
   if (v2531) {
@@ -2313,11 +2313,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2545 = v2544 + v2528;
     out[v2545] = v2543;
   }
-  const uint v2546 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2546 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2548 = v615 + v2546;
-  const uint v2549 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2549 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2551 = v618 + v2549;
-  const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2552 = v2548 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2553 = v2551 < v1;
   const bool v2554 = v2552 && v2553;
   if (v2554) {
@@ -2335,11 +2335,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2568 = v2567 + v2551;
     out[v2568] = v2566;
   }
-  const uint v2569 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2569 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2571 = v615 + v2569;
-  const uint v2572 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2572 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2574 = v618 + v2572;
-  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2575 = v2571 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2576 = v2574 < v1;
   const bool v2577 = v2575 && v2576;
   if (v2577) {
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2591 = v2590 + v2574;
     out[v2591] = v2589;
   }
-  const uint v2592 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2592 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2594 = v615 + v2592;
-  const uint v2595 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2595 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2597 = v618 + v2595;
-  const bool v2598 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2598 = v2594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2599 = v2597 < v1;
   const bool v2600 = v2598 && v2599;
   if (v2600) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2614 = v2613 + v2597;
     out[v2614] = v2612;
   }
-  const uint v2615 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2615 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2617 = v615 + v2615;
-  const uint v2618 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2618 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2620 = v618 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -2401,11 +2401,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2637 = v2636 + v2620;
     out[v2637] = v2635;
   }
-  const uint v2638 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2638 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2640 = v615 + v2638;
-  const uint v2641 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2641 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2643 = v618 + v2641;
-  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2644 = v2640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2645 = v2643 < v1;
   const bool v2646 = v2644 && v2645;
   if (v2646) {
@@ -2423,11 +2423,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2660 = v2659 + v2643;
     out[v2660] = v2658;
   }
-  const uint v2661 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2661 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2663 = v615 + v2661;
-  const uint v2664 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2664 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2666 = v618 + v2664;
-  const bool v2667 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2667 = v2663 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2668 = v2666 < v1;
   const bool v2669 = v2667 && v2668;
   if (v2669) {
@@ -2445,11 +2445,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2683 = v2682 + v2666;
     out[v2683] = v2681;
   }
-  const uint v2684 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2684 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2686 = v615 + v2684;
-  const uint v2687 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2687 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2689 = v618 + v2687;
-  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2690 = v2686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2691 = v2689 < v1;
   const bool v2692 = v2690 && v2691;
   if (v2692) {
@@ -2467,11 +2467,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2706 = v2705 + v2689;
     out[v2706] = v2704;
   }
-  const uint v2707 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2707 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2709 = v615 + v2707;
-  const uint v2710 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2710 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2712 = v618 + v2710;
-  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2713 = v2709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2714 = v2712 < v1;
   const bool v2715 = v2713 && v2714;
   if (v2715) {
@@ -2489,11 +2489,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2729 = v2728 + v2712;
     out[v2729] = v2727;
   }
-  const uint v2730 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2730 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2732 = v615 + v2730;
-  const uint v2733 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2733 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2735 = v618 + v2733;
-  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2736 = v2732 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2737 = v2735 < v1;
   const bool v2738 = v2736 && v2737;
   if (v2738) {
@@ -2511,11 +2511,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2752 = v2751 + v2735;
     out[v2752] = v2750;
   }
-  const uint v2753 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2753 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2755 = v615 + v2753;
-  const uint v2756 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2756 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2758 = v618 + v2756;
-  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2759 = v2755 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2760 = v2758 < v1;
   const bool v2761 = v2759 && v2760;
   if (v2761) {
@@ -2533,11 +2533,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2775 = v2774 + v2758;
     out[v2775] = v2773;
   }
-  const uint v2776 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2776 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2778 = v615 + v2776;
-  const uint v2779 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2779 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2781 = v618 + v2779;
-  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2782 = v2778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2783 = v2781 < v1;
   const bool v2784 = v2782 && v2783;
   if (v2784) {
@@ -2555,11 +2555,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2798 = v2797 + v2781;
     out[v2798] = v2796;
   }
-  const uint v2799 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2799 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2801 = v615 + v2799;
-  const uint v2802 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2802 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2804 = v618 + v2802;
-  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2805 = v2801 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2806 = v2804 < v1;
   const bool v2807 = v2805 && v2806;
   if (v2807) {
@@ -2577,11 +2577,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2821 = v2820 + v2804;
     out[v2821] = v2819;
   }
-  const uint v2822 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2822 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2824 = v615 + v2822;
-  const uint v2825 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2825 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2827 = v618 + v2825;
-  const bool v2828 = v2824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2828 = v2824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2829 = v2827 < v1;
   const bool v2830 = v2828 && v2829;
   if (v2830) {
@@ -2599,11 +2599,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2844 = v2843 + v2827;
     out[v2844] = v2842;
   }
-  const uint v2845 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2845 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2847 = v615 + v2845;
-  const uint v2848 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2848 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2850 = v618 + v2848;
-  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2851 = v2847 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2852 = v2850 < v1;
   const bool v2853 = v2851 && v2852;
   if (v2853) {
@@ -2621,11 +2621,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2867 = v2866 + v2850;
     out[v2867] = v2865;
   }
-  const uint v2868 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2868 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2870 = v615 + v2868;
-  const uint v2871 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2871 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2873 = v618 + v2871;
-  const bool v2874 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2874 = v2870 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2875 = v2873 < v1;
   const bool v2876 = v2874 && v2875;
   if (v2876) {
@@ -2643,11 +2643,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2890 = v2889 + v2873;
     out[v2890] = v2888;
   }
-  const uint v2891 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2891 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2893 = v615 + v2891;
-  const uint v2894 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2894 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2896 = v618 + v2894;
-  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2897 = v2893 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2898 = v2896 < v1;
   const bool v2899 = v2897 && v2898;
   if (v2899) {
@@ -2665,11 +2665,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2913 = v2912 + v2896;
     out[v2913] = v2911;
   }
-  const uint v2914 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2914 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2916 = v615 + v2914;
-  const uint v2917 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2917 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2919 = v618 + v2917;
-  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2921 = v2919 < v1;
   const bool v2922 = v2920 && v2921;
   if (v2922) {
@@ -2687,11 +2687,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2936 = v2935 + v2919;
     out[v2936] = v2934;
   }
-  const uint v2937 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2937 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2939 = v615 + v2937;
-  const uint v2940 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2940 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2942 = v618 + v2940;
-  const bool v2943 = v2939 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2943 = v2939 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2944 = v2942 < v1;
   const bool v2945 = v2943 && v2944;
   if (v2945) {
@@ -2709,11 +2709,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2959 = v2958 + v2942;
     out[v2959] = v2957;
   }
-  const uint v2960 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2960 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2962 = v615 + v2960;
-  const uint v2963 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2963 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2965 = v618 + v2963;
-  const bool v2966 = v2962 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2966 = v2962 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2967 = v2965 < v1;
   const bool v2968 = v2966 && v2967;
   if (v2968) {
@@ -2731,11 +2731,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v2982 = v2981 + v2965;
     out[v2982] = v2980;
   }
-  const uint v2983 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2983 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2985 = v615 + v2983;
-  const uint v2986 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2986 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2988 = v618 + v2986;
-  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2989 = v2985 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2990 = v2988 < v1;
   const bool v2991 = v2989 && v2990;
   if (v2991) {
@@ -2753,11 +2753,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3005 = v3004 + v2988;
     out[v3005] = v3003;
   }
-  const uint v3006 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3006 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3008 = v615 + v3006;
-  const uint v3009 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3009 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3011 = v618 + v3009;
-  const bool v3012 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3012 = v3008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3013 = v3011 < v1;
   const bool v3014 = v3012 && v3013;
   if (v3014) {
@@ -2775,11 +2775,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3028 = v3027 + v3011;
     out[v3028] = v3026;
   }
-  const uint v3029 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3029 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3031 = v615 + v3029;
-  const uint v3032 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3032 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3034 = v618 + v3032;
-  const bool v3035 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3035 = v3031 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3036 = v3034 < v1;
   const bool v3037 = v3035 && v3036;
   if (v3037) {
@@ -2797,11 +2797,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3051 = v3050 + v3034;
     out[v3051] = v3049;
   }
-  const uint v3052 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3052 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3054 = v615 + v3052;
-  const uint v3055 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3055 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3057 = v618 + v3055;
-  const bool v3058 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3058 = v3054 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3059 = v3057 < v1;
   const bool v3060 = v3058 && v3059;
   if (v3060) {
@@ -2819,11 +2819,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3074 = v3073 + v3057;
     out[v3074] = v3072;
   }
-  const uint v3075 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3075 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3077 = v615 + v3075;
-  const uint v3078 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3078 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3080 = v618 + v3078;
-  const bool v3081 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3081 = v3077 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3082 = v3080 < v1;
   const bool v3083 = v3081 && v3082;
   if (v3083) {
@@ -2841,11 +2841,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3097 = v3096 + v3080;
     out[v3097] = v3095;
   }
-  const uint v3098 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3098 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3100 = v615 + v3098;
-  const uint v3101 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3101 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3103 = v618 + v3101;
-  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3104 = v3100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3105 = v3103 < v1;
   const bool v3106 = v3104 && v3105;
   if (v3106) {
@@ -2863,11 +2863,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3120 = v3119 + v3103;
     out[v3120] = v3118;
   }
-  const uint v3121 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3121 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3123 = v615 + v3121;
-  const uint v3124 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3124 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3126 = v618 + v3124;
-  const bool v3127 = v3123 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3127 = v3123 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3128 = v3126 < v1;
   const bool v3129 = v3127 && v3128;
   if (v3129) {
@@ -2885,11 +2885,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3143 = v3142 + v3126;
     out[v3143] = v3141;
   }
-  const uint v3144 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3144 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3146 = v615 + v3144;
-  const uint v3147 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3147 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3149 = v618 + v3147;
-  const bool v3150 = v3146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3150 = v3146 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3151 = v3149 < v1;
   const bool v3152 = v3150 && v3151;
   if (v3152) {
@@ -2907,11 +2907,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3166 = v3165 + v3149;
     out[v3166] = v3164;
   }
-  const uint v3167 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3167 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3169 = v615 + v3167;
-  const uint v3170 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3170 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3172 = v618 + v3170;
-  const bool v3173 = v3169 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3173 = v3169 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3174 = v3172 < v1;
   const bool v3175 = v3173 && v3174;
   if (v3175) {
@@ -2929,11 +2929,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3189 = v3188 + v3172;
     out[v3189] = v3187;
   }
-  const uint v3190 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3190 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3192 = v615 + v3190;
-  const uint v3193 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3193 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3195 = v618 + v3193;
-  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3196 = v3192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3197 = v3195 < v1;
   const bool v3198 = v3196 && v3197;
   if (v3198) {
@@ -2951,11 +2951,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3212 = v3211 + v3195;
     out[v3212] = v3210;
   }
-  const uint v3213 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3213 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3215 = v615 + v3213;
-  const uint v3216 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3216 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3218 = v618 + v3216;
-  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3220 = v3218 < v1;
   const bool v3221 = v3219 && v3220;
   if (v3221) {
@@ -2973,11 +2973,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3235 = v3234 + v3218;
     out[v3235] = v3233;
   }
-  const uint v3236 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3236 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3238 = v615 + v3236;
-  const uint v3239 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3239 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3241 = v618 + v3239;
-  const bool v3242 = v3238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3242 = v3238 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3243 = v3241 < v1;
   const bool v3244 = v3242 && v3243;
   if (v3244) {
@@ -2995,11 +2995,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3258 = v3257 + v3241;
     out[v3258] = v3256;
   }
-  const uint v3259 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3259 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3261 = v615 + v3259;
-  const uint v3262 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3262 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3264 = v618 + v3262;
-  const bool v3265 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3265 = v3261 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3266 = v3264 < v1;
   const bool v3267 = v3265 && v3266;
   if (v3267) {
@@ -3017,11 +3017,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3281 = v3280 + v3264;
     out[v3281] = v3279;
   }
-  const uint v3282 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3282 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3284 = v615 + v3282;
-  const uint v3285 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3285 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3287 = v618 + v3285;
-  const bool v3288 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3288 = v3284 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3289 = v3287 < v1;
   const bool v3290 = v3288 && v3289;
   if (v3290) {
@@ -3039,11 +3039,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3304 = v3303 + v3287;
     out[v3304] = v3302;
   }
-  const uint v3305 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3305 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3307 = v615 + v3305;
-  const uint v3308 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3308 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3310 = v618 + v3308;
-  const bool v3311 = v3307 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3311 = v3307 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3312 = v3310 < v1;
   const bool v3313 = v3311 && v3312;
   if (v3313) {
@@ -3061,11 +3061,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3327 = v3326 + v3310;
     out[v3327] = v3325;
   }
-  const uint v3328 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3328 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3330 = v615 + v3328;
-  const uint v3331 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3331 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3333 = v618 + v3331;
-  const bool v3334 = v3330 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3334 = v3330 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3335 = v3333 < v1;
   const bool v3336 = v3334 && v3335;
   if (v3336) {
@@ -3083,11 +3083,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3350 = v3349 + v3333;
     out[v3350] = v3348;
   }
-  const uint v3351 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3351 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3353 = v615 + v3351;
-  const uint v3354 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3354 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3356 = v618 + v3354;
-  const bool v3357 = v3353 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3357 = v3353 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3358 = v3356 < v1;
   const bool v3359 = v3357 && v3358;
   if (v3359) {
@@ -3105,11 +3105,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3373 = v3372 + v3356;
     out[v3373] = v3371;
   }
-  const uint v3374 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3374 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3376 = v615 + v3374;
-  const uint v3377 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3377 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3379 = v618 + v3377;
-  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3380 = v3376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3381 = v3379 < v1;
   const bool v3382 = v3380 && v3381;
   if (v3382) {
@@ -3127,11 +3127,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3396 = v3395 + v3379;
     out[v3396] = v3394;
   }
-  const uint v3397 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3397 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3399 = v615 + v3397;
-  const uint v3400 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3400 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3402 = v618 + v3400;
-  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3403 = v3399 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3404 = v3402 < v1;
   const bool v3405 = v3403 && v3404;
   if (v3405) {
@@ -3149,11 +3149,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3419 = v3418 + v3402;
     out[v3419] = v3417;
   }
-  const uint v3420 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3420 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3422 = v615 + v3420;
-  const uint v3423 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3423 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3425 = v618 + v3423;
-  const bool v3426 = v3422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3426 = v3422 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3427 = v3425 < v1;
   const bool v3428 = v3426 && v3427;
   if (v3428) {
@@ -3171,11 +3171,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3442 = v3441 + v3425;
     out[v3442] = v3440;
   }
-  const uint v3443 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3443 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3445 = v615 + v3443;
-  const uint v3446 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3446 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3448 = v618 + v3446;
-  const bool v3449 = v3445 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3449 = v3445 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3450 = v3448 < v1;
   const bool v3451 = v3449 && v3450;
   if (v3451) {
@@ -3193,11 +3193,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3465 = v3464 + v3448;
     out[v3465] = v3463;
   }
-  const uint v3466 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3466 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3468 = v615 + v3466;
-  const uint v3469 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3469 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3471 = v618 + v3469;
-  const bool v3472 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3472 = v3468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3473 = v3471 < v1;
   const bool v3474 = v3472 && v3473;
   if (v3474) {
@@ -3215,11 +3215,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3488 = v3487 + v3471;
     out[v3488] = v3486;
   }
-  const uint v3489 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3489 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3491 = v615 + v3489;
-  const uint v3492 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3492 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3494 = v618 + v3492;
-  const bool v3495 = v3491 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3495 = v3491 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3496 = v3494 < v1;
   const bool v3497 = v3495 && v3496;
   if (v3497) {
@@ -3237,11 +3237,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3511 = v3510 + v3494;
     out[v3511] = v3509;
   }
-  const uint v3512 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3512 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3514 = v615 + v3512;
-  const uint v3515 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3515 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3517 = v618 + v3515;
-  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3519 = v3517 < v1;
   const bool v3520 = v3518 && v3519;
   if (v3520) {
@@ -3259,11 +3259,11 @@ kernel void iron_gemm_bias_nk_silu_bf16(
     const uint v3534 = v3533 + v3517;
     out[v3534] = v3532;
   }
-  const uint v3535 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3535 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3537 = v615 + v3535;
-  const uint v3538 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3538 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3540 = v618 + v3538;
-  const bool v3541 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3541 = v3537 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3542 = v3540 < v1;
   const bool v3543 = v3541 && v3542;
   if (v3543) {

@@ -101,22 +101,22 @@ kernel void iron_gemm_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
     const uint v2398 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v2401 = v2398 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -230,13 +230,13 @@ kernel void iron_gemm_kn_bf16(
     const uint v2770 = v28 + v2767;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2771 = v2770 < v1;
     const uint v2780 = v2763 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v2790 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v2790 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (uint v2390 = 0u; v2390 < v2; v2390 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v2390 = 0u; v2390 < v2; v2390 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2392 = v2390 >> 6u;
       const uint v2394 = v2392 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2396 = v2394 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2396 = v2394 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v2408 = v2390 + v2405;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2409 = v2408 < v2;
       const bool v2410 = v2407 && v2409;
@@ -421,46 +421,46 @@ kernel void iron_gemm_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v2782 + e] = v2772 ? b[v2778 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2791 = v2396 + v2790;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v2791 = v2396 + v2790;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2791), long(64u));
-      const uint v2796 = v2396 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v2796 = v2396 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load<false>(v43, shm1, long(v2796), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2802 = v2791 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2802 = v2791 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2802), long(64u));
-      const uint v2805 = v2396 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v2805 = v2396 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v2806 = v2805 + v37;
       iron_frag_load<false>(v43, shm1, long(v2806), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2812 = v2791 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2812 = v2791 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2812), long(64u));
-      const uint v2815 = v2396 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v2815 = v2396 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v2816 = v2815 + v37;
       iron_frag_load<false>(v43, shm1, long(v2816), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2822 = v2791 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2822 = v2791 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2822), long(64u));
-      const uint v2825 = v2396 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v2825 = v2396 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v2826 = v2825 + v37;
       iron_frag_load<false>(v43, shm1, long(v2826), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -506,29 +506,29 @@ kernel void iron_gemm_kn_bf16(
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v599 = v24 + v33;
   const uint v600 = v599 + v598;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v602 = v28 + v37;
   const uint v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -539,11 +539,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v611 = v610 + v603;
     out[v611] = v609;
   }
-  const uint v612 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v612 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v614 = v599 + v612;
-  const uint v615 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v615 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v617 = v602 + v615;
-  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v618 = v614 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v619 = v617 < v1;
   const bool v620 = v618 && v619;
   if (v620) {
@@ -554,11 +554,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v625 = v624 + v617;
     out[v625] = v623;
   }
-  const uint v626 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v626 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v628 = v599 + v626;
-  const uint v629 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v629 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v631 = v602 + v629;
-  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v632 = v628 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v633 = v631 < v1;
   const bool v634 = v632 && v633;
   if (v634) {
@@ -569,11 +569,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v639 = v638 + v631;
     out[v639] = v637;
   }
-  const uint v640 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v640 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v642 = v599 + v640;
-  const uint v643 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v643 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v645 = v602 + v643;
-  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v647 = v645 < v1;
   const bool v648 = v646 && v647;
   if (v648) {
@@ -584,11 +584,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v653 = v652 + v645;
     out[v653] = v651;
   }
-  const uint v654 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v654 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v656 = v599 + v654;
-  const uint v657 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v657 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v659 = v602 + v657;
-  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v660 = v656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v661 = v659 < v1;
   const bool v662 = v660 && v661;
   if (v662) {
@@ -599,11 +599,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v667 = v666 + v659;
     out[v667] = v665;
   }
-  const uint v668 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v668 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v670 = v599 + v668;
-  const uint v671 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v671 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v673 = v602 + v671;
-  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v674 = v670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v675 = v673 < v1;
   const bool v676 = v674 && v675;
   if (v676) {
@@ -614,11 +614,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v681 = v680 + v673;
     out[v681] = v679;
   }
-  const uint v682 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v682 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v684 = v599 + v682;
-  const uint v685 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v685 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v687 = v602 + v685;
-  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v688 = v684 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v689 = v687 < v1;
   const bool v690 = v688 && v689;
   if (v690) {
@@ -629,11 +629,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v695 = v694 + v687;
     out[v695] = v693;
   }
-  const uint v696 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v696 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v698 = v599 + v696;
-  const uint v699 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v699 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v701 = v602 + v699;
-  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v702 = v698 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v703 = v701 < v1;
   const bool v704 = v702 && v703;
   if (v704) {
@@ -644,11 +644,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v709 = v708 + v701;
     out[v709] = v707;
   }
-  const uint v710 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v710 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v712 = v599 + v710;
-  const uint v713 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v713 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -659,11 +659,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v723 = v722 + v715;
     out[v723] = v721;
   }
-  const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v724 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v726 = v599 + v724;
-  const uint v727 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v727 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v729 = v602 + v727;
-  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v730 = v726 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v731 = v729 < v1;
   const bool v732 = v730 && v731;
   if (v732) {
@@ -674,11 +674,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v737 = v736 + v729;
     out[v737] = v735;
   }
-  const uint v738 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v738 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v740 = v599 + v738;
-  const uint v741 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v741 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v743 = v602 + v741;
-  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v744 = v740 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v745 = v743 < v1;
   const bool v746 = v744 && v745;
   if (v746) {
@@ -689,11 +689,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v751 = v750 + v743;
     out[v751] = v749;
   }
-  const uint v752 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v752 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v754 = v599 + v752;
-  const uint v755 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v755 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v757 = v602 + v755;
-  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v758 = v754 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v759 = v757 < v1;
   const bool v760 = v758 && v759;
   if (v760) {
@@ -704,11 +704,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v765 = v764 + v757;
     out[v765] = v763;
   }
-  const uint v766 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v766 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v768 = v599 + v766;
-  const uint v769 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v769 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v771 = v602 + v769;
-  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v772 = v768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v773 = v771 < v1;
   const bool v774 = v772 && v773;
   if (v774) {
@@ -719,11 +719,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v779 = v778 + v771;
     out[v779] = v777;
   }
-  const uint v780 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v780 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v782 = v599 + v780;
-  const uint v783 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v783 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v785 = v602 + v783;
-  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v786 = v782 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v787 = v785 < v1;
   const bool v788 = v786 && v787;
   if (v788) {
@@ -734,11 +734,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v793 = v792 + v785;
     out[v793] = v791;
   }
-  const uint v794 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v794 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v796 = v599 + v794;
-  const uint v797 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v797 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v799 = v602 + v797;
-  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v800 = v796 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v801 = v799 < v1;
   const bool v802 = v800 && v801;
   if (v802) {
@@ -749,11 +749,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v807 = v806 + v799;
     out[v807] = v805;
   }
-  const uint v808 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v808 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v810 = v599 + v808;
-  const uint v811 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v811 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v813 = v602 + v811;
-  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v814 = v810 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v815 = v813 < v1;
   const bool v816 = v814 && v815;
   if (v816) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v821 = v820 + v813;
     out[v821] = v819;
   }
-  const uint v822 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v822 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v824 = v599 + v822;
-  const uint v825 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v825 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -779,11 +779,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v835 = v834 + v827;
     out[v835] = v833;
   }
-  const uint v836 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v836 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v838 = v599 + v836;
-  const uint v839 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v839 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v841 = v602 + v839;
-  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v842 = v838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v843 = v841 < v1;
   const bool v844 = v842 && v843;
   if (v844) {
@@ -794,11 +794,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v849 = v848 + v841;
     out[v849] = v847;
   }
-  const uint v850 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v850 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v852 = v599 + v850;
-  const uint v853 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v853 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v855 = v602 + v853;
-  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v856 = v852 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v857 = v855 < v1;
   const bool v858 = v856 && v857;
   if (v858) {
@@ -809,11 +809,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v863 = v862 + v855;
     out[v863] = v861;
   }
-  const uint v864 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v864 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v866 = v599 + v864;
-  const uint v867 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v867 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v869 = v602 + v867;
-  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v870 = v866 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v871 = v869 < v1;
   const bool v872 = v870 && v871;
   if (v872) {
@@ -824,11 +824,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v877 = v876 + v869;
     out[v877] = v875;
   }
-  const uint v878 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v878 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v880 = v599 + v878;
-  const uint v881 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v881 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v883 = v602 + v881;
-  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v884 = v880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v885 = v883 < v1;
   const bool v886 = v884 && v885;
   if (v886) {
@@ -839,11 +839,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v891 = v890 + v883;
     out[v891] = v889;
   }
-  const uint v892 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v892 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v894 = v599 + v892;
-  const uint v895 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v895 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v897 = v602 + v895;
-  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v898 = v894 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v899 = v897 < v1;
   const bool v900 = v898 && v899;
   if (v900) {
@@ -854,11 +854,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v905 = v904 + v897;
     out[v905] = v903;
   }
-  const uint v906 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v906 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v908 = v599 + v906;
-  const uint v909 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v909 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v911 = v602 + v909;
-  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v912 = v908 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v913 = v911 < v1;
   const bool v914 = v912 && v913;
   if (v914) {
@@ -869,11 +869,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v919 = v918 + v911;
     out[v919] = v917;
   }
-  const uint v920 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v920 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v922 = v599 + v920;
-  const uint v923 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v923 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v925 = v602 + v923;
-  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v926 = v922 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v927 = v925 < v1;
   const bool v928 = v926 && v927;
   if (v928) {
@@ -884,11 +884,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v933 = v932 + v925;
     out[v933] = v931;
   }
-  const uint v934 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v934 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v936 = v599 + v934;
-  const uint v937 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v937 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -899,11 +899,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v947 = v946 + v939;
     out[v947] = v945;
   }
-  const uint v948 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v948 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v950 = v599 + v948;
-  const uint v951 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v951 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v953 = v602 + v951;
-  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v954 = v950 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v955 = v953 < v1;
   const bool v956 = v954 && v955;
   if (v956) {
@@ -914,11 +914,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v961 = v960 + v953;
     out[v961] = v959;
   }
-  const uint v962 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v962 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v964 = v599 + v962;
-  const uint v965 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v965 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v967 = v602 + v965;
-  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v968 = v964 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v969 = v967 < v1;
   const bool v970 = v968 && v969;
   if (v970) {
@@ -929,11 +929,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v975 = v974 + v967;
     out[v975] = v973;
   }
-  const uint v976 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v976 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v978 = v599 + v976;
-  const uint v979 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v979 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v981 = v602 + v979;
-  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v982 = v978 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v983 = v981 < v1;
   const bool v984 = v982 && v983;
   if (v984) {
@@ -944,11 +944,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v989 = v988 + v981;
     out[v989] = v987;
   }
-  const uint v990 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v990 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v992 = v599 + v990;
-  const uint v993 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v993 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v995 = v602 + v993;
-  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v996 = v992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v997 = v995 < v1;
   const bool v998 = v996 && v997;
   if (v998) {
@@ -959,11 +959,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1003 = v1002 + v995;
     out[v1003] = v1001;
   }
-  const uint v1004 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1004 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1006 = v599 + v1004;
-  const uint v1007 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1007 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1009 = v602 + v1007;
-  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1010 = v1006 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1011 = v1009 < v1;
   const bool v1012 = v1010 && v1011;
   if (v1012) {
@@ -974,11 +974,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1017 = v1016 + v1009;
     out[v1017] = v1015;
   }
-  const uint v1018 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1018 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1020 = v599 + v1018;
-  const uint v1021 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1021 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1023 = v602 + v1021;
-  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1024 = v1020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1025 = v1023 < v1;
   const bool v1026 = v1024 && v1025;
   if (v1026) {
@@ -989,11 +989,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1031 = v1030 + v1023;
     out[v1031] = v1029;
   }
-  const uint v1032 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1032 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1034 = v599 + v1032;
-  const uint v1035 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1035 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1037 = v602 + v1035;
-  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1038 = v1034 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1039 = v1037 < v1;
   const bool v1040 = v1038 && v1039;
   if (v1040) {
@@ -1004,11 +1004,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1045 = v1044 + v1037;
     out[v1045] = v1043;
   }
-  const uint v1046 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1046 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1048 = v599 + v1046;
-  const uint v1049 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1049 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1059 = v1058 + v1051;
     out[v1059] = v1057;
   }
-  const uint v1060 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1060 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1062 = v599 + v1060;
-  const uint v1063 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1063 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1065 = v602 + v1063;
-  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1066 = v1062 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1067 = v1065 < v1;
   const bool v1068 = v1066 && v1067;
   if (v1068) {
@@ -1034,11 +1034,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1073 = v1072 + v1065;
     out[v1073] = v1071;
   }
-  const uint v1074 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1074 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1076 = v599 + v1074;
-  const uint v1077 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1077 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1079 = v602 + v1077;
-  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1080 = v1076 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1081 = v1079 < v1;
   const bool v1082 = v1080 && v1081;
   if (v1082) {
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1087 = v1086 + v1079;
     out[v1087] = v1085;
   }
-  const uint v1088 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1088 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1090 = v599 + v1088;
-  const uint v1091 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1091 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1093 = v602 + v1091;
-  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1094 = v1090 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1095 = v1093 < v1;
   const bool v1096 = v1094 && v1095;
   if (v1096) {
@@ -1064,11 +1064,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1101 = v1100 + v1093;
     out[v1101] = v1099;
   }
-  const uint v1102 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1102 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1104 = v599 + v1102;
-  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1105 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1107 = v602 + v1105;
-  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1108 = v1104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1109 = v1107 < v1;
   const bool v1110 = v1108 && v1109;
   if (v1110) {
@@ -1079,11 +1079,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1115 = v1114 + v1107;
     out[v1115] = v1113;
   }
-  const uint v1116 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1116 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1118 = v599 + v1116;
-  const uint v1119 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1119 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1121 = v602 + v1119;
-  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1122 = v1118 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1123 = v1121 < v1;
   const bool v1124 = v1122 && v1123;
   if (v1124) {
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1129 = v1128 + v1121;
     out[v1129] = v1127;
   }
-  const uint v1130 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1130 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1132 = v599 + v1130;
-  const uint v1133 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1133 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1135 = v602 + v1133;
-  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1136 = v1132 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1137 = v1135 < v1;
   const bool v1138 = v1136 && v1137;
   if (v1138) {
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1143 = v1142 + v1135;
     out[v1143] = v1141;
   }
-  const uint v1144 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1144 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1146 = v599 + v1144;
-  const uint v1147 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1147 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1149 = v602 + v1147;
-  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1150 = v1146 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1151 = v1149 < v1;
   const bool v1152 = v1150 && v1151;
   if (v1152) {
@@ -1124,11 +1124,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1157 = v1156 + v1149;
     out[v1157] = v1155;
   }
-  const uint v1158 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1158 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1160 = v599 + v1158;
-  const uint v1161 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1161 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1171 = v1170 + v1163;
     out[v1171] = v1169;
   }
-  const uint v1172 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1172 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1174 = v599 + v1172;
-  const uint v1175 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1175 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1177 = v602 + v1175;
-  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1178 = v1174 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1179 = v1177 < v1;
   const bool v1180 = v1178 && v1179;
   if (v1180) {
@@ -1154,11 +1154,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1185 = v1184 + v1177;
     out[v1185] = v1183;
   }
-  const uint v1186 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1186 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1188 = v599 + v1186;
-  const uint v1189 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1189 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1191 = v602 + v1189;
-  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1192 = v1188 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1193 = v1191 < v1;
   const bool v1194 = v1192 && v1193;
   if (v1194) {
@@ -1169,11 +1169,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1199 = v1198 + v1191;
     out[v1199] = v1197;
   }
-  const uint v1200 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1200 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1202 = v599 + v1200;
-  const uint v1203 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1203 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1205 = v602 + v1203;
-  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1206 = v1202 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1207 = v1205 < v1;
   const bool v1208 = v1206 && v1207;
   if (v1208) {
@@ -1184,11 +1184,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1213 = v1212 + v1205;
     out[v1213] = v1211;
   }
-  const uint v1214 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1214 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1216 = v599 + v1214;
-  const uint v1217 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1217 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1219 = v602 + v1217;
-  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1220 = v1216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1221 = v1219 < v1;
   const bool v1222 = v1220 && v1221;
   if (v1222) {
@@ -1199,11 +1199,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1227 = v1226 + v1219;
     out[v1227] = v1225;
   }
-  const uint v1228 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1228 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1230 = v599 + v1228;
-  const uint v1231 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1231 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1233 = v602 + v1231;
-  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1234 = v1230 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1235 = v1233 < v1;
   const bool v1236 = v1234 && v1235;
   if (v1236) {
@@ -1214,11 +1214,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1241 = v1240 + v1233;
     out[v1241] = v1239;
   }
-  const uint v1242 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1242 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1244 = v599 + v1242;
-  const uint v1245 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1245 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1247 = v602 + v1245;
-  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1248 = v1244 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1249 = v1247 < v1;
   const bool v1250 = v1248 && v1249;
   if (v1250) {
@@ -1229,11 +1229,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1255 = v1254 + v1247;
     out[v1255] = v1253;
   }
-  const uint v1256 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1256 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1258 = v599 + v1256;
-  const uint v1259 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1259 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1261 = v602 + v1259;
-  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1262 = v1258 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1263 = v1261 < v1;
   const bool v1264 = v1262 && v1263;
   if (v1264) {
@@ -1244,11 +1244,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1269 = v1268 + v1261;
     out[v1269] = v1267;
   }
-  const uint v1270 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1270 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1272 = v599 + v1270;
-  const uint v1273 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1273 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1259,11 +1259,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1283 = v1282 + v1275;
     out[v1283] = v1281;
   }
-  const uint v1284 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1284 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1286 = v599 + v1284;
-  const uint v1287 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1287 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1289 = v602 + v1287;
-  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1290 = v1286 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1291 = v1289 < v1;
   const bool v1292 = v1290 && v1291;
   if (v1292) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1297 = v1296 + v1289;
     out[v1297] = v1295;
   }
-  const uint v1298 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1298 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1300 = v599 + v1298;
-  const uint v1301 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1301 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1303 = v602 + v1301;
-  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1304 = v1300 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1305 = v1303 < v1;
   const bool v1306 = v1304 && v1305;
   if (v1306) {
@@ -1289,11 +1289,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1311 = v1310 + v1303;
     out[v1311] = v1309;
   }
-  const uint v1312 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1312 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1314 = v599 + v1312;
-  const uint v1315 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1315 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1317 = v602 + v1315;
-  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1318 = v1314 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1319 = v1317 < v1;
   const bool v1320 = v1318 && v1319;
   if (v1320) {
@@ -1304,11 +1304,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1325 = v1324 + v1317;
     out[v1325] = v1323;
   }
-  const uint v1326 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1326 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1328 = v599 + v1326;
-  const uint v1329 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1329 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1331 = v602 + v1329;
-  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1332 = v1328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1333 = v1331 < v1;
   const bool v1334 = v1332 && v1333;
   if (v1334) {
@@ -1319,11 +1319,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1339 = v1338 + v1331;
     out[v1339] = v1337;
   }
-  const uint v1340 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1340 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1342 = v599 + v1340;
-  const uint v1343 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1343 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1345 = v602 + v1343;
-  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1346 = v1342 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1347 = v1345 < v1;
   const bool v1348 = v1346 && v1347;
   if (v1348) {
@@ -1334,11 +1334,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1353 = v1352 + v1345;
     out[v1353] = v1351;
   }
-  const uint v1354 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1354 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1356 = v599 + v1354;
-  const uint v1357 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1357 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1359 = v602 + v1357;
-  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1360 = v1356 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1361 = v1359 < v1;
   const bool v1362 = v1360 && v1361;
   if (v1362) {
@@ -1349,11 +1349,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1367 = v1366 + v1359;
     out[v1367] = v1365;
   }
-  const uint v1368 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1368 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1370 = v599 + v1368;
-  const uint v1371 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1371 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1373 = v602 + v1371;
-  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1374 = v1370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1375 = v1373 < v1;
   const bool v1376 = v1374 && v1375;
   if (v1376) {
@@ -1364,11 +1364,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1381 = v1380 + v1373;
     out[v1381] = v1379;
   }
-  const uint v1382 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1382 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1384 = v599 + v1382;
-  const uint v1385 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1385 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1379,11 +1379,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1395 = v1394 + v1387;
     out[v1395] = v1393;
   }
-  const uint v1396 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1396 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1398 = v599 + v1396;
-  const uint v1399 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1399 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1401 = v602 + v1399;
-  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1402 = v1398 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1403 = v1401 < v1;
   const bool v1404 = v1402 && v1403;
   if (v1404) {
@@ -1394,11 +1394,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1409 = v1408 + v1401;
     out[v1409] = v1407;
   }
-  const uint v1410 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1410 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1412 = v599 + v1410;
-  const uint v1413 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1413 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1415 = v602 + v1413;
-  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1416 = v1412 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1417 = v1415 < v1;
   const bool v1418 = v1416 && v1417;
   if (v1418) {
@@ -1409,11 +1409,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1423 = v1422 + v1415;
     out[v1423] = v1421;
   }
-  const uint v1424 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1424 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1426 = v599 + v1424;
-  const uint v1427 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1427 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1429 = v602 + v1427;
-  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1430 = v1426 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1431 = v1429 < v1;
   const bool v1432 = v1430 && v1431;
   if (v1432) {
@@ -1424,11 +1424,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1437 = v1436 + v1429;
     out[v1437] = v1435;
   }
-  const uint v1438 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1438 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1440 = v599 + v1438;
-  const uint v1441 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1441 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1443 = v602 + v1441;
-  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1444 = v1440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1445 = v1443 < v1;
   const bool v1446 = v1444 && v1445;
   if (v1446) {
@@ -1439,11 +1439,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1451 = v1450 + v1443;
     out[v1451] = v1449;
   }
-  const uint v1452 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1452 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1454 = v599 + v1452;
-  const uint v1455 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1455 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1457 = v602 + v1455;
-  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1458 = v1454 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1459 = v1457 < v1;
   const bool v1460 = v1458 && v1459;
   if (v1460) {
@@ -1454,11 +1454,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1465 = v1464 + v1457;
     out[v1465] = v1463;
   }
-  const uint v1466 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1466 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1468 = v599 + v1466;
-  const uint v1469 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1469 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1471 = v602 + v1469;
-  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1472 = v1468 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1473 = v1471 < v1;
   const bool v1474 = v1472 && v1473;
   if (v1474) {
@@ -1469,11 +1469,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1479 = v1478 + v1471;
     out[v1479] = v1477;
   }
-  const uint v1480 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1480 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1482 = v599 + v1480;
-  const uint v1483 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1483 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1485 = v602 + v1483;
-  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1486 = v1482 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1487 = v1485 < v1;
   const bool v1488 = v1486 && v1487;
   if (v1488) {
@@ -1484,11 +1484,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1493 = v1492 + v1485;
     out[v1493] = v1491;
   }
-  const uint v1494 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1494 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1496 = v599 + v1494;
-  const uint v1497 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1497 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1499,11 +1499,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1507 = v1506 + v1499;
     out[v1507] = v1505;
   }
-  const uint v1508 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1508 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1510 = v599 + v1508;
-  const uint v1511 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1511 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1513 = v602 + v1511;
-  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1514 = v1510 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1515 = v1513 < v1;
   const bool v1516 = v1514 && v1515;
   if (v1516) {
@@ -1514,11 +1514,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1521 = v1520 + v1513;
     out[v1521] = v1519;
   }
-  const uint v1522 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1522 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1524 = v599 + v1522;
-  const uint v1525 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1525 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1527 = v602 + v1525;
-  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1528 = v1524 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1529 = v1527 < v1;
   const bool v1530 = v1528 && v1529;
   if (v1530) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1535 = v1534 + v1527;
     out[v1535] = v1533;
   }
-  const uint v1536 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1536 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1538 = v599 + v1536;
-  const uint v1539 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1539 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1541 = v602 + v1539;
-  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1542 = v1538 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1543 = v1541 < v1;
   const bool v1544 = v1542 && v1543;
   if (v1544) {
@@ -1544,11 +1544,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1549 = v1548 + v1541;
     out[v1549] = v1547;
   }
-  const uint v1550 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1550 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1552 = v599 + v1550;
-  const uint v1553 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1553 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1555 = v602 + v1553;
-  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1556 = v1552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1557 = v1555 < v1;
   const bool v1558 = v1556 && v1557;
   if (v1558) {
@@ -1559,11 +1559,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1563 = v1562 + v1555;
     out[v1563] = v1561;
   }
-  const uint v1564 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1564 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1566 = v599 + v1564;
-  const uint v1567 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1567 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1569 = v602 + v1567;
-  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1570 = v1566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1571 = v1569 < v1;
   const bool v1572 = v1570 && v1571;
   if (v1572) {
@@ -1574,11 +1574,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1577 = v1576 + v1569;
     out[v1577] = v1575;
   }
-  const uint v1578 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1578 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1580 = v599 + v1578;
-  const uint v1581 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1581 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1583 = v602 + v1581;
-  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1584 = v1580 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1585 = v1583 < v1;
   const bool v1586 = v1584 && v1585;
   if (v1586) {
@@ -1589,11 +1589,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1591 = v1590 + v1583;
     out[v1591] = v1589;
   }
-  const uint v1592 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1592 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1594 = v599 + v1592;
-  const uint v1595 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1595 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1597 = v602 + v1595;
-  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1598 = v1594 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1599 = v1597 < v1;
   const bool v1600 = v1598 && v1599;
   if (v1600) {
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1605 = v1604 + v1597;
     out[v1605] = v1603;
   }
-  const uint v1606 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1606 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1608 = v599 + v1606;
-  const uint v1609 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1609 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1619,11 +1619,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1619 = v1618 + v1611;
     out[v1619] = v1617;
   }
-  const uint v1620 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1620 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1622 = v599 + v1620;
-  const uint v1623 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1623 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1625 = v602 + v1623;
-  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1626 = v1622 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1627 = v1625 < v1;
   const bool v1628 = v1626 && v1627;
   if (v1628) {
@@ -1634,11 +1634,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1633 = v1632 + v1625;
     out[v1633] = v1631;
   }
-  const uint v1634 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1634 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1636 = v599 + v1634;
-  const uint v1637 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1637 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1639 = v602 + v1637;
-  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1640 = v1636 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1641 = v1639 < v1;
   const bool v1642 = v1640 && v1641;
   if (v1642) {
@@ -1649,11 +1649,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1647 = v1646 + v1639;
     out[v1647] = v1645;
   }
-  const uint v1648 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1648 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1650 = v599 + v1648;
-  const uint v1651 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1651 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1653 = v602 + v1651;
-  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1654 = v1650 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1655 = v1653 < v1;
   const bool v1656 = v1654 && v1655;
   if (v1656) {
@@ -1664,11 +1664,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1661 = v1660 + v1653;
     out[v1661] = v1659;
   }
-  const uint v1662 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1662 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1664 = v599 + v1662;
-  const uint v1665 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1665 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1667 = v602 + v1665;
-  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1668 = v1664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1669 = v1667 < v1;
   const bool v1670 = v1668 && v1669;
   if (v1670) {
@@ -1679,11 +1679,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1675 = v1674 + v1667;
     out[v1675] = v1673;
   }
-  const uint v1676 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1676 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1678 = v599 + v1676;
-  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1679 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1681 = v602 + v1679;
-  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1682 = v1678 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1683 = v1681 < v1;
   const bool v1684 = v1682 && v1683;
   if (v1684) {
@@ -1694,11 +1694,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1689 = v1688 + v1681;
     out[v1689] = v1687;
   }
-  const uint v1690 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1690 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1692 = v599 + v1690;
-  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1693 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1695 = v602 + v1693;
-  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1696 = v1692 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1697 = v1695 < v1;
   const bool v1698 = v1696 && v1697;
   if (v1698) {
@@ -1709,11 +1709,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1703 = v1702 + v1695;
     out[v1703] = v1701;
   }
-  const uint v1704 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1704 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1706 = v599 + v1704;
-  const uint v1707 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1707 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1709 = v602 + v1707;
-  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1710 = v1706 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1711 = v1709 < v1;
   const bool v1712 = v1710 && v1711;
   if (v1712) {
@@ -1724,11 +1724,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1717 = v1716 + v1709;
     out[v1717] = v1715;
   }
-  const uint v1718 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1718 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1720 = v599 + v1718;
-  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1721 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1739,11 +1739,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1731 = v1730 + v1723;
     out[v1731] = v1729;
   }
-  const uint v1732 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1732 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1734 = v599 + v1732;
-  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1735 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1737 = v602 + v1735;
-  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1738 = v1734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1739 = v1737 < v1;
   const bool v1740 = v1738 && v1739;
   if (v1740) {
@@ -1754,11 +1754,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1745 = v1744 + v1737;
     out[v1745] = v1743;
   }
-  const uint v1746 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1746 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1748 = v599 + v1746;
-  const uint v1749 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1749 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1751 = v602 + v1749;
-  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1752 = v1748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1753 = v1751 < v1;
   const bool v1754 = v1752 && v1753;
   if (v1754) {
@@ -1769,11 +1769,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1759 = v1758 + v1751;
     out[v1759] = v1757;
   }
-  const uint v1760 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1760 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1762 = v599 + v1760;
-  const uint v1763 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1763 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1765 = v602 + v1763;
-  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1766 = v1762 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1767 = v1765 < v1;
   const bool v1768 = v1766 && v1767;
   if (v1768) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1773 = v1772 + v1765;
     out[v1773] = v1771;
   }
-  const uint v1774 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1774 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1776 = v599 + v1774;
-  const uint v1777 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1777 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1779 = v602 + v1777;
-  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1780 = v1776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1781 = v1779 < v1;
   const bool v1782 = v1780 && v1781;
   if (v1782) {
@@ -1799,11 +1799,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1787 = v1786 + v1779;
     out[v1787] = v1785;
   }
-  const uint v1788 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1788 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1790 = v599 + v1788;
-  const uint v1791 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1791 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1793 = v602 + v1791;
-  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1794 = v1790 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1795 = v1793 < v1;
   const bool v1796 = v1794 && v1795;
   if (v1796) {
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1801 = v1800 + v1793;
     out[v1801] = v1799;
   }
-  const uint v1802 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1802 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1804 = v599 + v1802;
-  const uint v1805 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1805 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1807 = v602 + v1805;
-  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1808 = v1804 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1809 = v1807 < v1;
   const bool v1810 = v1808 && v1809;
   if (v1810) {
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1815 = v1814 + v1807;
     out[v1815] = v1813;
   }
-  const uint v1816 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1816 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1818 = v599 + v1816;
-  const uint v1819 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1819 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1821 = v602 + v1819;
-  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1822 = v1818 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1823 = v1821 < v1;
   const bool v1824 = v1822 && v1823;
   if (v1824) {
@@ -1844,11 +1844,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1829 = v1828 + v1821;
     out[v1829] = v1827;
   }
-  const uint v1830 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1830 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1832 = v599 + v1830;
-  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1833 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -1859,11 +1859,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1843 = v1842 + v1835;
     out[v1843] = v1841;
   }
-  const uint v1844 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1844 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1846 = v599 + v1844;
-  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1847 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1849 = v602 + v1847;
-  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1850 = v1846 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1851 = v1849 < v1;
   const bool v1852 = v1850 && v1851;
   if (v1852) {
@@ -1874,11 +1874,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1857 = v1856 + v1849;
     out[v1857] = v1855;
   }
-  const uint v1858 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1858 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1860 = v599 + v1858;
-  const uint v1861 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1861 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1863 = v602 + v1861;
-  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1864 = v1860 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1865 = v1863 < v1;
   const bool v1866 = v1864 && v1865;
   if (v1866) {
@@ -1889,11 +1889,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1871 = v1870 + v1863;
     out[v1871] = v1869;
   }
-  const uint v1872 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1872 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1874 = v599 + v1872;
-  const uint v1875 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1875 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1877 = v602 + v1875;
-  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1878 = v1874 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1879 = v1877 < v1;
   const bool v1880 = v1878 && v1879;
   if (v1880) {
@@ -1904,11 +1904,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1885 = v1884 + v1877;
     out[v1885] = v1883;
   }
-  const uint v1886 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1886 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1888 = v599 + v1886;
-  const uint v1889 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1889 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1891 = v602 + v1889;
-  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1892 = v1888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1893 = v1891 < v1;
   const bool v1894 = v1892 && v1893;
   if (v1894) {
@@ -1919,11 +1919,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1899 = v1898 + v1891;
     out[v1899] = v1897;
   }
-  const uint v1900 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1900 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1902 = v599 + v1900;
-  const uint v1903 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1903 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1905 = v602 + v1903;
-  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1906 = v1902 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1907 = v1905 < v1;
   const bool v1908 = v1906 && v1907;
   if (v1908) {
@@ -1934,11 +1934,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1913 = v1912 + v1905;
     out[v1913] = v1911;
   }
-  const uint v1914 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1914 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1916 = v599 + v1914;
-  const uint v1917 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1917 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1919 = v602 + v1917;
-  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1920 = v1916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1921 = v1919 < v1;
   const bool v1922 = v1920 && v1921;
   if (v1922) {
@@ -1949,11 +1949,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1927 = v1926 + v1919;
     out[v1927] = v1925;
   }
-  const uint v1928 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1928 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1930 = v599 + v1928;
-  const uint v1931 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1931 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1933 = v602 + v1931;
-  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1934 = v1930 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1935 = v1933 < v1;
   const bool v1936 = v1934 && v1935;
   if (v1936) {
@@ -1964,11 +1964,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1941 = v1940 + v1933;
     out[v1941] = v1939;
   }
-  const uint v1942 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1942 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1944 = v599 + v1942;
-  const uint v1945 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1945 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -1979,11 +1979,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1955 = v1954 + v1947;
     out[v1955] = v1953;
   }
-  const uint v1956 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1956 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1958 = v599 + v1956;
-  const uint v1959 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1959 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1961 = v602 + v1959;
-  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1962 = v1958 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1963 = v1961 < v1;
   const bool v1964 = v1962 && v1963;
   if (v1964) {
@@ -1994,11 +1994,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1969 = v1968 + v1961;
     out[v1969] = v1967;
   }
-  const uint v1970 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1970 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1972 = v599 + v1970;
-  const uint v1973 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1973 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1975 = v602 + v1973;
-  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1976 = v1972 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1977 = v1975 < v1;
   const bool v1978 = v1976 && v1977;
   if (v1978) {
@@ -2009,11 +2009,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1983 = v1982 + v1975;
     out[v1983] = v1981;
   }
-  const uint v1984 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1984 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1986 = v599 + v1984;
-  const uint v1987 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1987 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1989 = v602 + v1987;
-  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1990 = v1986 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1991 = v1989 < v1;
   const bool v1992 = v1990 && v1991;
   if (v1992) {
@@ -2024,11 +2024,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v1997 = v1996 + v1989;
     out[v1997] = v1995;
   }
-  const uint v1998 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1998 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2000 = v599 + v1998;
-  const uint v2001 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2001 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2003 = v602 + v2001;
-  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2004 = v2000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2005 = v2003 < v1;
   const bool v2006 = v2004 && v2005;
   if (v2006) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2011 = v2010 + v2003;
     out[v2011] = v2009;
   }
-  const uint v2012 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2012 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2014 = v599 + v2012;
-  const uint v2015 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2015 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2017 = v602 + v2015;
-  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2018 = v2014 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2019 = v2017 < v1;
   const bool v2020 = v2018 && v2019;
   if (v2020) {
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2025 = v2024 + v2017;
     out[v2025] = v2023;
   }
-  const uint v2026 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2026 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2028 = v599 + v2026;
-  const uint v2029 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2029 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2031 = v602 + v2029;
-  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2032 = v2028 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2033 = v2031 < v1;
   const bool v2034 = v2032 && v2033;
   if (v2034) {
@@ -2069,11 +2069,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2039 = v2038 + v2031;
     out[v2039] = v2037;
   }
-  const uint v2040 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2040 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2042 = v599 + v2040;
-  const uint v2043 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2043 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2045 = v602 + v2043;
-  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2046 = v2042 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2047 = v2045 < v1;
   const bool v2048 = v2046 && v2047;
   if (v2048) {
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2053 = v2052 + v2045;
     out[v2053] = v2051;
   }
-  const uint v2054 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2054 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2056 = v599 + v2054;
-  const uint v2057 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2057 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2099,11 +2099,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2067 = v2066 + v2059;
     out[v2067] = v2065;
   }
-  const uint v2068 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2068 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2070 = v599 + v2068;
-  const uint v2071 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2071 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2073 = v602 + v2071;
-  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2074 = v2070 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2075 = v2073 < v1;
   const bool v2076 = v2074 && v2075;
   if (v2076) {
@@ -2114,11 +2114,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2081 = v2080 + v2073;
     out[v2081] = v2079;
   }
-  const uint v2082 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2082 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2084 = v599 + v2082;
-  const uint v2085 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2085 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2087 = v602 + v2085;
-  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2088 = v2084 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2089 = v2087 < v1;
   const bool v2090 = v2088 && v2089;
   if (v2090) {
@@ -2129,11 +2129,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2095 = v2094 + v2087;
     out[v2095] = v2093;
   }
-  const uint v2096 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2096 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2098 = v599 + v2096;
-  const uint v2099 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2099 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2101 = v602 + v2099;
-  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2102 = v2098 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2103 = v2101 < v1;
   const bool v2104 = v2102 && v2103;
   if (v2104) {
@@ -2144,11 +2144,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2109 = v2108 + v2101;
     out[v2109] = v2107;
   }
-  const uint v2110 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2110 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2112 = v599 + v2110;
-  const uint v2113 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2113 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2115 = v602 + v2113;
-  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2116 = v2112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2117 = v2115 < v1;
   const bool v2118 = v2116 && v2117;
   if (v2118) {
@@ -2159,11 +2159,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2123 = v2122 + v2115;
     out[v2123] = v2121;
   }
-  const uint v2124 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2124 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2126 = v599 + v2124;
-  const uint v2127 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2127 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2129 = v602 + v2127;
-  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2130 = v2126 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2131 = v2129 < v1;
   const bool v2132 = v2130 && v2131;
   if (v2132) {
@@ -2174,11 +2174,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2137 = v2136 + v2129;
     out[v2137] = v2135;
   }
-  const uint v2138 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2138 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2140 = v599 + v2138;
-  const uint v2141 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2141 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2143 = v602 + v2141;
-  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2144 = v2140 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2145 = v2143 < v1;
   const bool v2146 = v2144 && v2145;
   if (v2146) {
@@ -2189,11 +2189,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2151 = v2150 + v2143;
     out[v2151] = v2149;
   }
-  const uint v2152 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2152 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2154 = v599 + v2152;
-  const uint v2155 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2155 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2157 = v602 + v2155;
-  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2158 = v2154 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2159 = v2157 < v1;
   const bool v2160 = v2158 && v2159;
   if (v2160) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2165 = v2164 + v2157;
     out[v2165] = v2163;
   }
-  const uint v2166 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2166 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2168 = v599 + v2166;
-  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2169 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2219,11 +2219,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2179 = v2178 + v2171;
     out[v2179] = v2177;
   }
-  const uint v2180 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2180 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2182 = v599 + v2180;
-  const uint v2183 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2183 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2185 = v602 + v2183;
-  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2186 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2187 = v2185 < v1;
   const bool v2188 = v2186 && v2187;
   if (v2188) {
@@ -2234,11 +2234,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2193 = v2192 + v2185;
     out[v2193] = v2191;
   }
-  const uint v2194 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2194 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2196 = v599 + v2194;
-  const uint v2197 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2197 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2199 = v602 + v2197;
-  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2200 = v2196 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2201 = v2199 < v1;
   const bool v2202 = v2200 && v2201;
   if (v2202) {
@@ -2249,11 +2249,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2207 = v2206 + v2199;
     out[v2207] = v2205;
   }
-  const uint v2208 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2208 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2210 = v599 + v2208;
-  const uint v2211 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2211 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2213 = v602 + v2211;
-  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2214 = v2210 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2215 = v2213 < v1;
   const bool v2216 = v2214 && v2215;
   if (v2216) {
@@ -2264,11 +2264,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2221 = v2220 + v2213;
     out[v2221] = v2219;
   }
-  const uint v2222 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2222 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2224 = v599 + v2222;
-  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2225 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2227 = v602 + v2225;
-  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2228 = v2224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2229 = v2227 < v1;
   const bool v2230 = v2228 && v2229;
   if (v2230) {
@@ -2279,11 +2279,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2235 = v2234 + v2227;
     out[v2235] = v2233;
   }
-  const uint v2236 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2236 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2238 = v599 + v2236;
-  const uint v2239 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2239 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2241 = v602 + v2239;
-  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2242 = v2238 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2243 = v2241 < v1;
   const bool v2244 = v2242 && v2243;
   if (v2244) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2249 = v2248 + v2241;
     out[v2249] = v2247;
   }
-  const uint v2250 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2250 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2252 = v599 + v2250;
-  const uint v2253 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2253 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2255 = v602 + v2253;
-  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2256 = v2252 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2257 = v2255 < v1;
   const bool v2258 = v2256 && v2257;
   if (v2258) {
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2263 = v2262 + v2255;
     out[v2263] = v2261;
   }
-  const uint v2264 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2264 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2266 = v599 + v2264;
-  const uint v2267 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2267 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2269 = v602 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2277 = v2276 + v2269;
     out[v2277] = v2275;
   }
-  const uint v2278 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2278 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2280 = v599 + v2278;
-  const uint v2281 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2281 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2339,11 +2339,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2291 = v2290 + v2283;
     out[v2291] = v2289;
   }
-  const uint v2292 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2292 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2294 = v599 + v2292;
-  const uint v2295 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2295 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2297 = v602 + v2295;
-  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2298 = v2294 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2299 = v2297 < v1;
   const bool v2300 = v2298 && v2299;
   if (v2300) {
@@ -2354,11 +2354,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2305 = v2304 + v2297;
     out[v2305] = v2303;
   }
-  const uint v2306 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2306 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2308 = v599 + v2306;
-  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2309 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2311 = v602 + v2309;
-  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2312 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2313 = v2311 < v1;
   const bool v2314 = v2312 && v2313;
   if (v2314) {
@@ -2369,11 +2369,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2319 = v2318 + v2311;
     out[v2319] = v2317;
   }
-  const uint v2320 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2320 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2322 = v599 + v2320;
-  const uint v2323 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2323 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2325 = v602 + v2323;
-  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2326 = v2322 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2327 = v2325 < v1;
   const bool v2328 = v2326 && v2327;
   if (v2328) {
@@ -2384,11 +2384,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2333 = v2332 + v2325;
     out[v2333] = v2331;
   }
-  const uint v2334 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2334 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2336 = v599 + v2334;
-  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2337 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2339 = v602 + v2337;
-  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2340 = v2336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2341 = v2339 < v1;
   const bool v2342 = v2340 && v2341;
   if (v2342) {
@@ -2399,11 +2399,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2347 = v2346 + v2339;
     out[v2347] = v2345;
   }
-  const uint v2348 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2348 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2350 = v599 + v2348;
-  const uint v2351 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2351 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2353 = v602 + v2351;
-  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2354 = v2350 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2355 = v2353 < v1;
   const bool v2356 = v2354 && v2355;
   if (v2356) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2361 = v2360 + v2353;
     out[v2361] = v2359;
   }
-  const uint v2362 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2362 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2364 = v599 + v2362;
-  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2365 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2367 = v602 + v2365;
-  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2368 = v2364 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2369 = v2367 < v1;
   const bool v2370 = v2368 && v2369;
   if (v2370) {
@@ -2429,11 +2429,11 @@ kernel void iron_gemm_kn_bf16(
     const uint v2375 = v2374 + v2367;
     out[v2375] = v2373;
   }
-  const uint v2376 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2376 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2378 = v599 + v2376;
-  const uint v2379 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2379 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2381 = v602 + v2379;
-  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2382 = v2378 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2383 = v2381 < v1;
   const bool v2384 = v2382 && v2383;
   if (v2384) {

@@ -105,20 +105,20 @@ kernel void iron_gemm_mxfp4_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;
   const uint v26 = v25 << 7u;
-  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v27 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v30 = v27 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v31 = v30 << 6u;
-  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v34 = v27 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v35 = v34 << 6u;
-  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v37;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v37, float(0.0f));
-  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v39;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v39, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v41;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v44 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v45 = v44 == 0u;
-  if (v45) {
+  if (v45) {  // kernels/gemm/gemm_tiles.hpp:246
     const uint v3819 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v3822 = v3819 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
     const uint v3825 = v3819 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -175,14 +175,14 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v4651 = min(v4639, v3935);  // kernels/gemm/quant_b.hpp:138
     const uint v4656 = v4651 * v3941;  // kernels/gemm/quant_b.hpp:71
     const uint v4663 = v4651 * v3948;  // kernels/gemm/quant_b.hpp:72
-    const uint v4875 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v4881 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v4875 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4881 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v3811 = 0u; v3811 < v2; v3811 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v3811 = 0u; v3811 < v2; v3811 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v3813 = v3811 >> 5u;
       const uint v3815 = v3813 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3817 = v3815 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v3817 = v3815 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v3829 = v3811 + v3826;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v3830 = v3829 < v2;
       const bool v3831 = v3828 && v3830;
@@ -739,21 +739,21 @@ kernel void iron_gemm_mxfp4_bf16(
       const float v4860 = v4643 ? v4837 : 0.0f;
       const bfloat v4861 = bfloat(v4860);
       *(threadgroup iron_bf16x8*)(shm1 + v3913) = iron_bf16x8{{bfloat4(v4840, v4843, v4846, v4849), bfloat4(v4852, v4855, v4858, v4861)}};  // kernels/gemm/quant_b.hpp:146
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v4876 = v3817 + v4875;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v4876 = v3817 + v4875;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v39, shm0, long(v4876), long(40u));
-      const uint v4882 = v3817 + v4881;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4882 = v3817 + v4881;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v41, shm1, long(v4882), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v4889 = v4876 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v4889 = v4876 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v39, shm0, long(v4889), long(40u));
-      const uint v4895 = v4882 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4895 = v4882 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v41, shm1, long(v4895), long(40u));
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v1142 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v1143 = iron_tid.x;
@@ -804,12 +804,12 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v1916 = v1904 * v1201;  // kernels/gemm/quant_b.hpp:72
     const uint v2117 = v1887 * 40u;  // kernels/gemm/quant_b.hpp:146
     const uint v2119 = v2117 + v1891;
-    const uint v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v2126 = v31 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2132 = v35 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v2140 = v2126 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2146 = v2132 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v1141 = 0u; v1141 < v2; v1141 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v1145 = v1143; v1145 < 4096u; v1145 += v1142) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v1147 = v1145 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v1149 = v1145 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -1352,23 +1352,23 @@ kernel void iron_gemm_mxfp4_bf16(
       const float v2113 = v1896 ? v2090 : 0.0f;
       const bfloat v2114 = bfloat(v2113);
       *(threadgroup iron_bf16x8*)(shm1 + v2119) = iron_bf16x8{{bfloat4(v2093, v2096, v2099, v2102), bfloat4(v2105, v2108, v2111, v2114)}};  // kernels/gemm/quant_b.hpp:146
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v39, shm0, long(v2126), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v41, shm1, long(v2132), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v39, shm0, long(v2140), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v41, shm1, long(v2146), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v39, shm0, long(v2126), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v41, shm1, long(v2132), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v39, shm0, long(v2140), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v41, shm1, long(v2146), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v37, v39, v41);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v2147 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2147 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2148 = v22 + v31;
   const uint v2149 = v2148 + v2147;
-  const uint v2150 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2150 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2151 = v26 + v35;
   const uint v2152 = v2151 + v2150;
-  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2153 = v2149 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2154 = v2152 < v1;
   const bool v2155 = v2153 && v2154;
   if (v2155) {
@@ -1378,11 +1378,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2159 = v2158 + v2152;
     out[v2159] = v2157;
   }
-  const uint v2160 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2160 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2162 = v2148 + v2160;
-  const uint v2163 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2163 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2165 = v2151 + v2163;
-  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2166 = v2162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2167 = v2165 < v1;
   const bool v2168 = v2166 && v2167;
   if (v2168) {
@@ -1392,11 +1392,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2172 = v2171 + v2165;
     out[v2172] = v2170;
   }
-  const uint v2173 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2173 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2175 = v2148 + v2173;
-  const uint v2176 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2176 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2178 = v2151 + v2176;
-  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2179 = v2175 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2180 = v2178 < v1;
   const bool v2181 = v2179 && v2180;
   if (v2181) {
@@ -1406,11 +1406,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2185 = v2184 + v2178;
     out[v2185] = v2183;
   }
-  const uint v2186 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2186 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2188 = v2148 + v2186;
-  const uint v2189 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2189 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2191 = v2151 + v2189;
-  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2192 = v2188 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2193 = v2191 < v1;
   const bool v2194 = v2192 && v2193;
   if (v2194) {
@@ -1420,11 +1420,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2198 = v2197 + v2191;
     out[v2198] = v2196;
   }
-  const uint v2199 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2199 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2201 = v2148 + v2199;
-  const uint v2202 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2202 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2204 = v2151 + v2202;
-  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2205 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2206 = v2204 < v1;
   const bool v2207 = v2205 && v2206;
   if (v2207) {
@@ -1434,11 +1434,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2211 = v2210 + v2204;
     out[v2211] = v2209;
   }
-  const uint v2212 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2212 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2214 = v2148 + v2212;
-  const uint v2215 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2215 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2217 = v2151 + v2215;
-  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2218 = v2214 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2219 = v2217 < v1;
   const bool v2220 = v2218 && v2219;
   if (v2220) {
@@ -1448,11 +1448,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2224 = v2223 + v2217;
     out[v2224] = v2222;
   }
-  const uint v2225 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2225 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2227 = v2148 + v2225;
-  const uint v2228 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2228 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2230 = v2151 + v2228;
-  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2231 = v2227 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2232 = v2230 < v1;
   const bool v2233 = v2231 && v2232;
   if (v2233) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2237 = v2236 + v2230;
     out[v2237] = v2235;
   }
-  const uint v2238 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2238 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2240 = v2148 + v2238;
-  const uint v2241 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2241 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2243 = v2151 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2250 = v2249 + v2243;
     out[v2250] = v2248;
   }
-  const uint v2251 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2251 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2253 = v2148 + v2251;
-  const uint v2254 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2254 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2256 = v2151 + v2254;
-  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2257 = v2253 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2258 = v2256 < v1;
   const bool v2259 = v2257 && v2258;
   if (v2259) {
@@ -1490,11 +1490,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2263 = v2262 + v2256;
     out[v2263] = v2261;
   }
-  const uint v2264 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2264 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2266 = v2148 + v2264;
-  const uint v2267 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2267 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2269 = v2151 + v2267;
-  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2270 = v2266 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2271 = v2269 < v1;
   const bool v2272 = v2270 && v2271;
   if (v2272) {
@@ -1504,11 +1504,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2276 = v2275 + v2269;
     out[v2276] = v2274;
   }
-  const uint v2277 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2277 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2279 = v2148 + v2277;
-  const uint v2280 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2280 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2282 = v2151 + v2280;
-  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2283 = v2279 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2284 = v2282 < v1;
   const bool v2285 = v2283 && v2284;
   if (v2285) {
@@ -1518,11 +1518,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2289 = v2288 + v2282;
     out[v2289] = v2287;
   }
-  const uint v2290 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2290 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2292 = v2148 + v2290;
-  const uint v2293 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2293 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2295 = v2151 + v2293;
-  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2296 = v2292 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2297 = v2295 < v1;
   const bool v2298 = v2296 && v2297;
   if (v2298) {
@@ -1532,11 +1532,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2302 = v2301 + v2295;
     out[v2302] = v2300;
   }
-  const uint v2303 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2303 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2305 = v2148 + v2303;
-  const uint v2306 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2306 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2308 = v2151 + v2306;
-  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2309 = v2305 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2310 = v2308 < v1;
   const bool v2311 = v2309 && v2310;
   if (v2311) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2315 = v2314 + v2308;
     out[v2315] = v2313;
   }
-  const uint v2316 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2316 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2318 = v2148 + v2316;
-  const uint v2319 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2319 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2321 = v2151 + v2319;
-  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2322 = v2318 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2323 = v2321 < v1;
   const bool v2324 = v2322 && v2323;
   if (v2324) {
@@ -1560,11 +1560,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2328 = v2327 + v2321;
     out[v2328] = v2326;
   }
-  const uint v2329 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2329 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2331 = v2148 + v2329;
-  const uint v2332 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2332 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2334 = v2151 + v2332;
-  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2335 = v2331 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2336 = v2334 < v1;
   const bool v2337 = v2335 && v2336;
   if (v2337) {
@@ -1574,11 +1574,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2341 = v2340 + v2334;
     out[v2341] = v2339;
   }
-  const uint v2342 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2342 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2344 = v2148 + v2342;
-  const uint v2345 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2345 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2347 = v2151 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2354 = v2353 + v2347;
     out[v2354] = v2352;
   }
-  const uint v2355 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2355 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2357 = v2148 + v2355;
-  const uint v2358 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2358 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2360 = v2151 + v2358;
-  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2361 = v2357 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2362 = v2360 < v1;
   const bool v2363 = v2361 && v2362;
   if (v2363) {
@@ -1602,11 +1602,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2367 = v2366 + v2360;
     out[v2367] = v2365;
   }
-  const uint v2368 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2368 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2370 = v2148 + v2368;
-  const uint v2371 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2371 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2373 = v2151 + v2371;
-  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2374 = v2370 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2375 = v2373 < v1;
   const bool v2376 = v2374 && v2375;
   if (v2376) {
@@ -1616,11 +1616,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2380 = v2379 + v2373;
     out[v2380] = v2378;
   }
-  const uint v2381 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2381 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2383 = v2148 + v2381;
-  const uint v2384 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2384 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2386 = v2151 + v2384;
-  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2387 = v2383 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2388 = v2386 < v1;
   const bool v2389 = v2387 && v2388;
   if (v2389) {
@@ -1630,11 +1630,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2393 = v2392 + v2386;
     out[v2393] = v2391;
   }
-  const uint v2394 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2394 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2396 = v2148 + v2394;
-  const uint v2397 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2397 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2399 = v2151 + v2397;
-  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2400 = v2396 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2401 = v2399 < v1;
   const bool v2402 = v2400 && v2401;
   if (v2402) {
@@ -1644,11 +1644,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2406 = v2405 + v2399;
     out[v2406] = v2404;
   }
-  const uint v2407 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2407 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2409 = v2148 + v2407;
-  const uint v2410 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2410 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2412 = v2151 + v2410;
-  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2413 = v2409 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2414 = v2412 < v1;
   const bool v2415 = v2413 && v2414;
   if (v2415) {
@@ -1658,11 +1658,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2419 = v2418 + v2412;
     out[v2419] = v2417;
   }
-  const uint v2420 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2420 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2422 = v2148 + v2420;
-  const uint v2423 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2423 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2425 = v2151 + v2423;
-  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2426 = v2422 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2427 = v2425 < v1;
   const bool v2428 = v2426 && v2427;
   if (v2428) {
@@ -1672,11 +1672,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2432 = v2431 + v2425;
     out[v2432] = v2430;
   }
-  const uint v2433 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2433 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2435 = v2148 + v2433;
-  const uint v2436 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2436 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2438 = v2151 + v2436;
-  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2439 = v2435 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2440 = v2438 < v1;
   const bool v2441 = v2439 && v2440;
   if (v2441) {
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2445 = v2444 + v2438;
     out[v2445] = v2443;
   }
-  const uint v2446 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2446 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2448 = v2148 + v2446;
-  const uint v2449 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2449 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2451 = v2151 + v2449;
-  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2452 = v2448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2453 = v2451 < v1;
   const bool v2454 = v2452 && v2453;
   if (v2454) {
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2458 = v2457 + v2451;
     out[v2458] = v2456;
   }
-  const uint v2459 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2459 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2461 = v2148 + v2459;
-  const uint v2462 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2462 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2464 = v2151 + v2462;
-  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2465 = v2461 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2466 = v2464 < v1;
   const bool v2467 = v2465 && v2466;
   if (v2467) {
@@ -1714,11 +1714,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2471 = v2470 + v2464;
     out[v2471] = v2469;
   }
-  const uint v2472 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2472 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2474 = v2148 + v2472;
-  const uint v2475 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2475 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2477 = v2151 + v2475;
-  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2478 = v2474 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2479 = v2477 < v1;
   const bool v2480 = v2478 && v2479;
   if (v2480) {
@@ -1728,11 +1728,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2484 = v2483 + v2477;
     out[v2484] = v2482;
   }
-  const uint v2485 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2485 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2487 = v2148 + v2485;
-  const uint v2488 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2488 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2490 = v2151 + v2488;
-  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2491 = v2487 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2492 = v2490 < v1;
   const bool v2493 = v2491 && v2492;
   if (v2493) {
@@ -1742,11 +1742,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2497 = v2496 + v2490;
     out[v2497] = v2495;
   }
-  const uint v2498 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2498 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2500 = v2148 + v2498;
-  const uint v2501 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2501 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2503 = v2151 + v2501;
-  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2504 = v2500 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2505 = v2503 < v1;
   const bool v2506 = v2504 && v2505;
   if (v2506) {
@@ -1756,11 +1756,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2510 = v2509 + v2503;
     out[v2510] = v2508;
   }
-  const uint v2511 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2511 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2513 = v2148 + v2511;
-  const uint v2514 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2514 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2516 = v2151 + v2514;
-  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2517 = v2513 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2518 = v2516 < v1;
   const bool v2519 = v2517 && v2518;
   if (v2519) {
@@ -1770,11 +1770,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2523 = v2522 + v2516;
     out[v2523] = v2521;
   }
-  const uint v2524 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2524 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2526 = v2148 + v2524;
-  const uint v2527 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2527 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2529 = v2151 + v2527;
-  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2530 = v2526 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2531 = v2529 < v1;
   const bool v2532 = v2530 && v2531;
   if (v2532) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2536 = v2535 + v2529;
     out[v2536] = v2534;
   }
-  const uint v2537 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2537 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2539 = v2148 + v2537;
-  const uint v2540 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2540 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2542 = v2151 + v2540;
-  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2543 = v2539 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2544 = v2542 < v1;
   const bool v2545 = v2543 && v2544;
   if (v2545) {
@@ -1798,11 +1798,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2549 = v2548 + v2542;
     out[v2549] = v2547;
   }
-  const uint v2550 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2550 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2552 = v2148 + v2550;
-  const uint v2553 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2553 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2555 = v2151 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -1812,11 +1812,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2562 = v2561 + v2555;
     out[v2562] = v2560;
   }
-  const uint v2563 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2563 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2565 = v2148 + v2563;
-  const uint v2566 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2566 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2568 = v2151 + v2566;
-  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2569 = v2565 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2570 = v2568 < v1;
   const bool v2571 = v2569 && v2570;
   if (v2571) {
@@ -1826,11 +1826,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2575 = v2574 + v2568;
     out[v2575] = v2573;
   }
-  const uint v2576 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2576 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2578 = v2148 + v2576;
-  const uint v2579 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2579 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2581 = v2151 + v2579;
-  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2582 = v2578 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2583 = v2581 < v1;
   const bool v2584 = v2582 && v2583;
   if (v2584) {
@@ -1840,11 +1840,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2588 = v2587 + v2581;
     out[v2588] = v2586;
   }
-  const uint v2589 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2589 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2591 = v2148 + v2589;
-  const uint v2592 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2592 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2594 = v2151 + v2592;
-  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2595 = v2591 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2596 = v2594 < v1;
   const bool v2597 = v2595 && v2596;
   if (v2597) {
@@ -1854,11 +1854,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2601 = v2600 + v2594;
     out[v2601] = v2599;
   }
-  const uint v2602 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2602 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2604 = v2148 + v2602;
-  const uint v2605 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2605 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2607 = v2151 + v2605;
-  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2608 = v2604 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2609 = v2607 < v1;
   const bool v2610 = v2608 && v2609;
   if (v2610) {
@@ -1868,11 +1868,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2614 = v2613 + v2607;
     out[v2614] = v2612;
   }
-  const uint v2615 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2615 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2617 = v2148 + v2615;
-  const uint v2618 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2618 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2620 = v2151 + v2618;
-  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2621 = v2617 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2622 = v2620 < v1;
   const bool v2623 = v2621 && v2622;
   if (v2623) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2627 = v2626 + v2620;
     out[v2627] = v2625;
   }
-  const uint v2628 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2628 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2630 = v2148 + v2628;
-  const uint v2631 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2631 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2633 = v2151 + v2631;
-  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2634 = v2630 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2635 = v2633 < v1;
   const bool v2636 = v2634 && v2635;
   if (v2636) {
@@ -1896,11 +1896,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2640 = v2639 + v2633;
     out[v2640] = v2638;
   }
-  const uint v2641 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2641 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2643 = v2148 + v2641;
-  const uint v2644 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2644 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2646 = v2151 + v2644;
-  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2647 = v2643 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2648 = v2646 < v1;
   const bool v2649 = v2647 && v2648;
   if (v2649) {
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2653 = v2652 + v2646;
     out[v2653] = v2651;
   }
-  const uint v2654 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2654 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2656 = v2148 + v2654;
-  const uint v2657 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2657 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2659 = v2151 + v2657;
-  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2660 = v2656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2661 = v2659 < v1;
   const bool v2662 = v2660 && v2661;
   if (v2662) {
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2666 = v2665 + v2659;
     out[v2666] = v2664;
   }
-  const uint v2667 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2667 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2669 = v2148 + v2667;
-  const uint v2670 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2670 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2672 = v2151 + v2670;
-  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2673 = v2669 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2674 = v2672 < v1;
   const bool v2675 = v2673 && v2674;
   if (v2675) {
@@ -1938,11 +1938,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2679 = v2678 + v2672;
     out[v2679] = v2677;
   }
-  const uint v2680 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2680 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2682 = v2148 + v2680;
-  const uint v2683 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2683 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2685 = v2151 + v2683;
-  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2686 = v2682 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2687 = v2685 < v1;
   const bool v2688 = v2686 && v2687;
   if (v2688) {
@@ -1952,11 +1952,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2692 = v2691 + v2685;
     out[v2692] = v2690;
   }
-  const uint v2693 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2693 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2695 = v2148 + v2693;
-  const uint v2696 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2696 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2698 = v2151 + v2696;
-  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2699 = v2695 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2700 = v2698 < v1;
   const bool v2701 = v2699 && v2700;
   if (v2701) {
@@ -1966,11 +1966,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2705 = v2704 + v2698;
     out[v2705] = v2703;
   }
-  const uint v2706 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2706 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2708 = v2148 + v2706;
-  const uint v2709 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2709 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2711 = v2151 + v2709;
-  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2712 = v2708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2713 = v2711 < v1;
   const bool v2714 = v2712 && v2713;
   if (v2714) {
@@ -1980,11 +1980,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2718 = v2717 + v2711;
     out[v2718] = v2716;
   }
-  const uint v2719 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2719 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2721 = v2148 + v2719;
-  const uint v2722 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2722 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2724 = v2151 + v2722;
-  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2725 = v2721 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2726 = v2724 < v1;
   const bool v2727 = v2725 && v2726;
   if (v2727) {
@@ -1994,11 +1994,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2731 = v2730 + v2724;
     out[v2731] = v2729;
   }
-  const uint v2732 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2732 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2734 = v2148 + v2732;
-  const uint v2735 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2735 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2737 = v2151 + v2735;
-  const bool v2738 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2738 = v2734 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2739 = v2737 < v1;
   const bool v2740 = v2738 && v2739;
   if (v2740) {
@@ -2008,11 +2008,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2744 = v2743 + v2737;
     out[v2744] = v2742;
   }
-  const uint v2745 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2745 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2747 = v2148 + v2745;
-  const uint v2748 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2748 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2750 = v2151 + v2748;
-  const bool v2751 = v2747 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2751 = v2747 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2752 = v2750 < v1;
   const bool v2753 = v2751 && v2752;
   if (v2753) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2757 = v2756 + v2750;
     out[v2757] = v2755;
   }
-  const uint v2758 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2758 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2760 = v2148 + v2758;
-  const uint v2761 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2761 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2763 = v2151 + v2761;
-  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2764 = v2760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2765 = v2763 < v1;
   const bool v2766 = v2764 && v2765;
   if (v2766) {
@@ -2036,11 +2036,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2770 = v2769 + v2763;
     out[v2770] = v2768;
   }
-  const uint v2771 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2771 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2773 = v2148 + v2771;
-  const uint v2774 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2774 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2776 = v2151 + v2774;
-  const bool v2777 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2777 = v2773 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2778 = v2776 < v1;
   const bool v2779 = v2777 && v2778;
   if (v2779) {
@@ -2050,11 +2050,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2783 = v2782 + v2776;
     out[v2783] = v2781;
   }
-  const uint v2784 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2784 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2786 = v2148 + v2784;
-  const uint v2787 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2787 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2789 = v2151 + v2787;
-  const bool v2790 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2790 = v2786 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2791 = v2789 < v1;
   const bool v2792 = v2790 && v2791;
   if (v2792) {
@@ -2064,11 +2064,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2796 = v2795 + v2789;
     out[v2796] = v2794;
   }
-  const uint v2797 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2797 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2799 = v2148 + v2797;
-  const uint v2800 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2800 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2802 = v2151 + v2800;
-  const bool v2803 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2803 = v2799 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2804 = v2802 < v1;
   const bool v2805 = v2803 && v2804;
   if (v2805) {
@@ -2078,11 +2078,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2809 = v2808 + v2802;
     out[v2809] = v2807;
   }
-  const uint v2810 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2810 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2812 = v2148 + v2810;
-  const uint v2813 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2813 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2815 = v2151 + v2813;
-  const bool v2816 = v2812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2816 = v2812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2817 = v2815 < v1;
   const bool v2818 = v2816 && v2817;
   if (v2818) {
@@ -2092,11 +2092,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2822 = v2821 + v2815;
     out[v2822] = v2820;
   }
-  const uint v2823 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2823 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2825 = v2148 + v2823;
-  const uint v2826 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2826 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2828 = v2151 + v2826;
-  const bool v2829 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2829 = v2825 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2830 = v2828 < v1;
   const bool v2831 = v2829 && v2830;
   if (v2831) {
@@ -2106,11 +2106,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2835 = v2834 + v2828;
     out[v2835] = v2833;
   }
-  const uint v2836 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2836 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2838 = v2148 + v2836;
-  const uint v2839 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2839 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2841 = v2151 + v2839;
-  const bool v2842 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2842 = v2838 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2843 = v2841 < v1;
   const bool v2844 = v2842 && v2843;
   if (v2844) {
@@ -2120,11 +2120,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2848 = v2847 + v2841;
     out[v2848] = v2846;
   }
-  const uint v2849 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2849 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2851 = v2148 + v2849;
-  const uint v2852 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2852 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2854 = v2151 + v2852;
-  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2855 = v2851 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2856 = v2854 < v1;
   const bool v2857 = v2855 && v2856;
   if (v2857) {
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2861 = v2860 + v2854;
     out[v2861] = v2859;
   }
-  const uint v2862 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2862 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2864 = v2148 + v2862;
-  const uint v2865 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2865 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2867 = v2151 + v2865;
-  const bool v2868 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2868 = v2864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2869 = v2867 < v1;
   const bool v2870 = v2868 && v2869;
   if (v2870) {
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2874 = v2873 + v2867;
     out[v2874] = v2872;
   }
-  const uint v2875 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2875 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2877 = v2148 + v2875;
-  const uint v2878 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2878 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2880 = v2151 + v2878;
-  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2881 = v2877 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2882 = v2880 < v1;
   const bool v2883 = v2881 && v2882;
   if (v2883) {
@@ -2162,11 +2162,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2887 = v2886 + v2880;
     out[v2887] = v2885;
   }
-  const uint v2888 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2888 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2890 = v2148 + v2888;
-  const uint v2891 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2891 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2893 = v2151 + v2891;
-  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2894 = v2890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2895 = v2893 < v1;
   const bool v2896 = v2894 && v2895;
   if (v2896) {
@@ -2176,11 +2176,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2900 = v2899 + v2893;
     out[v2900] = v2898;
   }
-  const uint v2901 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2901 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2903 = v2148 + v2901;
-  const uint v2904 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2904 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2906 = v2151 + v2904;
-  const bool v2907 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2907 = v2903 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2908 = v2906 < v1;
   const bool v2909 = v2907 && v2908;
   if (v2909) {
@@ -2190,11 +2190,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2913 = v2912 + v2906;
     out[v2913] = v2911;
   }
-  const uint v2914 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2914 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2916 = v2148 + v2914;
-  const uint v2917 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2917 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2919 = v2151 + v2917;
-  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2920 = v2916 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2921 = v2919 < v1;
   const bool v2922 = v2920 && v2921;
   if (v2922) {
@@ -2204,11 +2204,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2926 = v2925 + v2919;
     out[v2926] = v2924;
   }
-  const uint v2927 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2927 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2929 = v2148 + v2927;
-  const uint v2930 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2930 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2932 = v2151 + v2930;
-  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2933 = v2929 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2934 = v2932 < v1;
   const bool v2935 = v2933 && v2934;
   if (v2935) {
@@ -2218,11 +2218,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2939 = v2938 + v2932;
     out[v2939] = v2937;
   }
-  const uint v2940 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2940 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2942 = v2148 + v2940;
-  const uint v2943 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2943 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2945 = v2151 + v2943;
-  const bool v2946 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2946 = v2942 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2947 = v2945 < v1;
   const bool v2948 = v2946 && v2947;
   if (v2948) {
@@ -2232,11 +2232,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2952 = v2951 + v2945;
     out[v2952] = v2950;
   }
-  const uint v2953 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2953 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2955 = v2148 + v2953;
-  const uint v2956 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2956 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2958 = v2151 + v2956;
-  const bool v2959 = v2955 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2959 = v2955 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2960 = v2958 < v1;
   const bool v2961 = v2959 && v2960;
   if (v2961) {
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2965 = v2964 + v2958;
     out[v2965] = v2963;
   }
-  const uint v2966 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2966 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2968 = v2148 + v2966;
-  const uint v2969 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2969 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2971 = v2151 + v2969;
-  const bool v2972 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2972 = v2968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2973 = v2971 < v1;
   const bool v2974 = v2972 && v2973;
   if (v2974) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2978 = v2977 + v2971;
     out[v2978] = v2976;
   }
-  const uint v2979 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2979 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2981 = v2148 + v2979;
-  const uint v2982 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2982 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2984 = v2151 + v2982;
-  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2985 = v2981 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2986 = v2984 < v1;
   const bool v2987 = v2985 && v2986;
   if (v2987) {
@@ -2274,11 +2274,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v2991 = v2990 + v2984;
     out[v2991] = v2989;
   }
-  const uint v2992 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2992 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2994 = v2148 + v2992;
-  const uint v2995 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2995 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2997 = v2151 + v2995;
-  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2998 = v2994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2999 = v2997 < v1;
   const bool v3000 = v2998 && v2999;
   if (v3000) {
@@ -2288,11 +2288,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3004 = v3003 + v2997;
     out[v3004] = v3002;
   }
-  const uint v3005 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3005 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3007 = v2148 + v3005;
-  const uint v3008 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3008 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3010 = v2151 + v3008;
-  const bool v3011 = v3007 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3011 = v3007 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3012 = v3010 < v1;
   const bool v3013 = v3011 && v3012;
   if (v3013) {
@@ -2302,11 +2302,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3017 = v3016 + v3010;
     out[v3017] = v3015;
   }
-  const uint v3018 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3018 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3020 = v2148 + v3018;
-  const uint v3021 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3021 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3023 = v2151 + v3021;
-  const bool v3024 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3024 = v3020 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3025 = v3023 < v1;
   const bool v3026 = v3024 && v3025;
   if (v3026) {
@@ -2316,11 +2316,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3030 = v3029 + v3023;
     out[v3030] = v3028;
   }
-  const uint v3031 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3031 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3033 = v2148 + v3031;
-  const uint v3034 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3034 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3036 = v2151 + v3034;
-  const bool v3037 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3037 = v3033 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3038 = v3036 < v1;
   const bool v3039 = v3037 && v3038;
   if (v3039) {
@@ -2330,11 +2330,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3043 = v3042 + v3036;
     out[v3043] = v3041;
   }
-  const uint v3044 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3044 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3046 = v2148 + v3044;
-  const uint v3047 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3047 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3049 = v2151 + v3047;
-  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3050 = v3046 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3051 = v3049 < v1;
   const bool v3052 = v3050 && v3051;
   if (v3052) {
@@ -2344,11 +2344,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3056 = v3055 + v3049;
     out[v3056] = v3054;
   }
-  const uint v3057 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3057 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3059 = v2148 + v3057;
-  const uint v3060 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3060 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3062 = v2151 + v3060;
-  const bool v3063 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3063 = v3059 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3064 = v3062 < v1;
   const bool v3065 = v3063 && v3064;
   if (v3065) {
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3069 = v3068 + v3062;
     out[v3069] = v3067;
   }
-  const uint v3070 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3070 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3072 = v2148 + v3070;
-  const uint v3073 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3073 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3075 = v2151 + v3073;
-  const bool v3076 = v3072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3076 = v3072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3077 = v3075 < v1;
   const bool v3078 = v3076 && v3077;
   if (v3078) {
@@ -2372,11 +2372,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3082 = v3081 + v3075;
     out[v3082] = v3080;
   }
-  const uint v3083 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3083 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3085 = v2148 + v3083;
-  const uint v3086 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3086 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3088 = v2151 + v3086;
-  const bool v3089 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3089 = v3085 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3090 = v3088 < v1;
   const bool v3091 = v3089 && v3090;
   if (v3091) {
@@ -2386,11 +2386,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3095 = v3094 + v3088;
     out[v3095] = v3093;
   }
-  const uint v3096 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3096 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3098 = v2148 + v3096;
-  const uint v3099 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3099 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3101 = v2151 + v3099;
-  const bool v3102 = v3098 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3102 = v3098 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3103 = v3101 < v1;
   const bool v3104 = v3102 && v3103;
   if (v3104) {
@@ -2400,11 +2400,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3108 = v3107 + v3101;
     out[v3108] = v3106;
   }
-  const uint v3109 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3109 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3111 = v2148 + v3109;
-  const uint v3112 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3112 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3114 = v2151 + v3112;
-  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3115 = v3111 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3116 = v3114 < v1;
   const bool v3117 = v3115 && v3116;
   if (v3117) {
@@ -2414,11 +2414,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3121 = v3120 + v3114;
     out[v3121] = v3119;
   }
-  const uint v3122 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3122 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3124 = v2148 + v3122;
-  const uint v3125 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3125 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3127 = v2151 + v3125;
-  const bool v3128 = v3124 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3128 = v3124 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3129 = v3127 < v1;
   const bool v3130 = v3128 && v3129;
   if (v3130) {
@@ -2428,11 +2428,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3134 = v3133 + v3127;
     out[v3134] = v3132;
   }
-  const uint v3135 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3135 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3137 = v2148 + v3135;
-  const uint v3138 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3138 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3140 = v2151 + v3138;
-  const bool v3141 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3141 = v3137 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3142 = v3140 < v1;
   const bool v3143 = v3141 && v3142;
   if (v3143) {
@@ -2442,11 +2442,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3147 = v3146 + v3140;
     out[v3147] = v3145;
   }
-  const uint v3148 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3148 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3150 = v2148 + v3148;
-  const uint v3151 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3151 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3153 = v2151 + v3151;
-  const bool v3154 = v3150 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3154 = v3150 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3155 = v3153 < v1;
   const bool v3156 = v3154 && v3155;
   if (v3156) {
@@ -2456,11 +2456,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3160 = v3159 + v3153;
     out[v3160] = v3158;
   }
-  const uint v3161 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3161 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3163 = v2148 + v3161;
-  const uint v3164 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3164 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3166 = v2151 + v3164;
-  const bool v3167 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3167 = v3163 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3168 = v3166 < v1;
   const bool v3169 = v3167 && v3168;
   if (v3169) {
@@ -2470,11 +2470,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3173 = v3172 + v3166;
     out[v3173] = v3171;
   }
-  const uint v3174 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3174 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3176 = v2148 + v3174;
-  const uint v3177 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3177 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3179 = v2151 + v3177;
-  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3180 = v3176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3181 = v3179 < v1;
   const bool v3182 = v3180 && v3181;
   if (v3182) {
@@ -2484,11 +2484,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3186 = v3185 + v3179;
     out[v3186] = v3184;
   }
-  const uint v3187 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3187 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3189 = v2148 + v3187;
-  const uint v3190 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3190 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3192 = v2151 + v3190;
-  const bool v3193 = v3189 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3193 = v3189 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3194 = v3192 < v1;
   const bool v3195 = v3193 && v3194;
   if (v3195) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3199 = v3198 + v3192;
     out[v3199] = v3197;
   }
-  const uint v3200 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3200 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3202 = v2148 + v3200;
-  const uint v3203 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3203 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3205 = v2151 + v3203;
-  const bool v3206 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3206 = v3202 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3207 = v3205 < v1;
   const bool v3208 = v3206 && v3207;
   if (v3208) {
@@ -2512,11 +2512,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3212 = v3211 + v3205;
     out[v3212] = v3210;
   }
-  const uint v3213 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3213 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3215 = v2148 + v3213;
-  const uint v3216 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3216 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3218 = v2151 + v3216;
-  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3219 = v3215 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3220 = v3218 < v1;
   const bool v3221 = v3219 && v3220;
   if (v3221) {
@@ -2526,11 +2526,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3225 = v3224 + v3218;
     out[v3225] = v3223;
   }
-  const uint v3226 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3226 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3228 = v2148 + v3226;
-  const uint v3229 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3229 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3231 = v2151 + v3229;
-  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3232 = v3228 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3233 = v3231 < v1;
   const bool v3234 = v3232 && v3233;
   if (v3234) {
@@ -2540,11 +2540,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3238 = v3237 + v3231;
     out[v3238] = v3236;
   }
-  const uint v3239 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3239 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3241 = v2148 + v3239;
-  const uint v3242 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3242 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3244 = v2151 + v3242;
-  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3245 = v3241 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3246 = v3244 < v1;
   const bool v3247 = v3245 && v3246;
   if (v3247) {
@@ -2554,11 +2554,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3251 = v3250 + v3244;
     out[v3251] = v3249;
   }
-  const uint v3252 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3252 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3254 = v2148 + v3252;
-  const uint v3255 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3255 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3257 = v2151 + v3255;
-  const bool v3258 = v3254 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3258 = v3254 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3259 = v3257 < v1;
   const bool v3260 = v3258 && v3259;
   if (v3260) {
@@ -2568,11 +2568,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3264 = v3263 + v3257;
     out[v3264] = v3262;
   }
-  const uint v3265 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3265 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3267 = v2148 + v3265;
-  const uint v3268 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3268 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3270 = v2151 + v3268;
-  const bool v3271 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3271 = v3267 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3272 = v3270 < v1;
   const bool v3273 = v3271 && v3272;
   if (v3273) {
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3277 = v3276 + v3270;
     out[v3277] = v3275;
   }
-  const uint v3278 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3278 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3280 = v2148 + v3278;
-  const uint v3281 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3281 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3283 = v2151 + v3281;
-  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3284 = v3280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3285 = v3283 < v1;
   const bool v3286 = v3284 && v3285;
   if (v3286) {
@@ -2596,11 +2596,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3290 = v3289 + v3283;
     out[v3290] = v3288;
   }
-  const uint v3291 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3291 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3293 = v2148 + v3291;
-  const uint v3294 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3294 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3296 = v2151 + v3294;
-  const bool v3297 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3297 = v3293 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3298 = v3296 < v1;
   const bool v3299 = v3297 && v3298;
   if (v3299) {
@@ -2610,11 +2610,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3303 = v3302 + v3296;
     out[v3303] = v3301;
   }
-  const uint v3304 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3304 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3306 = v2148 + v3304;
-  const uint v3307 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3307 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3309 = v2151 + v3307;
-  const bool v3310 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3310 = v3306 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3311 = v3309 < v1;
   const bool v3312 = v3310 && v3311;
   if (v3312) {
@@ -2624,11 +2624,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3316 = v3315 + v3309;
     out[v3316] = v3314;
   }
-  const uint v3317 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3317 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3319 = v2148 + v3317;
-  const uint v3320 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3320 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3322 = v2151 + v3320;
-  const bool v3323 = v3319 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3323 = v3319 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3324 = v3322 < v1;
   const bool v3325 = v3323 && v3324;
   if (v3325) {
@@ -2638,11 +2638,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3329 = v3328 + v3322;
     out[v3329] = v3327;
   }
-  const uint v3330 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3330 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3332 = v2148 + v3330;
-  const uint v3333 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3333 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3335 = v2151 + v3333;
-  const bool v3336 = v3332 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3336 = v3332 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3337 = v3335 < v1;
   const bool v3338 = v3336 && v3337;
   if (v3338) {
@@ -2652,11 +2652,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3342 = v3341 + v3335;
     out[v3342] = v3340;
   }
-  const uint v3343 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3343 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3345 = v2148 + v3343;
-  const uint v3346 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3346 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3348 = v2151 + v3346;
-  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3349 = v3345 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3350 = v3348 < v1;
   const bool v3351 = v3349 && v3350;
   if (v3351) {
@@ -2666,11 +2666,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3355 = v3354 + v3348;
     out[v3355] = v3353;
   }
-  const uint v3356 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3356 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3358 = v2148 + v3356;
-  const uint v3359 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3359 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3361 = v2151 + v3359;
-  const bool v3362 = v3358 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3362 = v3358 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3363 = v3361 < v1;
   const bool v3364 = v3362 && v3363;
   if (v3364) {
@@ -2680,11 +2680,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3368 = v3367 + v3361;
     out[v3368] = v3366;
   }
-  const uint v3369 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3369 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3371 = v2148 + v3369;
-  const uint v3372 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3372 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3374 = v2151 + v3372;
-  const bool v3375 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3375 = v3371 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3376 = v3374 < v1;
   const bool v3377 = v3375 && v3376;
   if (v3377) {
@@ -2694,11 +2694,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3381 = v3380 + v3374;
     out[v3381] = v3379;
   }
-  const uint v3382 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3382 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3384 = v2148 + v3382;
-  const uint v3385 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3385 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3387 = v2151 + v3385;
-  const bool v3388 = v3384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3388 = v3384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3389 = v3387 < v1;
   const bool v3390 = v3388 && v3389;
   if (v3390) {
@@ -2708,11 +2708,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3394 = v3393 + v3387;
     out[v3394] = v3392;
   }
-  const uint v3395 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3395 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3397 = v2148 + v3395;
-  const uint v3398 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3398 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3400 = v2151 + v3398;
-  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3401 = v3397 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3402 = v3400 < v1;
   const bool v3403 = v3401 && v3402;
   if (v3403) {
@@ -2722,11 +2722,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3407 = v3406 + v3400;
     out[v3407] = v3405;
   }
-  const uint v3408 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3408 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3410 = v2148 + v3408;
-  const uint v3411 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3411 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3413 = v2151 + v3411;
-  const bool v3414 = v3410 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3414 = v3410 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3415 = v3413 < v1;
   const bool v3416 = v3414 && v3415;
   if (v3416) {
@@ -2736,11 +2736,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3420 = v3419 + v3413;
     out[v3420] = v3418;
   }
-  const uint v3421 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3421 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3423 = v2148 + v3421;
-  const uint v3424 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3424 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3426 = v2151 + v3424;
-  const bool v3427 = v3423 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3427 = v3423 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3428 = v3426 < v1;
   const bool v3429 = v3427 && v3428;
   if (v3429) {
@@ -2750,11 +2750,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3433 = v3432 + v3426;
     out[v3433] = v3431;
   }
-  const uint v3434 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3434 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3436 = v2148 + v3434;
-  const uint v3437 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3437 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3439 = v2151 + v3437;
-  const bool v3440 = v3436 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3440 = v3436 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3441 = v3439 < v1;
   const bool v3442 = v3440 && v3441;
   if (v3442) {
@@ -2764,11 +2764,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3446 = v3445 + v3439;
     out[v3446] = v3444;
   }
-  const uint v3447 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3447 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3449 = v2148 + v3447;
-  const uint v3450 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3450 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3452 = v2151 + v3450;
-  const bool v3453 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3453 = v3449 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3454 = v3452 < v1;
   const bool v3455 = v3453 && v3454;
   if (v3455) {
@@ -2778,11 +2778,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3459 = v3458 + v3452;
     out[v3459] = v3457;
   }
-  const uint v3460 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3460 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3462 = v2148 + v3460;
-  const uint v3463 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3463 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3465 = v2151 + v3463;
-  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3466 = v3462 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3467 = v3465 < v1;
   const bool v3468 = v3466 && v3467;
   if (v3468) {
@@ -2792,11 +2792,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3472 = v3471 + v3465;
     out[v3472] = v3470;
   }
-  const uint v3473 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3473 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3475 = v2148 + v3473;
-  const uint v3476 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3476 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3478 = v2151 + v3476;
-  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3479 = v3475 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3480 = v3478 < v1;
   const bool v3481 = v3479 && v3480;
   if (v3481) {
@@ -2806,11 +2806,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3485 = v3484 + v3478;
     out[v3485] = v3483;
   }
-  const uint v3486 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3486 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3488 = v2148 + v3486;
-  const uint v3489 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3489 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3491 = v2151 + v3489;
-  const bool v3492 = v3488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3492 = v3488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3493 = v3491 < v1;
   const bool v3494 = v3492 && v3493;
   if (v3494) {
@@ -2820,11 +2820,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3498 = v3497 + v3491;
     out[v3498] = v3496;
   }
-  const uint v3499 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3499 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3501 = v2148 + v3499;
-  const uint v3502 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3502 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3504 = v2151 + v3502;
-  const bool v3505 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3505 = v3501 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3506 = v3504 < v1;
   const bool v3507 = v3505 && v3506;
   if (v3507) {
@@ -2834,11 +2834,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3511 = v3510 + v3504;
     out[v3511] = v3509;
   }
-  const uint v3512 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3512 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3514 = v2148 + v3512;
-  const uint v3515 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3515 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3517 = v2151 + v3515;
-  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3518 = v3514 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3519 = v3517 < v1;
   const bool v3520 = v3518 && v3519;
   if (v3520) {
@@ -2848,11 +2848,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3524 = v3523 + v3517;
     out[v3524] = v3522;
   }
-  const uint v3525 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3525 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3527 = v2148 + v3525;
-  const uint v3528 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3528 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3530 = v2151 + v3528;
-  const bool v3531 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3531 = v3527 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3532 = v3530 < v1;
   const bool v3533 = v3531 && v3532;
   if (v3533) {
@@ -2862,11 +2862,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3537 = v3536 + v3530;
     out[v3537] = v3535;
   }
-  const uint v3538 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3538 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3540 = v2148 + v3538;
-  const uint v3541 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3541 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3543 = v2151 + v3541;
-  const bool v3544 = v3540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3544 = v3540 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3545 = v3543 < v1;
   const bool v3546 = v3544 && v3545;
   if (v3546) {
@@ -2876,11 +2876,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3550 = v3549 + v3543;
     out[v3550] = v3548;
   }
-  const uint v3551 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3551 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3553 = v2148 + v3551;
-  const uint v3554 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3554 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3556 = v2151 + v3554;
-  const bool v3557 = v3553 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3557 = v3553 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3558 = v3556 < v1;
   const bool v3559 = v3557 && v3558;
   if (v3559) {
@@ -2890,11 +2890,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3563 = v3562 + v3556;
     out[v3563] = v3561;
   }
-  const uint v3564 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3564 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3566 = v2148 + v3564;
-  const uint v3567 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3567 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3569 = v2151 + v3567;
-  const bool v3570 = v3566 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3570 = v3566 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3571 = v3569 < v1;
   const bool v3572 = v3570 && v3571;
   if (v3572) {
@@ -2904,11 +2904,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3576 = v3575 + v3569;
     out[v3576] = v3574;
   }
-  const uint v3577 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3577 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3579 = v2148 + v3577;
-  const uint v3580 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3580 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3582 = v2151 + v3580;
-  const bool v3583 = v3579 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3583 = v3579 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3584 = v3582 < v1;
   const bool v3585 = v3583 && v3584;
   if (v3585) {
@@ -2918,11 +2918,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3589 = v3588 + v3582;
     out[v3589] = v3587;
   }
-  const uint v3590 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3590 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3592 = v2148 + v3590;
-  const uint v3593 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3593 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3595 = v2151 + v3593;
-  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3596 = v3592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3597 = v3595 < v1;
   const bool v3598 = v3596 && v3597;
   if (v3598) {
@@ -2932,11 +2932,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3602 = v3601 + v3595;
     out[v3602] = v3600;
   }
-  const uint v3603 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3603 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3605 = v2148 + v3603;
-  const uint v3606 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3606 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3608 = v2151 + v3606;
-  const bool v3609 = v3605 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3609 = v3605 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3610 = v3608 < v1;
   const bool v3611 = v3609 && v3610;
   if (v3611) {
@@ -2946,11 +2946,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3615 = v3614 + v3608;
     out[v3615] = v3613;
   }
-  const uint v3616 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3616 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3618 = v2148 + v3616;
-  const uint v3619 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3619 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3621 = v2151 + v3619;
-  const bool v3622 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3622 = v3618 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3623 = v3621 < v1;
   const bool v3624 = v3622 && v3623;
   if (v3624) {
@@ -2960,11 +2960,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3628 = v3627 + v3621;
     out[v3628] = v3626;
   }
-  const uint v3629 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3629 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3631 = v2148 + v3629;
-  const uint v3632 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3632 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3634 = v2151 + v3632;
-  const bool v3635 = v3631 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3635 = v3631 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3636 = v3634 < v1;
   const bool v3637 = v3635 && v3636;
   if (v3637) {
@@ -2974,11 +2974,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3641 = v3640 + v3634;
     out[v3641] = v3639;
   }
-  const uint v3642 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3642 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3644 = v2148 + v3642;
-  const uint v3645 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3645 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3647 = v2151 + v3645;
-  const bool v3648 = v3644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3648 = v3644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3649 = v3647 < v1;
   const bool v3650 = v3648 && v3649;
   if (v3650) {
@@ -2988,11 +2988,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3654 = v3653 + v3647;
     out[v3654] = v3652;
   }
-  const uint v3655 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3655 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3657 = v2148 + v3655;
-  const uint v3658 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3658 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3660 = v2151 + v3658;
-  const bool v3661 = v3657 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3661 = v3657 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3662 = v3660 < v1;
   const bool v3663 = v3661 && v3662;
   if (v3663) {
@@ -3002,11 +3002,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3667 = v3666 + v3660;
     out[v3667] = v3665;
   }
-  const uint v3668 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3668 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3670 = v2148 + v3668;
-  const uint v3671 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3671 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3673 = v2151 + v3671;
-  const bool v3674 = v3670 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3674 = v3670 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3675 = v3673 < v1;
   const bool v3676 = v3674 && v3675;
   if (v3676) {
@@ -3016,11 +3016,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3680 = v3679 + v3673;
     out[v3680] = v3678;
   }
-  const uint v3681 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3681 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3683 = v2148 + v3681;
-  const uint v3684 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3684 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3686 = v2151 + v3684;
-  const bool v3687 = v3683 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3687 = v3683 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3688 = v3686 < v1;
   const bool v3689 = v3687 && v3688;
   if (v3689) {
@@ -3030,11 +3030,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3693 = v3692 + v3686;
     out[v3693] = v3691;
   }
-  const uint v3694 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3694 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3696 = v2148 + v3694;
-  const uint v3697 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3697 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3699 = v2151 + v3697;
-  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3700 = v3696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3701 = v3699 < v1;
   const bool v3702 = v3700 && v3701;
   if (v3702) {
@@ -3044,11 +3044,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3706 = v3705 + v3699;
     out[v3706] = v3704;
   }
-  const uint v3707 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3707 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3709 = v2148 + v3707;
-  const uint v3710 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3710 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3712 = v2151 + v3710;
-  const bool v3713 = v3709 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3713 = v3709 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3714 = v3712 < v1;
   const bool v3715 = v3713 && v3714;
   if (v3715) {
@@ -3058,11 +3058,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3719 = v3718 + v3712;
     out[v3719] = v3717;
   }
-  const uint v3720 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3720 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3722 = v2148 + v3720;
-  const uint v3723 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3723 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3725 = v2151 + v3723;
-  const bool v3726 = v3722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3726 = v3722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3727 = v3725 < v1;
   const bool v3728 = v3726 && v3727;
   if (v3728) {
@@ -3072,11 +3072,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3732 = v3731 + v3725;
     out[v3732] = v3730;
   }
-  const uint v3733 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3733 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3735 = v2148 + v3733;
-  const uint v3736 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3736 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3738 = v2151 + v3736;
-  const bool v3739 = v3735 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3739 = v3735 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3740 = v3738 < v1;
   const bool v3741 = v3739 && v3740;
   if (v3741) {
@@ -3086,11 +3086,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3745 = v3744 + v3738;
     out[v3745] = v3743;
   }
-  const uint v3746 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3746 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3748 = v2148 + v3746;
-  const uint v3749 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3749 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3751 = v2151 + v3749;
-  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3752 = v3748 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3753 = v3751 < v1;
   const bool v3754 = v3752 && v3753;
   if (v3754) {
@@ -3100,11 +3100,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3758 = v3757 + v3751;
     out[v3758] = v3756;
   }
-  const uint v3759 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3759 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3761 = v2148 + v3759;
-  const uint v3762 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3762 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3764 = v2151 + v3762;
-  const bool v3765 = v3761 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3765 = v3761 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3766 = v3764 < v1;
   const bool v3767 = v3765 && v3766;
   if (v3767) {
@@ -3114,11 +3114,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3771 = v3770 + v3764;
     out[v3771] = v3769;
   }
-  const uint v3772 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3772 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3774 = v2148 + v3772;
-  const uint v3775 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3775 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3777 = v2151 + v3775;
-  const bool v3778 = v3774 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3778 = v3774 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3779 = v3777 < v1;
   const bool v3780 = v3778 && v3779;
   if (v3780) {
@@ -3128,11 +3128,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3784 = v3783 + v3777;
     out[v3784] = v3782;
   }
-  const uint v3785 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3785 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3787 = v2148 + v3785;
-  const uint v3788 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3788 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3790 = v2151 + v3788;
-  const bool v3791 = v3787 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3791 = v3787 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3792 = v3790 < v1;
   const bool v3793 = v3791 && v3792;
   if (v3793) {
@@ -3142,11 +3142,11 @@ kernel void iron_gemm_mxfp4_bf16(
     const uint v3797 = v3796 + v3790;
     out[v3797] = v3795;
   }
-  const uint v3798 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v3798 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v3800 = v2148 + v3798;
-  const uint v3801 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v3801 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v3803 = v2151 + v3801;
-  const bool v3804 = v3800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v3804 = v3800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v3805 = v3803 < v1;
   const bool v3806 = v3804 && v3805;
   if (v3806) {

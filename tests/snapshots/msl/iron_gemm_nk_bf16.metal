@@ -101,20 +101,20 @@ kernel void iron_gemm_nk_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
     const uint v2414 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v2417 = v2414 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -204,14 +204,14 @@ kernel void iron_gemm_nk_bf16(
     const uint v2784 = v28 + v2585;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v2785 = v2784 < v1;
     const uint v2790 = v2784 * v2;  // kernels/gemm/gemm_tiles.hpp:81
-    const uint v2806 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v2812 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v2806 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2812 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v2406 = 0u; v2406 < v2; v2406 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v2406 = 0u; v2406 < v2; v2406 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2408 = v2406 >> 6u;
       const uint v2410 = v2408 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2412 = v2410 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2412 = v2410 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v2424 = v2406 + v2421;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2425 = v2424 < v2;
       const bool v2426 = v2423 && v2425;
@@ -356,44 +356,44 @@ kernel void iron_gemm_nk_bf16(
       for (uint e = 0; e < 8u; ++e) {  // kernels/gemm/gemm_tiles.hpp:82
         shm1[v2604 + e] = v2788 ? b[v2794 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2807 = v2412 + v2806;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v2807 = v2412 + v2806;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2807), long(64u));
-      const uint v2813 = v2412 + v2812;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v2813 = v2412 + v2812;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v2813), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2820 = v2807 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2820 = v2807 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2820), long(64u));
-      const uint v2826 = v2813 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v2826 = v2813 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v2826), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2832 = v2807 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2832 = v2807 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2832), long(64u));
-      const uint v2838 = v2813 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v2838 = v2813 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v2838), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v2844 = v2807 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v2844 = v2807 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v2844), long(64u));
-      const uint v2850 = v2813 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v2850 = v2813 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
       iron_frag_load<true>(v43, shm1, long(v2850), long(64u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v512 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v513 = iron_tid.x;
-    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:210
-    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:210
+    const uint v569 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v575 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v583 = v569 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v589 = v575 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v595 = v569 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v601 = v575 + 32u;  // kernels/gemm/gemm_tiles.hpp:241
+    const uint v607 = v569 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v613 = v575 + 48u;  // kernels/gemm/gemm_tiles.hpp:241
 
-    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v511 = 0u; v511 < v2; v511 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v515 = v513; v515 < 8192u; v515 += v512) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v517 = v515 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v519 = v515 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -439,29 +439,29 @@ kernel void iron_gemm_nk_bf16(
           shm1[v562] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:210
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v41, shm0, long(v569), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v575), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v589), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v595), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v601), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v607), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<true>(v43, shm1, long(v613), long(64u));  // kernels/gemm/gemm_tiles.hpp:241
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v614 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v615 = v24 + v33;
   const uint v616 = v615 + v614;
-  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v617 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v618 = v28 + v37;
   const uint v619 = v618 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -472,11 +472,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v627 = v626 + v619;
     out[v627] = v625;
   }
-  const uint v628 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v628 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v630 = v615 + v628;
-  const uint v631 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v631 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v633 = v618 + v631;
-  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v634 = v630 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v635 = v633 < v1;
   const bool v636 = v634 && v635;
   if (v636) {
@@ -487,11 +487,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v641 = v640 + v633;
     out[v641] = v639;
   }
-  const uint v642 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v642 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v644 = v615 + v642;
-  const uint v645 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v645 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v647 = v618 + v645;
-  const bool v648 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v648 = v644 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v649 = v647 < v1;
   const bool v650 = v648 && v649;
   if (v650) {
@@ -502,11 +502,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v655 = v654 + v647;
     out[v655] = v653;
   }
-  const uint v656 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v656 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v658 = v615 + v656;
-  const uint v659 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v659 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v661 = v618 + v659;
-  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v662 = v658 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v663 = v661 < v1;
   const bool v664 = v662 && v663;
   if (v664) {
@@ -517,11 +517,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v669 = v668 + v661;
     out[v669] = v667;
   }
-  const uint v670 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v670 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v672 = v615 + v670;
-  const uint v673 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v673 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v675 = v618 + v673;
-  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v677 = v675 < v1;
   const bool v678 = v676 && v677;
   if (v678) {
@@ -532,11 +532,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v683 = v682 + v675;
     out[v683] = v681;
   }
-  const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v684 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v686 = v615 + v684;
-  const uint v687 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v687 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v689 = v618 + v687;
-  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v690 = v686 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v691 = v689 < v1;
   const bool v692 = v690 && v691;
   if (v692) {
@@ -547,11 +547,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v697 = v696 + v689;
     out[v697] = v695;
   }
-  const uint v698 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v698 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v700 = v615 + v698;
-  const uint v701 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v701 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v703 = v618 + v701;
-  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v704 = v700 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v705 = v703 < v1;
   const bool v706 = v704 && v705;
   if (v706) {
@@ -562,11 +562,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v711 = v710 + v703;
     out[v711] = v709;
   }
-  const uint v712 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v712 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v714 = v615 + v712;
-  const uint v715 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v715 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v717 = v618 + v715;
-  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v718 = v714 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v719 = v717 < v1;
   const bool v720 = v718 && v719;
   if (v720) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v725 = v724 + v717;
     out[v725] = v723;
   }
-  const uint v726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v728 = v615 + v726;
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v731 = v618 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
@@ -592,11 +592,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v739 = v738 + v731;
     out[v739] = v737;
   }
-  const uint v740 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v740 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v742 = v615 + v740;
-  const uint v743 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v743 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v745 = v618 + v743;
-  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v746 = v742 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v747 = v745 < v1;
   const bool v748 = v746 && v747;
   if (v748) {
@@ -607,11 +607,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v753 = v752 + v745;
     out[v753] = v751;
   }
-  const uint v754 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v754 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v756 = v615 + v754;
-  const uint v757 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v757 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v759 = v618 + v757;
-  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v760 = v756 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v761 = v759 < v1;
   const bool v762 = v760 && v761;
   if (v762) {
@@ -622,11 +622,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v767 = v766 + v759;
     out[v767] = v765;
   }
-  const uint v768 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v768 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v770 = v615 + v768;
-  const uint v771 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v771 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v773 = v618 + v771;
-  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v774 = v770 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v775 = v773 < v1;
   const bool v776 = v774 && v775;
   if (v776) {
@@ -637,11 +637,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v781 = v780 + v773;
     out[v781] = v779;
   }
-  const uint v782 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v782 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v784 = v615 + v782;
-  const uint v785 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v785 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v787 = v618 + v785;
-  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v788 = v784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v789 = v787 < v1;
   const bool v790 = v788 && v789;
   if (v790) {
@@ -652,11 +652,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v795 = v794 + v787;
     out[v795] = v793;
   }
-  const uint v796 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v796 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v798 = v615 + v796;
-  const uint v799 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v799 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v801 = v618 + v799;
-  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v802 = v798 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v803 = v801 < v1;
   const bool v804 = v802 && v803;
   if (v804) {
@@ -667,11 +667,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v809 = v808 + v801;
     out[v809] = v807;
   }
-  const uint v810 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v810 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v812 = v615 + v810;
-  const uint v813 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v813 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v815 = v618 + v813;
-  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v816 = v812 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v817 = v815 < v1;
   const bool v818 = v816 && v817;
   if (v818) {
@@ -682,11 +682,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v823 = v822 + v815;
     out[v823] = v821;
   }
-  const uint v824 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v824 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v826 = v615 + v824;
-  const uint v827 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v827 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v829 = v618 + v827;
-  const bool v830 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v830 = v826 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v831 = v829 < v1;
   const bool v832 = v830 && v831;
   if (v832) {
@@ -697,11 +697,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v837 = v836 + v829;
     out[v837] = v835;
   }
-  const uint v838 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v838 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v840 = v615 + v838;
-  const uint v841 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v841 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v843 = v618 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -712,11 +712,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v851 = v850 + v843;
     out[v851] = v849;
   }
-  const uint v852 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v852 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v854 = v615 + v852;
-  const uint v855 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v855 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v857 = v618 + v855;
-  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v858 = v854 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v859 = v857 < v1;
   const bool v860 = v858 && v859;
   if (v860) {
@@ -727,11 +727,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v865 = v864 + v857;
     out[v865] = v863;
   }
-  const uint v866 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v866 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v868 = v615 + v866;
-  const uint v869 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v869 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v871 = v618 + v869;
-  const bool v872 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v872 = v868 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v873 = v871 < v1;
   const bool v874 = v872 && v873;
   if (v874) {
@@ -742,11 +742,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v879 = v878 + v871;
     out[v879] = v877;
   }
-  const uint v880 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v880 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v882 = v615 + v880;
-  const uint v883 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v883 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v885 = v618 + v883;
-  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v886 = v882 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v887 = v885 < v1;
   const bool v888 = v886 && v887;
   if (v888) {
@@ -757,11 +757,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v893 = v892 + v885;
     out[v893] = v891;
   }
-  const uint v894 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v894 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v896 = v615 + v894;
-  const uint v897 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v897 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v899 = v618 + v897;
-  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v900 = v896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v901 = v899 < v1;
   const bool v902 = v900 && v901;
   if (v902) {
@@ -772,11 +772,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v907 = v906 + v899;
     out[v907] = v905;
   }
-  const uint v908 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v908 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v910 = v615 + v908;
-  const uint v911 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v911 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v913 = v618 + v911;
-  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v914 = v910 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v915 = v913 < v1;
   const bool v916 = v914 && v915;
   if (v916) {
@@ -787,11 +787,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v921 = v920 + v913;
     out[v921] = v919;
   }
-  const uint v922 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v922 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v924 = v615 + v922;
-  const uint v925 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v925 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v927 = v618 + v925;
-  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v928 = v924 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v929 = v927 < v1;
   const bool v930 = v928 && v929;
   if (v930) {
@@ -802,11 +802,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v935 = v934 + v927;
     out[v935] = v933;
   }
-  const uint v936 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v936 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v938 = v615 + v936;
-  const uint v939 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v939 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v941 = v618 + v939;
-  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v942 = v938 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v943 = v941 < v1;
   const bool v944 = v942 && v943;
   if (v944) {
@@ -817,11 +817,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v949 = v948 + v941;
     out[v949] = v947;
   }
-  const uint v950 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v950 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v952 = v615 + v950;
-  const uint v953 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v953 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v955 = v618 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v963 = v962 + v955;
     out[v963] = v961;
   }
-  const uint v964 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v964 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v966 = v615 + v964;
-  const uint v967 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v967 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v969 = v618 + v967;
-  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v970 = v966 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v971 = v969 < v1;
   const bool v972 = v970 && v971;
   if (v972) {
@@ -847,11 +847,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v977 = v976 + v969;
     out[v977] = v975;
   }
-  const uint v978 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v978 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v980 = v615 + v978;
-  const uint v981 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v981 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v983 = v618 + v981;
-  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v984 = v980 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v985 = v983 < v1;
   const bool v986 = v984 && v985;
   if (v986) {
@@ -862,11 +862,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v991 = v990 + v983;
     out[v991] = v989;
   }
-  const uint v992 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v992 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v994 = v615 + v992;
-  const uint v995 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v995 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v997 = v618 + v995;
-  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v998 = v994 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v999 = v997 < v1;
   const bool v1000 = v998 && v999;
   if (v1000) {
@@ -877,11 +877,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1005 = v1004 + v997;
     out[v1005] = v1003;
   }
-  const uint v1006 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1006 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1008 = v615 + v1006;
-  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1009 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1011 = v618 + v1009;
-  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1012 = v1008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1013 = v1011 < v1;
   const bool v1014 = v1012 && v1013;
   if (v1014) {
@@ -892,11 +892,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1019 = v1018 + v1011;
     out[v1019] = v1017;
   }
-  const uint v1020 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1020 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1022 = v615 + v1020;
-  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1023 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1025 = v618 + v1023;
-  const bool v1026 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1026 = v1022 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1027 = v1025 < v1;
   const bool v1028 = v1026 && v1027;
   if (v1028) {
@@ -907,11 +907,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1033 = v1032 + v1025;
     out[v1033] = v1031;
   }
-  const uint v1034 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1034 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1036 = v615 + v1034;
-  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1037 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1039 = v618 + v1037;
-  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1040 = v1036 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1041 = v1039 < v1;
   const bool v1042 = v1040 && v1041;
   if (v1042) {
@@ -922,11 +922,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1047 = v1046 + v1039;
     out[v1047] = v1045;
   }
-  const uint v1048 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1048 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1050 = v615 + v1048;
-  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1051 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1053 = v618 + v1051;
-  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1054 = v1050 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1055 = v1053 < v1;
   const bool v1056 = v1054 && v1055;
   if (v1056) {
@@ -937,11 +937,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1061 = v1060 + v1053;
     out[v1061] = v1059;
   }
-  const uint v1062 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1062 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1064 = v615 + v1062;
-  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1065 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1067 = v618 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
@@ -952,11 +952,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1075 = v1074 + v1067;
     out[v1075] = v1073;
   }
-  const uint v1076 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1076 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1078 = v615 + v1076;
-  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1079 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1081 = v618 + v1079;
-  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1082 = v1078 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1083 = v1081 < v1;
   const bool v1084 = v1082 && v1083;
   if (v1084) {
@@ -967,11 +967,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1089 = v1088 + v1081;
     out[v1089] = v1087;
   }
-  const uint v1090 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1090 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1092 = v615 + v1090;
-  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1093 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1095 = v618 + v1093;
-  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1096 = v1092 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1097 = v1095 < v1;
   const bool v1098 = v1096 && v1097;
   if (v1098) {
@@ -982,11 +982,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1103 = v1102 + v1095;
     out[v1103] = v1101;
   }
-  const uint v1104 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1104 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1106 = v615 + v1104;
-  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1107 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1109 = v618 + v1107;
-  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1110 = v1106 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1111 = v1109 < v1;
   const bool v1112 = v1110 && v1111;
   if (v1112) {
@@ -997,11 +997,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1117 = v1116 + v1109;
     out[v1117] = v1115;
   }
-  const uint v1118 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1118 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1120 = v615 + v1118;
-  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1121 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1123 = v618 + v1121;
-  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1124 = v1120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1125 = v1123 < v1;
   const bool v1126 = v1124 && v1125;
   if (v1126) {
@@ -1012,11 +1012,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1131 = v1130 + v1123;
     out[v1131] = v1129;
   }
-  const uint v1132 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1132 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1134 = v615 + v1132;
-  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1135 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1137 = v618 + v1135;
-  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1138 = v1134 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1139 = v1137 < v1;
   const bool v1140 = v1138 && v1139;
   if (v1140) {
@@ -1027,11 +1027,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1145 = v1144 + v1137;
     out[v1145] = v1143;
   }
-  const uint v1146 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1146 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1148 = v615 + v1146;
-  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1149 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1151 = v618 + v1149;
-  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1152 = v1148 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1153 = v1151 < v1;
   const bool v1154 = v1152 && v1153;
   if (v1154) {
@@ -1042,11 +1042,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1159 = v1158 + v1151;
     out[v1159] = v1157;
   }
-  const uint v1160 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1160 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1162 = v615 + v1160;
-  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1163 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1165 = v618 + v1163;
-  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1166 = v1162 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1167 = v1165 < v1;
   const bool v1168 = v1166 && v1167;
   if (v1168) {
@@ -1057,11 +1057,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1173 = v1172 + v1165;
     out[v1173] = v1171;
   }
-  const uint v1174 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1174 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1176 = v615 + v1174;
-  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1177 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1179 = v618 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1072,11 +1072,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1187 = v1186 + v1179;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1188 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1190 = v615 + v1188;
-  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1191 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1193 = v618 + v1191;
-  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1194 = v1190 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1195 = v1193 < v1;
   const bool v1196 = v1194 && v1195;
   if (v1196) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1201 = v1200 + v1193;
     out[v1201] = v1199;
   }
-  const uint v1202 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1202 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1204 = v615 + v1202;
-  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1205 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1207 = v618 + v1205;
-  const bool v1208 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1208 = v1204 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1209 = v1207 < v1;
   const bool v1210 = v1208 && v1209;
   if (v1210) {
@@ -1102,11 +1102,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1215 = v1214 + v1207;
     out[v1215] = v1213;
   }
-  const uint v1216 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1216 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1218 = v615 + v1216;
-  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1219 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1221 = v618 + v1219;
-  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1222 = v1218 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1223 = v1221 < v1;
   const bool v1224 = v1222 && v1223;
   if (v1224) {
@@ -1117,11 +1117,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1229 = v1228 + v1221;
     out[v1229] = v1227;
   }
-  const uint v1230 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1230 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1232 = v615 + v1230;
-  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1233 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1235 = v618 + v1233;
-  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1236 = v1232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1237 = v1235 < v1;
   const bool v1238 = v1236 && v1237;
   if (v1238) {
@@ -1132,11 +1132,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1243 = v1242 + v1235;
     out[v1243] = v1241;
   }
-  const uint v1244 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1244 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1246 = v615 + v1244;
-  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1247 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1249 = v618 + v1247;
-  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1250 = v1246 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1251 = v1249 < v1;
   const bool v1252 = v1250 && v1251;
   if (v1252) {
@@ -1147,11 +1147,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1257 = v1256 + v1249;
     out[v1257] = v1255;
   }
-  const uint v1258 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1258 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1260 = v615 + v1258;
-  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1261 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1263 = v618 + v1261;
-  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1264 = v1260 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1265 = v1263 < v1;
   const bool v1266 = v1264 && v1265;
   if (v1266) {
@@ -1162,11 +1162,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1271 = v1270 + v1263;
     out[v1271] = v1269;
   }
-  const uint v1272 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1272 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1274 = v615 + v1272;
-  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1275 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1277 = v618 + v1275;
-  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1278 = v1274 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1279 = v1277 < v1;
   const bool v1280 = v1278 && v1279;
   if (v1280) {
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1285 = v1284 + v1277;
     out[v1285] = v1283;
   }
-  const uint v1286 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1286 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1288 = v615 + v1286;
-  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1289 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1291 = v618 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1192,11 +1192,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1299 = v1298 + v1291;
     out[v1299] = v1297;
   }
-  const uint v1300 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1300 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1302 = v615 + v1300;
-  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1303 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1305 = v618 + v1303;
-  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1306 = v1302 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1307 = v1305 < v1;
   const bool v1308 = v1306 && v1307;
   if (v1308) {
@@ -1207,11 +1207,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1313 = v1312 + v1305;
     out[v1313] = v1311;
   }
-  const uint v1314 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1314 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1316 = v615 + v1314;
-  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1317 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1319 = v618 + v1317;
-  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1320 = v1316 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1321 = v1319 < v1;
   const bool v1322 = v1320 && v1321;
   if (v1322) {
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1327 = v1326 + v1319;
     out[v1327] = v1325;
   }
-  const uint v1328 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1328 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1330 = v615 + v1328;
-  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1331 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1333 = v618 + v1331;
-  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1334 = v1330 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1335 = v1333 < v1;
   const bool v1336 = v1334 && v1335;
   if (v1336) {
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1341 = v1340 + v1333;
     out[v1341] = v1339;
   }
-  const uint v1342 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1342 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1344 = v615 + v1342;
-  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1345 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1347 = v618 + v1345;
-  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1348 = v1344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1349 = v1347 < v1;
   const bool v1350 = v1348 && v1349;
   if (v1350) {
@@ -1252,11 +1252,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1355 = v1354 + v1347;
     out[v1355] = v1353;
   }
-  const uint v1356 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1356 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1358 = v615 + v1356;
-  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1359 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1361 = v618 + v1359;
-  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1362 = v1358 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1363 = v1361 < v1;
   const bool v1364 = v1362 && v1363;
   if (v1364) {
@@ -1267,11 +1267,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1369 = v1368 + v1361;
     out[v1369] = v1367;
   }
-  const uint v1370 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1370 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1372 = v615 + v1370;
-  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1373 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1375 = v618 + v1373;
-  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1376 = v1372 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1377 = v1375 < v1;
   const bool v1378 = v1376 && v1377;
   if (v1378) {
@@ -1282,11 +1282,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1383 = v1382 + v1375;
     out[v1383] = v1381;
   }
-  const uint v1384 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1384 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1386 = v615 + v1384;
-  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1387 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1389 = v618 + v1387;
-  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1390 = v1386 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1391 = v1389 < v1;
   const bool v1392 = v1390 && v1391;
   if (v1392) {
@@ -1297,11 +1297,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1397 = v1396 + v1389;
     out[v1397] = v1395;
   }
-  const uint v1398 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1398 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1400 = v615 + v1398;
-  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1401 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1403 = v618 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1312,11 +1312,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1411 = v1410 + v1403;
     out[v1411] = v1409;
   }
-  const uint v1412 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1412 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1414 = v615 + v1412;
-  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1415 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1417 = v618 + v1415;
-  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1418 = v1414 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1419 = v1417 < v1;
   const bool v1420 = v1418 && v1419;
   if (v1420) {
@@ -1327,11 +1327,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1425 = v1424 + v1417;
     out[v1425] = v1423;
   }
-  const uint v1426 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1426 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1428 = v615 + v1426;
-  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1429 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1431 = v618 + v1429;
-  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1432 = v1428 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1433 = v1431 < v1;
   const bool v1434 = v1432 && v1433;
   if (v1434) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1439 = v1438 + v1431;
     out[v1439] = v1437;
   }
-  const uint v1440 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1440 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1442 = v615 + v1440;
-  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1443 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1445 = v618 + v1443;
-  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1446 = v1442 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1447 = v1445 < v1;
   const bool v1448 = v1446 && v1447;
   if (v1448) {
@@ -1357,11 +1357,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1453 = v1452 + v1445;
     out[v1453] = v1451;
   }
-  const uint v1454 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1454 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1456 = v615 + v1454;
-  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1457 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1459 = v618 + v1457;
-  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1460 = v1456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1461 = v1459 < v1;
   const bool v1462 = v1460 && v1461;
   if (v1462) {
@@ -1372,11 +1372,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1467 = v1466 + v1459;
     out[v1467] = v1465;
   }
-  const uint v1468 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1468 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1470 = v615 + v1468;
-  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1471 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1473 = v618 + v1471;
-  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1474 = v1470 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1475 = v1473 < v1;
   const bool v1476 = v1474 && v1475;
   if (v1476) {
@@ -1387,11 +1387,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1481 = v1480 + v1473;
     out[v1481] = v1479;
   }
-  const uint v1482 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1482 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1484 = v615 + v1482;
-  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1485 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1487 = v618 + v1485;
-  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1488 = v1484 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1489 = v1487 < v1;
   const bool v1490 = v1488 && v1489;
   if (v1490) {
@@ -1402,11 +1402,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1495 = v1494 + v1487;
     out[v1495] = v1493;
   }
-  const uint v1496 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1496 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1498 = v615 + v1496;
-  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1499 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1501 = v618 + v1499;
-  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1502 = v1498 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1503 = v1501 < v1;
   const bool v1504 = v1502 && v1503;
   if (v1504) {
@@ -1417,11 +1417,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1509 = v1508 + v1501;
     out[v1509] = v1507;
   }
-  const uint v1510 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1510 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1512 = v615 + v1510;
-  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1513 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1515 = v618 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1432,11 +1432,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1523 = v1522 + v1515;
     out[v1523] = v1521;
   }
-  const uint v1524 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1524 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1526 = v615 + v1524;
-  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1527 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1529 = v618 + v1527;
-  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1530 = v1526 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1531 = v1529 < v1;
   const bool v1532 = v1530 && v1531;
   if (v1532) {
@@ -1447,11 +1447,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1537 = v1536 + v1529;
     out[v1537] = v1535;
   }
-  const uint v1538 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1538 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1540 = v615 + v1538;
-  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1541 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1543 = v618 + v1541;
-  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1544 = v1540 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1545 = v1543 < v1;
   const bool v1546 = v1544 && v1545;
   if (v1546) {
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1551 = v1550 + v1543;
     out[v1551] = v1549;
   }
-  const uint v1552 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1552 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1554 = v615 + v1552;
-  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1555 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1557 = v618 + v1555;
-  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1558 = v1554 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1559 = v1557 < v1;
   const bool v1560 = v1558 && v1559;
   if (v1560) {
@@ -1477,11 +1477,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1565 = v1564 + v1557;
     out[v1565] = v1563;
   }
-  const uint v1566 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1566 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1568 = v615 + v1566;
-  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1569 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1571 = v618 + v1569;
-  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1572 = v1568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1573 = v1571 < v1;
   const bool v1574 = v1572 && v1573;
   if (v1574) {
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1579 = v1578 + v1571;
     out[v1579] = v1577;
   }
-  const uint v1580 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1580 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1582 = v615 + v1580;
-  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1583 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1585 = v618 + v1583;
-  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1586 = v1582 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1587 = v1585 < v1;
   const bool v1588 = v1586 && v1587;
   if (v1588) {
@@ -1507,11 +1507,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1593 = v1592 + v1585;
     out[v1593] = v1591;
   }
-  const uint v1594 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1594 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1596 = v615 + v1594;
-  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1597 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1599 = v618 + v1597;
-  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1600 = v1596 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1601 = v1599 < v1;
   const bool v1602 = v1600 && v1601;
   if (v1602) {
@@ -1522,11 +1522,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1607 = v1606 + v1599;
     out[v1607] = v1605;
   }
-  const uint v1608 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1608 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1610 = v615 + v1608;
-  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1611 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1613 = v618 + v1611;
-  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1614 = v1610 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1615 = v1613 < v1;
   const bool v1616 = v1614 && v1615;
   if (v1616) {
@@ -1537,11 +1537,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1621 = v1620 + v1613;
     out[v1621] = v1619;
   }
-  const uint v1622 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1622 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1624 = v615 + v1622;
-  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1625 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1627 = v618 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1552,11 +1552,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1635 = v1634 + v1627;
     out[v1635] = v1633;
   }
-  const uint v1636 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1636 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1638 = v615 + v1636;
-  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1639 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1641 = v618 + v1639;
-  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1642 = v1638 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1643 = v1641 < v1;
   const bool v1644 = v1642 && v1643;
   if (v1644) {
@@ -1567,11 +1567,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1649 = v1648 + v1641;
     out[v1649] = v1647;
   }
-  const uint v1650 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1650 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1652 = v615 + v1650;
-  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1653 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1655 = v618 + v1653;
-  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1656 = v1652 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1657 = v1655 < v1;
   const bool v1658 = v1656 && v1657;
   if (v1658) {
@@ -1582,11 +1582,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1663 = v1662 + v1655;
     out[v1663] = v1661;
   }
-  const uint v1664 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1664 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1666 = v615 + v1664;
-  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1667 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1669 = v618 + v1667;
-  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1670 = v1666 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1671 = v1669 < v1;
   const bool v1672 = v1670 && v1671;
   if (v1672) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1677 = v1676 + v1669;
     out[v1677] = v1675;
   }
-  const uint v1678 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1678 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1680 = v615 + v1678;
-  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1681 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1683 = v618 + v1681;
-  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1684 = v1680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1685 = v1683 < v1;
   const bool v1686 = v1684 && v1685;
   if (v1686) {
@@ -1612,11 +1612,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1691 = v1690 + v1683;
     out[v1691] = v1689;
   }
-  const uint v1692 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1692 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1694 = v615 + v1692;
-  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1695 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1697 = v618 + v1695;
-  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1698 = v1694 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1699 = v1697 < v1;
   const bool v1700 = v1698 && v1699;
   if (v1700) {
@@ -1627,11 +1627,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1705 = v1704 + v1697;
     out[v1705] = v1703;
   }
-  const uint v1706 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1706 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1708 = v615 + v1706;
-  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1709 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1711 = v618 + v1709;
-  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1712 = v1708 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1713 = v1711 < v1;
   const bool v1714 = v1712 && v1713;
   if (v1714) {
@@ -1642,11 +1642,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1719 = v1718 + v1711;
     out[v1719] = v1717;
   }
-  const uint v1720 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1720 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1722 = v615 + v1720;
-  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1723 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1725 = v618 + v1723;
-  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1726 = v1722 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1727 = v1725 < v1;
   const bool v1728 = v1726 && v1727;
   if (v1728) {
@@ -1657,11 +1657,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1733 = v1732 + v1725;
     out[v1733] = v1731;
   }
-  const uint v1734 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1734 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1736 = v615 + v1734;
-  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1737 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1739 = v618 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -1672,11 +1672,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1747 = v1746 + v1739;
     out[v1747] = v1745;
   }
-  const uint v1748 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1748 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1750 = v615 + v1748;
-  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1751 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1753 = v618 + v1751;
-  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1754 = v1750 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1755 = v1753 < v1;
   const bool v1756 = v1754 && v1755;
   if (v1756) {
@@ -1687,11 +1687,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1761 = v1760 + v1753;
     out[v1761] = v1759;
   }
-  const uint v1762 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1762 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1764 = v615 + v1762;
-  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1765 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1767 = v618 + v1765;
-  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1768 = v1764 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1769 = v1767 < v1;
   const bool v1770 = v1768 && v1769;
   if (v1770) {
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1775 = v1774 + v1767;
     out[v1775] = v1773;
   }
-  const uint v1776 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1776 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1778 = v615 + v1776;
-  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1779 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1781 = v618 + v1779;
-  const bool v1782 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1782 = v1778 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1783 = v1781 < v1;
   const bool v1784 = v1782 && v1783;
   if (v1784) {
@@ -1717,11 +1717,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1789 = v1788 + v1781;
     out[v1789] = v1787;
   }
-  const uint v1790 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1790 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1792 = v615 + v1790;
-  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1793 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1795 = v618 + v1793;
-  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1796 = v1792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1797 = v1795 < v1;
   const bool v1798 = v1796 && v1797;
   if (v1798) {
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1803 = v1802 + v1795;
     out[v1803] = v1801;
   }
-  const uint v1804 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1804 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1806 = v615 + v1804;
-  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1807 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1809 = v618 + v1807;
-  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1810 = v1806 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1811 = v1809 < v1;
   const bool v1812 = v1810 && v1811;
   if (v1812) {
@@ -1747,11 +1747,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1817 = v1816 + v1809;
     out[v1817] = v1815;
   }
-  const uint v1818 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1818 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1820 = v615 + v1818;
-  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1821 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1823 = v618 + v1821;
-  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1824 = v1820 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1825 = v1823 < v1;
   const bool v1826 = v1824 && v1825;
   if (v1826) {
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1831 = v1830 + v1823;
     out[v1831] = v1829;
   }
-  const uint v1832 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1832 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1834 = v615 + v1832;
-  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1835 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1837 = v618 + v1835;
-  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1838 = v1834 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1839 = v1837 < v1;
   const bool v1840 = v1838 && v1839;
   if (v1840) {
@@ -1777,11 +1777,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1845 = v1844 + v1837;
     out[v1845] = v1843;
   }
-  const uint v1846 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1846 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1848 = v615 + v1846;
-  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1849 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1851 = v618 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1792,11 +1792,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1859 = v1858 + v1851;
     out[v1859] = v1857;
   }
-  const uint v1860 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1860 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1862 = v615 + v1860;
-  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1863 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1865 = v618 + v1863;
-  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1866 = v1862 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1867 = v1865 < v1;
   const bool v1868 = v1866 && v1867;
   if (v1868) {
@@ -1807,11 +1807,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1873 = v1872 + v1865;
     out[v1873] = v1871;
   }
-  const uint v1874 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1874 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1876 = v615 + v1874;
-  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1877 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1879 = v618 + v1877;
-  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1880 = v1876 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1881 = v1879 < v1;
   const bool v1882 = v1880 && v1881;
   if (v1882) {
@@ -1822,11 +1822,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1887 = v1886 + v1879;
     out[v1887] = v1885;
   }
-  const uint v1888 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1888 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1890 = v615 + v1888;
-  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1891 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1893 = v618 + v1891;
-  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1894 = v1890 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1895 = v1893 < v1;
   const bool v1896 = v1894 && v1895;
   if (v1896) {
@@ -1837,11 +1837,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1901 = v1900 + v1893;
     out[v1901] = v1899;
   }
-  const uint v1902 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1902 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1904 = v615 + v1902;
-  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1905 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1907 = v618 + v1905;
-  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1908 = v1904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1909 = v1907 < v1;
   const bool v1910 = v1908 && v1909;
   if (v1910) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1915 = v1914 + v1907;
     out[v1915] = v1913;
   }
-  const uint v1916 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1916 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1918 = v615 + v1916;
-  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1919 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1921 = v618 + v1919;
-  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1922 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1923 = v1921 < v1;
   const bool v1924 = v1922 && v1923;
   if (v1924) {
@@ -1867,11 +1867,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1929 = v1928 + v1921;
     out[v1929] = v1927;
   }
-  const uint v1930 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1930 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1932 = v615 + v1930;
-  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1933 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1935 = v618 + v1933;
-  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1936 = v1932 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1937 = v1935 < v1;
   const bool v1938 = v1936 && v1937;
   if (v1938) {
@@ -1882,11 +1882,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1943 = v1942 + v1935;
     out[v1943] = v1941;
   }
-  const uint v1944 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1944 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1946 = v615 + v1944;
-  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1947 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1949 = v618 + v1947;
-  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1950 = v1946 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1951 = v1949 < v1;
   const bool v1952 = v1950 && v1951;
   if (v1952) {
@@ -1897,11 +1897,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1957 = v1956 + v1949;
     out[v1957] = v1955;
   }
-  const uint v1958 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1958 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1960 = v615 + v1958;
-  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1961 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1963 = v618 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -1912,11 +1912,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1971 = v1970 + v1963;
     out[v1971] = v1969;
   }
-  const uint v1972 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1972 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1974 = v615 + v1972;
-  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1975 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1977 = v618 + v1975;
-  const bool v1978 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1978 = v1974 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1979 = v1977 < v1;
   const bool v1980 = v1978 && v1979;
   if (v1980) {
@@ -1927,11 +1927,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1985 = v1984 + v1977;
     out[v1985] = v1983;
   }
-  const uint v1986 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1986 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1988 = v615 + v1986;
-  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1989 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1991 = v618 + v1989;
-  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1992 = v1988 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1993 = v1991 < v1;
   const bool v1994 = v1992 && v1993;
   if (v1994) {
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v1999 = v1998 + v1991;
     out[v1999] = v1997;
   }
-  const uint v2000 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2000 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2002 = v615 + v2000;
-  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2003 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2005 = v618 + v2003;
-  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2006 = v2002 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2007 = v2005 < v1;
   const bool v2008 = v2006 && v2007;
   if (v2008) {
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2013 = v2012 + v2005;
     out[v2013] = v2011;
   }
-  const uint v2014 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2014 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2016 = v615 + v2014;
-  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2017 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2019 = v618 + v2017;
-  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2020 = v2016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2021 = v2019 < v1;
   const bool v2022 = v2020 && v2021;
   if (v2022) {
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2027 = v2026 + v2019;
     out[v2027] = v2025;
   }
-  const uint v2028 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2028 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2030 = v615 + v2028;
-  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2031 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2033 = v618 + v2031;
-  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2034 = v2030 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2035 = v2033 < v1;
   const bool v2036 = v2034 && v2035;
   if (v2036) {
@@ -1987,11 +1987,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2041 = v2040 + v2033;
     out[v2041] = v2039;
   }
-  const uint v2042 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2042 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2044 = v615 + v2042;
-  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2045 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2047 = v618 + v2045;
-  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2048 = v2044 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2049 = v2047 < v1;
   const bool v2050 = v2048 && v2049;
   if (v2050) {
@@ -2002,11 +2002,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2055 = v2054 + v2047;
     out[v2055] = v2053;
   }
-  const uint v2056 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2056 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2058 = v615 + v2056;
-  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2061 = v618 + v2059;
-  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2062 = v2058 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2063 = v2061 < v1;
   const bool v2064 = v2062 && v2063;
   if (v2064) {
@@ -2017,11 +2017,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2069 = v2068 + v2061;
     out[v2069] = v2067;
   }
-  const uint v2070 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2070 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2072 = v615 + v2070;
-  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2073 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2075 = v618 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2032,11 +2032,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2083 = v2082 + v2075;
     out[v2083] = v2081;
   }
-  const uint v2084 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2084 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2086 = v615 + v2084;
-  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2087 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2089 = v618 + v2087;
-  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2090 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2091 = v2089 < v1;
   const bool v2092 = v2090 && v2091;
   if (v2092) {
@@ -2047,11 +2047,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2097 = v2096 + v2089;
     out[v2097] = v2095;
   }
-  const uint v2098 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2098 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2100 = v615 + v2098;
-  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2101 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2103 = v618 + v2101;
-  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2104 = v2100 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2105 = v2103 < v1;
   const bool v2106 = v2104 && v2105;
   if (v2106) {
@@ -2062,11 +2062,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2111 = v2110 + v2103;
     out[v2111] = v2109;
   }
-  const uint v2112 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2112 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2114 = v615 + v2112;
-  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2115 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2117 = v618 + v2115;
-  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2118 = v2114 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2119 = v2117 < v1;
   const bool v2120 = v2118 && v2119;
   if (v2120) {
@@ -2077,11 +2077,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2125 = v2124 + v2117;
     out[v2125] = v2123;
   }
-  const uint v2126 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2126 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2128 = v615 + v2126;
-  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2129 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2131 = v618 + v2129;
-  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2132 = v2128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2133 = v2131 < v1;
   const bool v2134 = v2132 && v2133;
   if (v2134) {
@@ -2092,11 +2092,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2139 = v2138 + v2131;
     out[v2139] = v2137;
   }
-  const uint v2140 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2140 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2142 = v615 + v2140;
-  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2143 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2145 = v618 + v2143;
-  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2146 = v2142 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2147 = v2145 < v1;
   const bool v2148 = v2146 && v2147;
   if (v2148) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2153 = v2152 + v2145;
     out[v2153] = v2151;
   }
-  const uint v2154 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2154 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2156 = v615 + v2154;
-  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2157 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2159 = v618 + v2157;
-  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2160 = v2156 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2161 = v2159 < v1;
   const bool v2162 = v2160 && v2161;
   if (v2162) {
@@ -2122,11 +2122,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2167 = v2166 + v2159;
     out[v2167] = v2165;
   }
-  const uint v2168 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2168 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2170 = v615 + v2168;
-  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2171 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2173 = v618 + v2171;
-  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2174 = v2170 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2175 = v2173 < v1;
   const bool v2176 = v2174 && v2175;
   if (v2176) {
@@ -2137,11 +2137,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2181 = v2180 + v2173;
     out[v2181] = v2179;
   }
-  const uint v2182 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2182 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2184 = v615 + v2182;
-  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2185 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2187 = v618 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -2152,11 +2152,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2195 = v2194 + v2187;
     out[v2195] = v2193;
   }
-  const uint v2196 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2196 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2198 = v615 + v2196;
-  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2199 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2201 = v618 + v2199;
-  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2202 = v2198 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2203 = v2201 < v1;
   const bool v2204 = v2202 && v2203;
   if (v2204) {
@@ -2167,11 +2167,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2209 = v2208 + v2201;
     out[v2209] = v2207;
   }
-  const uint v2210 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2210 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2212 = v615 + v2210;
-  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2213 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2215 = v618 + v2213;
-  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2216 = v2212 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2217 = v2215 < v1;
   const bool v2218 = v2216 && v2217;
   if (v2218) {
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2223 = v2222 + v2215;
     out[v2223] = v2221;
   }
-  const uint v2224 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2224 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2226 = v615 + v2224;
-  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2227 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2229 = v618 + v2227;
-  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2230 = v2226 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2231 = v2229 < v1;
   const bool v2232 = v2230 && v2231;
   if (v2232) {
@@ -2197,11 +2197,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2237 = v2236 + v2229;
     out[v2237] = v2235;
   }
-  const uint v2238 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2238 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2240 = v615 + v2238;
-  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2241 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2243 = v618 + v2241;
-  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2244 = v2240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2245 = v2243 < v1;
   const bool v2246 = v2244 && v2245;
   if (v2246) {
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2251 = v2250 + v2243;
     out[v2251] = v2249;
   }
-  const uint v2252 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2252 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2254 = v615 + v2252;
-  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2255 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2257 = v618 + v2255;
-  const bool v2258 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2258 = v2254 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2259 = v2257 < v1;
   const bool v2260 = v2258 && v2259;
   if (v2260) {
@@ -2227,11 +2227,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2265 = v2264 + v2257;
     out[v2265] = v2263;
   }
-  const uint v2266 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2266 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2268 = v615 + v2266;
-  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2269 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2271 = v618 + v2269;
-  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2272 = v2268 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2273 = v2271 < v1;
   const bool v2274 = v2272 && v2273;
   if (v2274) {
@@ -2242,11 +2242,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2279 = v2278 + v2271;
     out[v2279] = v2277;
   }
-  const uint v2280 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2280 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2282 = v615 + v2280;
-  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2283 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2285 = v618 + v2283;
-  const bool v2286 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2286 = v2282 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2287 = v2285 < v1;
   const bool v2288 = v2286 && v2287;
   if (v2288) {
@@ -2257,11 +2257,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2293 = v2292 + v2285;
     out[v2293] = v2291;
   }
-  const uint v2294 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2294 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2296 = v615 + v2294;
-  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2297 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2299 = v618 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2272,11 +2272,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2307 = v2306 + v2299;
     out[v2307] = v2305;
   }
-  const uint v2308 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2308 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2310 = v615 + v2308;
-  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2311 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2313 = v618 + v2311;
-  const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2314 = v2310 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2315 = v2313 < v1;
   const bool v2316 = v2314 && v2315;
   if (v2316) {
@@ -2287,11 +2287,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2321 = v2320 + v2313;
     out[v2321] = v2319;
   }
-  const uint v2322 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2322 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2324 = v615 + v2322;
-  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2325 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2327 = v618 + v2325;
-  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2328 = v2324 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2329 = v2327 < v1;
   const bool v2330 = v2328 && v2329;
   if (v2330) {
@@ -2302,11 +2302,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2335 = v2334 + v2327;
     out[v2335] = v2333;
   }
-  const uint v2336 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2336 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2338 = v615 + v2336;
-  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2339 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2341 = v618 + v2339;
-  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2342 = v2338 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2343 = v2341 < v1;
   const bool v2344 = v2342 && v2343;
   if (v2344) {
@@ -2317,11 +2317,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2349 = v2348 + v2341;
     out[v2349] = v2347;
   }
-  const uint v2350 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2350 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2352 = v615 + v2350;
-  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2353 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2355 = v618 + v2353;
-  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2356 = v2352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2357 = v2355 < v1;
   const bool v2358 = v2356 && v2357;
   if (v2358) {
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2363 = v2362 + v2355;
     out[v2363] = v2361;
   }
-  const uint v2364 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2364 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2366 = v615 + v2364;
-  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2367 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2369 = v618 + v2367;
-  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2370 = v2366 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2371 = v2369 < v1;
   const bool v2372 = v2370 && v2371;
   if (v2372) {
@@ -2347,11 +2347,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2377 = v2376 + v2369;
     out[v2377] = v2375;
   }
-  const uint v2378 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2378 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2380 = v615 + v2378;
-  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2381 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2383 = v618 + v2381;
-  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2384 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2385 = v2383 < v1;
   const bool v2386 = v2384 && v2385;
   if (v2386) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_nk_bf16(
     const uint v2391 = v2390 + v2383;
     out[v2391] = v2389;
   }
-  const uint v2392 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2392 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2394 = v615 + v2392;
-  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2395 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2397 = v618 + v2395;
-  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2398 = v2394 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2399 = v2397 < v1;
   const bool v2400 = v2398 && v2399;
   if (v2400) {

@@ -103,22 +103,22 @@ kernel void iron_gemm_residual_kn_bf16(
   const uint v24 = v23 << 7u;
   const uint v27 = v21 / v19;
   const uint v28 = v27 << 7u;
-  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+  const uint v29 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+  const uint v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
   const uint v33 = v32 << 6u;
-  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+  const uint v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
   const uint v37 = v36 << 6u;
-  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:200
+  iron_frag<float, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:231
   iron_frag_fill(v39, float(0.0f));
-  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:201
+  iron_frag<bfloat, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:232
   iron_frag_fill(v41, bfloat(bfloat(0.0f)));
-  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:202
+  iron_frag<bfloat, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:233
   iron_frag_fill(v43, bfloat(bfloat(0.0f)));
-  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+  const uint v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
   const bool v47 = v46 == 0u;
   const uint v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:149
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:215
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:246
   if (v62) {
     const uint v2654 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
     const uint v2657 = v2654 >> 3u;  // kernels/gemm/gemm_tiles.hpp:78
@@ -232,13 +232,13 @@ kernel void iron_gemm_residual_kn_bf16(
     const uint v3026 = v28 + v3023;  // kernels/gemm/gemm_tiles.hpp:80
     const bool v3027 = v3026 < v1;
     const uint v3036 = v3019 << 7u;  // kernels/gemm/gemm_tiles.hpp:82
-    const uint v3046 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v3046 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
 
-    for (uint v2646 = 0u; v2646 < v2; v2646 += 64u) {  // kernels/gemm/gemm_tiles.hpp:222
+    for (uint v2646 = 0u; v2646 < v2; v2646 += 64u) {  // kernels/gemm/gemm_tiles.hpp:253
       const uint v2648 = v2646 >> 6u;
       const uint v2650 = v2648 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2652 = v2650 << 13u;  // kernels/gemm/gemm_tiles.hpp:219
+      const uint v2652 = v2650 << 13u;  // kernels/gemm/gemm_tiles.hpp:250
       const uint v2664 = v2646 + v2661;  // kernels/gemm/gemm_tiles.hpp:80
       const bool v2665 = v2664 < v2;
       const bool v2666 = v2663 && v2665;
@@ -423,46 +423,46 @@ kernel void iron_gemm_residual_kn_bf16(
       for (uint e = 0; e < 8u; ++e) {
         shm1[v3038 + e] = v3028 ? b[v3034 + e] : bfloat(0);
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+      // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v3047 = v2652 + v3046;  // kernels/gemm/gemm_tiles.hpp:206
+      const uint v3047 = v2652 + v3046;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3047), long(64u));
-      const uint v3052 = v2652 + v37;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3052 = v2652 + v37;  // kernels/gemm/gemm_tiles.hpp:239
       iron_frag_load<false>(v43, shm1, long(v3052), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3058 = v3047 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3058 = v3047 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3058), long(64u));
-      const uint v3061 = v2652 + 2048u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3061 = v2652 + 2048u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3062 = v3061 + v37;
       iron_frag_load<false>(v43, shm1, long(v3062), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3068 = v3047 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3068 = v3047 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3068), long(64u));
-      const uint v3071 = v2652 + 4096u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3071 = v2652 + 4096u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3072 = v3071 + v37;
       iron_frag_load<false>(v43, shm1, long(v3072), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      const uint v3078 = v3047 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      const uint v3078 = v3047 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
       iron_frag_load<false>(v41, shm0, long(v3078), long(64u));
-      const uint v3081 = v2652 + 6144u;  // kernels/gemm/gemm_tiles.hpp:208
+      const uint v3081 = v2652 + 6144u;  // kernels/gemm/gemm_tiles.hpp:239
       const uint v3082 = v3081 + v37;
       iron_frag_load<false>(v43, shm1, long(v3082), long(128u));
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
   } else {
     const uint v504 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
     const uint v505 = iron_tid.x;
-    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:206
+    const uint v561 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:237
     const uint v573 = v561 + 16u;
-    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:208
-    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:206
-    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:208
+    const uint v577 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v583 = v561 + 32u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v587 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:239
+    const uint v593 = v561 + 48u;  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v597 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:239
 
-    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:227
+    for (uint v503 = 0u; v503 < v2; v503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:258
       for (uint v507 = v505; v507 < 8192u; v507 += v504) {  // kernels/gemm/gemm_tiles.hpp:93
         const uint v509 = v507 >> 6u;  // kernels/gemm/gemm_tiles.hpp:94
         const uint v511 = v507 & 63u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -508,29 +508,29 @@ kernel void iron_gemm_residual_kn_bf16(
           shm1[v554] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:206
-      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:208
-      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:212
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+      iron_frag_load<false>(v41, shm0, long(v561), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v37), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v573), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v577), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v583), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v587), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      iron_frag_load<false>(v41, shm0, long(v593), long(64u));  // kernels/gemm/gemm_tiles.hpp:237
+      iron_frag_load<false>(v43, shm1, long(v597), long(128u));  // kernels/gemm/gemm_tiles.hpp:239
+      iron_frag_mma(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:243
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
     }
   }
-  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v598 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v599 = v24 + v33;
   const uint v600 = v599 + v598;
-  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v601 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v602 = v28 + v37;
   const uint v603 = v602 + v601;
-  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v604 = v600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v605 = v603 < v1;
   const bool v606 = v604 && v605;
   if (v606) {
@@ -543,11 +543,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v613 = bfloat(v612);
     out[v609] = v613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v614 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v616 = v599 + v614;
-  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v617 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v619 = v602 + v617;
-  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v620 = v616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v621 = v619 < v1;
   const bool v622 = v620 && v621;
   if (v622) {
@@ -560,11 +560,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v629 = bfloat(v628);
     out[v625] = v629;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v630 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v630 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v632 = v599 + v630;
-  const uint v633 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v633 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v635 = v602 + v633;
-  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v636 = v632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v637 = v635 < v1;
   const bool v638 = v636 && v637;
   if (v638) {
@@ -577,11 +577,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v645 = bfloat(v644);
     out[v641] = v645;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v646 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v648 = v599 + v646;
-  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v649 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v651 = v602 + v649;
-  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v653 = v651 < v1;
   const bool v654 = v652 && v653;
   if (v654) {
@@ -594,11 +594,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v661 = bfloat(v660);
     out[v657] = v661;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v662 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v662 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v664 = v599 + v662;
-  const uint v665 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v665 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v667 = v602 + v665;
-  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v668 = v664 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v669 = v667 < v1;
   const bool v670 = v668 && v669;
   if (v670) {
@@ -611,11 +611,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v677 = bfloat(v676);
     out[v673] = v677;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v678 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v678 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v680 = v599 + v678;
-  const uint v681 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v681 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v683 = v602 + v681;
-  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v685 = v683 < v1;
   const bool v686 = v684 && v685;
   if (v686) {
@@ -628,11 +628,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v693 = bfloat(v692);
     out[v689] = v693;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v694 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v694 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v696 = v599 + v694;
-  const uint v697 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v697 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v699 = v602 + v697;
-  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v700 = v696 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v701 = v699 < v1;
   const bool v702 = v700 && v701;
   if (v702) {
@@ -645,11 +645,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v709 = bfloat(v708);
     out[v705] = v709;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v710 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v710 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v712 = v599 + v710;
-  const uint v713 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v713 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v715 = v602 + v713;
-  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v716 = v712 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v717 = v715 < v1;
   const bool v718 = v716 && v717;
   if (v718) {
@@ -662,11 +662,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v725 = bfloat(v724);
     out[v721] = v725;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v726 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v728 = v599 + v726;
-  const uint v729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v729 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v731 = v602 + v729;
-  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v732 = v728 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v733 = v731 < v1;
   const bool v734 = v732 && v733;
   if (v734) {
@@ -679,11 +679,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v741 = bfloat(v740);
     out[v737] = v741;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v742 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v744 = v599 + v742;
-  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v745 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v747 = v602 + v745;
-  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v748 = v744 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v749 = v747 < v1;
   const bool v750 = v748 && v749;
   if (v750) {
@@ -696,11 +696,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v757 = bfloat(v756);
     out[v753] = v757;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v758 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v758 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v760 = v599 + v758;
-  const uint v761 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v761 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v763 = v602 + v761;
-  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v764 = v760 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v765 = v763 < v1;
   const bool v766 = v764 && v765;
   if (v766) {
@@ -713,11 +713,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v773 = bfloat(v772);
     out[v769] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v774 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v776 = v599 + v774;
-  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v777 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v779 = v602 + v777;
-  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v780 = v776 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v781 = v779 < v1;
   const bool v782 = v780 && v781;
   if (v782) {
@@ -730,11 +730,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v789 = bfloat(v788);
     out[v785] = v789;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v790 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v790 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v792 = v599 + v790;
-  const uint v793 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v793 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v795 = v602 + v793;
-  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v796 = v792 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v797 = v795 < v1;
   const bool v798 = v796 && v797;
   if (v798) {
@@ -747,11 +747,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v805 = bfloat(v804);
     out[v801] = v805;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v806 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v806 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v808 = v599 + v806;
-  const uint v809 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v809 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v811 = v602 + v809;
-  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v812 = v808 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v813 = v811 < v1;
   const bool v814 = v812 && v813;
   if (v814) {
@@ -764,11 +764,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v821 = bfloat(v820);
     out[v817] = v821;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v822 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v822 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v824 = v599 + v822;
-  const uint v825 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v825 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v827 = v602 + v825;
-  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v828 = v824 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v829 = v827 < v1;
   const bool v830 = v828 && v829;
   if (v830) {
@@ -781,11 +781,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v837 = bfloat(v836);
     out[v833] = v837;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v838 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v838 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v840 = v599 + v838;
-  const uint v841 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v841 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v843 = v602 + v841;
-  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v844 = v840 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v845 = v843 < v1;
   const bool v846 = v844 && v845;
   if (v846) {
@@ -798,11 +798,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v853 = bfloat(v852);
     out[v849] = v853;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v854 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v854 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v856 = v599 + v854;
-  const uint v857 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v857 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v859 = v602 + v857;
-  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v860 = v856 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v861 = v859 < v1;
   const bool v862 = v860 && v861;
   if (v862) {
@@ -815,11 +815,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v869 = bfloat(v868);
     out[v865] = v869;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v870 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v870 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v872 = v599 + v870;
-  const uint v873 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v873 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v875 = v602 + v873;
-  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v876 = v872 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v877 = v875 < v1;
   const bool v878 = v876 && v877;
   if (v878) {
@@ -832,11 +832,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v885 = bfloat(v884);
     out[v881] = v885;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v886 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v886 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v888 = v599 + v886;
-  const uint v889 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v889 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v891 = v602 + v889;
-  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v892 = v888 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v893 = v891 < v1;
   const bool v894 = v892 && v893;
   if (v894) {
@@ -849,11 +849,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v901 = bfloat(v900);
     out[v897] = v901;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v902 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v902 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v904 = v599 + v902;
-  const uint v905 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v905 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v907 = v602 + v905;
-  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v908 = v904 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v909 = v907 < v1;
   const bool v910 = v908 && v909;
   if (v910) {
@@ -866,11 +866,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v917 = bfloat(v916);
     out[v913] = v917;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v918 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v918 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v920 = v599 + v918;
-  const uint v921 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v921 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v923 = v602 + v921;
-  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v924 = v920 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v925 = v923 < v1;
   const bool v926 = v924 && v925;
   if (v926) {
@@ -883,11 +883,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v933 = bfloat(v932);
     out[v929] = v933;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v934 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v934 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v936 = v599 + v934;
-  const uint v937 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v937 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v939 = v602 + v937;
-  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v940 = v936 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v941 = v939 < v1;
   const bool v942 = v940 && v941;
   if (v942) {
@@ -900,11 +900,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v949 = bfloat(v948);
     out[v945] = v949;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v950 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v950 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v952 = v599 + v950;
-  const uint v953 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v953 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v955 = v602 + v953;
-  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v956 = v952 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v957 = v955 < v1;
   const bool v958 = v956 && v957;
   if (v958) {
@@ -917,11 +917,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v965 = bfloat(v964);
     out[v961] = v965;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v966 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v966 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v968 = v599 + v966;
-  const uint v969 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v969 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v971 = v602 + v969;
-  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v972 = v968 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v973 = v971 < v1;
   const bool v974 = v972 && v973;
   if (v974) {
@@ -934,11 +934,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v981 = bfloat(v980);
     out[v977] = v981;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v982 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v982 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v984 = v599 + v982;
-  const uint v985 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v985 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v987 = v602 + v985;
-  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v988 = v984 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v989 = v987 < v1;
   const bool v990 = v988 && v989;
   if (v990) {
@@ -951,11 +951,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v997 = bfloat(v996);
     out[v993] = v997;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v998 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v998 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1000 = v599 + v998;
-  const uint v1001 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1001 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1003 = v602 + v1001;
-  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1004 = v1000 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1005 = v1003 < v1;
   const bool v1006 = v1004 && v1005;
   if (v1006) {
@@ -968,11 +968,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1013 = bfloat(v1012);
     out[v1009] = v1013;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1014 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1014 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1016 = v599 + v1014;
-  const uint v1017 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1017 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1019 = v602 + v1017;
-  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1020 = v1016 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1021 = v1019 < v1;
   const bool v1022 = v1020 && v1021;
   if (v1022) {
@@ -985,11 +985,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1029 = bfloat(v1028);
     out[v1025] = v1029;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1030 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1030 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1032 = v599 + v1030;
-  const uint v1033 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1033 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1035 = v602 + v1033;
-  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1036 = v1032 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1037 = v1035 < v1;
   const bool v1038 = v1036 && v1037;
   if (v1038) {
@@ -1002,11 +1002,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1045 = bfloat(v1044);
     out[v1041] = v1045;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1046 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1046 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1048 = v599 + v1046;
-  const uint v1049 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1049 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1051 = v602 + v1049;
-  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1052 = v1048 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1053 = v1051 < v1;
   const bool v1054 = v1052 && v1053;
   if (v1054) {
@@ -1019,11 +1019,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1061 = bfloat(v1060);
     out[v1057] = v1061;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1062 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1062 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1064 = v599 + v1062;
-  const uint v1065 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1065 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1067 = v602 + v1065;
-  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1068 = v1064 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1069 = v1067 < v1;
   const bool v1070 = v1068 && v1069;
   if (v1070) {
@@ -1036,11 +1036,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1077 = bfloat(v1076);
     out[v1073] = v1077;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1078 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1078 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1080 = v599 + v1078;
-  const uint v1081 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1081 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1083 = v602 + v1081;
-  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1084 = v1080 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1085 = v1083 < v1;
   const bool v1086 = v1084 && v1085;
   if (v1086) {
@@ -1053,11 +1053,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1093 = bfloat(v1092);
     out[v1089] = v1093;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1094 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1094 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1096 = v599 + v1094;
-  const uint v1097 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1097 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1099 = v602 + v1097;
-  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1100 = v1096 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1101 = v1099 < v1;
   const bool v1102 = v1100 && v1101;
   if (v1102) {
@@ -1070,11 +1070,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1109 = bfloat(v1108);
     out[v1105] = v1109;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1110 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1110 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1112 = v599 + v1110;
-  const uint v1113 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1113 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1115 = v602 + v1113;
-  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1116 = v1112 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1117 = v1115 < v1;
   const bool v1118 = v1116 && v1117;
   if (v1118) {
@@ -1087,11 +1087,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1125 = bfloat(v1124);
     out[v1121] = v1125;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1126 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1126 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1128 = v599 + v1126;
-  const uint v1129 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1129 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1131 = v602 + v1129;
-  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1132 = v1128 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1133 = v1131 < v1;
   const bool v1134 = v1132 && v1133;
   if (v1134) {
@@ -1104,11 +1104,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1141 = bfloat(v1140);
     out[v1137] = v1141;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1142 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1142 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1144 = v599 + v1142;
-  const uint v1145 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1145 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1147 = v602 + v1145;
-  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1148 = v1144 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1149 = v1147 < v1;
   const bool v1150 = v1148 && v1149;
   if (v1150) {
@@ -1121,11 +1121,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1157 = bfloat(v1156);
     out[v1153] = v1157;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1158 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1158 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1160 = v599 + v1158;
-  const uint v1161 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1161 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1163 = v602 + v1161;
-  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1164 = v1160 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1165 = v1163 < v1;
   const bool v1166 = v1164 && v1165;
   if (v1166) {
@@ -1138,11 +1138,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1173 = bfloat(v1172);
     out[v1169] = v1173;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1174 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1174 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1176 = v599 + v1174;
-  const uint v1177 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1177 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1179 = v602 + v1177;
-  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1180 = v1176 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1181 = v1179 < v1;
   const bool v1182 = v1180 && v1181;
   if (v1182) {
@@ -1155,11 +1155,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1189 = bfloat(v1188);
     out[v1185] = v1189;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1190 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1190 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1192 = v599 + v1190;
-  const uint v1193 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1193 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1195 = v602 + v1193;
-  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1196 = v1192 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1197 = v1195 < v1;
   const bool v1198 = v1196 && v1197;
   if (v1198) {
@@ -1172,11 +1172,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1205 = bfloat(v1204);
     out[v1201] = v1205;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1206 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1206 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1208 = v599 + v1206;
-  const uint v1209 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1209 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1211 = v602 + v1209;
-  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1212 = v1208 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1213 = v1211 < v1;
   const bool v1214 = v1212 && v1213;
   if (v1214) {
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1221 = bfloat(v1220);
     out[v1217] = v1221;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1222 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1222 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1224 = v599 + v1222;
-  const uint v1225 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1225 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1227 = v602 + v1225;
-  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1228 = v1224 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1229 = v1227 < v1;
   const bool v1230 = v1228 && v1229;
   if (v1230) {
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1237 = bfloat(v1236);
     out[v1233] = v1237;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1238 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1238 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1240 = v599 + v1238;
-  const uint v1241 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1241 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1243 = v602 + v1241;
-  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1244 = v1240 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1245 = v1243 < v1;
   const bool v1246 = v1244 && v1245;
   if (v1246) {
@@ -1223,11 +1223,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1253 = bfloat(v1252);
     out[v1249] = v1253;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1254 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1254 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1256 = v599 + v1254;
-  const uint v1257 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1257 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1259 = v602 + v1257;
-  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1260 = v1256 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1261 = v1259 < v1;
   const bool v1262 = v1260 && v1261;
   if (v1262) {
@@ -1240,11 +1240,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1269 = bfloat(v1268);
     out[v1265] = v1269;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1270 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1270 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1272 = v599 + v1270;
-  const uint v1273 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1273 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1275 = v602 + v1273;
-  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1276 = v1272 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1277 = v1275 < v1;
   const bool v1278 = v1276 && v1277;
   if (v1278) {
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1285 = bfloat(v1284);
     out[v1281] = v1285;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1286 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1286 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1288 = v599 + v1286;
-  const uint v1289 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1289 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1291 = v602 + v1289;
-  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1292 = v1288 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1293 = v1291 < v1;
   const bool v1294 = v1292 && v1293;
   if (v1294) {
@@ -1274,11 +1274,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1301 = bfloat(v1300);
     out[v1297] = v1301;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1302 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1302 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1304 = v599 + v1302;
-  const uint v1305 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1305 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1307 = v602 + v1305;
-  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1308 = v1304 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1309 = v1307 < v1;
   const bool v1310 = v1308 && v1309;
   if (v1310) {
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1317 = bfloat(v1316);
     out[v1313] = v1317;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1318 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1318 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1320 = v599 + v1318;
-  const uint v1321 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1321 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1323 = v602 + v1321;
-  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1324 = v1320 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1325 = v1323 < v1;
   const bool v1326 = v1324 && v1325;
   if (v1326) {
@@ -1308,11 +1308,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1333 = bfloat(v1332);
     out[v1329] = v1333;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1334 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1334 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1336 = v599 + v1334;
-  const uint v1337 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1337 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1339 = v602 + v1337;
-  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1340 = v1336 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1341 = v1339 < v1;
   const bool v1342 = v1340 && v1341;
   if (v1342) {
@@ -1325,11 +1325,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1349 = bfloat(v1348);
     out[v1345] = v1349;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1350 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1350 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1352 = v599 + v1350;
-  const uint v1353 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1353 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1355 = v602 + v1353;
-  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1356 = v1352 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1357 = v1355 < v1;
   const bool v1358 = v1356 && v1357;
   if (v1358) {
@@ -1342,11 +1342,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1365 = bfloat(v1364);
     out[v1361] = v1365;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1366 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1366 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1368 = v599 + v1366;
-  const uint v1369 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1369 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1371 = v602 + v1369;
-  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1372 = v1368 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1373 = v1371 < v1;
   const bool v1374 = v1372 && v1373;
   if (v1374) {
@@ -1359,11 +1359,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1381 = bfloat(v1380);
     out[v1377] = v1381;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1382 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1382 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1384 = v599 + v1382;
-  const uint v1385 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1385 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1387 = v602 + v1385;
-  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1388 = v1384 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1389 = v1387 < v1;
   const bool v1390 = v1388 && v1389;
   if (v1390) {
@@ -1376,11 +1376,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1397 = bfloat(v1396);
     out[v1393] = v1397;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1398 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1398 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1400 = v599 + v1398;
-  const uint v1401 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1401 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1403 = v602 + v1401;
-  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1404 = v1400 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1405 = v1403 < v1;
   const bool v1406 = v1404 && v1405;
   if (v1406) {
@@ -1393,11 +1393,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1413 = bfloat(v1412);
     out[v1409] = v1413;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1414 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1414 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1416 = v599 + v1414;
-  const uint v1417 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1417 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1419 = v602 + v1417;
-  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1420 = v1416 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1421 = v1419 < v1;
   const bool v1422 = v1420 && v1421;
   if (v1422) {
@@ -1410,11 +1410,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1429 = bfloat(v1428);
     out[v1425] = v1429;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1430 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1430 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1432 = v599 + v1430;
-  const uint v1433 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1433 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1435 = v602 + v1433;
-  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1436 = v1432 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1437 = v1435 < v1;
   const bool v1438 = v1436 && v1437;
   if (v1438) {
@@ -1427,11 +1427,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1445 = bfloat(v1444);
     out[v1441] = v1445;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1446 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1446 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1448 = v599 + v1446;
-  const uint v1449 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1449 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1451 = v602 + v1449;
-  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1452 = v1448 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1453 = v1451 < v1;
   const bool v1454 = v1452 && v1453;
   if (v1454) {
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1461 = bfloat(v1460);
     out[v1457] = v1461;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1462 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1462 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1464 = v599 + v1462;
-  const uint v1465 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1465 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1467 = v602 + v1465;
-  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1468 = v1464 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1469 = v1467 < v1;
   const bool v1470 = v1468 && v1469;
   if (v1470) {
@@ -1461,11 +1461,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1477 = bfloat(v1476);
     out[v1473] = v1477;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1478 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1478 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1480 = v599 + v1478;
-  const uint v1481 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1481 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1483 = v602 + v1481;
-  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1484 = v1480 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1485 = v1483 < v1;
   const bool v1486 = v1484 && v1485;
   if (v1486) {
@@ -1478,11 +1478,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1493 = bfloat(v1492);
     out[v1489] = v1493;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1494 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1494 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1496 = v599 + v1494;
-  const uint v1497 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1497 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1499 = v602 + v1497;
-  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1500 = v1496 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1501 = v1499 < v1;
   const bool v1502 = v1500 && v1501;
   if (v1502) {
@@ -1495,11 +1495,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1509 = bfloat(v1508);
     out[v1505] = v1509;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1510 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1510 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1512 = v599 + v1510;
-  const uint v1513 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1513 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1515 = v602 + v1513;
-  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1516 = v1512 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1517 = v1515 < v1;
   const bool v1518 = v1516 && v1517;
   if (v1518) {
@@ -1512,11 +1512,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1525 = bfloat(v1524);
     out[v1521] = v1525;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1526 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1526 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1528 = v599 + v1526;
-  const uint v1529 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1529 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1531 = v602 + v1529;
-  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1532 = v1528 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1533 = v1531 < v1;
   const bool v1534 = v1532 && v1533;
   if (v1534) {
@@ -1529,11 +1529,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1541 = bfloat(v1540);
     out[v1537] = v1541;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1542 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1542 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1544 = v599 + v1542;
-  const uint v1545 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1545 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1547 = v602 + v1545;
-  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1548 = v1544 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1549 = v1547 < v1;
   const bool v1550 = v1548 && v1549;
   if (v1550) {
@@ -1546,11 +1546,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1557 = bfloat(v1556);
     out[v1553] = v1557;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1558 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1558 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1560 = v599 + v1558;
-  const uint v1561 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1561 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1563 = v602 + v1561;
-  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1564 = v1560 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1565 = v1563 < v1;
   const bool v1566 = v1564 && v1565;
   if (v1566) {
@@ -1563,11 +1563,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1573 = bfloat(v1572);
     out[v1569] = v1573;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1574 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1574 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1576 = v599 + v1574;
-  const uint v1577 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1577 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1579 = v602 + v1577;
-  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1580 = v1576 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1581 = v1579 < v1;
   const bool v1582 = v1580 && v1581;
   if (v1582) {
@@ -1580,11 +1580,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1589 = bfloat(v1588);
     out[v1585] = v1589;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1590 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1590 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1592 = v599 + v1590;
-  const uint v1593 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1593 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1595 = v602 + v1593;
-  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1596 = v1592 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1597 = v1595 < v1;
   const bool v1598 = v1596 && v1597;
   if (v1598) {
@@ -1597,11 +1597,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1605 = bfloat(v1604);
     out[v1601] = v1605;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1606 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1606 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1608 = v599 + v1606;
-  const uint v1609 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1609 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1611 = v602 + v1609;
-  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1612 = v1608 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1613 = v1611 < v1;
   const bool v1614 = v1612 && v1613;
   if (v1614) {
@@ -1614,11 +1614,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1621 = bfloat(v1620);
     out[v1617] = v1621;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1622 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1622 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1624 = v599 + v1622;
-  const uint v1625 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1625 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1627 = v602 + v1625;
-  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1628 = v1624 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1629 = v1627 < v1;
   const bool v1630 = v1628 && v1629;
   if (v1630) {
@@ -1631,11 +1631,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1637 = bfloat(v1636);
     out[v1633] = v1637;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1638 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1638 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1640 = v599 + v1638;
-  const uint v1641 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1641 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1643 = v602 + v1641;
-  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1644 = v1640 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1645 = v1643 < v1;
   const bool v1646 = v1644 && v1645;
   if (v1646) {
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1653 = bfloat(v1652);
     out[v1649] = v1653;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1654 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1654 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1656 = v599 + v1654;
-  const uint v1657 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1657 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1659 = v602 + v1657;
-  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1660 = v1656 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1661 = v1659 < v1;
   const bool v1662 = v1660 && v1661;
   if (v1662) {
@@ -1665,11 +1665,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1669 = bfloat(v1668);
     out[v1665] = v1669;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1670 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1670 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1672 = v599 + v1670;
-  const uint v1673 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1673 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1675 = v602 + v1673;
-  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1676 = v1672 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1677 = v1675 < v1;
   const bool v1678 = v1676 && v1677;
   if (v1678) {
@@ -1682,11 +1682,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1685 = bfloat(v1684);
     out[v1681] = v1685;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1686 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1686 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1688 = v599 + v1686;
-  const uint v1689 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1689 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1691 = v602 + v1689;
-  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1692 = v1688 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1693 = v1691 < v1;
   const bool v1694 = v1692 && v1693;
   if (v1694) {
@@ -1699,11 +1699,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1701 = bfloat(v1700);
     out[v1697] = v1701;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1702 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1702 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1704 = v599 + v1702;
-  const uint v1705 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1705 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1707 = v602 + v1705;
-  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1708 = v1704 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1709 = v1707 < v1;
   const bool v1710 = v1708 && v1709;
   if (v1710) {
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1717 = bfloat(v1716);
     out[v1713] = v1717;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1718 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1718 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1720 = v599 + v1718;
-  const uint v1721 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1721 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1723 = v602 + v1721;
-  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1724 = v1720 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1725 = v1723 < v1;
   const bool v1726 = v1724 && v1725;
   if (v1726) {
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1733 = bfloat(v1732);
     out[v1729] = v1733;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1734 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1734 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1736 = v599 + v1734;
-  const uint v1737 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1737 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1739 = v602 + v1737;
-  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1740 = v1736 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1741 = v1739 < v1;
   const bool v1742 = v1740 && v1741;
   if (v1742) {
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1749 = bfloat(v1748);
     out[v1745] = v1749;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1750 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1750 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1752 = v599 + v1750;
-  const uint v1753 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1753 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1755 = v602 + v1753;
-  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1756 = v1752 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1757 = v1755 < v1;
   const bool v1758 = v1756 && v1757;
   if (v1758) {
@@ -1767,11 +1767,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1765 = bfloat(v1764);
     out[v1761] = v1765;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1766 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1766 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1768 = v599 + v1766;
-  const uint v1769 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1769 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1771 = v602 + v1769;
-  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1772 = v1768 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1773 = v1771 < v1;
   const bool v1774 = v1772 && v1773;
   if (v1774) {
@@ -1784,11 +1784,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1781 = bfloat(v1780);
     out[v1777] = v1781;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1782 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1782 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1784 = v599 + v1782;
-  const uint v1785 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1785 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1787 = v602 + v1785;
-  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1788 = v1784 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1789 = v1787 < v1;
   const bool v1790 = v1788 && v1789;
   if (v1790) {
@@ -1801,11 +1801,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1797 = bfloat(v1796);
     out[v1793] = v1797;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1798 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1798 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1800 = v599 + v1798;
-  const uint v1801 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1801 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1803 = v602 + v1801;
-  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1804 = v1800 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1805 = v1803 < v1;
   const bool v1806 = v1804 && v1805;
   if (v1806) {
@@ -1818,11 +1818,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1813 = bfloat(v1812);
     out[v1809] = v1813;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1814 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1814 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1816 = v599 + v1814;
-  const uint v1817 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1817 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1819 = v602 + v1817;
-  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1820 = v1816 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1821 = v1819 < v1;
   const bool v1822 = v1820 && v1821;
   if (v1822) {
@@ -1835,11 +1835,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1829 = bfloat(v1828);
     out[v1825] = v1829;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1830 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1830 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1832 = v599 + v1830;
-  const uint v1833 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1833 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1835 = v602 + v1833;
-  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1836 = v1832 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1837 = v1835 < v1;
   const bool v1838 = v1836 && v1837;
   if (v1838) {
@@ -1852,11 +1852,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1845 = bfloat(v1844);
     out[v1841] = v1845;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1846 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1846 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1848 = v599 + v1846;
-  const uint v1849 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1849 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1851 = v602 + v1849;
-  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1852 = v1848 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1853 = v1851 < v1;
   const bool v1854 = v1852 && v1853;
   if (v1854) {
@@ -1869,11 +1869,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1861 = bfloat(v1860);
     out[v1857] = v1861;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1862 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1862 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1864 = v599 + v1862;
-  const uint v1865 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1865 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1867 = v602 + v1865;
-  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1868 = v1864 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1869 = v1867 < v1;
   const bool v1870 = v1868 && v1869;
   if (v1870) {
@@ -1886,11 +1886,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1877 = bfloat(v1876);
     out[v1873] = v1877;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1878 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1878 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1880 = v599 + v1878;
-  const uint v1881 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1881 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1883 = v602 + v1881;
-  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1884 = v1880 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1885 = v1883 < v1;
   const bool v1886 = v1884 && v1885;
   if (v1886) {
@@ -1903,11 +1903,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1893 = bfloat(v1892);
     out[v1889] = v1893;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1894 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1894 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1896 = v599 + v1894;
-  const uint v1897 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1897 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1899 = v602 + v1897;
-  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1900 = v1896 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1901 = v1899 < v1;
   const bool v1902 = v1900 && v1901;
   if (v1902) {
@@ -1920,11 +1920,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1909 = bfloat(v1908);
     out[v1905] = v1909;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1910 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1910 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1912 = v599 + v1910;
-  const uint v1913 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1913 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1915 = v602 + v1913;
-  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1916 = v1912 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1917 = v1915 < v1;
   const bool v1918 = v1916 && v1917;
   if (v1918) {
@@ -1937,11 +1937,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1925 = bfloat(v1924);
     out[v1921] = v1925;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1926 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1926 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1928 = v599 + v1926;
-  const uint v1929 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1929 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1931 = v602 + v1929;
-  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1932 = v1928 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1933 = v1931 < v1;
   const bool v1934 = v1932 && v1933;
   if (v1934) {
@@ -1954,11 +1954,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1941 = bfloat(v1940);
     out[v1937] = v1941;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1942 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1942 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1944 = v599 + v1942;
-  const uint v1945 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1945 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1947 = v602 + v1945;
-  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1948 = v1944 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1949 = v1947 < v1;
   const bool v1950 = v1948 && v1949;
   if (v1950) {
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1957 = bfloat(v1956);
     out[v1953] = v1957;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1958 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1958 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1960 = v599 + v1958;
-  const uint v1961 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1961 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1963 = v602 + v1961;
-  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1964 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1965 = v1963 < v1;
   const bool v1966 = v1964 && v1965;
   if (v1966) {
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1973 = bfloat(v1972);
     out[v1969] = v1973;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1974 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1974 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1976 = v599 + v1974;
-  const uint v1977 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1977 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1979 = v602 + v1977;
-  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1980 = v1976 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1981 = v1979 < v1;
   const bool v1982 = v1980 && v1981;
   if (v1982) {
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v1989 = bfloat(v1988);
     out[v1985] = v1989;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v1990 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v1990 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v1992 = v599 + v1990;
-  const uint v1993 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v1993 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v1995 = v602 + v1993;
-  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v1996 = v1992 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v1997 = v1995 < v1;
   const bool v1998 = v1996 && v1997;
   if (v1998) {
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2005 = bfloat(v2004);
     out[v2001] = v2005;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2006 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2006 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2008 = v599 + v2006;
-  const uint v2009 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2009 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2011 = v602 + v2009;
-  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2012 = v2008 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2013 = v2011 < v1;
   const bool v2014 = v2012 && v2013;
   if (v2014) {
@@ -2039,11 +2039,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2021 = bfloat(v2020);
     out[v2017] = v2021;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2022 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2022 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2024 = v599 + v2022;
-  const uint v2025 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2025 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2027 = v602 + v2025;
-  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2028 = v2024 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2029 = v2027 < v1;
   const bool v2030 = v2028 && v2029;
   if (v2030) {
@@ -2056,11 +2056,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2037 = bfloat(v2036);
     out[v2033] = v2037;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2038 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2038 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2040 = v599 + v2038;
-  const uint v2041 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2041 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2043 = v602 + v2041;
-  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2044 = v2040 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2045 = v2043 < v1;
   const bool v2046 = v2044 && v2045;
   if (v2046) {
@@ -2073,11 +2073,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2053 = bfloat(v2052);
     out[v2049] = v2053;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2054 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2054 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2056 = v599 + v2054;
-  const uint v2057 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2057 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2059 = v602 + v2057;
-  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2060 = v2056 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2061 = v2059 < v1;
   const bool v2062 = v2060 && v2061;
   if (v2062) {
@@ -2090,11 +2090,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2069 = bfloat(v2068);
     out[v2065] = v2069;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2070 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2070 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2072 = v599 + v2070;
-  const uint v2073 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2073 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2075 = v602 + v2073;
-  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2076 = v2072 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2077 = v2075 < v1;
   const bool v2078 = v2076 && v2077;
   if (v2078) {
@@ -2107,11 +2107,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2085 = bfloat(v2084);
     out[v2081] = v2085;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2086 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2086 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2088 = v599 + v2086;
-  const uint v2089 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2089 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2091 = v602 + v2089;
-  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2092 = v2088 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2093 = v2091 < v1;
   const bool v2094 = v2092 && v2093;
   if (v2094) {
@@ -2124,11 +2124,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2101 = bfloat(v2100);
     out[v2097] = v2101;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2102 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2102 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2104 = v599 + v2102;
-  const uint v2105 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2105 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2107 = v602 + v2105;
-  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2108 = v2104 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2109 = v2107 < v1;
   const bool v2110 = v2108 && v2109;
   if (v2110) {
@@ -2141,11 +2141,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2117 = bfloat(v2116);
     out[v2113] = v2117;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2118 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2118 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2120 = v599 + v2118;
-  const uint v2121 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2121 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2123 = v602 + v2121;
-  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2124 = v2120 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2125 = v2123 < v1;
   const bool v2126 = v2124 && v2125;
   if (v2126) {
@@ -2158,11 +2158,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2133 = bfloat(v2132);
     out[v2129] = v2133;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2134 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2134 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2136 = v599 + v2134;
-  const uint v2137 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2137 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2139 = v602 + v2137;
-  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2140 = v2136 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2141 = v2139 < v1;
   const bool v2142 = v2140 && v2141;
   if (v2142) {
@@ -2175,11 +2175,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2149 = bfloat(v2148);
     out[v2145] = v2149;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2150 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2150 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2152 = v599 + v2150;
-  const uint v2153 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2153 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2155 = v602 + v2153;
-  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2156 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2157 = v2155 < v1;
   const bool v2158 = v2156 && v2157;
   if (v2158) {
@@ -2192,11 +2192,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2165 = bfloat(v2164);
     out[v2161] = v2165;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2166 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2166 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2168 = v599 + v2166;
-  const uint v2169 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2169 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2171 = v602 + v2169;
-  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2172 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2173 = v2171 < v1;
   const bool v2174 = v2172 && v2173;
   if (v2174) {
@@ -2209,11 +2209,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2181 = bfloat(v2180);
     out[v2177] = v2181;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2182 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2182 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2184 = v599 + v2182;
-  const uint v2185 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2185 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2187 = v602 + v2185;
-  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2188 = v2184 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2189 = v2187 < v1;
   const bool v2190 = v2188 && v2189;
   if (v2190) {
@@ -2226,11 +2226,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2197 = bfloat(v2196);
     out[v2193] = v2197;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2198 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2198 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2200 = v599 + v2198;
-  const uint v2201 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2201 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2203 = v602 + v2201;
-  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2204 = v2200 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2205 = v2203 < v1;
   const bool v2206 = v2204 && v2205;
   if (v2206) {
@@ -2243,11 +2243,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2213 = bfloat(v2212);
     out[v2209] = v2213;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2214 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2214 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2216 = v599 + v2214;
-  const uint v2217 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2217 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2219 = v602 + v2217;
-  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2220 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2221 = v2219 < v1;
   const bool v2222 = v2220 && v2221;
   if (v2222) {
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2229 = bfloat(v2228);
     out[v2225] = v2229;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2230 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2230 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2232 = v599 + v2230;
-  const uint v2233 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2233 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2235 = v602 + v2233;
-  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2236 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2237 = v2235 < v1;
   const bool v2238 = v2236 && v2237;
   if (v2238) {
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2245 = bfloat(v2244);
     out[v2241] = v2245;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2246 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2246 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2248 = v599 + v2246;
-  const uint v2249 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2249 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2251 = v602 + v2249;
-  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2252 = v2248 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2253 = v2251 < v1;
   const bool v2254 = v2252 && v2253;
   if (v2254) {
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2261 = bfloat(v2260);
     out[v2257] = v2261;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2262 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2262 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2264 = v599 + v2262;
-  const uint v2265 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2265 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2267 = v602 + v2265;
-  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2268 = v2264 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2269 = v2267 < v1;
   const bool v2270 = v2268 && v2269;
   if (v2270) {
@@ -2311,11 +2311,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2277 = bfloat(v2276);
     out[v2273] = v2277;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2278 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2278 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2280 = v599 + v2278;
-  const uint v2281 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2281 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2283 = v602 + v2281;
-  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2284 = v2280 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2285 = v2283 < v1;
   const bool v2286 = v2284 && v2285;
   if (v2286) {
@@ -2328,11 +2328,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2293 = bfloat(v2292);
     out[v2289] = v2293;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2294 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2294 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2296 = v599 + v2294;
-  const uint v2297 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2297 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2299 = v602 + v2297;
-  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2300 = v2296 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2301 = v2299 < v1;
   const bool v2302 = v2300 && v2301;
   if (v2302) {
@@ -2345,11 +2345,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2309 = bfloat(v2308);
     out[v2305] = v2309;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2310 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2310 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2312 = v599 + v2310;
-  const uint v2313 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2313 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2315 = v602 + v2313;
-  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2316 = v2312 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2317 = v2315 < v1;
   const bool v2318 = v2316 && v2317;
   if (v2318) {
@@ -2362,11 +2362,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2325 = bfloat(v2324);
     out[v2321] = v2325;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2326 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2326 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2328 = v599 + v2326;
-  const uint v2329 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2329 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2331 = v602 + v2329;
-  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2332 = v2328 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2333 = v2331 < v1;
   const bool v2334 = v2332 && v2333;
   if (v2334) {
@@ -2379,11 +2379,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2341 = bfloat(v2340);
     out[v2337] = v2341;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2342 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2342 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2344 = v599 + v2342;
-  const uint v2345 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2345 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2347 = v602 + v2345;
-  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2348 = v2344 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2349 = v2347 < v1;
   const bool v2350 = v2348 && v2349;
   if (v2350) {
@@ -2396,11 +2396,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2357 = bfloat(v2356);
     out[v2353] = v2357;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2358 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2358 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2360 = v599 + v2358;
-  const uint v2361 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2361 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2363 = v602 + v2361;
-  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2364 = v2360 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2365 = v2363 < v1;
   const bool v2366 = v2364 && v2365;
   if (v2366) {
@@ -2413,11 +2413,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2373 = bfloat(v2372);
     out[v2369] = v2373;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2374 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2374 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2376 = v599 + v2374;
-  const uint v2377 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2377 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2379 = v602 + v2377;
-  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2380 = v2376 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2381 = v2379 < v1;
   const bool v2382 = v2380 && v2381;
   if (v2382) {
@@ -2430,11 +2430,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2389 = bfloat(v2388);
     out[v2385] = v2389;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2390 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2390 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2392 = v599 + v2390;
-  const uint v2393 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2393 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2395 = v602 + v2393;
-  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2396 = v2392 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2397 = v2395 < v1;
   const bool v2398 = v2396 && v2397;
   if (v2398) {
@@ -2447,11 +2447,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2405 = bfloat(v2404);
     out[v2401] = v2405;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2406 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2406 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2408 = v599 + v2406;
-  const uint v2409 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2409 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2411 = v602 + v2409;
-  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2412 = v2408 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2413 = v2411 < v1;
   const bool v2414 = v2412 && v2413;
   if (v2414) {
@@ -2464,11 +2464,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2421 = bfloat(v2420);
     out[v2417] = v2421;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2422 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2422 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2424 = v599 + v2422;
-  const uint v2425 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2425 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2427 = v602 + v2425;
-  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2428 = v2424 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2429 = v2427 < v1;
   const bool v2430 = v2428 && v2429;
   if (v2430) {
@@ -2481,11 +2481,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2437 = bfloat(v2436);
     out[v2433] = v2437;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2438 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2438 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2440 = v599 + v2438;
-  const uint v2441 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2441 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2443 = v602 + v2441;
-  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2444 = v2440 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2445 = v2443 < v1;
   const bool v2446 = v2444 && v2445;
   if (v2446) {
@@ -2498,11 +2498,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2453 = bfloat(v2452);
     out[v2449] = v2453;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2454 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2454 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2456 = v599 + v2454;
-  const uint v2457 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2457 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2459 = v602 + v2457;
-  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2460 = v2456 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2461 = v2459 < v1;
   const bool v2462 = v2460 && v2461;
   if (v2462) {
@@ -2515,11 +2515,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2469 = bfloat(v2468);
     out[v2465] = v2469;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2470 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2470 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2472 = v599 + v2470;
-  const uint v2473 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2473 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2475 = v602 + v2473;
-  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2476 = v2472 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2477 = v2475 < v1;
   const bool v2478 = v2476 && v2477;
   if (v2478) {
@@ -2532,11 +2532,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2485 = bfloat(v2484);
     out[v2481] = v2485;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2486 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2486 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2488 = v599 + v2486;
-  const uint v2489 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2489 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2491 = v602 + v2489;
-  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2492 = v2488 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2493 = v2491 < v1;
   const bool v2494 = v2492 && v2493;
   if (v2494) {
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2501 = bfloat(v2500);
     out[v2497] = v2501;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2502 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2502 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2504 = v599 + v2502;
-  const uint v2505 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2505 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2507 = v602 + v2505;
-  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2508 = v2504 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2509 = v2507 < v1;
   const bool v2510 = v2508 && v2509;
   if (v2510) {
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2517 = bfloat(v2516);
     out[v2513] = v2517;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2518 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2518 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2520 = v599 + v2518;
-  const uint v2521 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2521 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2523 = v602 + v2521;
-  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2524 = v2520 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2525 = v2523 < v1;
   const bool v2526 = v2524 && v2525;
   if (v2526) {
@@ -2583,11 +2583,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2533 = bfloat(v2532);
     out[v2529] = v2533;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2534 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2534 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2536 = v599 + v2534;
-  const uint v2537 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2537 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2539 = v602 + v2537;
-  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2540 = v2536 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2541 = v2539 < v1;
   const bool v2542 = v2540 && v2541;
   if (v2542) {
@@ -2600,11 +2600,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2549 = bfloat(v2548);
     out[v2545] = v2549;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2550 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2550 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2552 = v599 + v2550;
-  const uint v2553 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2553 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2555 = v602 + v2553;
-  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2556 = v2552 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2557 = v2555 < v1;
   const bool v2558 = v2556 && v2557;
   if (v2558) {
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2565 = bfloat(v2564);
     out[v2561] = v2565;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2566 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2566 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2568 = v599 + v2566;
-  const uint v2569 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2569 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2571 = v602 + v2569;
-  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2572 = v2568 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2573 = v2571 < v1;
   const bool v2574 = v2572 && v2573;
   if (v2574) {
@@ -2634,11 +2634,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2581 = bfloat(v2580);
     out[v2577] = v2581;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2582 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2582 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2584 = v599 + v2582;
-  const uint v2585 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2585 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2587 = v602 + v2585;
-  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2588 = v2584 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2589 = v2587 < v1;
   const bool v2590 = v2588 && v2589;
   if (v2590) {
@@ -2651,11 +2651,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2597 = bfloat(v2596);
     out[v2593] = v2597;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2598 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2598 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2600 = v599 + v2598;
-  const uint v2601 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2601 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2603 = v602 + v2601;
-  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2604 = v2600 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2605 = v2603 < v1;
   const bool v2606 = v2604 && v2605;
   if (v2606) {
@@ -2668,11 +2668,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2613 = bfloat(v2612);
     out[v2609] = v2613;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2614 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2614 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2616 = v599 + v2614;
-  const uint v2617 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2617 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2619 = v602 + v2617;
-  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2620 = v2616 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2621 = v2619 < v1;
   const bool v2622 = v2620 && v2621;
   if (v2622) {
@@ -2685,11 +2685,11 @@ kernel void iron_gemm_residual_kn_bf16(
     const bfloat v2629 = bfloat(v2628);
     out[v2625] = v2629;  // kernels/gemm/gemm_epilogue.cpp:86
   }
-  const uint v2630 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+  const uint v2630 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
   const uint v2632 = v599 + v2630;
-  const uint v2633 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+  const uint v2633 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
   const uint v2635 = v602 + v2633;
-  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:239
+  const bool v2636 = v2632 < v0;  // kernels/gemm/gemm_tiles.hpp:270
   const bool v2637 = v2635 < v1;
   const bool v2638 = v2636 && v2637;
   if (v2638) {

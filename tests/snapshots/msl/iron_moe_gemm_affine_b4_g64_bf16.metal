@@ -168,20 +168,20 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:152
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
-    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
       const uint v3963 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
       const uint v3966 = v3963 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
       const uint v3969 = v3963 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -238,14 +238,14 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
       const uint v4582 = min(v4570, v4079);  // kernels/gemm/quant_b.hpp:138
       const uint v4587 = v4582 * v4085;  // kernels/gemm/quant_b.hpp:35
       const uint v4596 = v4582 * v4094;  // kernels/gemm/quant_b.hpp:38
-      const uint v4735 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v4741 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v4735 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const uint v4741 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (uint v3955 = 0u; v3955 < v3; v3955 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+      for (uint v3955 = 0u; v3955 < v3; v3955 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
         const uint v3957 = v3955 >> 5u;
         const uint v3959 = v3957 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3961 = v3959 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const uint v3961 = v3959 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const uint v3973 = v3955 + v3970;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v3974 = v3973 < v3;
         const bool v3975 = v3972 && v3974;
@@ -594,21 +594,21 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         const float v4720 = v4574 ? v4697 : 0.0f;
         const bfloat v4721 = bfloat(v4720);
         *(threadgroup iron_bf16x8*)(shm1 + v4057) = iron_bf16x8{{bfloat4(v4700, v4703, v4706, v4709), bfloat4(v4712, v4715, v4718, v4721)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4736 = v3961 + v4735;  // kernels/gemm/gemm_tiles.hpp:206
+        const uint v4736 = v3961 + v4735;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load<false>(v94, shm0, long(v4736), long(40u));
-        const uint v4742 = v3961 + v4741;  // kernels/gemm/gemm_tiles.hpp:210
+        const uint v4742 = v3961 + v4741;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load<true>(v96, shm1, long(v4742), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        const uint v4749 = v4736 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const uint v4749 = v4736 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load<false>(v94, shm0, long(v4749), long(40u));
-        const uint v4755 = v4742 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        const uint v4755 = v4742 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load<true>(v96, shm1, long(v4755), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
     } else {
       const uint v913 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
       const uint v914 = iron_tid.x;
@@ -659,12 +659,12 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
       const uint v1476 = v1462 * v974;  // kernels/gemm/quant_b.hpp:38
       const uint v1604 = v1445 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v1606 = v1604 + v1449;
-      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v1613 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const uint v1619 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v1627 = v1613 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+      const uint v1633 = v1619 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v912 = 0u; v912 < v3; v912 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
         for (uint v916 = v914; v916 < 4096u; v916 += v913) {  // kernels/gemm/gemm_tiles.hpp:93
           const uint v918 = v916 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const uint v920 = v916 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -999,23 +999,23 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         const float v1600 = v1454 ? v1577 : 0.0f;
         const bfloat v1601 = bfloat(v1600);
         *(threadgroup iron_bf16x8*)(shm1 + v1606) = iron_bf16x8{{bfloat4(v1580, v1583, v1586, v1589), bfloat4(v1592, v1595, v1598, v1601)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+        iron_frag_load<false>(v94, shm0, long(v1613), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load<true>(v96, shm1, long(v1619), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load<false>(v94, shm0, long(v1627), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load<true>(v96, shm1, long(v1633), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
       }
     }
-    const uint v1634 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1634 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1635 = v75 + v86;
     const uint v1636 = v1635 + v1634;
-    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1637 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1638 = v80 + v90;
     const uint v1639 = v1638 + v1637;
-    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1640 = v1636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1641 = v1639 < v79;
     const bool v1642 = v1640 && v1641;
     if (v1642) {
@@ -1031,11 +1031,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1651] = v1648;
       }
     }
-    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1652 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1654 = v1635 + v1652;
-    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1655 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1657 = v1638 + v1655;
-    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1658 = v1654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1659 = v1657 < v79;
     const bool v1660 = v1658 && v1659;
     if (v1660) {
@@ -1051,11 +1051,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1669] = v1666;
       }
     }
-    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1670 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1672 = v1635 + v1670;
-    const uint v1673 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1673 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1675 = v1638 + v1673;
-    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1676 = v1672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1677 = v1675 < v79;
     const bool v1678 = v1676 && v1677;
     if (v1678) {
@@ -1071,11 +1071,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1687] = v1684;
       }
     }
-    const uint v1688 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1688 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1690 = v1635 + v1688;
-    const uint v1691 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1691 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1693 = v1638 + v1691;
-    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1694 = v1690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1695 = v1693 < v79;
     const bool v1696 = v1694 && v1695;
     if (v1696) {
@@ -1091,11 +1091,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1705] = v1702;
       }
     }
-    const uint v1706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1706 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1708 = v1635 + v1706;
-    const uint v1709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1709 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1711 = v1638 + v1709;
-    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1712 = v1708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1713 = v1711 < v79;
     const bool v1714 = v1712 && v1713;
     if (v1714) {
@@ -1111,11 +1111,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1723] = v1720;
       }
     }
-    const uint v1724 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1724 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1726 = v1635 + v1724;
-    const uint v1727 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1727 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1729 = v1638 + v1727;
-    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1730 = v1726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1731 = v1729 < v79;
     const bool v1732 = v1730 && v1731;
     if (v1732) {
@@ -1131,11 +1131,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1741] = v1738;
       }
     }
-    const uint v1742 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1742 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1744 = v1635 + v1742;
-    const uint v1745 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1745 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1747 = v1638 + v1745;
-    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1748 = v1744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1749 = v1747 < v79;
     const bool v1750 = v1748 && v1749;
     if (v1750) {
@@ -1151,11 +1151,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1759] = v1756;
       }
     }
-    const uint v1760 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1760 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1762 = v1635 + v1760;
-    const uint v1763 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1763 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1765 = v1638 + v1763;
-    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1766 = v1762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1767 = v1765 < v79;
     const bool v1768 = v1766 && v1767;
     if (v1768) {
@@ -1171,11 +1171,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1777] = v1774;
       }
     }
-    const uint v1778 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1778 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1780 = v1635 + v1778;
-    const uint v1781 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1781 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1783 = v1638 + v1781;
-    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1784 = v1780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1785 = v1783 < v79;
     const bool v1786 = v1784 && v1785;
     if (v1786) {
@@ -1191,11 +1191,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1795] = v1792;
       }
     }
-    const uint v1796 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1796 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1798 = v1635 + v1796;
-    const uint v1799 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1799 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1801 = v1638 + v1799;
-    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1802 = v1798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1803 = v1801 < v79;
     const bool v1804 = v1802 && v1803;
     if (v1804) {
@@ -1211,11 +1211,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1813] = v1810;
       }
     }
-    const uint v1814 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1814 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1816 = v1635 + v1814;
-    const uint v1817 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1817 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1819 = v1638 + v1817;
-    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1820 = v1816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1821 = v1819 < v79;
     const bool v1822 = v1820 && v1821;
     if (v1822) {
@@ -1231,11 +1231,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1831] = v1828;
       }
     }
-    const uint v1832 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1832 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1834 = v1635 + v1832;
-    const uint v1835 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1835 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1837 = v1638 + v1835;
-    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1838 = v1834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1839 = v1837 < v79;
     const bool v1840 = v1838 && v1839;
     if (v1840) {
@@ -1251,11 +1251,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1849] = v1846;
       }
     }
-    const uint v1850 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1850 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1852 = v1635 + v1850;
-    const uint v1853 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1853 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1855 = v1638 + v1853;
-    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1856 = v1852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1857 = v1855 < v79;
     const bool v1858 = v1856 && v1857;
     if (v1858) {
@@ -1271,11 +1271,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1867] = v1864;
       }
     }
-    const uint v1868 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1868 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1870 = v1635 + v1868;
-    const uint v1871 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1871 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1873 = v1638 + v1871;
-    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1874 = v1870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1875 = v1873 < v79;
     const bool v1876 = v1874 && v1875;
     if (v1876) {
@@ -1291,11 +1291,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1885] = v1882;
       }
     }
-    const uint v1886 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1886 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1888 = v1635 + v1886;
-    const uint v1889 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1889 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1891 = v1638 + v1889;
-    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1892 = v1888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1893 = v1891 < v79;
     const bool v1894 = v1892 && v1893;
     if (v1894) {
@@ -1311,11 +1311,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1903] = v1900;
       }
     }
-    const uint v1904 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1904 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1906 = v1635 + v1904;
-    const uint v1907 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1907 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1909 = v1638 + v1907;
-    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1910 = v1906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1911 = v1909 < v79;
     const bool v1912 = v1910 && v1911;
     if (v1912) {
@@ -1331,11 +1331,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1921] = v1918;
       }
     }
-    const uint v1922 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1922 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1924 = v1635 + v1922;
-    const uint v1925 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1925 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1927 = v1638 + v1925;
-    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1928 = v1924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1929 = v1927 < v79;
     const bool v1930 = v1928 && v1929;
     if (v1930) {
@@ -1351,11 +1351,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1939] = v1936;
       }
     }
-    const uint v1940 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1940 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1942 = v1635 + v1940;
-    const uint v1943 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1943 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1945 = v1638 + v1943;
-    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1946 = v1942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1947 = v1945 < v79;
     const bool v1948 = v1946 && v1947;
     if (v1948) {
@@ -1371,11 +1371,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1957] = v1954;
       }
     }
-    const uint v1958 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1958 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1960 = v1635 + v1958;
-    const uint v1961 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1961 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1963 = v1638 + v1961;
-    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1964 = v1960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1965 = v1963 < v79;
     const bool v1966 = v1964 && v1965;
     if (v1966) {
@@ -1391,11 +1391,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1975] = v1972;
       }
     }
-    const uint v1976 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1976 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1978 = v1635 + v1976;
-    const uint v1979 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1979 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1981 = v1638 + v1979;
-    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v1982 = v1978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v1983 = v1981 < v79;
     const bool v1984 = v1982 && v1983;
     if (v1984) {
@@ -1411,11 +1411,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v1993] = v1990;
       }
     }
-    const uint v1994 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v1994 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v1996 = v1635 + v1994;
-    const uint v1997 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v1997 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v1999 = v1638 + v1997;
-    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2000 = v1996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2001 = v1999 < v79;
     const bool v2002 = v2000 && v2001;
     if (v2002) {
@@ -1431,11 +1431,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2011] = v2008;
       }
     }
-    const uint v2012 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2012 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2014 = v1635 + v2012;
-    const uint v2015 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2015 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2017 = v1638 + v2015;
-    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2018 = v2014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2019 = v2017 < v79;
     const bool v2020 = v2018 && v2019;
     if (v2020) {
@@ -1451,11 +1451,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2029] = v2026;
       }
     }
-    const uint v2030 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2030 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2032 = v1635 + v2030;
-    const uint v2033 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2033 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2035 = v1638 + v2033;
-    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2036 = v2032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2037 = v2035 < v79;
     const bool v2038 = v2036 && v2037;
     if (v2038) {
@@ -1471,11 +1471,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2047] = v2044;
       }
     }
-    const uint v2048 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2048 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2050 = v1635 + v2048;
-    const uint v2051 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2051 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2053 = v1638 + v2051;
-    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2054 = v2050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2055 = v2053 < v79;
     const bool v2056 = v2054 && v2055;
     if (v2056) {
@@ -1491,11 +1491,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2065] = v2062;
       }
     }
-    const uint v2066 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2066 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2068 = v1635 + v2066;
-    const uint v2069 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2069 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2071 = v1638 + v2069;
-    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2072 = v2068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2073 = v2071 < v79;
     const bool v2074 = v2072 && v2073;
     if (v2074) {
@@ -1511,11 +1511,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2083] = v2080;
       }
     }
-    const uint v2084 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2084 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2086 = v1635 + v2084;
-    const uint v2087 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2087 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2089 = v1638 + v2087;
-    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2090 = v2086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2091 = v2089 < v79;
     const bool v2092 = v2090 && v2091;
     if (v2092) {
@@ -1531,11 +1531,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2101] = v2098;
       }
     }
-    const uint v2102 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2102 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2104 = v1635 + v2102;
-    const uint v2105 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2105 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2107 = v1638 + v2105;
-    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2108 = v2104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2109 = v2107 < v79;
     const bool v2110 = v2108 && v2109;
     if (v2110) {
@@ -1551,11 +1551,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2119] = v2116;
       }
     }
-    const uint v2120 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2120 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2122 = v1635 + v2120;
-    const uint v2123 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2123 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2125 = v1638 + v2123;
-    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2126 = v2122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2127 = v2125 < v79;
     const bool v2128 = v2126 && v2127;
     if (v2128) {
@@ -1571,11 +1571,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2137] = v2134;
       }
     }
-    const uint v2138 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2138 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2140 = v1635 + v2138;
-    const uint v2141 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2141 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2143 = v1638 + v2141;
-    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2144 = v2140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2145 = v2143 < v79;
     const bool v2146 = v2144 && v2145;
     if (v2146) {
@@ -1591,11 +1591,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2155] = v2152;
       }
     }
-    const uint v2156 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2156 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2158 = v1635 + v2156;
-    const uint v2159 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2159 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2161 = v1638 + v2159;
-    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2162 = v2158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2163 = v2161 < v79;
     const bool v2164 = v2162 && v2163;
     if (v2164) {
@@ -1611,11 +1611,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2173] = v2170;
       }
     }
-    const uint v2174 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2174 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2176 = v1635 + v2174;
-    const uint v2177 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2177 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2179 = v1638 + v2177;
-    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2180 = v2176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2181 = v2179 < v79;
     const bool v2182 = v2180 && v2181;
     if (v2182) {
@@ -1631,11 +1631,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2191] = v2188;
       }
     }
-    const uint v2192 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2192 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2194 = v1635 + v2192;
-    const uint v2195 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2195 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2197 = v1638 + v2195;
-    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2198 = v2194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2199 = v2197 < v79;
     const bool v2200 = v2198 && v2199;
     if (v2200) {
@@ -1651,11 +1651,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2209] = v2206;
       }
     }
-    const uint v2210 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2210 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2212 = v1635 + v2210;
-    const uint v2213 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2213 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2215 = v1638 + v2213;
-    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2216 = v2212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2217 = v2215 < v79;
     const bool v2218 = v2216 && v2217;
     if (v2218) {
@@ -1671,11 +1671,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2227] = v2224;
       }
     }
-    const uint v2228 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2228 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2230 = v1635 + v2228;
-    const uint v2231 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2231 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2233 = v1638 + v2231;
-    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2234 = v2230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2235 = v2233 < v79;
     const bool v2236 = v2234 && v2235;
     if (v2236) {
@@ -1691,11 +1691,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2245] = v2242;
       }
     }
-    const uint v2246 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2246 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2248 = v1635 + v2246;
-    const uint v2249 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2249 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2251 = v1638 + v2249;
-    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2252 = v2248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2253 = v2251 < v79;
     const bool v2254 = v2252 && v2253;
     if (v2254) {
@@ -1711,11 +1711,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2263] = v2260;
       }
     }
-    const uint v2264 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2264 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2266 = v1635 + v2264;
-    const uint v2267 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2267 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2269 = v1638 + v2267;
-    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2270 = v2266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2271 = v2269 < v79;
     const bool v2272 = v2270 && v2271;
     if (v2272) {
@@ -1731,11 +1731,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2281] = v2278;
       }
     }
-    const uint v2282 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2282 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2284 = v1635 + v2282;
-    const uint v2285 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2285 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2287 = v1638 + v2285;
-    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2288 = v2284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2289 = v2287 < v79;
     const bool v2290 = v2288 && v2289;
     if (v2290) {
@@ -1751,11 +1751,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2299] = v2296;
       }
     }
-    const uint v2300 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2300 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2302 = v1635 + v2300;
-    const uint v2303 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2303 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2305 = v1638 + v2303;
-    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2306 = v2302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2307 = v2305 < v79;
     const bool v2308 = v2306 && v2307;
     if (v2308) {
@@ -1771,11 +1771,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2317] = v2314;
       }
     }
-    const uint v2318 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2318 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2320 = v1635 + v2318;
-    const uint v2321 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2321 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2323 = v1638 + v2321;
-    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2324 = v2320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2325 = v2323 < v79;
     const bool v2326 = v2324 && v2325;
     if (v2326) {
@@ -1791,11 +1791,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2335] = v2332;
       }
     }
-    const uint v2336 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2336 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2338 = v1635 + v2336;
-    const uint v2339 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2339 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2341 = v1638 + v2339;
-    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2342 = v2338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2343 = v2341 < v79;
     const bool v2344 = v2342 && v2343;
     if (v2344) {
@@ -1811,11 +1811,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2353] = v2350;
       }
     }
-    const uint v2354 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2354 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2356 = v1635 + v2354;
-    const uint v2357 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2357 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2359 = v1638 + v2357;
-    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2360 = v2356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2361 = v2359 < v79;
     const bool v2362 = v2360 && v2361;
     if (v2362) {
@@ -1831,11 +1831,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2371] = v2368;
       }
     }
-    const uint v2372 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2372 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2374 = v1635 + v2372;
-    const uint v2375 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2375 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2377 = v1638 + v2375;
-    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2378 = v2374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2379 = v2377 < v79;
     const bool v2380 = v2378 && v2379;
     if (v2380) {
@@ -1851,11 +1851,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2389] = v2386;
       }
     }
-    const uint v2390 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2390 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2392 = v1635 + v2390;
-    const uint v2393 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2393 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2395 = v1638 + v2393;
-    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2396 = v2392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2397 = v2395 < v79;
     const bool v2398 = v2396 && v2397;
     if (v2398) {
@@ -1871,11 +1871,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2407] = v2404;
       }
     }
-    const uint v2408 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2408 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2410 = v1635 + v2408;
-    const uint v2411 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2411 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2413 = v1638 + v2411;
-    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2414 = v2410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2415 = v2413 < v79;
     const bool v2416 = v2414 && v2415;
     if (v2416) {
@@ -1891,11 +1891,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2425] = v2422;
       }
     }
-    const uint v2426 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2426 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2428 = v1635 + v2426;
-    const uint v2429 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2429 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2431 = v1638 + v2429;
-    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2432 = v2428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2433 = v2431 < v79;
     const bool v2434 = v2432 && v2433;
     if (v2434) {
@@ -1911,11 +1911,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2443] = v2440;
       }
     }
-    const uint v2444 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2444 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2446 = v1635 + v2444;
-    const uint v2447 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2447 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2449 = v1638 + v2447;
-    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2450 = v2446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2451 = v2449 < v79;
     const bool v2452 = v2450 && v2451;
     if (v2452) {
@@ -1931,11 +1931,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2461] = v2458;
       }
     }
-    const uint v2462 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2462 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2464 = v1635 + v2462;
-    const uint v2465 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2465 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2467 = v1638 + v2465;
-    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2468 = v2464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2469 = v2467 < v79;
     const bool v2470 = v2468 && v2469;
     if (v2470) {
@@ -1951,11 +1951,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2479] = v2476;
       }
     }
-    const uint v2480 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2480 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2482 = v1635 + v2480;
-    const uint v2483 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2483 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2485 = v1638 + v2483;
-    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2486 = v2482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2487 = v2485 < v79;
     const bool v2488 = v2486 && v2487;
     if (v2488) {
@@ -1971,11 +1971,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2497] = v2494;
       }
     }
-    const uint v2498 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2498 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2500 = v1635 + v2498;
-    const uint v2501 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2501 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2503 = v1638 + v2501;
-    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2504 = v2500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2505 = v2503 < v79;
     const bool v2506 = v2504 && v2505;
     if (v2506) {
@@ -1991,11 +1991,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2515] = v2512;
       }
     }
-    const uint v2516 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2516 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2518 = v1635 + v2516;
-    const uint v2519 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2519 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2521 = v1638 + v2519;
-    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2522 = v2518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2523 = v2521 < v79;
     const bool v2524 = v2522 && v2523;
     if (v2524) {
@@ -2011,11 +2011,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2533] = v2530;
       }
     }
-    const uint v2534 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2534 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2536 = v1635 + v2534;
-    const uint v2537 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2537 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2539 = v1638 + v2537;
-    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2540 = v2536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2541 = v2539 < v79;
     const bool v2542 = v2540 && v2541;
     if (v2542) {
@@ -2031,11 +2031,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2551] = v2548;
       }
     }
-    const uint v2552 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2552 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2554 = v1635 + v2552;
-    const uint v2555 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2555 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2557 = v1638 + v2555;
-    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2558 = v2554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2559 = v2557 < v79;
     const bool v2560 = v2558 && v2559;
     if (v2560) {
@@ -2051,11 +2051,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2569] = v2566;
       }
     }
-    const uint v2570 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2570 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2572 = v1635 + v2570;
-    const uint v2573 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2573 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2575 = v1638 + v2573;
-    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2576 = v2572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2577 = v2575 < v79;
     const bool v2578 = v2576 && v2577;
     if (v2578) {
@@ -2071,11 +2071,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2587] = v2584;
       }
     }
-    const uint v2588 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2588 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2590 = v1635 + v2588;
-    const uint v2591 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2591 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2593 = v1638 + v2591;
-    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2594 = v2590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2595 = v2593 < v79;
     const bool v2596 = v2594 && v2595;
     if (v2596) {
@@ -2091,11 +2091,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2605] = v2602;
       }
     }
-    const uint v2606 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2606 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2608 = v1635 + v2606;
-    const uint v2609 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2609 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2611 = v1638 + v2609;
-    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2612 = v2608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2613 = v2611 < v79;
     const bool v2614 = v2612 && v2613;
     if (v2614) {
@@ -2111,11 +2111,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2623] = v2620;
       }
     }
-    const uint v2624 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2624 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2626 = v1635 + v2624;
-    const uint v2627 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2627 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2629 = v1638 + v2627;
-    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2630 = v2626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2631 = v2629 < v79;
     const bool v2632 = v2630 && v2631;
     if (v2632) {
@@ -2131,11 +2131,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2641] = v2638;
       }
     }
-    const uint v2642 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2642 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2644 = v1635 + v2642;
-    const uint v2645 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2645 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2647 = v1638 + v2645;
-    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2648 = v2644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2649 = v2647 < v79;
     const bool v2650 = v2648 && v2649;
     if (v2650) {
@@ -2151,11 +2151,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2659] = v2656;
       }
     }
-    const uint v2660 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2660 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2662 = v1635 + v2660;
-    const uint v2663 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2663 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2665 = v1638 + v2663;
-    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2666 = v2662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2667 = v2665 < v79;
     const bool v2668 = v2666 && v2667;
     if (v2668) {
@@ -2171,11 +2171,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2677] = v2674;
       }
     }
-    const uint v2678 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2678 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2680 = v1635 + v2678;
-    const uint v2681 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2681 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2683 = v1638 + v2681;
-    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2684 = v2680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2685 = v2683 < v79;
     const bool v2686 = v2684 && v2685;
     if (v2686) {
@@ -2191,11 +2191,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2695] = v2692;
       }
     }
-    const uint v2696 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2696 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2698 = v1635 + v2696;
-    const uint v2699 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2699 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2701 = v1638 + v2699;
-    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2702 = v2698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2703 = v2701 < v79;
     const bool v2704 = v2702 && v2703;
     if (v2704) {
@@ -2211,11 +2211,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2713] = v2710;
       }
     }
-    const uint v2714 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2714 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2716 = v1635 + v2714;
-    const uint v2717 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2717 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2719 = v1638 + v2717;
-    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2720 = v2716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2721 = v2719 < v79;
     const bool v2722 = v2720 && v2721;
     if (v2722) {
@@ -2231,11 +2231,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2731] = v2728;
       }
     }
-    const uint v2732 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2732 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2734 = v1635 + v2732;
-    const uint v2735 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2735 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2737 = v1638 + v2735;
-    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2738 = v2734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2739 = v2737 < v79;
     const bool v2740 = v2738 && v2739;
     if (v2740) {
@@ -2251,11 +2251,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2749] = v2746;
       }
     }
-    const uint v2750 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2750 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2752 = v1635 + v2750;
-    const uint v2753 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2753 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2755 = v1638 + v2753;
-    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2756 = v2752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2757 = v2755 < v79;
     const bool v2758 = v2756 && v2757;
     if (v2758) {
@@ -2271,11 +2271,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2767] = v2764;
       }
     }
-    const uint v2768 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2768 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2770 = v1635 + v2768;
-    const uint v2771 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2771 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2773 = v1638 + v2771;
-    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2774 = v2770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2775 = v2773 < v79;
     const bool v2776 = v2774 && v2775;
     if (v2776) {
@@ -2291,11 +2291,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2785] = v2782;
       }
     }
-    const uint v2786 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2786 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2788 = v1635 + v2786;
-    const uint v2789 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2789 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2791 = v1638 + v2789;
-    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2792 = v2788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2793 = v2791 < v79;
     const bool v2794 = v2792 && v2793;
     if (v2794) {
@@ -2311,11 +2311,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2803] = v2800;
       }
     }
-    const uint v2804 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2804 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2806 = v1635 + v2804;
-    const uint v2807 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2807 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2809 = v1638 + v2807;
-    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2810 = v2806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2811 = v2809 < v79;
     const bool v2812 = v2810 && v2811;
     if (v2812) {
@@ -2331,11 +2331,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2821] = v2818;
       }
     }
-    const uint v2822 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2822 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2824 = v1635 + v2822;
-    const uint v2825 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2825 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2827 = v1638 + v2825;
-    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2828 = v2824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2829 = v2827 < v79;
     const bool v2830 = v2828 && v2829;
     if (v2830) {
@@ -2351,11 +2351,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2839] = v2836;
       }
     }
-    const uint v2840 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2840 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2842 = v1635 + v2840;
-    const uint v2843 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2843 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2845 = v1638 + v2843;
-    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2846 = v2842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2847 = v2845 < v79;
     const bool v2848 = v2846 && v2847;
     if (v2848) {
@@ -2371,11 +2371,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2857] = v2854;
       }
     }
-    const uint v2858 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2858 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2860 = v1635 + v2858;
-    const uint v2861 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2861 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2863 = v1638 + v2861;
-    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2864 = v2860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2865 = v2863 < v79;
     const bool v2866 = v2864 && v2865;
     if (v2866) {
@@ -2391,11 +2391,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2875] = v2872;
       }
     }
-    const uint v2876 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2876 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2878 = v1635 + v2876;
-    const uint v2879 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2879 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2881 = v1638 + v2879;
-    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2882 = v2878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2883 = v2881 < v79;
     const bool v2884 = v2882 && v2883;
     if (v2884) {
@@ -2411,11 +2411,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2893] = v2890;
       }
     }
-    const uint v2894 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2894 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2896 = v1635 + v2894;
-    const uint v2897 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2897 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2899 = v1638 + v2897;
-    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2900 = v2896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2901 = v2899 < v79;
     const bool v2902 = v2900 && v2901;
     if (v2902) {
@@ -2431,11 +2431,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2911] = v2908;
       }
     }
-    const uint v2912 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2912 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2914 = v1635 + v2912;
-    const uint v2915 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2915 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2917 = v1638 + v2915;
-    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2918 = v2914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2919 = v2917 < v79;
     const bool v2920 = v2918 && v2919;
     if (v2920) {
@@ -2451,11 +2451,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2929] = v2926;
       }
     }
-    const uint v2930 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2930 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2932 = v1635 + v2930;
-    const uint v2933 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2933 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2935 = v1638 + v2933;
-    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2936 = v2932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2937 = v2935 < v79;
     const bool v2938 = v2936 && v2937;
     if (v2938) {
@@ -2471,11 +2471,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2947] = v2944;
       }
     }
-    const uint v2948 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2948 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2950 = v1635 + v2948;
-    const uint v2951 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2951 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2953 = v1638 + v2951;
-    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2954 = v2950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2955 = v2953 < v79;
     const bool v2956 = v2954 && v2955;
     if (v2956) {
@@ -2491,11 +2491,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2965] = v2962;
       }
     }
-    const uint v2966 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2966 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2968 = v1635 + v2966;
-    const uint v2969 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2969 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2971 = v1638 + v2969;
-    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2972 = v2968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2973 = v2971 < v79;
     const bool v2974 = v2972 && v2973;
     if (v2974) {
@@ -2511,11 +2511,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v2983] = v2980;
       }
     }
-    const uint v2984 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2984 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2986 = v1635 + v2984;
-    const uint v2987 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2987 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2989 = v1638 + v2987;
-    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2990 = v2986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2991 = v2989 < v79;
     const bool v2992 = v2990 && v2991;
     if (v2992) {
@@ -2531,11 +2531,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3001] = v2998;
       }
     }
-    const uint v3002 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3002 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3004 = v1635 + v3002;
-    const uint v3005 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3005 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3007 = v1638 + v3005;
-    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3008 = v3004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3009 = v3007 < v79;
     const bool v3010 = v3008 && v3009;
     if (v3010) {
@@ -2551,11 +2551,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3019] = v3016;
       }
     }
-    const uint v3020 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3020 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3022 = v1635 + v3020;
-    const uint v3023 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3023 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3025 = v1638 + v3023;
-    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3026 = v3022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3027 = v3025 < v79;
     const bool v3028 = v3026 && v3027;
     if (v3028) {
@@ -2571,11 +2571,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3037] = v3034;
       }
     }
-    const uint v3038 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3038 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3040 = v1635 + v3038;
-    const uint v3041 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3041 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3043 = v1638 + v3041;
-    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3044 = v3040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3045 = v3043 < v79;
     const bool v3046 = v3044 && v3045;
     if (v3046) {
@@ -2591,11 +2591,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3055] = v3052;
       }
     }
-    const uint v3056 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3056 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3058 = v1635 + v3056;
-    const uint v3059 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3059 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3061 = v1638 + v3059;
-    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3062 = v3058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3063 = v3061 < v79;
     const bool v3064 = v3062 && v3063;
     if (v3064) {
@@ -2611,11 +2611,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3073] = v3070;
       }
     }
-    const uint v3074 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3074 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3076 = v1635 + v3074;
-    const uint v3077 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3077 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3079 = v1638 + v3077;
-    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3080 = v3076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3081 = v3079 < v79;
     const bool v3082 = v3080 && v3081;
     if (v3082) {
@@ -2631,11 +2631,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3091] = v3088;
       }
     }
-    const uint v3092 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3092 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3094 = v1635 + v3092;
-    const uint v3095 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3095 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3097 = v1638 + v3095;
-    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3098 = v3094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3099 = v3097 < v79;
     const bool v3100 = v3098 && v3099;
     if (v3100) {
@@ -2651,11 +2651,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3109] = v3106;
       }
     }
-    const uint v3110 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3110 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3112 = v1635 + v3110;
-    const uint v3113 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3113 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3115 = v1638 + v3113;
-    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3116 = v3112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3117 = v3115 < v79;
     const bool v3118 = v3116 && v3117;
     if (v3118) {
@@ -2671,11 +2671,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3127] = v3124;
       }
     }
-    const uint v3128 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3128 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3130 = v1635 + v3128;
-    const uint v3131 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3131 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3133 = v1638 + v3131;
-    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3134 = v3130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3135 = v3133 < v79;
     const bool v3136 = v3134 && v3135;
     if (v3136) {
@@ -2691,11 +2691,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3145] = v3142;
       }
     }
-    const uint v3146 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3146 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3148 = v1635 + v3146;
-    const uint v3149 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3149 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3151 = v1638 + v3149;
-    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3152 = v3148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3153 = v3151 < v79;
     const bool v3154 = v3152 && v3153;
     if (v3154) {
@@ -2711,11 +2711,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3163] = v3160;
       }
     }
-    const uint v3164 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3164 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3166 = v1635 + v3164;
-    const uint v3167 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3167 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3169 = v1638 + v3167;
-    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3170 = v3166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3171 = v3169 < v79;
     const bool v3172 = v3170 && v3171;
     if (v3172) {
@@ -2731,11 +2731,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3181] = v3178;
       }
     }
-    const uint v3182 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3182 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3184 = v1635 + v3182;
-    const uint v3185 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3185 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3187 = v1638 + v3185;
-    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3188 = v3184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3189 = v3187 < v79;
     const bool v3190 = v3188 && v3189;
     if (v3190) {
@@ -2751,11 +2751,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3199] = v3196;
       }
     }
-    const uint v3200 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3200 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3202 = v1635 + v3200;
-    const uint v3203 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3203 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3205 = v1638 + v3203;
-    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3206 = v3202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3207 = v3205 < v79;
     const bool v3208 = v3206 && v3207;
     if (v3208) {
@@ -2771,11 +2771,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3217] = v3214;
       }
     }
-    const uint v3218 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3218 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3220 = v1635 + v3218;
-    const uint v3221 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3221 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3223 = v1638 + v3221;
-    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3224 = v3220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3225 = v3223 < v79;
     const bool v3226 = v3224 && v3225;
     if (v3226) {
@@ -2791,11 +2791,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3235] = v3232;
       }
     }
-    const uint v3236 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3236 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3238 = v1635 + v3236;
-    const uint v3239 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3239 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3241 = v1638 + v3239;
-    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3242 = v3238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3243 = v3241 < v79;
     const bool v3244 = v3242 && v3243;
     if (v3244) {
@@ -2811,11 +2811,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3253] = v3250;
       }
     }
-    const uint v3254 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3254 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3256 = v1635 + v3254;
-    const uint v3257 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3257 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3259 = v1638 + v3257;
-    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3260 = v3256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3261 = v3259 < v79;
     const bool v3262 = v3260 && v3261;
     if (v3262) {
@@ -2831,11 +2831,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3271] = v3268;
       }
     }
-    const uint v3272 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3272 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3274 = v1635 + v3272;
-    const uint v3275 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3275 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3277 = v1638 + v3275;
-    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3278 = v3274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3279 = v3277 < v79;
     const bool v3280 = v3278 && v3279;
     if (v3280) {
@@ -2851,11 +2851,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3289] = v3286;
       }
     }
-    const uint v3290 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3290 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3292 = v1635 + v3290;
-    const uint v3293 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3293 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3295 = v1638 + v3293;
-    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3296 = v3292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3297 = v3295 < v79;
     const bool v3298 = v3296 && v3297;
     if (v3298) {
@@ -2871,11 +2871,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3307] = v3304;
       }
     }
-    const uint v3308 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3308 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3310 = v1635 + v3308;
-    const uint v3311 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3311 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3313 = v1638 + v3311;
-    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3314 = v3310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3315 = v3313 < v79;
     const bool v3316 = v3314 && v3315;
     if (v3316) {
@@ -2891,11 +2891,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3325] = v3322;
       }
     }
-    const uint v3326 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3326 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3328 = v1635 + v3326;
-    const uint v3329 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3329 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3331 = v1638 + v3329;
-    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3332 = v3328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3333 = v3331 < v79;
     const bool v3334 = v3332 && v3333;
     if (v3334) {
@@ -2911,11 +2911,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3343] = v3340;
       }
     }
-    const uint v3344 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3344 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3346 = v1635 + v3344;
-    const uint v3347 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3347 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3349 = v1638 + v3347;
-    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3350 = v3346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3351 = v3349 < v79;
     const bool v3352 = v3350 && v3351;
     if (v3352) {
@@ -2931,11 +2931,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3361] = v3358;
       }
     }
-    const uint v3362 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3362 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3364 = v1635 + v3362;
-    const uint v3365 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3365 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3367 = v1638 + v3365;
-    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3368 = v3364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3369 = v3367 < v79;
     const bool v3370 = v3368 && v3369;
     if (v3370) {
@@ -2951,11 +2951,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3379] = v3376;
       }
     }
-    const uint v3380 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3380 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3382 = v1635 + v3380;
-    const uint v3383 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3383 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3385 = v1638 + v3383;
-    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3386 = v3382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3387 = v3385 < v79;
     const bool v3388 = v3386 && v3387;
     if (v3388) {
@@ -2971,11 +2971,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3397] = v3394;
       }
     }
-    const uint v3398 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3398 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3400 = v1635 + v3398;
-    const uint v3401 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3401 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3403 = v1638 + v3401;
-    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3404 = v3400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3405 = v3403 < v79;
     const bool v3406 = v3404 && v3405;
     if (v3406) {
@@ -2991,11 +2991,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3415] = v3412;
       }
     }
-    const uint v3416 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3416 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3418 = v1635 + v3416;
-    const uint v3419 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3419 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3421 = v1638 + v3419;
-    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3422 = v3418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3423 = v3421 < v79;
     const bool v3424 = v3422 && v3423;
     if (v3424) {
@@ -3011,11 +3011,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3433] = v3430;
       }
     }
-    const uint v3434 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3434 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3436 = v1635 + v3434;
-    const uint v3437 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3437 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3439 = v1638 + v3437;
-    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3440 = v3436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3441 = v3439 < v79;
     const bool v3442 = v3440 && v3441;
     if (v3442) {
@@ -3031,11 +3031,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3451] = v3448;
       }
     }
-    const uint v3452 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3452 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3454 = v1635 + v3452;
-    const uint v3455 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3455 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3457 = v1638 + v3455;
-    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3458 = v3454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3459 = v3457 < v79;
     const bool v3460 = v3458 && v3459;
     if (v3460) {
@@ -3051,11 +3051,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3469] = v3466;
       }
     }
-    const uint v3470 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3470 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3472 = v1635 + v3470;
-    const uint v3473 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3473 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3475 = v1638 + v3473;
-    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3476 = v3472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3477 = v3475 < v79;
     const bool v3478 = v3476 && v3477;
     if (v3478) {
@@ -3071,11 +3071,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3487] = v3484;
       }
     }
-    const uint v3488 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3488 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3490 = v1635 + v3488;
-    const uint v3491 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3491 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3493 = v1638 + v3491;
-    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3494 = v3490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3495 = v3493 < v79;
     const bool v3496 = v3494 && v3495;
     if (v3496) {
@@ -3091,11 +3091,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3505] = v3502;
       }
     }
-    const uint v3506 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3506 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3508 = v1635 + v3506;
-    const uint v3509 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3509 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3511 = v1638 + v3509;
-    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3512 = v3508 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3513 = v3511 < v79;
     const bool v3514 = v3512 && v3513;
     if (v3514) {
@@ -3111,11 +3111,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3523] = v3520;
       }
     }
-    const uint v3524 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3524 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3526 = v1635 + v3524;
-    const uint v3527 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3527 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3529 = v1638 + v3527;
-    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3530 = v3526 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3531 = v3529 < v79;
     const bool v3532 = v3530 && v3531;
     if (v3532) {
@@ -3131,11 +3131,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3541] = v3538;
       }
     }
-    const uint v3542 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3542 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3544 = v1635 + v3542;
-    const uint v3545 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3545 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3547 = v1638 + v3545;
-    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3548 = v3544 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3549 = v3547 < v79;
     const bool v3550 = v3548 && v3549;
     if (v3550) {
@@ -3151,11 +3151,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3559] = v3556;
       }
     }
-    const uint v3560 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3560 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3562 = v1635 + v3560;
-    const uint v3563 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3563 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3565 = v1638 + v3563;
-    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3566 = v3562 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3567 = v3565 < v79;
     const bool v3568 = v3566 && v3567;
     if (v3568) {
@@ -3171,11 +3171,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3577] = v3574;
       }
     }
-    const uint v3578 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3578 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3580 = v1635 + v3578;
-    const uint v3581 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3581 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3583 = v1638 + v3581;
-    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3584 = v3580 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3585 = v3583 < v79;
     const bool v3586 = v3584 && v3585;
     if (v3586) {
@@ -3191,11 +3191,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3595] = v3592;
       }
     }
-    const uint v3596 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3596 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3598 = v1635 + v3596;
-    const uint v3599 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3599 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3601 = v1638 + v3599;
-    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3602 = v3598 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3603 = v3601 < v79;
     const bool v3604 = v3602 && v3603;
     if (v3604) {
@@ -3211,11 +3211,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3613] = v3610;
       }
     }
-    const uint v3614 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3614 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3616 = v1635 + v3614;
-    const uint v3617 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3617 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3619 = v1638 + v3617;
-    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3620 = v3616 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3621 = v3619 < v79;
     const bool v3622 = v3620 && v3621;
     if (v3622) {
@@ -3231,11 +3231,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3631] = v3628;
       }
     }
-    const uint v3632 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3632 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3634 = v1635 + v3632;
-    const uint v3635 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3635 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3637 = v1638 + v3635;
-    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3638 = v3634 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3639 = v3637 < v79;
     const bool v3640 = v3638 && v3639;
     if (v3640) {
@@ -3251,11 +3251,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3649] = v3646;
       }
     }
-    const uint v3650 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3650 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3652 = v1635 + v3650;
-    const uint v3653 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3653 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3655 = v1638 + v3653;
-    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3656 = v3652 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3657 = v3655 < v79;
     const bool v3658 = v3656 && v3657;
     if (v3658) {
@@ -3271,11 +3271,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3667] = v3664;
       }
     }
-    const uint v3668 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3668 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3670 = v1635 + v3668;
-    const uint v3671 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3671 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3673 = v1638 + v3671;
-    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3674 = v3670 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3675 = v3673 < v79;
     const bool v3676 = v3674 && v3675;
     if (v3676) {
@@ -3291,11 +3291,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3685] = v3682;
       }
     }
-    const uint v3686 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3686 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3688 = v1635 + v3686;
-    const uint v3689 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3689 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3691 = v1638 + v3689;
-    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3692 = v3688 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3693 = v3691 < v79;
     const bool v3694 = v3692 && v3693;
     if (v3694) {
@@ -3311,11 +3311,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3703] = v3700;
       }
     }
-    const uint v3704 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3704 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3706 = v1635 + v3704;
-    const uint v3707 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3707 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3709 = v1638 + v3707;
-    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3710 = v3706 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3711 = v3709 < v79;
     const bool v3712 = v3710 && v3711;
     if (v3712) {
@@ -3331,11 +3331,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3721] = v3718;
       }
     }
-    const uint v3722 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3722 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3724 = v1635 + v3722;
-    const uint v3725 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3725 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3727 = v1638 + v3725;
-    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3728 = v3724 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3729 = v3727 < v79;
     const bool v3730 = v3728 && v3729;
     if (v3730) {
@@ -3351,11 +3351,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3739] = v3736;
       }
     }
-    const uint v3740 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3740 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3742 = v1635 + v3740;
-    const uint v3743 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3743 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3745 = v1638 + v3743;
-    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3746 = v3742 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3747 = v3745 < v79;
     const bool v3748 = v3746 && v3747;
     if (v3748) {
@@ -3371,11 +3371,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3757] = v3754;
       }
     }
-    const uint v3758 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3758 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3760 = v1635 + v3758;
-    const uint v3761 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3761 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3763 = v1638 + v3761;
-    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3764 = v3760 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3765 = v3763 < v79;
     const bool v3766 = v3764 && v3765;
     if (v3766) {
@@ -3391,11 +3391,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3775] = v3772;
       }
     }
-    const uint v3776 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3776 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3778 = v1635 + v3776;
-    const uint v3779 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3779 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3781 = v1638 + v3779;
-    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3782 = v3778 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3783 = v3781 < v79;
     const bool v3784 = v3782 && v3783;
     if (v3784) {
@@ -3411,11 +3411,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3793] = v3790;
       }
     }
-    const uint v3794 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3794 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3796 = v1635 + v3794;
-    const uint v3797 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3797 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3799 = v1638 + v3797;
-    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3800 = v3796 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3801 = v3799 < v79;
     const bool v3802 = v3800 && v3801;
     if (v3802) {
@@ -3431,11 +3431,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3811] = v3808;
       }
     }
-    const uint v3812 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3812 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3814 = v1635 + v3812;
-    const uint v3815 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3815 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3817 = v1638 + v3815;
-    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3818 = v3814 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3819 = v3817 < v79;
     const bool v3820 = v3818 && v3819;
     if (v3820) {
@@ -3451,11 +3451,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3829] = v3826;
       }
     }
-    const uint v3830 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3830 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3832 = v1635 + v3830;
-    const uint v3833 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3833 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3835 = v1638 + v3833;
-    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3836 = v3832 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3837 = v3835 < v79;
     const bool v3838 = v3836 && v3837;
     if (v3838) {
@@ -3471,11 +3471,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3847] = v3844;
       }
     }
-    const uint v3848 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3848 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3850 = v1635 + v3848;
-    const uint v3851 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3851 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3853 = v1638 + v3851;
-    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3854 = v3850 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3855 = v3853 < v79;
     const bool v3856 = v3854 && v3855;
     if (v3856) {
@@ -3491,11 +3491,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3865] = v3862;
       }
     }
-    const uint v3866 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3866 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3868 = v1635 + v3866;
-    const uint v3869 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3869 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3871 = v1638 + v3869;
-    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3872 = v3868 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3873 = v3871 < v79;
     const bool v3874 = v3872 && v3873;
     if (v3874) {
@@ -3511,11 +3511,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3883] = v3880;
       }
     }
-    const uint v3884 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3884 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3886 = v1635 + v3884;
-    const uint v3887 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3887 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3889 = v1638 + v3887;
-    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3890 = v3886 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3891 = v3889 < v79;
     const bool v3892 = v3890 && v3891;
     if (v3892) {
@@ -3531,11 +3531,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3901] = v3898;
       }
     }
-    const uint v3902 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3902 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3904 = v1635 + v3902;
-    const uint v3905 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3905 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3907 = v1638 + v3905;
-    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3908 = v3904 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3909 = v3907 < v79;
     const bool v3910 = v3908 && v3909;
     if (v3910) {
@@ -3551,11 +3551,11 @@ kernel void iron_moe_gemm_affine_b4_g64_bf16(
         out[v3919] = v3916;
       }
     }
-    const uint v3920 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3920 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3922 = v1635 + v3920;
-    const uint v3923 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3923 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3925 = v1638 + v3923;
-    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3926 = v3922 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3927 = v3925 < v79;
     const bool v3928 = v3926 && v3927;
     if (v3928) {

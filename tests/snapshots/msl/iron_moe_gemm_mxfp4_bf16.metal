@@ -166,20 +166,20 @@ kernel void iron_moe_gemm_mxfp4_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:171
     const uint v79 = v1 * v2;
     const uint v80 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:100
-    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:195
-    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:196
+    const uint v82 = iron_sg;  // kernels/gemm/gemm_tiles.hpp:227
+    const uint v85 = v82 >> 1u;  // kernels/gemm/gemm_tiles.hpp:228
     const uint v86 = v85 << 6u;
-    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:197
+    const uint v89 = v82 & 1u;  // kernels/gemm/gemm_tiles.hpp:229
     const uint v90 = v89 << 6u;
-    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:200
+    iron_frag<float, 64, 64> v92;  // kernels/gemm/gemm_tiles.hpp:231
     iron_frag_fill(v92, float(0.0f));
-    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:201
+    iron_frag<bfloat, 64, 16> v94;  // kernels/gemm/gemm_tiles.hpp:232
     iron_frag_fill(v94, bfloat(bfloat(0.0f)));
-    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:202
+    iron_frag<bfloat, 16, 64> v96;  // kernels/gemm/gemm_tiles.hpp:233
     iron_frag_fill(v96, bfloat(bfloat(0.0f)));
-    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:215
+    const uint v99 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:191
     const bool v100 = v99 == 0u;
-    if (v100) {
+    if (v100) {  // kernels/gemm/gemm_tiles.hpp:246
       const uint v4531 = iron_tid.x;  // kernels/gemm/gemm_tiles.hpp:77
       const uint v4534 = v4531 >> 2u;  // kernels/gemm/gemm_tiles.hpp:78
       const uint v4537 = v4531 & 3u;  // kernels/gemm/gemm_tiles.hpp:79
@@ -236,14 +236,14 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v5363 = min(v5351, v4647);  // kernels/gemm/quant_b.hpp:138
       const uint v5368 = v5363 * v4653;  // kernels/gemm/quant_b.hpp:71
       const uint v5375 = v5363 * v4660;  // kernels/gemm/quant_b.hpp:72
-      const uint v5587 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v5593 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v5587 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const uint v5593 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (uint v4523 = 0u; v4523 < v3; v4523 += 32u) {  // kernels/gemm/gemm_tiles.hpp:222
+      for (uint v4523 = 0u; v4523 < v3; v4523 += 32u) {  // kernels/gemm/gemm_tiles.hpp:253
         const uint v4525 = v4523 >> 5u;
         const uint v4527 = v4525 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v4529 = v4527 * 5120u;  // kernels/gemm/gemm_tiles.hpp:219
+        const uint v4529 = v4527 * 5120u;  // kernels/gemm/gemm_tiles.hpp:250
         const uint v4541 = v4523 + v4538;  // kernels/gemm/gemm_tiles.hpp:80
         const bool v4542 = v4541 < v3;
         const bool v4543 = v4540 && v4542;
@@ -800,21 +800,21 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v5572 = v5355 ? v5549 : 0.0f;
         const bfloat v5573 = bfloat(v5572);
         *(threadgroup iron_bf16x8*)(shm1 + v4625) = iron_bf16x8{{bfloat4(v5552, v5555, v5558, v5561), bfloat4(v5564, v5567, v5570, v5573)}};  // kernels/gemm/quant_b.hpp:146
-        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:222
+        // async.commit: the copies above are done  // kernels/gemm/gemm_tiles.hpp:253
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v5588 = v4529 + v5587;  // kernels/gemm/gemm_tiles.hpp:206
+        const uint v5588 = v4529 + v5587;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load<false>(v94, shm0, long(v5588), long(40u));
-        const uint v5594 = v4529 + v5593;  // kernels/gemm/gemm_tiles.hpp:210
+        const uint v5594 = v4529 + v5593;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load<true>(v96, shm1, long(v5594), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        const uint v5601 = v5588 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        const uint v5601 = v5588 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
         iron_frag_load<false>(v94, shm0, long(v5601), long(40u));
-        const uint v5607 = v5594 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+        const uint v5607 = v5594 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
         iron_frag_load<true>(v96, shm1, long(v5607), long(40u));
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:222
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:253
     } else {
       const uint v1197 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:93
       const uint v1198 = iron_tid.x;
@@ -865,12 +865,12 @@ kernel void iron_moe_gemm_mxfp4_bf16(
       const uint v1971 = v1959 * v1256;  // kernels/gemm/quant_b.hpp:72
       const uint v2172 = v1942 * 40u;  // kernels/gemm/quant_b.hpp:146
       const uint v2174 = v2172 + v1946;
-      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:210
-      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:206
-      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:210
+      const uint v2181 = v86 * 40u;  // kernels/gemm/gemm_tiles.hpp:237
+      const uint v2187 = v90 * 40u;  // kernels/gemm/gemm_tiles.hpp:241
+      const uint v2195 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:237
+      const uint v2201 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:241
 
-      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:227
+      for (uint v1196 = 0u; v1196 < v3; v1196 += 32u) {  // kernels/gemm/gemm_tiles.hpp:258
         for (uint v1200 = v1198; v1200 < 4096u; v1200 += v1197) {  // kernels/gemm/gemm_tiles.hpp:93
           const uint v1202 = v1200 >> 5u;  // kernels/gemm/gemm_tiles.hpp:94
           const uint v1204 = v1200 & 31u;  // kernels/gemm/gemm_tiles.hpp:95
@@ -1413,23 +1413,23 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         const float v2168 = v1951 ? v2145 : 0.0f;
         const bfloat v2169 = bfloat(v2168);
         *(threadgroup iron_bf16x8*)(shm1 + v2174) = iron_bf16x8{{bfloat4(v2148, v2151, v2154, v2157), bfloat4(v2160, v2163, v2166, v2169)}};  // kernels/gemm/quant_b.hpp:146
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:230
-        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:206
-        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:210
-        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:212
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:232
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:261
+        iron_frag_load<false>(v94, shm0, long(v2181), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load<true>(v96, shm1, long(v2187), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        iron_frag_load<false>(v94, shm0, long(v2195), long(40u));  // kernels/gemm/gemm_tiles.hpp:237
+        iron_frag_load<true>(v96, shm1, long(v2201), long(40u));  // kernels/gemm/gemm_tiles.hpp:241
+        iron_frag_mma(v92, v94, v96);  // kernels/gemm/gemm_tiles.hpp:243
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_tiles.hpp:263
       }
     }
-    const uint v2202 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2202 = iron_frag_coord<64>(0u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2203 = v75 + v86;
     const uint v2204 = v2203 + v2202;
-    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2205 = iron_frag_coord<64>(0u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2206 = v80 + v90;
     const uint v2207 = v2206 + v2205;
-    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2208 = v2204 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2209 = v2207 < v79;
     const bool v2210 = v2208 && v2209;
     if (v2210) {
@@ -1445,11 +1445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2219] = v2216;
       }
     }
-    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2220 = iron_frag_coord<64>(1u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2222 = v2203 + v2220;
-    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2223 = iron_frag_coord<64>(1u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2225 = v2206 + v2223;
-    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2226 = v2222 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2227 = v2225 < v79;
     const bool v2228 = v2226 && v2227;
     if (v2228) {
@@ -1465,11 +1465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2237] = v2234;
       }
     }
-    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2238 = iron_frag_coord<64>(2u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2240 = v2203 + v2238;
-    const uint v2241 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2241 = iron_frag_coord<64>(2u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2243 = v2206 + v2241;
-    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2244 = v2240 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2245 = v2243 < v79;
     const bool v2246 = v2244 && v2245;
     if (v2246) {
@@ -1485,11 +1485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2255] = v2252;
       }
     }
-    const uint v2256 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2256 = iron_frag_coord<64>(3u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2258 = v2203 + v2256;
-    const uint v2259 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2259 = iron_frag_coord<64>(3u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2261 = v2206 + v2259;
-    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2262 = v2258 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2263 = v2261 < v79;
     const bool v2264 = v2262 && v2263;
     if (v2264) {
@@ -1505,11 +1505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2273] = v2270;
       }
     }
-    const uint v2274 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2274 = iron_frag_coord<64>(4u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2276 = v2203 + v2274;
-    const uint v2277 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2277 = iron_frag_coord<64>(4u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2279 = v2206 + v2277;
-    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2280 = v2276 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2281 = v2279 < v79;
     const bool v2282 = v2280 && v2281;
     if (v2282) {
@@ -1525,11 +1525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2291] = v2288;
       }
     }
-    const uint v2292 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2292 = iron_frag_coord<64>(5u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2294 = v2203 + v2292;
-    const uint v2295 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2295 = iron_frag_coord<64>(5u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2297 = v2206 + v2295;
-    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2298 = v2294 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2299 = v2297 < v79;
     const bool v2300 = v2298 && v2299;
     if (v2300) {
@@ -1545,11 +1545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2309] = v2306;
       }
     }
-    const uint v2310 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2310 = iron_frag_coord<64>(6u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2312 = v2203 + v2310;
-    const uint v2313 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2313 = iron_frag_coord<64>(6u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2315 = v2206 + v2313;
-    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2316 = v2312 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2317 = v2315 < v79;
     const bool v2318 = v2316 && v2317;
     if (v2318) {
@@ -1565,11 +1565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2327] = v2324;
       }
     }
-    const uint v2328 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2328 = iron_frag_coord<64>(7u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2330 = v2203 + v2328;
-    const uint v2331 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2331 = iron_frag_coord<64>(7u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2333 = v2206 + v2331;
-    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2334 = v2330 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2335 = v2333 < v79;
     const bool v2336 = v2334 && v2335;
     if (v2336) {
@@ -1585,11 +1585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2345] = v2342;
       }
     }
-    const uint v2346 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2346 = iron_frag_coord<64>(8u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2348 = v2203 + v2346;
-    const uint v2349 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2349 = iron_frag_coord<64>(8u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2351 = v2206 + v2349;
-    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2352 = v2348 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2353 = v2351 < v79;
     const bool v2354 = v2352 && v2353;
     if (v2354) {
@@ -1605,11 +1605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2363] = v2360;
       }
     }
-    const uint v2364 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2364 = iron_frag_coord<64>(9u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2366 = v2203 + v2364;
-    const uint v2367 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2367 = iron_frag_coord<64>(9u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2369 = v2206 + v2367;
-    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2370 = v2366 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2371 = v2369 < v79;
     const bool v2372 = v2370 && v2371;
     if (v2372) {
@@ -1625,11 +1625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2381] = v2378;
       }
     }
-    const uint v2382 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2382 = iron_frag_coord<64>(10u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2384 = v2203 + v2382;
-    const uint v2385 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2385 = iron_frag_coord<64>(10u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2387 = v2206 + v2385;
-    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2388 = v2384 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2389 = v2387 < v79;
     const bool v2390 = v2388 && v2389;
     if (v2390) {
@@ -1645,11 +1645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2399] = v2396;
       }
     }
-    const uint v2400 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2400 = iron_frag_coord<64>(11u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2402 = v2203 + v2400;
-    const uint v2403 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2403 = iron_frag_coord<64>(11u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2405 = v2206 + v2403;
-    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2406 = v2402 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2407 = v2405 < v79;
     const bool v2408 = v2406 && v2407;
     if (v2408) {
@@ -1665,11 +1665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2417] = v2414;
       }
     }
-    const uint v2418 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2418 = iron_frag_coord<64>(12u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2420 = v2203 + v2418;
-    const uint v2421 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2421 = iron_frag_coord<64>(12u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2423 = v2206 + v2421;
-    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2424 = v2420 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2425 = v2423 < v79;
     const bool v2426 = v2424 && v2425;
     if (v2426) {
@@ -1685,11 +1685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2435] = v2432;
       }
     }
-    const uint v2436 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2436 = iron_frag_coord<64>(13u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2438 = v2203 + v2436;
-    const uint v2439 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2439 = iron_frag_coord<64>(13u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2441 = v2206 + v2439;
-    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2442 = v2438 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2443 = v2441 < v79;
     const bool v2444 = v2442 && v2443;
     if (v2444) {
@@ -1705,11 +1705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2453] = v2450;
       }
     }
-    const uint v2454 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2454 = iron_frag_coord<64>(14u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2456 = v2203 + v2454;
-    const uint v2457 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2457 = iron_frag_coord<64>(14u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2459 = v2206 + v2457;
-    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2460 = v2456 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2461 = v2459 < v79;
     const bool v2462 = v2460 && v2461;
     if (v2462) {
@@ -1725,11 +1725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2471] = v2468;
       }
     }
-    const uint v2472 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2472 = iron_frag_coord<64>(15u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2474 = v2203 + v2472;
-    const uint v2475 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2475 = iron_frag_coord<64>(15u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2477 = v2206 + v2475;
-    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2478 = v2474 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2479 = v2477 < v79;
     const bool v2480 = v2478 && v2479;
     if (v2480) {
@@ -1745,11 +1745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2489] = v2486;
       }
     }
-    const uint v2490 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2490 = iron_frag_coord<64>(16u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2492 = v2203 + v2490;
-    const uint v2493 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2493 = iron_frag_coord<64>(16u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2495 = v2206 + v2493;
-    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2496 = v2492 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2497 = v2495 < v79;
     const bool v2498 = v2496 && v2497;
     if (v2498) {
@@ -1765,11 +1765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2507] = v2504;
       }
     }
-    const uint v2508 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2508 = iron_frag_coord<64>(17u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2510 = v2203 + v2508;
-    const uint v2511 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2511 = iron_frag_coord<64>(17u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2513 = v2206 + v2511;
-    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2514 = v2510 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2515 = v2513 < v79;
     const bool v2516 = v2514 && v2515;
     if (v2516) {
@@ -1785,11 +1785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2525] = v2522;
       }
     }
-    const uint v2526 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2526 = iron_frag_coord<64>(18u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2528 = v2203 + v2526;
-    const uint v2529 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2529 = iron_frag_coord<64>(18u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2531 = v2206 + v2529;
-    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2532 = v2528 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2533 = v2531 < v79;
     const bool v2534 = v2532 && v2533;
     if (v2534) {
@@ -1805,11 +1805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2543] = v2540;
       }
     }
-    const uint v2544 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2544 = iron_frag_coord<64>(19u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2546 = v2203 + v2544;
-    const uint v2547 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2547 = iron_frag_coord<64>(19u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2549 = v2206 + v2547;
-    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2550 = v2546 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2551 = v2549 < v79;
     const bool v2552 = v2550 && v2551;
     if (v2552) {
@@ -1825,11 +1825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2561] = v2558;
       }
     }
-    const uint v2562 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2562 = iron_frag_coord<64>(20u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2564 = v2203 + v2562;
-    const uint v2565 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2565 = iron_frag_coord<64>(20u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2567 = v2206 + v2565;
-    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2568 = v2564 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2569 = v2567 < v79;
     const bool v2570 = v2568 && v2569;
     if (v2570) {
@@ -1845,11 +1845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2579] = v2576;
       }
     }
-    const uint v2580 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2580 = iron_frag_coord<64>(21u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2582 = v2203 + v2580;
-    const uint v2583 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2583 = iron_frag_coord<64>(21u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2585 = v2206 + v2583;
-    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2586 = v2582 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2587 = v2585 < v79;
     const bool v2588 = v2586 && v2587;
     if (v2588) {
@@ -1865,11 +1865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2597] = v2594;
       }
     }
-    const uint v2598 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2598 = iron_frag_coord<64>(22u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2600 = v2203 + v2598;
-    const uint v2601 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2601 = iron_frag_coord<64>(22u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2603 = v2206 + v2601;
-    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2604 = v2600 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2605 = v2603 < v79;
     const bool v2606 = v2604 && v2605;
     if (v2606) {
@@ -1885,11 +1885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2615] = v2612;
       }
     }
-    const uint v2616 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2616 = iron_frag_coord<64>(23u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2618 = v2203 + v2616;
-    const uint v2619 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2619 = iron_frag_coord<64>(23u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2621 = v2206 + v2619;
-    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2622 = v2618 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2623 = v2621 < v79;
     const bool v2624 = v2622 && v2623;
     if (v2624) {
@@ -1905,11 +1905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2633] = v2630;
       }
     }
-    const uint v2634 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2634 = iron_frag_coord<64>(24u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2636 = v2203 + v2634;
-    const uint v2637 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2637 = iron_frag_coord<64>(24u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2639 = v2206 + v2637;
-    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2640 = v2636 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2641 = v2639 < v79;
     const bool v2642 = v2640 && v2641;
     if (v2642) {
@@ -1925,11 +1925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2651] = v2648;
       }
     }
-    const uint v2652 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2652 = iron_frag_coord<64>(25u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2654 = v2203 + v2652;
-    const uint v2655 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2655 = iron_frag_coord<64>(25u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2657 = v2206 + v2655;
-    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2658 = v2654 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2659 = v2657 < v79;
     const bool v2660 = v2658 && v2659;
     if (v2660) {
@@ -1945,11 +1945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2669] = v2666;
       }
     }
-    const uint v2670 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2670 = iron_frag_coord<64>(26u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2672 = v2203 + v2670;
-    const uint v2673 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2673 = iron_frag_coord<64>(26u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2675 = v2206 + v2673;
-    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2676 = v2672 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2677 = v2675 < v79;
     const bool v2678 = v2676 && v2677;
     if (v2678) {
@@ -1965,11 +1965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2687] = v2684;
       }
     }
-    const uint v2688 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2688 = iron_frag_coord<64>(27u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2690 = v2203 + v2688;
-    const uint v2691 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2691 = iron_frag_coord<64>(27u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2693 = v2206 + v2691;
-    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2694 = v2690 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2695 = v2693 < v79;
     const bool v2696 = v2694 && v2695;
     if (v2696) {
@@ -1985,11 +1985,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2705] = v2702;
       }
     }
-    const uint v2706 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2706 = iron_frag_coord<64>(28u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2708 = v2203 + v2706;
-    const uint v2709 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2709 = iron_frag_coord<64>(28u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2711 = v2206 + v2709;
-    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2712 = v2708 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2713 = v2711 < v79;
     const bool v2714 = v2712 && v2713;
     if (v2714) {
@@ -2005,11 +2005,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2723] = v2720;
       }
     }
-    const uint v2724 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2724 = iron_frag_coord<64>(29u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2726 = v2203 + v2724;
-    const uint v2727 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2727 = iron_frag_coord<64>(29u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2729 = v2206 + v2727;
-    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2730 = v2726 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2731 = v2729 < v79;
     const bool v2732 = v2730 && v2731;
     if (v2732) {
@@ -2025,11 +2025,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2741] = v2738;
       }
     }
-    const uint v2742 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2742 = iron_frag_coord<64>(30u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2744 = v2203 + v2742;
-    const uint v2745 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2745 = iron_frag_coord<64>(30u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2747 = v2206 + v2745;
-    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2748 = v2744 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2749 = v2747 < v79;
     const bool v2750 = v2748 && v2749;
     if (v2750) {
@@ -2045,11 +2045,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2759] = v2756;
       }
     }
-    const uint v2760 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2760 = iron_frag_coord<64>(31u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2762 = v2203 + v2760;
-    const uint v2763 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2763 = iron_frag_coord<64>(31u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2765 = v2206 + v2763;
-    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2766 = v2762 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2767 = v2765 < v79;
     const bool v2768 = v2766 && v2767;
     if (v2768) {
@@ -2065,11 +2065,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2777] = v2774;
       }
     }
-    const uint v2778 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2778 = iron_frag_coord<64>(32u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2780 = v2203 + v2778;
-    const uint v2781 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2781 = iron_frag_coord<64>(32u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2783 = v2206 + v2781;
-    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2784 = v2780 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2785 = v2783 < v79;
     const bool v2786 = v2784 && v2785;
     if (v2786) {
@@ -2085,11 +2085,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2795] = v2792;
       }
     }
-    const uint v2796 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2796 = iron_frag_coord<64>(33u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2798 = v2203 + v2796;
-    const uint v2799 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2799 = iron_frag_coord<64>(33u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2801 = v2206 + v2799;
-    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2802 = v2798 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2803 = v2801 < v79;
     const bool v2804 = v2802 && v2803;
     if (v2804) {
@@ -2105,11 +2105,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2813] = v2810;
       }
     }
-    const uint v2814 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2814 = iron_frag_coord<64>(34u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2816 = v2203 + v2814;
-    const uint v2817 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2817 = iron_frag_coord<64>(34u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2819 = v2206 + v2817;
-    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2820 = v2816 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2821 = v2819 < v79;
     const bool v2822 = v2820 && v2821;
     if (v2822) {
@@ -2125,11 +2125,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2831] = v2828;
       }
     }
-    const uint v2832 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2832 = iron_frag_coord<64>(35u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2834 = v2203 + v2832;
-    const uint v2835 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2835 = iron_frag_coord<64>(35u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2837 = v2206 + v2835;
-    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2838 = v2834 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2839 = v2837 < v79;
     const bool v2840 = v2838 && v2839;
     if (v2840) {
@@ -2145,11 +2145,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2849] = v2846;
       }
     }
-    const uint v2850 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2850 = iron_frag_coord<64>(36u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2852 = v2203 + v2850;
-    const uint v2853 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2853 = iron_frag_coord<64>(36u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2855 = v2206 + v2853;
-    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2856 = v2852 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2857 = v2855 < v79;
     const bool v2858 = v2856 && v2857;
     if (v2858) {
@@ -2165,11 +2165,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2867] = v2864;
       }
     }
-    const uint v2868 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2868 = iron_frag_coord<64>(37u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2870 = v2203 + v2868;
-    const uint v2871 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2871 = iron_frag_coord<64>(37u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2873 = v2206 + v2871;
-    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2874 = v2870 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2875 = v2873 < v79;
     const bool v2876 = v2874 && v2875;
     if (v2876) {
@@ -2185,11 +2185,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2885] = v2882;
       }
     }
-    const uint v2886 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2886 = iron_frag_coord<64>(38u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2888 = v2203 + v2886;
-    const uint v2889 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2889 = iron_frag_coord<64>(38u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2891 = v2206 + v2889;
-    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2892 = v2888 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2893 = v2891 < v79;
     const bool v2894 = v2892 && v2893;
     if (v2894) {
@@ -2205,11 +2205,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2903] = v2900;
       }
     }
-    const uint v2904 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2904 = iron_frag_coord<64>(39u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2906 = v2203 + v2904;
-    const uint v2907 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2907 = iron_frag_coord<64>(39u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2909 = v2206 + v2907;
-    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2910 = v2906 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2911 = v2909 < v79;
     const bool v2912 = v2910 && v2911;
     if (v2912) {
@@ -2225,11 +2225,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2921] = v2918;
       }
     }
-    const uint v2922 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2922 = iron_frag_coord<64>(40u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2924 = v2203 + v2922;
-    const uint v2925 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2925 = iron_frag_coord<64>(40u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2927 = v2206 + v2925;
-    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2928 = v2924 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2929 = v2927 < v79;
     const bool v2930 = v2928 && v2929;
     if (v2930) {
@@ -2245,11 +2245,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2939] = v2936;
       }
     }
-    const uint v2940 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2940 = iron_frag_coord<64>(41u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2942 = v2203 + v2940;
-    const uint v2943 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2943 = iron_frag_coord<64>(41u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2945 = v2206 + v2943;
-    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2946 = v2942 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2947 = v2945 < v79;
     const bool v2948 = v2946 && v2947;
     if (v2948) {
@@ -2265,11 +2265,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2957] = v2954;
       }
     }
-    const uint v2958 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2958 = iron_frag_coord<64>(42u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2960 = v2203 + v2958;
-    const uint v2961 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2961 = iron_frag_coord<64>(42u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2963 = v2206 + v2961;
-    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2964 = v2960 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2965 = v2963 < v79;
     const bool v2966 = v2964 && v2965;
     if (v2966) {
@@ -2285,11 +2285,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2975] = v2972;
       }
     }
-    const uint v2976 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2976 = iron_frag_coord<64>(43u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2978 = v2203 + v2976;
-    const uint v2979 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2979 = iron_frag_coord<64>(43u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2981 = v2206 + v2979;
-    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v2982 = v2978 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v2983 = v2981 < v79;
     const bool v2984 = v2982 && v2983;
     if (v2984) {
@@ -2305,11 +2305,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v2993] = v2990;
       }
     }
-    const uint v2994 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v2994 = iron_frag_coord<64>(44u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v2996 = v2203 + v2994;
-    const uint v2997 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v2997 = iron_frag_coord<64>(44u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v2999 = v2206 + v2997;
-    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3000 = v2996 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3001 = v2999 < v79;
     const bool v3002 = v3000 && v3001;
     if (v3002) {
@@ -2325,11 +2325,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3011] = v3008;
       }
     }
-    const uint v3012 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3012 = iron_frag_coord<64>(45u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3014 = v2203 + v3012;
-    const uint v3015 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3015 = iron_frag_coord<64>(45u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3017 = v2206 + v3015;
-    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3018 = v3014 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3019 = v3017 < v79;
     const bool v3020 = v3018 && v3019;
     if (v3020) {
@@ -2345,11 +2345,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3029] = v3026;
       }
     }
-    const uint v3030 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3030 = iron_frag_coord<64>(46u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3032 = v2203 + v3030;
-    const uint v3033 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3033 = iron_frag_coord<64>(46u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3035 = v2206 + v3033;
-    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3036 = v3032 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3037 = v3035 < v79;
     const bool v3038 = v3036 && v3037;
     if (v3038) {
@@ -2365,11 +2365,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3047] = v3044;
       }
     }
-    const uint v3048 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3048 = iron_frag_coord<64>(47u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3050 = v2203 + v3048;
-    const uint v3051 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3051 = iron_frag_coord<64>(47u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3053 = v2206 + v3051;
-    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3054 = v3050 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3055 = v3053 < v79;
     const bool v3056 = v3054 && v3055;
     if (v3056) {
@@ -2385,11 +2385,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3065] = v3062;
       }
     }
-    const uint v3066 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3066 = iron_frag_coord<64>(48u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3068 = v2203 + v3066;
-    const uint v3069 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3069 = iron_frag_coord<64>(48u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3071 = v2206 + v3069;
-    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3072 = v3068 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3073 = v3071 < v79;
     const bool v3074 = v3072 && v3073;
     if (v3074) {
@@ -2405,11 +2405,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3083] = v3080;
       }
     }
-    const uint v3084 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3084 = iron_frag_coord<64>(49u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3086 = v2203 + v3084;
-    const uint v3087 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3087 = iron_frag_coord<64>(49u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3089 = v2206 + v3087;
-    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3090 = v3086 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3091 = v3089 < v79;
     const bool v3092 = v3090 && v3091;
     if (v3092) {
@@ -2425,11 +2425,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3101] = v3098;
       }
     }
-    const uint v3102 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3102 = iron_frag_coord<64>(50u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3104 = v2203 + v3102;
-    const uint v3105 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3105 = iron_frag_coord<64>(50u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3107 = v2206 + v3105;
-    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3108 = v3104 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3109 = v3107 < v79;
     const bool v3110 = v3108 && v3109;
     if (v3110) {
@@ -2445,11 +2445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3119] = v3116;
       }
     }
-    const uint v3120 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3120 = iron_frag_coord<64>(51u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3122 = v2203 + v3120;
-    const uint v3123 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3123 = iron_frag_coord<64>(51u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3125 = v2206 + v3123;
-    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3126 = v3122 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3127 = v3125 < v79;
     const bool v3128 = v3126 && v3127;
     if (v3128) {
@@ -2465,11 +2465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3137] = v3134;
       }
     }
-    const uint v3138 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3138 = iron_frag_coord<64>(52u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3140 = v2203 + v3138;
-    const uint v3141 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3141 = iron_frag_coord<64>(52u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3143 = v2206 + v3141;
-    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3144 = v3140 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3145 = v3143 < v79;
     const bool v3146 = v3144 && v3145;
     if (v3146) {
@@ -2485,11 +2485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3155] = v3152;
       }
     }
-    const uint v3156 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3156 = iron_frag_coord<64>(53u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3158 = v2203 + v3156;
-    const uint v3159 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3159 = iron_frag_coord<64>(53u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3161 = v2206 + v3159;
-    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3162 = v3158 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3163 = v3161 < v79;
     const bool v3164 = v3162 && v3163;
     if (v3164) {
@@ -2505,11 +2505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3173] = v3170;
       }
     }
-    const uint v3174 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3174 = iron_frag_coord<64>(54u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3176 = v2203 + v3174;
-    const uint v3177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3177 = iron_frag_coord<64>(54u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3179 = v2206 + v3177;
-    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3180 = v3176 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3181 = v3179 < v79;
     const bool v3182 = v3180 && v3181;
     if (v3182) {
@@ -2525,11 +2525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3191] = v3188;
       }
     }
-    const uint v3192 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3192 = iron_frag_coord<64>(55u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3194 = v2203 + v3192;
-    const uint v3195 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3195 = iron_frag_coord<64>(55u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3197 = v2206 + v3195;
-    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3198 = v3194 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3199 = v3197 < v79;
     const bool v3200 = v3198 && v3199;
     if (v3200) {
@@ -2545,11 +2545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3209] = v3206;
       }
     }
-    const uint v3210 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3210 = iron_frag_coord<64>(56u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3212 = v2203 + v3210;
-    const uint v3213 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3213 = iron_frag_coord<64>(56u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3215 = v2206 + v3213;
-    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3216 = v3212 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3217 = v3215 < v79;
     const bool v3218 = v3216 && v3217;
     if (v3218) {
@@ -2565,11 +2565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3227] = v3224;
       }
     }
-    const uint v3228 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3228 = iron_frag_coord<64>(57u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3230 = v2203 + v3228;
-    const uint v3231 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3231 = iron_frag_coord<64>(57u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3233 = v2206 + v3231;
-    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3234 = v3230 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3235 = v3233 < v79;
     const bool v3236 = v3234 && v3235;
     if (v3236) {
@@ -2585,11 +2585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3245] = v3242;
       }
     }
-    const uint v3246 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3246 = iron_frag_coord<64>(58u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3248 = v2203 + v3246;
-    const uint v3249 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3249 = iron_frag_coord<64>(58u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3251 = v2206 + v3249;
-    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3252 = v3248 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3253 = v3251 < v79;
     const bool v3254 = v3252 && v3253;
     if (v3254) {
@@ -2605,11 +2605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3263] = v3260;
       }
     }
-    const uint v3264 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3264 = iron_frag_coord<64>(59u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3266 = v2203 + v3264;
-    const uint v3267 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3267 = iron_frag_coord<64>(59u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3269 = v2206 + v3267;
-    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3270 = v3266 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3271 = v3269 < v79;
     const bool v3272 = v3270 && v3271;
     if (v3272) {
@@ -2625,11 +2625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3281] = v3278;
       }
     }
-    const uint v3282 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3282 = iron_frag_coord<64>(60u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3284 = v2203 + v3282;
-    const uint v3285 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3285 = iron_frag_coord<64>(60u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3287 = v2206 + v3285;
-    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3288 = v3284 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3289 = v3287 < v79;
     const bool v3290 = v3288 && v3289;
     if (v3290) {
@@ -2645,11 +2645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3299] = v3296;
       }
     }
-    const uint v3300 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3300 = iron_frag_coord<64>(61u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3302 = v2203 + v3300;
-    const uint v3303 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3303 = iron_frag_coord<64>(61u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3305 = v2206 + v3303;
-    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3306 = v3302 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3307 = v3305 < v79;
     const bool v3308 = v3306 && v3307;
     if (v3308) {
@@ -2665,11 +2665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3317] = v3314;
       }
     }
-    const uint v3318 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3318 = iron_frag_coord<64>(62u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3320 = v2203 + v3318;
-    const uint v3321 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3321 = iron_frag_coord<64>(62u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3323 = v2206 + v3321;
-    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3324 = v3320 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3325 = v3323 < v79;
     const bool v3326 = v3324 && v3325;
     if (v3326) {
@@ -2685,11 +2685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3335] = v3332;
       }
     }
-    const uint v3336 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3336 = iron_frag_coord<64>(63u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3338 = v2203 + v3336;
-    const uint v3339 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3339 = iron_frag_coord<64>(63u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3341 = v2206 + v3339;
-    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3342 = v3338 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3343 = v3341 < v79;
     const bool v3344 = v3342 && v3343;
     if (v3344) {
@@ -2705,11 +2705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3353] = v3350;
       }
     }
-    const uint v3354 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3354 = iron_frag_coord<64>(64u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3356 = v2203 + v3354;
-    const uint v3357 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3357 = iron_frag_coord<64>(64u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3359 = v2206 + v3357;
-    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3360 = v3356 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3361 = v3359 < v79;
     const bool v3362 = v3360 && v3361;
     if (v3362) {
@@ -2725,11 +2725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3371] = v3368;
       }
     }
-    const uint v3372 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3372 = iron_frag_coord<64>(65u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3374 = v2203 + v3372;
-    const uint v3375 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3375 = iron_frag_coord<64>(65u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3377 = v2206 + v3375;
-    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3378 = v3374 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3379 = v3377 < v79;
     const bool v3380 = v3378 && v3379;
     if (v3380) {
@@ -2745,11 +2745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3389] = v3386;
       }
     }
-    const uint v3390 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3390 = iron_frag_coord<64>(66u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3392 = v2203 + v3390;
-    const uint v3393 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3393 = iron_frag_coord<64>(66u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3395 = v2206 + v3393;
-    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3396 = v3392 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3397 = v3395 < v79;
     const bool v3398 = v3396 && v3397;
     if (v3398) {
@@ -2765,11 +2765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3407] = v3404;
       }
     }
-    const uint v3408 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3408 = iron_frag_coord<64>(67u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3410 = v2203 + v3408;
-    const uint v3411 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3411 = iron_frag_coord<64>(67u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3413 = v2206 + v3411;
-    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3414 = v3410 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3415 = v3413 < v79;
     const bool v3416 = v3414 && v3415;
     if (v3416) {
@@ -2785,11 +2785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3425] = v3422;
       }
     }
-    const uint v3426 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3426 = iron_frag_coord<64>(68u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3428 = v2203 + v3426;
-    const uint v3429 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3429 = iron_frag_coord<64>(68u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3431 = v2206 + v3429;
-    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3432 = v3428 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3433 = v3431 < v79;
     const bool v3434 = v3432 && v3433;
     if (v3434) {
@@ -2805,11 +2805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3443] = v3440;
       }
     }
-    const uint v3444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3444 = iron_frag_coord<64>(69u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3446 = v2203 + v3444;
-    const uint v3447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3447 = iron_frag_coord<64>(69u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3449 = v2206 + v3447;
-    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3450 = v3446 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3451 = v3449 < v79;
     const bool v3452 = v3450 && v3451;
     if (v3452) {
@@ -2825,11 +2825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3461] = v3458;
       }
     }
-    const uint v3462 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3462 = iron_frag_coord<64>(70u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3464 = v2203 + v3462;
-    const uint v3465 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3465 = iron_frag_coord<64>(70u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3467 = v2206 + v3465;
-    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3468 = v3464 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3469 = v3467 < v79;
     const bool v3470 = v3468 && v3469;
     if (v3470) {
@@ -2845,11 +2845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3479] = v3476;
       }
     }
-    const uint v3480 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3480 = iron_frag_coord<64>(71u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3482 = v2203 + v3480;
-    const uint v3483 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3483 = iron_frag_coord<64>(71u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3485 = v2206 + v3483;
-    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3486 = v3482 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3487 = v3485 < v79;
     const bool v3488 = v3486 && v3487;
     if (v3488) {
@@ -2865,11 +2865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3497] = v3494;
       }
     }
-    const uint v3498 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3498 = iron_frag_coord<64>(72u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3500 = v2203 + v3498;
-    const uint v3501 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3501 = iron_frag_coord<64>(72u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3503 = v2206 + v3501;
-    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3504 = v3500 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3505 = v3503 < v79;
     const bool v3506 = v3504 && v3505;
     if (v3506) {
@@ -2885,11 +2885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3515] = v3512;
       }
     }
-    const uint v3516 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3516 = iron_frag_coord<64>(73u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3518 = v2203 + v3516;
-    const uint v3519 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3519 = iron_frag_coord<64>(73u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3521 = v2206 + v3519;
-    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3522 = v3518 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3523 = v3521 < v79;
     const bool v3524 = v3522 && v3523;
     if (v3524) {
@@ -2905,11 +2905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3533] = v3530;
       }
     }
-    const uint v3534 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3534 = iron_frag_coord<64>(74u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3536 = v2203 + v3534;
-    const uint v3537 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3537 = iron_frag_coord<64>(74u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3539 = v2206 + v3537;
-    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3540 = v3536 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3541 = v3539 < v79;
     const bool v3542 = v3540 && v3541;
     if (v3542) {
@@ -2925,11 +2925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3551] = v3548;
       }
     }
-    const uint v3552 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3552 = iron_frag_coord<64>(75u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3554 = v2203 + v3552;
-    const uint v3555 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3555 = iron_frag_coord<64>(75u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3557 = v2206 + v3555;
-    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3558 = v3554 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3559 = v3557 < v79;
     const bool v3560 = v3558 && v3559;
     if (v3560) {
@@ -2945,11 +2945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3569] = v3566;
       }
     }
-    const uint v3570 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3570 = iron_frag_coord<64>(76u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3572 = v2203 + v3570;
-    const uint v3573 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3573 = iron_frag_coord<64>(76u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3575 = v2206 + v3573;
-    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3576 = v3572 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3577 = v3575 < v79;
     const bool v3578 = v3576 && v3577;
     if (v3578) {
@@ -2965,11 +2965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3587] = v3584;
       }
     }
-    const uint v3588 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3588 = iron_frag_coord<64>(77u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3590 = v2203 + v3588;
-    const uint v3591 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3591 = iron_frag_coord<64>(77u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3593 = v2206 + v3591;
-    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3594 = v3590 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3595 = v3593 < v79;
     const bool v3596 = v3594 && v3595;
     if (v3596) {
@@ -2985,11 +2985,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3605] = v3602;
       }
     }
-    const uint v3606 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3606 = iron_frag_coord<64>(78u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3608 = v2203 + v3606;
-    const uint v3609 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3609 = iron_frag_coord<64>(78u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3611 = v2206 + v3609;
-    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3612 = v3608 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3613 = v3611 < v79;
     const bool v3614 = v3612 && v3613;
     if (v3614) {
@@ -3005,11 +3005,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3623] = v3620;
       }
     }
-    const uint v3624 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3624 = iron_frag_coord<64>(79u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3626 = v2203 + v3624;
-    const uint v3627 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3627 = iron_frag_coord<64>(79u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3629 = v2206 + v3627;
-    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3630 = v3626 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3631 = v3629 < v79;
     const bool v3632 = v3630 && v3631;
     if (v3632) {
@@ -3025,11 +3025,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3641] = v3638;
       }
     }
-    const uint v3642 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3642 = iron_frag_coord<64>(80u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3644 = v2203 + v3642;
-    const uint v3645 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3645 = iron_frag_coord<64>(80u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3647 = v2206 + v3645;
-    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3648 = v3644 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3649 = v3647 < v79;
     const bool v3650 = v3648 && v3649;
     if (v3650) {
@@ -3045,11 +3045,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3659] = v3656;
       }
     }
-    const uint v3660 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3660 = iron_frag_coord<64>(81u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3662 = v2203 + v3660;
-    const uint v3663 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3663 = iron_frag_coord<64>(81u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3665 = v2206 + v3663;
-    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3666 = v3662 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3667 = v3665 < v79;
     const bool v3668 = v3666 && v3667;
     if (v3668) {
@@ -3065,11 +3065,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3677] = v3674;
       }
     }
-    const uint v3678 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3678 = iron_frag_coord<64>(82u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3680 = v2203 + v3678;
-    const uint v3681 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3681 = iron_frag_coord<64>(82u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3683 = v2206 + v3681;
-    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3684 = v3680 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3685 = v3683 < v79;
     const bool v3686 = v3684 && v3685;
     if (v3686) {
@@ -3085,11 +3085,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3695] = v3692;
       }
     }
-    const uint v3696 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3696 = iron_frag_coord<64>(83u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3698 = v2203 + v3696;
-    const uint v3699 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3699 = iron_frag_coord<64>(83u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3701 = v2206 + v3699;
-    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3702 = v3698 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3703 = v3701 < v79;
     const bool v3704 = v3702 && v3703;
     if (v3704) {
@@ -3105,11 +3105,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3713] = v3710;
       }
     }
-    const uint v3714 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3714 = iron_frag_coord<64>(84u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3716 = v2203 + v3714;
-    const uint v3717 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3717 = iron_frag_coord<64>(84u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3719 = v2206 + v3717;
-    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3720 = v3716 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3721 = v3719 < v79;
     const bool v3722 = v3720 && v3721;
     if (v3722) {
@@ -3125,11 +3125,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3731] = v3728;
       }
     }
-    const uint v3732 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3732 = iron_frag_coord<64>(85u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3734 = v2203 + v3732;
-    const uint v3735 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3735 = iron_frag_coord<64>(85u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3737 = v2206 + v3735;
-    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3738 = v3734 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3739 = v3737 < v79;
     const bool v3740 = v3738 && v3739;
     if (v3740) {
@@ -3145,11 +3145,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3749] = v3746;
       }
     }
-    const uint v3750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3750 = iron_frag_coord<64>(86u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3752 = v2203 + v3750;
-    const uint v3753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3753 = iron_frag_coord<64>(86u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3755 = v2206 + v3753;
-    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3756 = v3752 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3757 = v3755 < v79;
     const bool v3758 = v3756 && v3757;
     if (v3758) {
@@ -3165,11 +3165,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3767] = v3764;
       }
     }
-    const uint v3768 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3768 = iron_frag_coord<64>(87u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3770 = v2203 + v3768;
-    const uint v3771 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3771 = iron_frag_coord<64>(87u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3773 = v2206 + v3771;
-    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3774 = v3770 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3775 = v3773 < v79;
     const bool v3776 = v3774 && v3775;
     if (v3776) {
@@ -3185,11 +3185,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3785] = v3782;
       }
     }
-    const uint v3786 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3786 = iron_frag_coord<64>(88u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3788 = v2203 + v3786;
-    const uint v3789 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3789 = iron_frag_coord<64>(88u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3791 = v2206 + v3789;
-    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3792 = v3788 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3793 = v3791 < v79;
     const bool v3794 = v3792 && v3793;
     if (v3794) {
@@ -3205,11 +3205,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3803] = v3800;
       }
     }
-    const uint v3804 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3804 = iron_frag_coord<64>(89u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3806 = v2203 + v3804;
-    const uint v3807 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3807 = iron_frag_coord<64>(89u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3809 = v2206 + v3807;
-    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3810 = v3806 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3811 = v3809 < v79;
     const bool v3812 = v3810 && v3811;
     if (v3812) {
@@ -3225,11 +3225,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3821] = v3818;
       }
     }
-    const uint v3822 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3822 = iron_frag_coord<64>(90u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3824 = v2203 + v3822;
-    const uint v3825 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3825 = iron_frag_coord<64>(90u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3827 = v2206 + v3825;
-    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3828 = v3824 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3829 = v3827 < v79;
     const bool v3830 = v3828 && v3829;
     if (v3830) {
@@ -3245,11 +3245,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3839] = v3836;
       }
     }
-    const uint v3840 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3840 = iron_frag_coord<64>(91u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3842 = v2203 + v3840;
-    const uint v3843 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3843 = iron_frag_coord<64>(91u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3845 = v2206 + v3843;
-    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3846 = v3842 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3847 = v3845 < v79;
     const bool v3848 = v3846 && v3847;
     if (v3848) {
@@ -3265,11 +3265,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3857] = v3854;
       }
     }
-    const uint v3858 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3858 = iron_frag_coord<64>(92u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3860 = v2203 + v3858;
-    const uint v3861 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3861 = iron_frag_coord<64>(92u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3863 = v2206 + v3861;
-    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3864 = v3860 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3865 = v3863 < v79;
     const bool v3866 = v3864 && v3865;
     if (v3866) {
@@ -3285,11 +3285,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3875] = v3872;
       }
     }
-    const uint v3876 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3876 = iron_frag_coord<64>(93u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3878 = v2203 + v3876;
-    const uint v3879 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3879 = iron_frag_coord<64>(93u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3881 = v2206 + v3879;
-    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3882 = v3878 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3883 = v3881 < v79;
     const bool v3884 = v3882 && v3883;
     if (v3884) {
@@ -3305,11 +3305,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3893] = v3890;
       }
     }
-    const uint v3894 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3894 = iron_frag_coord<64>(94u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3896 = v2203 + v3894;
-    const uint v3897 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3897 = iron_frag_coord<64>(94u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3899 = v2206 + v3897;
-    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3900 = v3896 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3901 = v3899 < v79;
     const bool v3902 = v3900 && v3901;
     if (v3902) {
@@ -3325,11 +3325,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3911] = v3908;
       }
     }
-    const uint v3912 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3912 = iron_frag_coord<64>(95u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3914 = v2203 + v3912;
-    const uint v3915 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3915 = iron_frag_coord<64>(95u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3917 = v2206 + v3915;
-    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3918 = v3914 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3919 = v3917 < v79;
     const bool v3920 = v3918 && v3919;
     if (v3920) {
@@ -3345,11 +3345,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3929] = v3926;
       }
     }
-    const uint v3930 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3930 = iron_frag_coord<64>(96u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3932 = v2203 + v3930;
-    const uint v3933 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3933 = iron_frag_coord<64>(96u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3935 = v2206 + v3933;
-    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3936 = v3932 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3937 = v3935 < v79;
     const bool v3938 = v3936 && v3937;
     if (v3938) {
@@ -3365,11 +3365,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3947] = v3944;
       }
     }
-    const uint v3948 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3948 = iron_frag_coord<64>(97u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3950 = v2203 + v3948;
-    const uint v3951 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3951 = iron_frag_coord<64>(97u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3953 = v2206 + v3951;
-    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3954 = v3950 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3955 = v3953 < v79;
     const bool v3956 = v3954 && v3955;
     if (v3956) {
@@ -3385,11 +3385,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3965] = v3962;
       }
     }
-    const uint v3966 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3966 = iron_frag_coord<64>(98u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3968 = v2203 + v3966;
-    const uint v3969 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3969 = iron_frag_coord<64>(98u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3971 = v2206 + v3969;
-    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3972 = v3968 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3973 = v3971 < v79;
     const bool v3974 = v3972 && v3973;
     if (v3974) {
@@ -3405,11 +3405,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v3983] = v3980;
       }
     }
-    const uint v3984 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v3984 = iron_frag_coord<64>(99u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v3986 = v2203 + v3984;
-    const uint v3987 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v3987 = iron_frag_coord<64>(99u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v3989 = v2206 + v3987;
-    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v3990 = v3986 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v3991 = v3989 < v79;
     const bool v3992 = v3990 && v3991;
     if (v3992) {
@@ -3425,11 +3425,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4001] = v3998;
       }
     }
-    const uint v4002 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4002 = iron_frag_coord<64>(100u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4004 = v2203 + v4002;
-    const uint v4005 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4005 = iron_frag_coord<64>(100u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4007 = v2206 + v4005;
-    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4008 = v4004 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4009 = v4007 < v79;
     const bool v4010 = v4008 && v4009;
     if (v4010) {
@@ -3445,11 +3445,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4019] = v4016;
       }
     }
-    const uint v4020 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4020 = iron_frag_coord<64>(101u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4022 = v2203 + v4020;
-    const uint v4023 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4023 = iron_frag_coord<64>(101u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4025 = v2206 + v4023;
-    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4026 = v4022 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4027 = v4025 < v79;
     const bool v4028 = v4026 && v4027;
     if (v4028) {
@@ -3465,11 +3465,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4037] = v4034;
       }
     }
-    const uint v4038 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4038 = iron_frag_coord<64>(102u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4040 = v2203 + v4038;
-    const uint v4041 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4041 = iron_frag_coord<64>(102u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4043 = v2206 + v4041;
-    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4044 = v4040 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4045 = v4043 < v79;
     const bool v4046 = v4044 && v4045;
     if (v4046) {
@@ -3485,11 +3485,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4055] = v4052;
       }
     }
-    const uint v4056 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4056 = iron_frag_coord<64>(103u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4058 = v2203 + v4056;
-    const uint v4059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4059 = iron_frag_coord<64>(103u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4061 = v2206 + v4059;
-    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4062 = v4058 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4063 = v4061 < v79;
     const bool v4064 = v4062 && v4063;
     if (v4064) {
@@ -3505,11 +3505,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4073] = v4070;
       }
     }
-    const uint v4074 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4074 = iron_frag_coord<64>(104u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4076 = v2203 + v4074;
-    const uint v4077 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4077 = iron_frag_coord<64>(104u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4079 = v2206 + v4077;
-    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4080 = v4076 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4081 = v4079 < v79;
     const bool v4082 = v4080 && v4081;
     if (v4082) {
@@ -3525,11 +3525,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4091] = v4088;
       }
     }
-    const uint v4092 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4092 = iron_frag_coord<64>(105u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4094 = v2203 + v4092;
-    const uint v4095 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4095 = iron_frag_coord<64>(105u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4097 = v2206 + v4095;
-    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4098 = v4094 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4099 = v4097 < v79;
     const bool v4100 = v4098 && v4099;
     if (v4100) {
@@ -3545,11 +3545,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4109] = v4106;
       }
     }
-    const uint v4110 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4110 = iron_frag_coord<64>(106u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4112 = v2203 + v4110;
-    const uint v4113 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4113 = iron_frag_coord<64>(106u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4115 = v2206 + v4113;
-    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4116 = v4112 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4117 = v4115 < v79;
     const bool v4118 = v4116 && v4117;
     if (v4118) {
@@ -3565,11 +3565,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4127] = v4124;
       }
     }
-    const uint v4128 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4128 = iron_frag_coord<64>(107u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4130 = v2203 + v4128;
-    const uint v4131 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4131 = iron_frag_coord<64>(107u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4133 = v2206 + v4131;
-    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4134 = v4130 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4135 = v4133 < v79;
     const bool v4136 = v4134 && v4135;
     if (v4136) {
@@ -3585,11 +3585,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4145] = v4142;
       }
     }
-    const uint v4146 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4146 = iron_frag_coord<64>(108u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4148 = v2203 + v4146;
-    const uint v4149 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4149 = iron_frag_coord<64>(108u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4151 = v2206 + v4149;
-    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4152 = v4148 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4153 = v4151 < v79;
     const bool v4154 = v4152 && v4153;
     if (v4154) {
@@ -3605,11 +3605,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4163] = v4160;
       }
     }
-    const uint v4164 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4164 = iron_frag_coord<64>(109u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4166 = v2203 + v4164;
-    const uint v4167 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4167 = iron_frag_coord<64>(109u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4169 = v2206 + v4167;
-    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4170 = v4166 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4171 = v4169 < v79;
     const bool v4172 = v4170 && v4171;
     if (v4172) {
@@ -3625,11 +3625,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4181] = v4178;
       }
     }
-    const uint v4182 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4182 = iron_frag_coord<64>(110u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4184 = v2203 + v4182;
-    const uint v4185 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4185 = iron_frag_coord<64>(110u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4187 = v2206 + v4185;
-    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4188 = v4184 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4189 = v4187 < v79;
     const bool v4190 = v4188 && v4189;
     if (v4190) {
@@ -3645,11 +3645,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4199] = v4196;
       }
     }
-    const uint v4200 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4200 = iron_frag_coord<64>(111u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4202 = v2203 + v4200;
-    const uint v4203 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4203 = iron_frag_coord<64>(111u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4205 = v2206 + v4203;
-    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4206 = v4202 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4207 = v4205 < v79;
     const bool v4208 = v4206 && v4207;
     if (v4208) {
@@ -3665,11 +3665,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4217] = v4214;
       }
     }
-    const uint v4218 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4218 = iron_frag_coord<64>(112u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4220 = v2203 + v4218;
-    const uint v4221 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4221 = iron_frag_coord<64>(112u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4223 = v2206 + v4221;
-    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4224 = v4220 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4225 = v4223 < v79;
     const bool v4226 = v4224 && v4225;
     if (v4226) {
@@ -3685,11 +3685,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4235] = v4232;
       }
     }
-    const uint v4236 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4236 = iron_frag_coord<64>(113u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4238 = v2203 + v4236;
-    const uint v4239 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4239 = iron_frag_coord<64>(113u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4241 = v2206 + v4239;
-    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4242 = v4238 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4243 = v4241 < v79;
     const bool v4244 = v4242 && v4243;
     if (v4244) {
@@ -3705,11 +3705,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4253] = v4250;
       }
     }
-    const uint v4254 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4254 = iron_frag_coord<64>(114u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4256 = v2203 + v4254;
-    const uint v4257 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4257 = iron_frag_coord<64>(114u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4259 = v2206 + v4257;
-    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4260 = v4256 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4261 = v4259 < v79;
     const bool v4262 = v4260 && v4261;
     if (v4262) {
@@ -3725,11 +3725,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4271] = v4268;
       }
     }
-    const uint v4272 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4272 = iron_frag_coord<64>(115u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4274 = v2203 + v4272;
-    const uint v4275 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4275 = iron_frag_coord<64>(115u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4277 = v2206 + v4275;
-    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4278 = v4274 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4279 = v4277 < v79;
     const bool v4280 = v4278 && v4279;
     if (v4280) {
@@ -3745,11 +3745,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4289] = v4286;
       }
     }
-    const uint v4290 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4290 = iron_frag_coord<64>(116u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4292 = v2203 + v4290;
-    const uint v4293 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4293 = iron_frag_coord<64>(116u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4295 = v2206 + v4293;
-    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4296 = v4292 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4297 = v4295 < v79;
     const bool v4298 = v4296 && v4297;
     if (v4298) {
@@ -3765,11 +3765,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4307] = v4304;
       }
     }
-    const uint v4308 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4308 = iron_frag_coord<64>(117u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4310 = v2203 + v4308;
-    const uint v4311 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4311 = iron_frag_coord<64>(117u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4313 = v2206 + v4311;
-    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4314 = v4310 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4315 = v4313 < v79;
     const bool v4316 = v4314 && v4315;
     if (v4316) {
@@ -3785,11 +3785,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4325] = v4322;
       }
     }
-    const uint v4326 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4326 = iron_frag_coord<64>(118u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4328 = v2203 + v4326;
-    const uint v4329 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4329 = iron_frag_coord<64>(118u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4331 = v2206 + v4329;
-    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4332 = v4328 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4333 = v4331 < v79;
     const bool v4334 = v4332 && v4333;
     if (v4334) {
@@ -3805,11 +3805,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4343] = v4340;
       }
     }
-    const uint v4344 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4344 = iron_frag_coord<64>(119u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4346 = v2203 + v4344;
-    const uint v4347 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4347 = iron_frag_coord<64>(119u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4349 = v2206 + v4347;
-    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4350 = v4346 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4351 = v4349 < v79;
     const bool v4352 = v4350 && v4351;
     if (v4352) {
@@ -3825,11 +3825,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4361] = v4358;
       }
     }
-    const uint v4362 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4362 = iron_frag_coord<64>(120u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4364 = v2203 + v4362;
-    const uint v4365 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4365 = iron_frag_coord<64>(120u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4367 = v2206 + v4365;
-    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4368 = v4364 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4369 = v4367 < v79;
     const bool v4370 = v4368 && v4369;
     if (v4370) {
@@ -3845,11 +3845,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4379] = v4376;
       }
     }
-    const uint v4380 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4380 = iron_frag_coord<64>(121u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4382 = v2203 + v4380;
-    const uint v4383 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4383 = iron_frag_coord<64>(121u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4385 = v2206 + v4383;
-    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4386 = v4382 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4387 = v4385 < v79;
     const bool v4388 = v4386 && v4387;
     if (v4388) {
@@ -3865,11 +3865,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4397] = v4394;
       }
     }
-    const uint v4398 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4398 = iron_frag_coord<64>(122u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4400 = v2203 + v4398;
-    const uint v4401 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4401 = iron_frag_coord<64>(122u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4403 = v2206 + v4401;
-    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4404 = v4400 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4405 = v4403 < v79;
     const bool v4406 = v4404 && v4405;
     if (v4406) {
@@ -3885,11 +3885,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4415] = v4412;
       }
     }
-    const uint v4416 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4416 = iron_frag_coord<64>(123u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4418 = v2203 + v4416;
-    const uint v4419 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4419 = iron_frag_coord<64>(123u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4421 = v2206 + v4419;
-    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4422 = v4418 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4423 = v4421 < v79;
     const bool v4424 = v4422 && v4423;
     if (v4424) {
@@ -3905,11 +3905,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4433] = v4430;
       }
     }
-    const uint v4434 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4434 = iron_frag_coord<64>(124u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4436 = v2203 + v4434;
-    const uint v4437 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4437 = iron_frag_coord<64>(124u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4439 = v2206 + v4437;
-    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4440 = v4436 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4441 = v4439 < v79;
     const bool v4442 = v4440 && v4441;
     if (v4442) {
@@ -3925,11 +3925,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4451] = v4448;
       }
     }
-    const uint v4452 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4452 = iron_frag_coord<64>(125u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4454 = v2203 + v4452;
-    const uint v4455 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4455 = iron_frag_coord<64>(125u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4457 = v2206 + v4455;
-    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4458 = v4454 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4459 = v4457 < v79;
     const bool v4460 = v4458 && v4459;
     if (v4460) {
@@ -3945,11 +3945,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4469] = v4466;
       }
     }
-    const uint v4470 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4470 = iron_frag_coord<64>(126u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4472 = v2203 + v4470;
-    const uint v4473 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4473 = iron_frag_coord<64>(126u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4475 = v2206 + v4473;
-    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4476 = v4472 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4477 = v4475 < v79;
     const bool v4478 = v4476 && v4477;
     if (v4478) {
@@ -3965,11 +3965,11 @@ kernel void iron_moe_gemm_mxfp4_bf16(
         out[v4487] = v4484;
       }
     }
-    const uint v4488 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:237
+    const uint v4488 = iron_frag_coord<64>(127u, iron_lane, false);  // kernels/gemm/gemm_tiles.hpp:268
     const uint v4490 = v2203 + v4488;
-    const uint v4491 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:238
+    const uint v4491 = iron_frag_coord<64>(127u, iron_lane, true);  // kernels/gemm/gemm_tiles.hpp:269
     const uint v4493 = v2206 + v4491;
-    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:239
+    const bool v4494 = v4490 < v76;  // kernels/gemm/gemm_tiles.hpp:270
     const bool v4495 = v4493 < v79;
     const bool v4496 = v4494 && v4495;
     if (v4496) {
