@@ -1014,6 +1014,128 @@ def _vision_unfold_peers(dims, dtype):
     return {"F.unfold + transpose (eager)": lambda: eager, "torch.compile": compiled(eager)}
 
 
+
+# ── Audio ────────────────────────────────────────────────────────────────────────────────────
+
+def _slaney_mel_filters(n_fft, n_mels, sample_rate=16000.0):
+    """librosa.filters.mel(sr, n_fft, n_mels) (Slaney scale and norm), as Whisper ships it."""
+    f_sp, min_log_hz, logstep = 200.0 / 3, 1000.0, torch.log(torch.tensor(6.4)).item() / 27
+
+    def to_mel(hz):
+        return torch.where(hz < min_log_hz, hz / f_sp,
+                           min_log_hz / f_sp + torch.log(hz / min_log_hz) / logstep)
+
+    def to_hz(mel):
+        return torch.where(mel < min_log_hz / f_sp, mel * f_sp,
+                           min_log_hz * torch.exp(logstep * (mel - min_log_hz / f_sp)))
+
+    top = to_mel(torch.tensor(sample_rate / 2, dtype=torch.float64))
+    points = to_hz(torch.linspace(0, 1, n_mels + 2, dtype=torch.float64) * top)
+    hz = torch.linspace(0, sample_rate / 2, n_fft // 2 + 1, dtype=torch.float64)
+    rising = (hz[None, :] - points[:-2, None]) / (points[1:-1] - points[:-2])[:, None]
+    falling = (points[2:, None] - hz[None, :]) / (points[2:] - points[1:-1])[:, None]
+    weights = torch.clamp(torch.minimum(rising, falling), min=0)
+    return (weights * (2 / (points[2:] - points[:-2]))[:, None]).float().cuda()
+
+
+def _audio_log_mel_inputs(dims, dtype, gen):
+    """Clips of samples in [-1, 1) and the mel filters [n_mels, n_fft / 2 + 1] in f32."""
+    return (uniform((d(dims, "batch"), d(dims, "samples")), dtype, gen),
+            _slaney_mel_filters(d(dims, "n_fft"), d(dims, "n_mels")))
+
+
+def _audio_log_mel_peers(dims, dtype):
+    n_fft, hop = d(dims, "n_fft"), d(dims, "hop")
+
+    def eager(audio, filters):
+        """Whisper's log_mel_spectrogram up to its normalization: torch.stft (cuFFT), |X|² of
+        every frame but the last, the mel product, log10 of the value floored at 1e-10."""
+        window = torch.hann_window(n_fft, device=audio.device)
+        stft = torch.stft(audio.float(), n_fft, hop, window=window, return_complex=True)
+        magnitudes = stft[..., :-1].abs() ** 2
+        return torch.clamp(filters @ magnitudes, min=1e-10).log10()
+
+    return {"torch.stft (cuFFT) + mel matmul + log10 (eager)": lambda: eager,
+            "torch.compile": compiled(eager)}
+
+
+def _audio_log_mel_normalize_inputs(dims, dtype, gen):
+    b, m, t = (d(dims, key) for key in ("batch", "n_mels", "frames"))
+    return (uniform((b, m, t), torch.float32, gen, -10.0, 2.5),)
+
+
+def _audio_log_mel_normalize_peers(dims, dtype):
+    def eager(log_spec):
+        """Whisper's normalization, each clip by its own maximum."""
+        top = log_spec.amax(dim=(-2, -1), keepdim=True)
+        return ((torch.maximum(log_spec, top - 8.0) + 4.0) / 4.0).to(dtype)
+
+    return {"torch eager (amax, maximum, add, div)": lambda: eager,
+            "torch.compile": compiled(eager)}
+
+
+# ── Convolution ──────────────────────────────────────────────────────────────────────────────
+
+def _conv2d_inputs(dims, dtype, gen):
+    """x [batch, c_in, h, w] and weight [c_out, c_in / groups, kh, kw], both channels_last (NHWC
+    and [c_out, kh, kw, c_in / groups] in memory, as the Iron kernels take them)."""
+    b, c_in, c_out, g = (d(dims, key) for key in ("batch", "c_in", "c_out", "groups"))
+    h, w, kh, kw = (d(dims, key) for key in ("h", "w", "kh", "kw"))
+    x = uniform((b, c_in, h, w), dtype, gen).to(memory_format=torch.channels_last)
+    weight = uniform((c_out, c_in // g, kh, kw), dtype, gen).to(memory_format=torch.channels_last)
+    return x, weight
+
+
+def _conv2d_peers(dims, dtype):
+    s, p, dil, g = (d(dims, key) for key in ("stride", "pad", "dil", "groups"))
+
+    def eager(x, weight):
+        return F.conv2d(x, weight, stride=s, padding=p, dilation=dil, groups=g)
+
+    return {"F.conv2d channels_last (cuDNN)": lambda: eager}
+
+
+def _conv2d_bias_inputs(dims, dtype, gen):
+    return (*_conv2d_inputs(dims, dtype, gen), uniform((d(dims, "c_out"),), dtype, gen))
+
+
+def _conv2d_bias_peers(dims, dtype):
+    """cuDNN's conv with its bias, then the activation (act 0 none, 1 ReLU, 2 SiLU)."""
+    s, p, dil, g = (d(dims, key) for key in ("stride", "pad", "dil", "groups"))
+    act = [lambda y: y, F.relu, F.silu][d(dims, "act")]
+
+    def eager(x, weight, bias):
+        return act(F.conv2d(x, weight, bias, stride=s, padding=p, dilation=dil, groups=g))
+
+    return {"F.conv2d + bias + activation, channels_last (cuDNN)": lambda: eager,
+            "torch.compile": compiled(eager)}
+
+
+def _conv1d_inputs(dims, dtype, gen):
+    """x as a [batch, c_in, length] view of an NLC tensor, weight [c_out, c_in / groups, kernel]."""
+    b, length, c_in, c_out, g, k = (d(dims, key) for key in ("batch", "w", "c_in", "c_out",
+                                                              "groups", "kw"))
+    x = uniform((b, length, c_in), dtype, gen).transpose(1, 2)
+    return x, uniform((c_out, c_in // g, k), dtype, gen)
+
+
+def _conv1d_peers(dims, dtype):
+    s, p, dil, g = (d(dims, key) for key in ("stride", "pad", "dil", "groups"))
+
+    def eager(x, weight):
+        return F.conv1d(x, weight, stride=s, padding=p, dilation=dil, groups=g)
+
+    def as_conv2d(x, weight):
+        """The sequence as an image one row high, channels_last: cuDNN's NHWC path."""
+        image = x.unsqueeze(2).contiguous(memory_format=torch.channels_last)
+        out = F.conv2d(image, weight.unsqueeze(2), stride=(1, s), padding=(0, p),
+                       dilation=(1, dil), groups=g)
+        return out.squeeze(2)
+
+    return {"F.conv1d on the NLC view (cuDNN)": lambda: eager,
+            "F.conv2d one row high, channels_last (cuDNN)": lambda: as_conv2d}
+
+
 CASES = {
     "copy": (_one, _copy_peers),
     "arange": (lambda dims, dtype, gen: (), _arange_peers),
@@ -1080,4 +1202,9 @@ CASES = {
     "ssm_ssd_update": (_ssm_ssd_update_inputs, _ssm_ssd_update_peers),
     "vision_resize_normalize": (_vision_resize_inputs, _vision_resize_peers),
     "vision_unfold_patches": (_vision_unfold_inputs, _vision_unfold_peers),
+    "conv2d": (_conv2d_inputs, _conv2d_peers),
+    "conv1d": (_conv1d_inputs, _conv1d_peers),
+    "conv2d_bias_act": (_conv2d_bias_inputs, _conv2d_bias_peers),
+    "audio_log_mel": (_audio_log_mel_inputs, _audio_log_mel_peers),
+    "audio_log_mel_normalize": (_audio_log_mel_normalize_inputs, _audio_log_mel_normalize_peers),
 }

@@ -1,0 +1,94 @@
+/// The product every implicit-GEMM convolution form shares: group g's tile of im2col(x) ·
+/// weightᵀ (kernels/convolution/im2col_a.hpp) on gemm::product_from's tensor-core tiles, each sum
+/// handed to the form's epilogue with its output pixel and output channel.
+#pragma once
+
+#include <cstdint>
+#include <iron/iron.hpp>
+#include <string>
+#include <utility>
+
+#include "../gemm/gemm_tiles.hpp"
+#include "conv_shape.hpp"
+#include "im2col_a.hpp"
+
+namespace iron::kernels::convolution {
+
+/// The dispatch every implicit-GEMM form declares: gemm's kThreads threads, a group per
+/// kBM × kBN tile of one group's output (pixels × channels), the convolution's groups along z.
+/// `pixels` and `channels` are contract expressions (batch · oh · ow and c_out / groups).
+inline void declare_tiles(const std::string& pixels, const std::string& channels,
+                          const std::string& groups) {
+  using namespace iron::dsl;
+  dispatch(tiled, {exactly(gemm::kThreads)});
+  grid("[ceil_div(" + channels + ", " + std::to_string(gemm::kBN) + "), ceil_div(" + pixels + ", " +
+       std::to_string(gemm::kBM) + "), " + groups + "]");
+}
+
+/// The launch: a group per tile of m pixels × n channels of each of `groups`.
+inline dsl::Geometry tile_geometry(std::uint64_t pixels, std::uint64_t channels,
+                                   std::uint64_t groups) {
+  return {{dsl::tile_count(channels, gemm::kBN), dsl::tile_count(pixels, gemm::kBM),
+           static_cast<std::uint32_t>(groups)},
+          {gemm::kThreads, 1, 1}};
+}
+
+/// The output's height or width for an input `size` with the kernel `kernel` (padding, dilation,
+/// stride along the axis).
+inline std::uint64_t out_span(std::uint64_t size, std::uint64_t pad, std::uint64_t dil,
+                              std::uint64_t kernel, std::uint64_t stride) {
+  return (size + 2 * pad - dil * (kernel - 1) - 1) / stride + 1;
+}
+
+/// The launch of iron_conv2d's forms (`groups` 1 where the form has none): a group per tile of
+/// each group's pixels × channels.
+inline dsl::Geometry conv2d_geometry(const dsl::GeometryQuery& q, bool grouped = true) {
+  const auto oh = out_span(q.constant("h"), q.constant("pad_h"), q.constant("dil_h"),
+                           q.constant("kh"), q.constant("stride_h"));
+  const auto ow = out_span(q.constant("w"), q.constant("pad_w"), q.constant("dil_w"),
+                           q.constant("kw"), q.constant("stride_w"));
+  const std::uint64_t groups = grouped ? q.constant("group_count") : 1;
+  return tile_geometry(q.constant("batch") * oh * ow, q.constant("c_out") / groups, groups);
+}
+
+/// The launch of iron_conv1d: a sequence is an image one row high.
+inline dsl::Geometry conv1d_geometry(const dsl::GeometryQuery& q) {
+  const auto ol = out_span(q.constant("length"), q.constant("padding"), q.constant("dilation"),
+                           q.constant("kernel_size"), q.constant("stride"));
+  const auto groups = q.constant("group_count");
+  return tile_geometry(q.constant("batch") * ol, q.constant("c_out") / groups, groups);
+}
+
+/// This group's tile of convolution group g = program_id<2>(): the weight rows of the group from
+/// make_b(g, n, k) (a b source of [n, k] rows), epilogue(pixel, channel, sum) for each output
+/// element inside out, channel counted across all groups.
+template <class T, class MakeB, class Epilogue>
+void conv_product(const dsl::Tensor<T>& x, const Shape& s, MakeB&& make_b, Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  auto g = program_id<2>();
+  auto n = s.cout_g();
+  auto cin_g = s.cin_g();
+  auto k = s.kh * s.kw * cin_g;
+  auto m = s.batch * s.oh() * s.ow();
+  const auto [row0, col0] = gemm::banded_tile(gemm::kBM, gemm::kBN);
+  gemm::product_from(Im2colA<T>{x, s, g * cin_g}, make_b(g, n, k), m, n, k, row0, col0,
+                     [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
+                       epilogue(r, g * n + c, sum);
+                     });
+}
+
+/// conv_product with a plain weight [c_out, kh, kw, cin_g]: group g's rows as gemm's [n, k]
+/// DenseB.
+template <class T, class Epilogue>
+void dense_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight, const Shape& s,
+                   Epilogue&& epilogue) {
+  using namespace iron::dsl;
+  conv_product(
+      x, s,
+      [&](const Expr<u32>& g, const Expr<u32>& n, const Expr<u32>& k) {
+        return gemm::DenseB<T, col_major>{weight, g * n * k};
+      },
+      std::forward<Epilogue>(epilogue));
+}
+
+}  // namespace iron::kernels::convolution

@@ -1,0 +1,10 @@
+// not emitted for metal3.1: kernel iron_audio_log_mel_n400: needs 49376 bytes of threadgroup memory, more than the 32768 bytes target metal3.1 allows:
+  @shm0: f32[3400] at bytes [0, 13600)
+  @shm1: f32[3600] at bytes [13600, 28000)
+  @shm2: f32[3600] at bytes [28000, 42400)
+  @shm3: f32[400] at bytes [42400, 44000)
+  @shm4: f32[400] at bytes [44000, 45600)
+  @shm5: f32[400] at bytes [45600, 47200)
+  @shm6: u32[256] at bytes [47200, 48224)
+  @shm7: u32[256] at bytes [48224, 49248)
+  @reduce_partials0: f32[32] at bytes [49248, 49376)

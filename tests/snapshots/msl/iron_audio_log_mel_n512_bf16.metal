@@ -1,0 +1,10 @@
+// not emitted for metal3.1: kernel iron_audio_log_mel_n512: needs 62720 bytes of threadgroup memory, more than the 32768 bytes target metal3.1 allows:
+  @shm0: f32[4352] at bytes [0, 17408)
+  @shm1: f32[4608] at bytes [17408, 35840)
+  @shm2: f32[4608] at bytes [35840, 54272)
+  @shm3: f32[528] at bytes [54272, 56384)
+  @shm4: f32[528] at bytes [56384, 58496)
+  @shm5: f32[512] at bytes [58496, 60544)
+  @shm6: u32[256] at bytes [60544, 61568)
+  @shm7: u32[256] at bytes [61568, 62592)
+  @reduce_partials0: f32[32] at bytes [62592, 62720)
