@@ -35,8 +35,10 @@ class IronLayer {
   IronLayer(const LayerShape& shape, std::uint32_t tokens);
 
   /// Enqueues the layer on `stream`: x [tokens, hidden] at `positions` (u32 [tokens]); the caches
-  /// [kv_heads, max_seq, head_dim] get the new keys and values; attention runs over the first
-  /// seq_len[0] positions (u32 [1]). The result is output() once the stream gets there.
+  /// [kv_heads, max_seq, head_dim] get the new keys and values. One token attends to the cache's
+  /// first seq_len[0] positions (u32 [1]); several are a prompt from position 0, attending to
+  /// each other only (a prompt continued after cached positions would need the cache's keys as
+  /// well, which this layer does not read). The result is output() once the stream gets there.
   void enqueue(const Stream& stream, const DeviceWeights& w, const DeviceTensor& x,
                const DeviceTensor& positions, const DeviceTensor& seq_len, DeviceTensor& k_cache,
                DeviceTensor& v_cache);
