@@ -24,16 +24,17 @@
 /// inputs are exact.
 ///
 /// ## How it runs
-/// A group owns a tile of kRows = 8 output rows by tpg / 4 output columns of one image; four
-/// neighbouring threads (kLanes) share a column, each taking every fourth of its horizontal
-/// taps, so a simdgroup's loads cover 8 columns of adjacent pixels rather than 32 columns
-/// s · 3 bytes apart. The group walks the input rows the tile's rows reach; for each row with a
-/// nonzero weight for one of them, the four threads sum their taps of the row (3 channels, u8
-/// reads through L1), add their sums with two shuffles, and add the result, weighted, into the
-/// 8 rows' accumulators (24 registers). So the horizontal pass runs once per input row and
-/// tile, not once per output row: an input byte is read about 2 (bilinear) or 4 (bicubic)
-/// times with antialias, a tile's rows once from memory. Lane c of a column stores channel c.
-/// Threads past the right edge compute the last column and store nothing.
+/// A group owns a tile of kRows = 8 output rows by tpg output columns of one image, a thread an
+/// output column and its 3 channels (kernels/vision/resize_tile.hpp). The horizontal pass runs
+/// once per input row and tile, not once per output row, and the vertical weights fold each
+/// summed row into the 8 rows' 24 accumulators. On the staged path (any tile that fits its
+/// buffers: downscales up to about 9× along either axis, more without antialias) the group first
+/// tabulates both axes' weights in threadgroup memory, lists the input rows some output row
+/// weighs (a plain resize reads only those), and streams those rows' byte segments in with
+/// 16-byte asynchronous copies, kBatch rows a stage, one stage in flight while the last is
+/// summed from threadgroup memory. Other tiles take the direct path: weights evaluated per tap,
+/// bytes read from global memory. Threads past the right edge compute the last column and store
+/// nothing.
 ///
 /// ## Layout
 /// - `image   [batch, height, width, 3]` u8 (HWC, RGB)
@@ -41,88 +42,64 @@
 /// - `out     [batch, 3, out_h, out_w]` T (`_chw`) or `[batch, out_h, out_w, 3]` T (`_nhwc`)
 ///
 /// ## Dispatch
-/// Tiled: ceil(out_w / (tpg / 4)) × ceil(out_h / 8) × batch groups, tpg a multiple of 32 up to
-/// 256 (tpg / 4 columns a group; at most 256 threads leave the 24 accumulators and the taps
-/// of 8 rows their registers).
+/// Tiled: ceil(out_w / tpg) × ceil(out_h / 8) × batch groups, tpg a multiple of 32 up to 64
+/// (a column a thread: the staged path's weight table and row segments hold 64 columns).
 #include <array>
 #include <iron/iron.hpp>
 #include <string>
 #include <vector>
 
 #include "resize_filter.hpp"
+#include "resize_tile.hpp"
 
 namespace iron::kernels {
 using namespace iron::dsl;
 
 namespace vision {
 enum class ImageLayout { Chw, Nhwc };
-constexpr u32 kRows = 8;   // output rows a group owns
-constexpr u32 kLanes = 4;  // threads that share the taps of one output column
-
-/// The sum over the kLanes threads of a column (lanes 4c .. 4c + 3 of a simdgroup).
-inline Expr<f32> column_sum(const Expr<f32>& v) {
-  auto pair = v + simd_shuffle_xor(v, 1u);
-  return pair + simd_shuffle_xor(pair, 2u);
-}
 }  // namespace vision
 
 IRON_KERNEL_TEMPLATE(iron_vision_resize_normalize,
                      (vision::ResizeFilter FILTER, vision::Antialias AA,
                       vision::ImageLayout LAYOUT),
                      (Tensor<u8> image, Tensor<f32> mean, Tensor<f32> std_dev, Out<T> out,
-                      [[maybe_unused]] Constexpr<u32> batch, Constexpr<u32> height,
-                      Constexpr<u32> width, Constexpr<u32> out_h, Constexpr<u32> out_w)) {
+                      Constexpr<u32> batch, Constexpr<u32> height, Constexpr<u32> width,
+                      Constexpr<u32> out_h, Constexpr<u32> out_w)) {
   using Taps = vision::AxisTaps<FILTER, AA>;
   constexpr u32 kRows = vision::kRows;
-  constexpr u32 kLanes = vision::kLanes;
   constexpr bool kChw = LAYOUT == vision::ImageLayout::Chw;
-  dispatch(tiled, {multiple_of(32), at_most(256)});
-  grid("[ceil_div(out_w, tpg / " + std::to_string(kLanes) + "), ceil_div(out_h, " +
-       std::to_string(kRows) + "), batch]");
+  dispatch(tiled, {multiple_of(32), at_most(vision::kMaxCols)});
+  grid("[ceil_div(out_w, tpg), ceil_div(out_h, " + std::to_string(kRows) + "), batch]");
   layout(image, "[batch, height, width, 3]");
   layout(mean, "[3]");
   layout(std_dev, "[3]");
   layout(out, kChw ? "[batch, 3, out_h, out_w]" : "[batch, out_h, out_w, 3]");
   auto b = program_id<2>();
-  auto lane = thread_id<0>() % kLanes;
-  auto x = program_id<0>() * (group_size<0>() / kLanes) + thread_id<0>() / kLanes;
+  auto tid = thread_id<0>();
+  auto x0 = program_id<0>() * group_size<0>();
+  auto x = x0 + tid;
   auto y0 = program_id<1>() * kRows;
   const Taps col(min(x, out_w - 1u), width, out_w);
   std::vector<Taps> rows;
   for (u32 k = 0; k < kRows; ++k) rows.emplace_back(min(y0 + k, out_h - 1u), height, out_h);
 
-  Var<f32> col_part = 0.0f;
-  for (auto j : range(col.first + lane, col.last + 1u, kLanes)) col_part += col.weight(j);
-  auto col_sum = vision::column_sum(col_part);
   Regs<f32, std::size_t{3} * kRows> acc(0.0f);
   Regs<f32, kRows> row_sum(0.0f);
-  for (auto r : range(rows[0].first, rows[kRows - 1].last + 1u, 1u)) {
-    std::array<Expr<f32>, kRows> wy;
-    Expr<f32> reach(0.0f);
-    for (u32 k = 0; k < kRows; ++k) {
-      wy[k] = rows[k].weight(r);
-      row_sum[k] += wy[k];
-      reach = reach + abs(wy[k]);
-    }
-    IRON_IF(reach > 0.0f) {
-      Var<f32> red = 0.0f;
-      Var<f32> green = 0.0f;
-      Var<f32> blue = 0.0f;
-      auto line = (b * height + r) * width;
-      for (auto j : range(col.first + lane, col.last + 1u, kLanes)) {
-        auto w = col.weight(j);
-        auto at = (line + j) * 3u;
-        red += w * cast<f32>(load(image[at]));
-        green += w * cast<f32>(load(image[at + 1u]));
-        blue += w * cast<f32>(load(image[at + 2u]));
-      }
-      const std::array<Expr<f32>, 3> sums = {vision::column_sum(red), vision::column_sum(green),
-                                             vision::column_sum(blue)};
-      for (u32 k = 0; k < kRows; ++k) {
-        for (u32 c = 0; c < 3; ++c) acc[3 * k + c] += wy[k] * sums[c];
-      }
-    }
-  }
+  Var<f32> col_sum = 0.0f;
+  const vision::ResizeTile<FILTER, AA> tile{
+      image, b, height, width, batch * height * width * 3u, tid, col, rows, acc, row_sum, col_sum};
+  // The staged path when the tile's byte segment, every column's taps and the rows reached fit
+  // its buffers (the same answer in every thread of the group).
+  const Taps first_col(x0, width, out_w);
+  const Taps last_col(min(x0 + group_size<0>() - 1u, out_w - 1u), width, out_w);
+  auto px0 = first_col.first;
+  auto px_end = last_col.last + 1u;
+  auto taps = col.last + 1u - col.first;
+  auto most_taps = AA == vision::Antialias::On ? reduce_max(taps) : taps;
+  auto fits = (px_end - px0) * 3u + 15u <= vision::kPitch && most_taps <= vision::kMaxTaps<AA> &&
+              rows[kRows - 1].last + 1u - rows[0].first <= vision::kMaxSpan;
+  IRON_IF(fits) { tile.staged(px0, px_end); }
+  IRON_ELSE { tile.direct(); }
 
   std::array<Expr<f32>, 3> mu;
   std::array<Expr<f32>, 3> sigma;
@@ -133,8 +110,8 @@ IRON_KERNEL_TEMPLATE(iron_vision_resize_normalize,
   for (u32 k = 0; k < kRows; ++k) {
     auto y = y0 + k;
     auto total = col_sum * row_sum[k];
-    for (u32 c = 0; c < 3; ++c) {
-      IRON_IF(x < out_w && y < out_h && lane == c) {
+    IRON_IF(x < out_w && y < out_h) {
+      for (u32 c = 0; c < 3; ++c) {
         auto value = (acc[3 * k + c] / total / 255.0f - mu[c]) / sigma[c];
         auto at =
             kChw ? ((b * 3u + c) * out_h + y) * out_w + x : ((b * out_h + y) * out_w + x) * 3u + c;
@@ -162,10 +139,10 @@ IRON_KERNEL_VARIANT(iron_vision_resize_normalize, bicubic_aa_nhwc, vision::Resiz
                     vision::Antialias::On, vision::ImageLayout::Nhwc);
 
 namespace vision {
-/// Groups of up to 128 threads (32 columns) across the output row, 8 rows a group.
+/// Groups of up to kMaxCols threads (one column each) across the output row, 8 rows a group.
 inline Geometry resize_geometry(const GeometryQuery& q) {
-  const auto tpg = q.threads_per_group(whole_simdgroups(q.constant("out_w") * kLanes, 128));
-  return {{tile_count(q.constant("out_w"), tpg / kLanes), tile_count(q.constant("out_h"), kRows),
+  const auto tpg = q.threads_per_group(whole_simdgroups(q.constant("out_w"), kMaxCols));
+  return {{tile_count(q.constant("out_w"), tpg), tile_count(q.constant("out_h"), kRows),
            static_cast<std::uint32_t>(q.constant("batch"))},
           {tpg, 1, 1}};
 }
@@ -396,6 +373,13 @@ constexpr ResizeCase kMixed{1, 20, 6, 7, 15};
 constexpr ResizeCase kSameSize{2, 9, 11, 9, 11};
 constexpr ResizeCase kOnePixelIn{1, 1, 1, 3, 2};
 constexpr ResizeCase kOnePixelOut{1, 5, 4, 1, 1};
+// Several column tiles, the last one partial: an odd width downscaled by about 2.2 (rows of 453
+// bytes, not a multiple of 16), and an odd width upscaled by about 2.7.
+constexpr ResizeCase kWideDown{2, 12, 151, 5, 70};
+constexpr ResizeCase kWideUp{1, 6, 37, 9, 100};
+// A downscale past the staged path's buffers (a tile's columns span more bytes than a staged
+// row holds; with antialias also more taps and rows than its tables): the direct path.
+constexpr ResizeCase kFarDown{1, 130, 1000, 3, 4};
 
 }  // namespace
 
@@ -478,6 +462,44 @@ IRON_TEST(iron_vision_resize_normalize_bicubic_aa_nhwc, downscale_45x67_to_13x19
 }
 IRON_TEST(iron_vision_resize_normalize_bicubic_aa_nhwc, mixed_20x6_to_7x15, F32, F16, BF16) {
   return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Nhwc, kMixed, dt, rng);
+}
+
+// The column tiles, the unaligned rows and the direct path, for each filter.
+IRON_TEST(iron_vision_resize_normalize_bilinear_chw, wide_151_to_70, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Chw, kWideDown, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bilinear_nhwc, upscale_37_to_100, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Nhwc, kWideUp, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bilinear_chw, far_downscale_direct, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bilinear, Antialias::Off, ImageLayout::Chw, kFarDown, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bilinear_aa_chw, wide_151_to_70, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, kWideDown, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bilinear_aa_nhwc, upscale_37_to_100, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Nhwc, kWideUp, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bilinear_aa_chw, far_downscale_direct, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bilinear, Antialias::On, ImageLayout::Chw, kFarDown, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bicubic_chw, wide_151_to_70, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Chw, kWideDown, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bicubic_nhwc, upscale_37_to_100, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Nhwc, kWideUp, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bicubic_nhwc, far_downscale_direct, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bicubic, Antialias::Off, ImageLayout::Nhwc, kFarDown, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bicubic_aa_chw, wide_151_to_70, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Chw, kWideDown, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bicubic_aa_nhwc, upscale_37_to_100, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Nhwc, kWideUp, dt, rng);
+}
+IRON_TEST(iron_vision_resize_normalize_bicubic_aa_nhwc, far_downscale_direct, F32, F16, BF16) {
+  return resize_setup(ResizeFilter::Bicubic, Antialias::On, ImageLayout::Nhwc, kFarDown, dt, rng);
 }
 
 // CLIP / LLaVA (336) and ViT (224) inputs from 1080p frames.
